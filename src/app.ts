@@ -1,0 +1,55 @@
+import { Hono } from "hono";
+import { cors } from "hono/cors";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { AppEnv } from "./env";
+import { ApiError, errorBody } from "./errors";
+import { randomBase62 } from "./crypto";
+import { database } from "./storage/db";
+import { admin } from "./routes/admin";
+import { api } from "./routes/api";
+import { files } from "./routes/files";
+import { pages } from "./routes/pages";
+
+export function createApp() {
+  const app = new Hono<AppEnv>({ strict: false });
+
+  app.use("*", async (c, next) => {
+    c.set("requestId", c.req.header("CF-Ray") ?? randomBase62(16));
+    c.set("db", database(c.env.DB));
+    await next();
+    c.header("X-Request-Id", c.var.requestId);
+  });
+
+  // Upload-only keys are meant for browsers, so the API answers cross-origin requests.
+  app.use(
+    "/api/*",
+    cors({
+      origin: "*",
+      allowMethods: ["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
+      allowHeaders: ["X-API-Key", "Content-Type"],
+      exposeHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "Retry-After", "X-Request-Id"],
+      maxAge: 86400,
+    }),
+  );
+
+  app.route("/api", api);
+  app.route("/admin", admin);
+  app.route("/", files);
+  app.route("/", pages);
+
+  app.notFound((c) => c.json(errorBody("Not found."), 404));
+
+  app.onError((error, c) => {
+    if (error instanceof ApiError) return c.json(errorBody(error.message), error.status, error.headers);
+    if (error instanceof HTTPException) {
+      const status = error.status as ContentfulStatusCode;
+      return c.json(errorBody(error.message || "Bad request."), status);
+    }
+    const requestId = c.var.requestId ?? "unknown";
+    console.error(JSON.stringify({ requestId, method: c.req.method, path: c.req.path, error: String(error), stack: (error as Error)?.stack }));
+    return c.json(errorBody(`Internal server error (request ${requestId}). It is safe to retry.`), 500);
+  });
+
+  return app;
+}

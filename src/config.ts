@@ -1,0 +1,11 @@
+/** Limits from the spec's Limits table. MB in the spec is read as MiB (its piece size is 5242880). */
+export const MiB = 1024 * 1024;
+export const MAX_REQUEST_BYTES = 100 * MiB;
+export const MAX_FILE_BYTES = 200 * MiB;
+export const TITLE_MAX = 90;
+export const DESCRIPTION_MAX = 500;
+export const EXPIRES_IN_MIN = 60;
+export const EXPIRES_IN_MAX = 31_536_000;
+export const PAGE_SIZE = 50;
+/** Largest JSON or urlencoded body any route accepts. */
+export const MAX_TEXT_BODY_BYTES = 64 * 1024;

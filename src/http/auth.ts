@@ -1,0 +1,35 @@
+import { createMiddleware } from "hono/factory";
+import type { Context } from "hono";
+import { hashKey } from "../accounts/keys";
+import type { AppEnv } from "../env";
+import { forbidden, unauthorized } from "../errors";
+import { findKeyOwner, isIpBanned } from "../storage/accounts";
+import { clientIp } from "./request-info";
+
+/** The key from `X-API-Key`, or from `?key=` for older integrations; the header wins. */
+export function presentedKey(c: Context<AppEnv>): string | undefined {
+  return c.req.header("X-API-Key") || c.req.query("key") || undefined;
+}
+
+/**
+ * Resolves the API key to its account. Keys are looked up by their SHA-256, so the lookup's
+ * timing depends on a hash the caller cannot steer, never on how much of a real key they
+ * guessed; a missing key costs the same hash and query as a wrong one.
+ */
+export const requireKey = (needs: "any" | "full") =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    const key = presentedKey(c) ?? "";
+    const owner = await findKeyOwner(c.var.db, await hashKey(key));
+    if (!owner || key === "") throw unauthorized();
+    if (needs === "full" && owner.kind !== "full") {
+      throw unauthorized("This operation needs the full API key; the upload-only key can only upload.");
+    }
+    c.set("caller", owner);
+    await next();
+  });
+
+/** Banned accounts and IPs may not upload (spec: 403 on upload). */
+export async function assertMayUpload(c: Context<AppEnv>): Promise<void> {
+  if (c.var.caller.banned) throw forbidden("This account is banned from uploading.");
+  if (await isIpBanned(c.var.db, clientIp(c))) throw forbidden("Uploads from this IP address are banned.");
+}

@@ -1,0 +1,58 @@
+import { readMultipart, type MultipartOptions } from "./multipart";
+
+export interface MultipartPart {
+  name: string;
+  filename: string | null;
+  contentType: string | null;
+  /** Must be consumed before the next part is asked for; an unread body is skipped. */
+  body: AsyncIterable<Uint8Array>;
+}
+
+/** The multipart stream as a sequence of parts, each with a streamed body. */
+export async function* multipartParts(
+  body: ReadableStream<Uint8Array>,
+  boundary: string,
+  options: MultipartOptions,
+): AsyncGenerator<MultipartPart> {
+  const events = readMultipart(body, boundary, options);
+  let next = await events.next();
+  while (!next.done) {
+    const event = next.value;
+    if (event.kind === "end") return;
+    if (event.kind === "data") {
+      next = await events.next();
+      continue;
+    }
+    let bodyDone = false;
+    const partBody = async function* () {
+      while (!bodyDone) {
+        next = await events.next();
+        if (next.done || next.value.kind !== "data") bodyDone = true;
+        else yield next.value.chunk;
+      }
+    };
+    yield { name: event.name, filename: event.filename, contentType: event.contentType, body: partBody() };
+    // Skip whatever of the body the consumer did not read.
+    for await (const _ of partBody());
+  }
+}
+
+const decoder = new TextDecoder();
+
+/** Reads a text field's body, refusing more than `max` bytes. */
+export async function readTextPart(part: MultipartPart, max: number, onTooLong: () => Error): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for await (const chunk of part.body) {
+    length += chunk.byteLength;
+    if (length > max) throw onTooLong();
+    chunks.push(chunk);
+  }
+  const all = new Uint8Array(length);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.byteLength;
+  }
+  return decoder.decode(all);
+}

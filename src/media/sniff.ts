@@ -1,0 +1,102 @@
+import type { MediaType } from "../storage/schema";
+
+/** What a file is, decided from its first bytes only (never its name or Content-Type). */
+export interface Sniffed {
+  type: MediaType;
+  format: Format;
+  mime: string;
+  ext: string;
+}
+
+export type Format =
+  | "jpeg" | "png" | "gif" | "webp" | "avif" | "bmp" | "tiff" | "heic" | "heif"
+  | "mp4" | "webm" | "avi";
+
+/** Bytes a caller should gather (or the whole file, if shorter) before sniffing. */
+export const SNIFF_BYTES = 4096;
+
+const FORMATS: Record<Format, Omit<Sniffed, "format">> = {
+  jpeg: { type: "image", mime: "image/jpeg", ext: "jpg" },
+  png: { type: "image", mime: "image/png", ext: "png" },
+  gif: { type: "image", mime: "image/gif", ext: "gif" },
+  webp: { type: "image", mime: "image/webp", ext: "webp" },
+  avif: { type: "image", mime: "image/avif", ext: "avif" },
+  bmp: { type: "image", mime: "image/bmp", ext: "bmp" },
+  tiff: { type: "image", mime: "image/tiff", ext: "tif" },
+  heic: { type: "image", mime: "image/heic", ext: "heic" },
+  heif: { type: "image", mime: "image/heif", ext: "heif" },
+  mp4: { type: "video", mime: "video/mp4", ext: "mp4" },
+  webm: { type: "video", mime: "video/webm", ext: "webm" },
+  avi: { type: "video", mime: "video/x-msvideo", ext: "avi" },
+};
+
+export const ACCEPTED_FORMATS_TEXT = "JPG, PNG, GIF, WEBP, AVIF, BMP, TIFF, HEIC, HEIF, MP4, WEBM, AVI";
+
+const ascii = (b: Uint8Array, start: number, length: number) =>
+  String.fromCharCode(...b.subarray(start, start + length));
+
+const startsWith = (b: Uint8Array, sig: number[], offset = 0) =>
+  b.length >= offset + sig.length && sig.every((v, i) => b[offset + i] === v);
+
+const HEIC_BRANDS = new Set(["heic", "heix", "hevc", "hevx", "heim", "heis", "hevm", "hevs"]);
+const HEIF_BRANDS = new Set(["mif1", "msf1", "mif2"]);
+const AVIF_BRANDS = new Set(["avif", "avis"]);
+const MP4_BRANDS = new Set([
+  "isom", "iso2", "iso3", "iso4", "iso5", "iso6", "iso7", "iso8", "iso9",
+  "mp41", "mp42", "mp71", "avc1", "dash", "msnv", "ndas", "mmp4", "XAVC", "f4v ",
+]);
+
+function sniffFtyp(b: Uint8Array): Format | null {
+  if (b.length < 16 || ascii(b, 4, 4) !== "ftyp") return null;
+  const boxSize = ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0;
+  if (boxSize < 16 || boxSize % 4 !== 0) return null;
+  const major = ascii(b, 8, 4);
+  const brands = [major];
+  for (let at = 16; at + 4 <= Math.min(boxSize, b.length); at += 4) brands.push(ascii(b, at, 4));
+  // The major brand says what the file is; compatible brands only break ties.
+  if (AVIF_BRANDS.has(major)) return "avif";
+  if (HEIC_BRANDS.has(major)) return "heic";
+  if (HEIF_BRANDS.has(major)) {
+    if (brands.some((x) => AVIF_BRANDS.has(x))) return "avif";
+    if (brands.some((x) => HEIC_BRANDS.has(x))) return "heic";
+    return "heif";
+  }
+  if (MP4_BRANDS.has(major)) return "mp4";
+  return null;
+}
+
+/** EBML header with DocType "webm" (a Matroska file says "matroska"). */
+function sniffWebm(b: Uint8Array): boolean {
+  if (!startsWith(b, [0x1a, 0x45, 0xdf, 0xa3])) return false;
+  const head = ascii(b, 4, Math.min(b.length - 4, 64));
+  const docType = head.indexOf("\x42\x82");
+  return docType !== -1 && head.slice(docType + 3, docType + 3 + 4) === "webm";
+}
+
+function sniffBmp(b: Uint8Array): boolean {
+  if (b.length < 26 || !startsWith(b, [0x42, 0x4d])) return false;
+  const dibSize = b[14]! | (b[15]! << 8) | (b[16]! << 16) | (b[17]! << 24);
+  return [12, 16, 40, 52, 56, 64, 108, 124].includes(dibSize);
+}
+
+export function sniff(bytes: Uint8Array): Sniffed | null {
+  const format = detect(bytes);
+  return format ? { format, ...FORMATS[format] } : null;
+}
+
+function detect(b: Uint8Array): Format | null {
+  if (startsWith(b, [0xff, 0xd8, 0xff])) return "jpeg";
+  if (startsWith(b, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return "png";
+  if (b.length >= 6 && (ascii(b, 0, 6) === "GIF87a" || ascii(b, 0, 6) === "GIF89a")) return "gif";
+  if (b.length >= 12 && ascii(b, 0, 4) === "RIFF") {
+    const kind = ascii(b, 8, 4);
+    if (kind === "WEBP") return "webp";
+    if (kind === "AVI ") return "avi";
+    return null;
+  }
+  if (startsWith(b, [0x49, 0x49, 0x2a, 0x00]) || startsWith(b, [0x4d, 0x4d, 0x00, 0x2a])) return "tiff";
+  if (startsWith(b, [0x49, 0x49, 0x2b, 0x00]) || startsWith(b, [0x4d, 0x4d, 0x00, 0x2b])) return "tiff";
+  if (sniffBmp(b)) return "bmp";
+  if (sniffWebm(b)) return "webm";
+  return sniffFtyp(b);
+}

@@ -1,0 +1,45 @@
+import { Hono, type Context } from "hono";
+import type { AppEnv } from "../../env";
+import { requireKey } from "../../http/auth";
+import { readFields, smallBody } from "../../http/body";
+import { publicOrigin } from "../../http/request-info";
+import { parseOrThrow, validate } from "../../http/validation";
+import { changeUpload } from "../../uploads/change";
+import type { UploadDeps } from "../../uploads/deps";
+import { presentUpload } from "../../uploads/present";
+import { getOwnedUpload, listPage } from "../../uploads/read";
+import { removeOwnedUpload } from "../../uploads/remove";
+import { methodNotAllowed } from "../method-not-allowed";
+import { openApiDocument } from "./openapi";
+import { changeBody, listQuery } from "./schemas";
+import { handleUpload } from "./upload";
+
+const deps = (c: Context<AppEnv>): UploadDeps => ({ db: c.var.db, bucket: c.env.FILES, now: Date.now });
+
+export const api = new Hono<AppEnv>()
+  .get("/openapi.json", (c) => c.json(openApiDocument(publicOrigin(c))))
+  .all("/openapi.json", methodNotAllowed("GET"))
+
+  .post("/", requireKey("any"), (c) => handleUpload(c, deps(c)))
+  .get("/", requireKey("full"), validate("query", listQuery), async (c) => {
+    const { page } = c.req.valid("query");
+    const { rows, meta } = await listPage(deps(c), c.var.caller.accountId, page);
+    const origin = publicOrigin(c);
+    return c.json({ type: "success" as const, data: rows.map((row) => presentUpload(row, origin)), meta });
+  })
+  .all("/", methodNotAllowed("GET", "POST"))
+
+  .get("/:id", requireKey("full"), async (c) => {
+    const row = await getOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
+    return c.json({ type: "success" as const, msg: "success" as const, data: presentUpload(row, publicOrigin(c)) });
+  })
+  .patch("/:id", smallBody, requireKey("full"), async (c) => {
+    const patch = parseOrThrow(changeBody, await readFields(c));
+    const row = await changeUpload(deps(c), c.var.caller.accountId, c.req.param("id"), patch);
+    return c.json({ type: "success" as const, msg: "success" as const, data: presentUpload(row, publicOrigin(c)) });
+  })
+  .delete("/:id", requireKey("full"), async (c) => {
+    await removeOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
+    return c.json({ type: "success" as const, msg: "Deleted." as const });
+  })
+  .all("/:id", methodNotAllowed("GET", "PATCH", "DELETE"));

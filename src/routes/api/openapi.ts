@@ -1,0 +1,166 @@
+import { z } from "zod";
+import { MAX_REQUEST_BYTES, MiB, PAGE_SIZE } from "../../config";
+import { ACCEPTED_FORMATS_TEXT } from "../../media/sniff";
+// Importing the schemas registers the response schemas (`.meta({ id })`) rendered below.
+import { changeBody, listQuery, uploadFields } from "./schemas";
+
+/**
+ * The OpenAPI 3.1 description, generated from the zod schemas that validate requests and
+ * describe responses. Request schemas are rendered as clients send them ("input"), responses
+ * as the service returns them ("output").
+ */
+const input = (schema: z.ZodType) => z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
+
+const REF = (id: string) => ({ $ref: `#/components/schemas/${id}` });
+
+const error = (description: string) => ({
+  description,
+  content: { "application/json": { schema: REF("Error") } },
+});
+
+const json = (id: string, description = "Success") => ({
+  description,
+  content: { "application/json": { schema: REF(id) } },
+});
+
+const rateLimitHeaders = {
+  "X-RateLimit-Limit": { schema: { type: "integer" }, description: "The limit closest to running out." },
+  "X-RateLimit-Remaining": { schema: { type: "integer" }, description: "Requests left under that limit." },
+};
+
+function withHeaders<T extends Record<string, unknown>>(response: T) {
+  return { ...response, headers: rateLimitHeaders };
+}
+
+const idParam = { name: "id", in: "path", required: true, schema: { type: "string" } };
+
+let cached: Record<string, unknown> | null = null;
+
+function buildDocument() {
+  const { schemas } = z.toJSONSchema(z.globalRegistry, { uri: (id) => `#/components/schemas/${id}` });
+  const uploadForm = input(uploadFields) as { properties: Record<string, unknown>; [k: string]: unknown };
+  uploadForm.properties = {
+    uploads: { type: "string", format: "binary", description: `The file (${ACCEPTED_FORMATS_TEXT}), up to 100MB.` },
+    ...uploadForm.properties,
+  };
+  const listParams = Object.entries((input(listQuery) as { properties: Record<string, object> }).properties).map(
+    ([name, schema]) => ({ name, in: "query", required: false, schema }),
+  );
+  const changeSchema = input(changeBody);
+
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Image and video hosting API",
+      version: "1.0.0",
+      description:
+        "Stores images and videos for an account. Every request needs an API key in `X-API-Key` " +
+        "(or the `key` query parameter). Errors are `{type: \"error\", errors: string}`. " +
+        `Requests over ${MAX_REQUEST_BYTES / MiB}MB get 413 (MB means MiB throughout). ` +
+        "Booleans accept 1/0, true/false, yes/no, on/off. " +
+        `Lists have ${PAGE_SIZE} items a page; a page past last_page is an empty list, a page below 1 is a 422.`,
+    },
+    servers: [{ url: "/api" }],
+    security: [{ apiKeyHeader: [] }, { apiKeyQuery: [] }],
+    paths: {
+      "/": {
+        post: {
+          summary: "Upload one file",
+          operationId: "upload",
+          description:
+            "Exactly one of `uploads`, `url`, `upload_id`. The type is decided from the file's bytes. " +
+            "An identical file already uploaded by the account (not expiring, no allow_duplicate) is " +
+            "answered with that upload and `duplicate: true`; nothing new is stored.",
+          requestBody: {
+            required: true,
+            content: {
+              "multipart/form-data": { schema: uploadForm },
+              "application/x-www-form-urlencoded": { schema: input(uploadFields) },
+            },
+          },
+          responses: {
+            "200": withHeaders(json("UploadResponse")),
+            "401": error("Missing or invalid API key."),
+            "403": error("Account or IP banned from uploading."),
+            "413": error("Request over 100MB."),
+            "422": error("Validation failure: no file, unsupported type, bad field."),
+            "429": error("Rate limit exceeded; see Retry-After."),
+            "500": error("Unexpected failure; safe to retry."),
+          },
+        },
+        get: {
+          summary: "List uploads, newest first",
+          operationId: "list",
+          parameters: listParams,
+          responses: {
+            "200": withHeaders(json("ListResponse")),
+            "401": error("Missing or invalid key, or the upload-only key."),
+            "422": error("Invalid page."),
+            "429": error("Rate limit exceeded."),
+          },
+        },
+      },
+      "/{id}": {
+        parameters: [idParam],
+        get: {
+          summary: "Read one upload",
+          operationId: "get",
+          responses: {
+            "200": withHeaders(json("UploadItemResponse")),
+            "401": error("Missing or invalid key, or the upload-only key."),
+            "404": error("No such upload on this account."),
+            "429": error("Rate limit exceeded."),
+          },
+        },
+        patch: {
+          summary: "Change visibility, title or description",
+          operationId: "change",
+          description: "An empty title or description clears it.",
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": { schema: changeSchema },
+              "application/x-www-form-urlencoded": { schema: changeSchema },
+              "multipart/form-data": { schema: changeSchema },
+            },
+          },
+          responses: {
+            "200": withHeaders(json("UploadItemResponse", "The updated upload.")),
+            "401": error("Missing or invalid key, or the upload-only key."),
+            "404": error("No such upload on this account."),
+            "422": error("Invalid field."),
+            "429": error("Rate limit exceeded."),
+          },
+        },
+        delete: {
+          summary: "Delete an upload",
+          operationId: "delete",
+          responses: {
+            "200": withHeaders(json("DeleteResponse")),
+            "401": error("Missing or invalid key, or the upload-only key."),
+            "404": error("No such upload on this account (or already deleted)."),
+            "429": error("Rate limit exceeded."),
+          },
+        },
+      },
+    },
+    components: {
+      securitySchemes: {
+        apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key" },
+        apiKeyQuery: { type: "apiKey", in: "query", name: "key" },
+      },
+      schemas: Object.fromEntries(
+        Object.entries(schemas).map(([id, schema]) => {
+          const { $schema: _, ...rest } = schema as Record<string, unknown>;
+          return [id, rest];
+        }),
+      ),
+    },
+  };
+}
+
+/** `servers` is absolute so that tools fetching the document from elsewhere still resolve it. */
+export function openApiDocument(origin: string) {
+  cached ??= buildDocument();
+  return { ...cached, servers: [{ url: `${origin}/api` }] };
+}

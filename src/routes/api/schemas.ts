@@ -1,0 +1,131 @@
+import { z } from "zod";
+import { DESCRIPTION_MAX, EXPIRES_IN_MAX, EXPIRES_IN_MIN, TITLE_MAX } from "../../config";
+import { VISIBILITIES } from "../../storage/schema";
+
+/**
+ * Request and response schemas of the API. They validate requests and are the source of the
+ * OpenAPI document (src/routes/api/openapi.ts), so the two cannot drift apart.
+ */
+
+const TRUE = ["1", "true", "yes", "on"];
+const FALSE = ["0", "false", "no", "off"];
+
+/** Form booleans: 1/0, true/false, yes/no, on/off (any case), or a JSON boolean. */
+export const booleanField = z
+  .union([z.boolean(), z.string().refine((s) => [...TRUE, ...FALSE].includes(s.trim().toLowerCase()), {
+    message: "must be one of 1/0, true/false, yes/no, on/off",
+  })])
+  .transform((v) => (typeof v === "boolean" ? v : TRUE.includes(v.trim().toLowerCase())))
+  .meta({ description: "Boolean: 1/0, true/false, yes/no or on/off." });
+
+const characters = (s: string) => [...s].length;
+
+/** Text that may be cleared: an empty (or all-space) value becomes null. */
+const clearableText = (field: string, max: number) =>
+  z
+    .string()
+    .nullable()
+    .transform((s) => (s === null ? null : s.trim() || null))
+    .refine((s) => s === null || characters(s) <= max, { message: `must be at most ${max} characters` })
+    .meta({ description: `${field}, at most ${max} characters. An empty value clears it.` });
+
+export const visibilityField = z.enum(VISIBILITIES, {
+  message: `must be one of ${VISIBILITIES.join(", ")}`,
+});
+
+const wholeNumber = (min: number, max: number) =>
+  z
+    .union([z.number(), z.string().regex(/^\s*\d+\s*$/, { message: "must be a whole number" })])
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .int({ message: "must be a whole number" })
+        .min(min, { message: `must be at least ${min}` })
+        .max(max, { message: `must be at most ${max}` }),
+    );
+
+/** Text fields of POST /api (the file itself is the `uploads` part). */
+export const uploadFields = z.object({
+  url: z.string().optional().meta({ description: "Public http(s) link to an image or video." }),
+  upload_id: z.string().optional().meta({ description: "Id of a file sent in pieces to /api/chunk." }),
+  filename: z.string().max(255).optional().meta({ description: "Original file name, with upload_id." }),
+  expires_in: wholeNumber(EXPIRES_IN_MIN, EXPIRES_IN_MAX)
+    .optional()
+    .meta({ description: `Seconds until automatic deletion, ${EXPIRES_IN_MIN} to ${EXPIRES_IN_MAX}.` }),
+  allow_duplicate: booleanField.optional(),
+  keep_original: booleanField.optional(),
+  visibility: visibilityField.optional(),
+  title: clearableText("Title", TITLE_MAX).optional(),
+  description: clearableText("Description", DESCRIPTION_MAX).optional(),
+});
+
+export const changeBody = z.object({
+  visibility: visibilityField.optional(),
+  title: clearableText("Title", TITLE_MAX).optional(),
+  description: clearableText("Description", DESCRIPTION_MAX).optional(),
+});
+
+export const listQuery = z.object({
+  page: wholeNumber(1, Number.MAX_SAFE_INTEGER)
+    .optional()
+    .default(1)
+    .meta({ description: "Page number, from 1. A page past last_page returns an empty data array." }),
+});
+
+/* Responses */
+
+const url = z.string().url();
+const timestamp = z.string().meta({ description: "ISO 8601 with a UTC offset, e.g. 2026-01-31T12:00:00+00:00." });
+
+export const uploadSchema = z
+  .object({
+    id: z.string(),
+    type: z.enum(["image", "video"]),
+    path: url.meta({ description: "URL of the stored object; changes when the file is converted." }),
+    src: url.meta({ description: "Permanent direct URL; always serves the current file." }),
+    direct: url.meta({ description: "The upload's page." }),
+    thumb: url.nullable().meta({ description: "WebP thumbnail 280 px wide; null until made." }),
+    width: z.number().int().nullable(),
+    height: z.number().int().nullable(),
+    size: z.number().int(),
+    locked: z.boolean(),
+    visibility: visibilityField,
+    title: z.string().nullable(),
+    description: z.string().nullable(),
+    expires_at: timestamp.nullable(),
+    created_at: timestamp,
+  })
+  .meta({ id: "Upload" });
+
+export const uploadResultSchema = uploadSchema
+  .omit({ created_at: true })
+  .extend({
+    duplicate: z.boolean(),
+    delete_url: url.optional().meta({ description: "Deletes the upload without an API key. New uploads only." }),
+  })
+  .meta({ id: "UploadResult" });
+
+export const uploadResponse = z
+  .object({ type: z.literal("success"), msg: z.literal("success"), data: uploadResultSchema })
+  .meta({ id: "UploadResponse" });
+
+export const uploadItemResponse = z
+  .object({ type: z.literal("success"), msg: z.literal("success"), data: uploadSchema })
+  .meta({ id: "UploadItemResponse" });
+
+export const listResponse = z
+  .object({
+    type: z.literal("success"),
+    data: z.array(uploadSchema),
+    meta: z.object({ current_page: z.number().int(), last_page: z.number().int(), total: z.number().int() }),
+  })
+  .meta({ id: "ListResponse" });
+
+export const deleteResponse = z
+  .object({ type: z.literal("success"), msg: z.literal("Deleted.") })
+  .meta({ id: "DeleteResponse" });
+
+export const errorResponse = z
+  .object({ type: z.literal("error"), errors: z.string() })
+  .meta({ id: "Error" });

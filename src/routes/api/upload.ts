@@ -1,0 +1,117 @@
+import type { Context } from "hono";
+import { MAX_REQUEST_BYTES, MAX_TEXT_BODY_BYTES, MiB } from "../../config";
+import type { AppEnv } from "../../env";
+import { ApiError, tooLarge, unprocessable } from "../../errors";
+import { assertMayUpload } from "../../http/auth";
+import { readFields } from "../../http/body";
+import { multipartBoundary } from "../../http/multipart";
+import { multipartParts, readTextPart } from "../../http/multipart-parts";
+import { publicOrigin } from "../../http/request-info";
+import { parseOrThrow } from "../../http/validation";
+import { createUpload, newUploadId, type UploadOptions } from "../../uploads/create";
+import type { UploadDeps } from "../../uploads/deps";
+import { ingestFile, type IngestedFile } from "../../uploads/ingest";
+import { presentUploadResult } from "../../uploads/present";
+import { uploadFields } from "./schemas";
+
+const FILE_FIELDS = new Set(["uploads", "uploads[]"]);
+const TOO_LARGE = `Request over ${MAX_REQUEST_BYTES / MiB}MB. Send the file in pieces to /api/chunk, or give a link in url (up to 200MB).`;
+
+interface ReceivedBody {
+  fields: Record<string, string>;
+  file: IngestedFile | null;
+}
+
+/**
+ * Reads a multipart upload as it streams in: text fields are collected, the file part is
+ * piped to storage. Fields may come before or after the file.
+ */
+async function receiveMultipart(c: Context<AppEnv>, boundary: string, uploadId: string): Promise<ReceivedBody> {
+  const fields: Record<string, string> = {};
+  let file: IngestedFile | null = null;
+  let fileParts = 0;
+  try {
+    const parts = multipartParts(c.req.raw.body!, boundary, { maxBytes: MAX_REQUEST_BYTES, tooLargeMessage: TOO_LARGE });
+    for await (const part of parts) {
+      if (FILE_FIELDS.has(part.name)) {
+        if (++fileParts > 1) throw unprocessable("One file per request: send a single `uploads` part.");
+        file = await ingestFile(c.env.FILES, uploadId, part.body);
+      } else if (part.filename === null) {
+        fields[part.name] = await readTextPart(part, MAX_TEXT_BODY_BYTES, () =>
+          unprocessable(`Field ${part.name} is too long.`),
+        );
+      }
+    }
+  } catch (error) {
+    if (file) await c.env.FILES.delete(file.key);
+    throw error;
+  }
+  return { fields, file };
+}
+
+async function receive(c: Context<AppEnv>, uploadId: string): Promise<ReceivedBody> {
+  const declared = Number(c.req.header("content-length") ?? "0");
+  if (declared > MAX_REQUEST_BYTES) throw tooLarge(TOO_LARGE);
+  const boundary = multipartBoundary(c.req.header("content-type"));
+  if (boundary && c.req.raw.body) return receiveMultipart(c, boundary, uploadId);
+  if ((c.req.header("content-type") ?? "").toLowerCase().startsWith("multipart/")) {
+    throw unprocessable("multipart/form-data body without a boundary.");
+  }
+  if (declared > MAX_TEXT_BODY_BYTES) throw tooLarge(TOO_LARGE);
+  // Without a file, the fields (url or upload_id and options) may also come as a form or JSON.
+  const raw = await readFields(c);
+  const fields = Object.fromEntries(
+    Object.entries(raw)
+      .filter(([, v]) => v !== null && v !== undefined)
+      .map(([k, v]) => [k, String(v)]),
+  );
+  return { fields, file: null };
+}
+
+function uploadOptions(fields: Record<string, string>) {
+  // An empty optional field means "not given", except title and description, where it means "none".
+  const given = Object.fromEntries(
+    Object.entries(fields).filter(([k, v]) => v.trim() !== "" || k === "title" || k === "description"),
+  );
+  return parseOrThrow(uploadFields, given);
+}
+
+type Source = "uploads" | "url" | "upload_id";
+
+function selectSource(file: IngestedFile | null, options: ReturnType<typeof uploadOptions>): Source {
+  const sources: Source[] = [];
+  if (file) sources.push("uploads");
+  if (options.url?.trim()) sources.push("url");
+  if (options.upload_id?.trim()) sources.push("upload_id");
+  if (sources.length === 0) {
+    throw unprocessable("No file or link: send the file as `uploads`, a link as `url`, or a chunked upload's `upload_id`.");
+  }
+  if (sources.length > 1) throw unprocessable(`Send exactly one of uploads, url or upload_id (got ${sources.join(", ")}).`);
+  return sources[0]!;
+}
+
+export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
+  await assertMayUpload(c);
+  const id = newUploadId();
+  const { fields, file } = await receive(c, id);
+  try {
+    const options = uploadOptions(fields);
+    const source = selectSource(file, options);
+    if (source !== "uploads" || !file) {
+      throw new ApiError(501, `Uploads by ${source} are not available on this server.`);
+    }
+    const settings: UploadOptions = {
+      expiresIn: options.expires_in ?? null,
+      allowDuplicate: options.allow_duplicate ?? false,
+      keepOriginal: options.keep_original ?? false,
+      visibility: options.visibility ?? "unlisted",
+      title: options.title ?? null,
+      description: options.description ?? null,
+    };
+    const result = await createUpload(deps, { id, accountId: c.var.caller.accountId, file, options: settings });
+    return c.json({ type: "success" as const, msg: "success" as const, data: presentUploadResult(result.row, publicOrigin(c), result) });
+  } catch (error) {
+    if (file) await c.env.FILES.delete(file.key);
+    throw error;
+  }
+}

@@ -1,0 +1,63 @@
+import { Hono, type Context } from "hono";
+import type { AppEnv } from "../env";
+import { notFound } from "../errors";
+import { serveObject } from "../http/serve-object";
+import { objectName } from "../storage/keys";
+import type { UploadRow } from "../storage/schema";
+import { findUpload } from "../storage/uploads";
+import { uploadLinks } from "../uploads/links";
+import { publicOrigin } from "../http/request-info";
+import { methodNotAllowed } from "./method-not-allowed";
+
+const YEAR = 31_536_000;
+
+/** Stored objects never change under a name, so they may be cached until the upload expires. */
+function immutableFor(row: UploadRow, now: number): string {
+  const seconds = row.expiresAt === null ? YEAR : Math.max(0, Math.floor((row.expiresAt - now) / 1000));
+  return `public, max-age=${Math.min(seconds, YEAR)}, immutable`;
+}
+
+const robots = (row: UploadRow): Record<string, string> =>
+  row.visibility === "public" ? {} : { "X-Robots-Tag": "noindex" };
+
+async function liveUpload(c: Context<AppEnv>) {
+  const row = await findUpload(c.var.db, c.req.param("id")!, Date.now());
+  if (!row) throw notFound("No such upload.");
+  return row;
+}
+
+/**
+ * Public file URLs. The database row is consulted on every request, so a deleted or expired
+ * upload stops being served at once, whatever remains in storage or caches downstream of us.
+ */
+export const files = new Hono<AppEnv>()
+  // src: the current file, revalidated on every use so a replaced file shows at once.
+  .get("/i/:id", async (c) => {
+    const row = await liveUpload(c);
+    return serveObject(c, {
+      key: row.objectKey,
+      size: row.size,
+      etag: row.etag,
+      mime: row.mime,
+      cacheControl: "public, no-cache",
+      filename: `${row.id}.${objectName(row.objectKey).split(".").pop()}`,
+      headers: robots(row),
+    });
+  })
+  .all("/i/:id", methodNotAllowed("GET"))
+  // path: one stored object. A name that is no longer current (the file was converted or
+  // replaced) redirects to src rather than breaking links that kept `path`.
+  .get("/f/:id/:name", async (c) => {
+    const row = await liveUpload(c);
+    if (objectName(row.objectKey) !== c.req.param("name")) return c.redirect(uploadLinks(publicOrigin(c), row).src, 302);
+    return serveObject(c, {
+      key: row.objectKey,
+      size: row.size,
+      etag: row.etag,
+      mime: row.mime,
+      cacheControl: immutableFor(row, Date.now()),
+      filename: c.req.param("name"),
+      headers: robots(row),
+    });
+  })
+  .all("/f/:id/:name", methodNotAllowed("GET"));

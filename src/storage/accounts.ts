@@ -1,0 +1,65 @@
+import { and, eq } from "drizzle-orm";
+import type { Database } from "./db";
+import { accounts, apiKeys, ipBans, type KeyKind } from "./schema";
+
+export interface KeyOwner {
+  accountId: string;
+  kind: KeyKind;
+  banned: boolean;
+}
+
+export async function insertAccount(
+  db: Database,
+  account: { id: string; name: string; keyHashes: Record<KeyKind, string>; now: number },
+): Promise<void> {
+  await db.batch([
+    db.insert(accounts).values({ id: account.id, name: account.name, createdAt: account.now }),
+    db.insert(apiKeys).values([
+      { accountId: account.id, kind: "full", keyHash: account.keyHashes.full, createdAt: account.now },
+      { accountId: account.id, kind: "upload", keyHash: account.keyHashes.upload, createdAt: account.now },
+    ]),
+  ]);
+}
+
+/** Replaces the account's key of that kind; false when the account does not exist. */
+export async function replaceKey(db: Database, accountId: string, kind: KeyKind, keyHash: string, now: number) {
+  const rows = await db
+    .update(apiKeys)
+    .set({ keyHash, createdAt: now })
+    .where(and(eq(apiKeys.accountId, accountId), eq(apiKeys.kind, kind)))
+    .returning({ accountId: apiKeys.accountId });
+  return rows.length > 0;
+}
+
+export async function findKeyOwner(db: Database, keyHash: string): Promise<KeyOwner | null> {
+  const row = await db
+    .select({ accountId: apiKeys.accountId, kind: apiKeys.kind, bannedAt: accounts.bannedAt })
+    .from(apiKeys)
+    .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+    .where(eq(apiKeys.keyHash, keyHash))
+    .get();
+  return row ? { accountId: row.accountId, kind: row.kind, banned: row.bannedAt !== null } : null;
+}
+
+/** Sets or clears the ban; false when the account does not exist. */
+export async function setAccountBan(db: Database, accountId: string, bannedAt: number | null) {
+  const rows = await db
+    .update(accounts)
+    .set({ bannedAt })
+    .where(eq(accounts.id, accountId))
+    .returning({ id: accounts.id });
+  return rows.length > 0;
+}
+
+export async function banIp(db: Database, ip: string, now: number) {
+  await db.insert(ipBans).values({ ip, createdAt: now }).onConflictDoNothing();
+}
+
+export async function unbanIp(db: Database, ip: string) {
+  const rows = await db.delete(ipBans).where(eq(ipBans.ip, ip)).returning({ ip: ipBans.ip });
+  return rows.length > 0;
+}
+
+export async function isIpBanned(db: Database, ip: string) {
+  return (await db.select({ ip: ipBans.ip }).from(ipBans).where(eq(ipBans.ip, ip)).get()) !== undefined;
+}

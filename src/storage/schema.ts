@@ -1,0 +1,81 @@
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+/** Timestamps are Unix milliseconds (UTC) everywhere. */
+
+export const accounts = sqliteTable("accounts", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  bannedAt: integer("banned_at"),
+  createdAt: integer("created_at").notNull(),
+});
+
+export const KEY_KINDS = ["full", "upload"] as const;
+export type KeyKind = (typeof KEY_KINDS)[number];
+
+/** One current key per account and kind; only a SHA-256 of the key is kept. */
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: KEY_KINDS }).notNull(),
+    keyHash: text("key_hash").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.kind] }), uniqueIndex("api_keys_hash").on(t.keyHash)],
+);
+
+export const ipBans = sqliteTable("ip_bans", {
+  ip: text("ip").primaryKey(),
+  createdAt: integer("created_at").notNull(),
+});
+
+export const MEDIA_TYPES = ["image", "video"] as const;
+export type MediaType = (typeof MEDIA_TYPES)[number];
+export const VISIBILITIES = ["unlisted", "private", "public"] as const;
+export type Visibility = (typeof VISIBILITIES)[number];
+
+export const uploads = sqliteTable(
+  "uploads",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    type: text("type", { enum: MEDIA_TYPES }).notNull(),
+    /** Current stored object in R2 and what it is. */
+    objectKey: text("object_key").notNull(),
+    mime: text("mime").notNull(),
+    size: integer("size").notNull(),
+    etag: text("etag").notNull(),
+    width: integer("width"),
+    height: integer("height"),
+    thumbKey: text("thumb_key"),
+    /** SHA-256 (hex) of the bytes as received. */
+    contentHash: text("content_hash").notNull(),
+    /**
+     * Equal to contentHash on the one upload that duplicate detection answers with, NULL
+     * otherwise; the unique index makes two identical concurrent uploads collapse into one.
+     */
+    dedupHash: text("dedup_hash"),
+    visibility: text("visibility", { enum: VISIBILITIES }).notNull().default("unlisted"),
+    title: text("title"),
+    description: text("description"),
+    expiresAt: integer("expires_at"),
+    deleteTokenHash: text("delete_token_hash").notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("uploads_account_created").on(t.accountId, t.createdAt, t.id),
+    uniqueIndex("uploads_dedup").on(t.accountId, t.dedupHash).where(sql`dedup_hash IS NOT NULL`),
+    index("uploads_account_hash").on(t.accountId, t.contentHash),
+    index("uploads_expires").on(t.expiresAt).where(sql`expires_at IS NOT NULL`),
+  ],
+);
+
+export type UploadRow = typeof uploads.$inferSelect;
+export type NewUploadRow = typeof uploads.$inferInsert;
+export type AccountRow = typeof accounts.$inferSelect;

@@ -1,0 +1,83 @@
+import { and, asc, count, desc, eq, gt, isNull, or } from "drizzle-orm";
+import type { Database } from "./db";
+import { uploads, type NewUploadRow, type UploadRow } from "./schema";
+
+/** An upload whose expiry has passed is gone for every reader, whether or not it was swept yet. */
+const live = (now: number) => or(isNull(uploads.expiresAt), gt(uploads.expiresAt, now));
+
+/** Inserts the row; false when the account's dedup slot for that content is already taken. */
+export async function insertUpload(db: Database, row: NewUploadRow): Promise<boolean> {
+  const inserted = await db.insert(uploads).values(row).onConflictDoNothing().returning({ id: uploads.id });
+  return inserted.length > 0;
+}
+
+/** The account's oldest live, non-expiring upload of exactly these bytes. */
+export async function findDuplicate(db: Database, accountId: string, contentHash: string) {
+  return db
+    .select()
+    .from(uploads)
+    .where(and(eq(uploads.accountId, accountId), eq(uploads.contentHash, contentHash), isNull(uploads.expiresAt)))
+    .orderBy(asc(uploads.createdAt))
+    .get();
+}
+
+export async function findUpload(db: Database, id: string, now: number): Promise<UploadRow | undefined> {
+  return db.select().from(uploads).where(and(eq(uploads.id, id), live(now))).get();
+}
+
+export async function findOwnedUpload(db: Database, accountId: string, id: string, now: number) {
+  return db
+    .select()
+    .from(uploads)
+    .where(and(eq(uploads.id, id), eq(uploads.accountId, accountId), live(now)))
+    .get();
+}
+
+export async function listUploads(db: Database, accountId: string, now: number, offset: number, limit: number) {
+  const where = and(eq(uploads.accountId, accountId), live(now));
+  const [rows, totals] = await db.batch([
+    db
+      .select()
+      .from(uploads)
+      .where(where)
+      .orderBy(desc(uploads.createdAt), desc(uploads.id))
+      .limit(limit)
+      .offset(offset),
+    db.select({ total: count() }).from(uploads).where(where),
+  ]);
+  return { rows, total: totals[0]?.total ?? 0 };
+}
+
+export type UploadMetaPatch = Partial<Pick<UploadRow, "visibility" | "title" | "description">>;
+
+export async function updateUploadMeta(
+  db: Database,
+  accountId: string,
+  id: string,
+  patch: UploadMetaPatch,
+  now: number,
+): Promise<UploadRow | undefined> {
+  const [row] = await db
+    .update(uploads)
+    .set({ ...patch, updatedAt: now })
+    .where(and(eq(uploads.id, id), eq(uploads.accountId, accountId), live(now)))
+    .returning();
+  return row;
+}
+
+/** Deletes the account's upload and returns what it was, so its files can be removed. */
+export async function deleteOwnedUpload(db: Database, accountId: string, id: string, now: number) {
+  const [row] = await db
+    .delete(uploads)
+    .where(and(eq(uploads.id, id), eq(uploads.accountId, accountId), live(now)))
+    .returning();
+  return row;
+}
+
+export async function deleteUploadByToken(db: Database, id: string, tokenHash: string, now: number) {
+  const [row] = await db
+    .delete(uploads)
+    .where(and(eq(uploads.id, id), eq(uploads.deleteTokenHash, tokenHash), live(now)))
+    .returning();
+  return row;
+}

@@ -1,0 +1,71 @@
+import { randomBase62, sha256Hex } from "../crypto";
+import type { UploadRow, Visibility } from "../storage/schema";
+import { findDuplicate, insertUpload } from "../storage/uploads";
+import type { UploadDeps } from "./deps";
+import type { IngestedFile } from "./ingest";
+
+export interface UploadOptions {
+  expiresIn: number | null;
+  allowDuplicate: boolean;
+  keepOriginal: boolean;
+  visibility: Visibility;
+  title: string | null;
+  description: string | null;
+}
+
+export type CreateResult =
+  | { duplicate: false; row: UploadRow; deleteToken: string }
+  | { duplicate: true; row: UploadRow };
+
+/** Upload ids: 10 base62 characters (about 59 bits), short enough for share links. */
+export const newUploadId = () => randomBase62(10);
+
+/**
+ * Records a stored file as a new upload, or answers with the account's existing upload of the
+ * same bytes (spec: not for expiring uploads, not with allow_duplicate) and drops the new copy.
+ * The unique dedup index settles two identical uploads racing each other.
+ */
+export async function createUpload(
+  deps: UploadDeps,
+  input: { id: string; accountId: string; file: IngestedFile; options: UploadOptions },
+): Promise<CreateResult> {
+  const { db, bucket } = deps;
+  const { id, accountId, file, options } = input;
+  const dedup = options.expiresIn === null && !options.allowDuplicate;
+
+  const existing = dedup ? await findDuplicate(db, accountId, file.sha256) : undefined;
+  if (existing) {
+    await bucket.delete(file.key);
+    return { duplicate: true, row: existing };
+  }
+
+  const now = deps.now();
+  const deleteToken = randomBase62(32);
+  const row: UploadRow = {
+    id,
+    accountId,
+    type: file.media.type,
+    objectKey: file.key,
+    mime: file.media.mime,
+    size: file.size,
+    etag: file.etag,
+    width: null,
+    height: null,
+    thumbKey: null,
+    contentHash: file.sha256,
+    dedupHash: dedup ? file.sha256 : null,
+    visibility: options.visibility,
+    title: options.title,
+    description: options.description,
+    expiresAt: options.expiresIn === null ? null : now + options.expiresIn * 1000,
+    deleteTokenHash: await sha256Hex(deleteToken),
+    createdAt: now,
+    updatedAt: now,
+  };
+  if (await insertUpload(db, row)) return { duplicate: false, row, deleteToken };
+
+  const winner = await findDuplicate(db, accountId, file.sha256);
+  await bucket.delete(file.key);
+  if (!winner) throw new Error(`upload ${id} could not be inserted`);
+  return { duplicate: true, row: winner };
+}

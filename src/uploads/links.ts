@@ -1,0 +1,21 @@
+import { objectName } from "../storage/keys";
+import type { UploadRow } from "../storage/schema";
+
+/**
+ * Public URL layout:
+ *   /i/{id}              src: always the upload's current file
+ *   /f/{id}/{name}       path: one stored object (its name changes when the file is converted)
+ *   /t/{id}/{name}       thumb
+ *   /v/{id}              direct: the upload's page
+ *   /d/{id}/{token}      delete_url
+ */
+export function uploadLinks(origin: string, row: Pick<UploadRow, "id" | "objectKey" | "thumbKey">) {
+  return {
+    src: `${origin}/i/${row.id}`,
+    path: `${origin}/f/${row.id}/${objectName(row.objectKey)}`,
+    direct: `${origin}/v/${row.id}`,
+    thumb: row.thumbKey ? `${origin}/t/${row.id}/${objectName(row.thumbKey)}` : null,
+  };
+}
+
+export const deleteLink = (origin: string, id: string, token: string) => `${origin}/d/${id}/${token}`;
