@@ -1,0 +1,64 @@
+// `npm run dev`: local D1/R2 state, migrations, the Worker on 127.0.0.1:$PORT and a demo account.
+//   PORT       port to listen on (default 8787)
+//   STATE_DIR  where local D1/R2/Durable Object state lives (default .wrangler/state)
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { ROOT, startServer } from "./lib/server.mjs";
+
+const port = Number(process.env.PORT || 8787);
+const stateDir = path.resolve(ROOT, process.env.STATE_DIR || ".wrangler/state");
+mkdirSync(stateDir, { recursive: true });
+
+const devVars = path.join(ROOT, ".dev.vars");
+if (!existsSync(devVars)) {
+  copyFileSync(path.join(ROOT, ".dev.vars.example"), devVars);
+  console.log("Created .dev.vars from .dev.vars.example.");
+}
+const adminToken = /^ADMIN_TOKEN=(.*)$/m.exec(readFileSync(devVars, "utf8"))?.[1]?.trim();
+
+console.log(`Applying migrations and starting the service (state in ${path.relative(ROOT, stateDir) || stateDir})...`);
+const server = await startServer({ port, stateDir, log: true });
+
+/** The demo account's keys are kept beside the local state, since keys are only shown once. */
+async function demoAccount() {
+  const file = path.join(stateDir, "demo-account.json");
+  if (existsSync(file)) {
+    const saved = JSON.parse(readFileSync(file, "utf8"));
+    const check = await fetch(`${server.url}/api`, { headers: { "X-API-Key": saved.full_key } });
+    if (check.status !== 401) return saved;
+  }
+  if (!adminToken) throw new Error("ADMIN_TOKEN is not set in .dev.vars; cannot create the demo account.");
+  const res = await fetch(`${server.url}/admin/accounts`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${adminToken}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ name: "demo" }),
+  });
+  if (res.status !== 201) throw new Error(`demo account creation failed: ${res.status} ${await res.text()}`);
+  const { data } = await res.json();
+  writeFileSync(file, JSON.stringify(data, null, 2));
+  return data;
+}
+
+try {
+  const demo = await demoAccount();
+  console.log(`
+Service ready on ${server.url}   (API base URL: ${server.url}/api)
+Demo account ${demo.id}
+  full key:        ${demo.full_key}
+  upload-only key: ${demo.upload_key}
+
+Try:  curl -H "X-API-Key: ${demo.full_key}" -F "uploads=@photo.jpg" ${server.url}/api
+Admin API token: from .dev.vars (ADMIN_TOKEN). Stop with Ctrl+C.
+`);
+} catch (error) {
+  console.error(String(error));
+  await server.stop();
+  process.exit(1);
+}
+
+const shutdown = async () => {
+  await server.stop();
+  process.exit(0);
+};
+process.on("SIGINT", shutdown);
+process.on("SIGTERM", shutdown);

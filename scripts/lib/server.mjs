@@ -1,0 +1,114 @@
+// Starts the Worker locally with `wrangler dev` (embedded D1/R2/Durable Objects under stateDir)
+// and stops it again. Used by `npm run dev`, the end-to-end tests and the benchmarks.
+import { spawn, spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const require = createRequire(import.meta.url);
+const WRANGLER = path.join(path.dirname(require.resolve("wrangler/package.json")), "bin", "wrangler.js");
+
+const quietEnv = () => ({
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  // wrangler dev is interactive on a TTY; these keep it a plain background process.
+  CI: "true",
+  NO_COLOR: "1",
+});
+
+export function wrangler(args, { cwd = ROOT, stdio = "pipe" } = {}) {
+  const result = spawnSync(process.execPath, [WRANGLER, ...args], { cwd, env: quietEnv(), stdio, encoding: "utf8" });
+  if (result.status !== 0) {
+    throw new Error(`wrangler ${args.join(" ")} failed (${result.status}):\n${result.stdout ?? ""}${result.stderr ?? ""}`);
+  }
+  return result.stdout;
+}
+
+export function applyMigrations({ stateDir, config = "wrangler.toml", cwd = ROOT }) {
+  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir, "--config", config], { cwd });
+}
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function portInUse(port) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host: "127.0.0.1" });
+    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("error", () => resolve(false));
+  });
+}
+
+/**
+ * Starts `wrangler dev` in its own process group (so stopping it also ends workerd) and resolves
+ * once the service answers. `vars` override wrangler.toml vars (and .dev.vars secrets).
+ */
+export async function startServer({
+  port,
+  stateDir,
+  config = "wrangler.toml",
+  cwd = ROOT,
+  vars = {},
+  migrate = true,
+  log = false,
+  readyPath = "/api/openapi.json",
+  timeoutMs = 60_000,
+}) {
+  if (await portInUse(port)) throw new Error(`port ${port} is already in use on 127.0.0.1`);
+  if (migrate) applyMigrations({ stateDir, config, cwd });
+  const args = [WRANGLER, "dev", "--config", config, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", stateDir,
+    "--show-interactive-dev-session=false", "--log-level", log ? "info" : "warn"];
+  for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
+  const child = spawn(process.execPath, args, { cwd, env: quietEnv(), detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const collect = (chunk) => {
+    output = (output + chunk).slice(-20_000);
+    if (log) process.stdout.write(chunk);
+  };
+  child.stdout.on("data", collect);
+  child.stderr.on("data", collect);
+
+  const url = `http://127.0.0.1:${port}`;
+  const stop = () => {
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {}
+    return new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-child.pid, "SIGKILL");
+        } catch {}
+        resolve();
+      }, 5000);
+      child.once("exit", () => (clearTimeout(timer), resolve()));
+    });
+  };
+
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${output}`);
+    try {
+      const res = await fetch(url + readyPath);
+      if (res.status < 500) break;
+    } catch {}
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`wrangler dev did not answer on ${url} within ${timeoutMs} ms:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { url, pid: child.pid, stop, output: () => output };
+}
