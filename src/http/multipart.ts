@@ -157,6 +157,8 @@ export async function* readMultipart(
       }
     }
   } catch (error) {
+    // Nothing more of the body will be read: tell the sender instead of leaving it hanging.
+    await reader.cancel().catch(() => {});
     if (error instanceof ApiError) throw error;
     // A client that disconnects mid-body surfaces as a stream error.
     throw malformed();

@@ -65,12 +65,22 @@ function sniffFtyp(b: Uint8Array): Format | null {
   return null;
 }
 
-/** EBML header with DocType "webm" (a Matroska file says "matroska"). */
+/** EBML header whose DocType element (id 0x4282) says "webm" (Matroska says "matroska"). */
 function sniffWebm(b: Uint8Array): boolean {
   if (!startsWith(b, [0x1a, 0x45, 0xdf, 0xa3])) return false;
-  const head = ascii(b, 4, Math.min(b.length - 4, 64));
-  const docType = head.indexOf("\x42\x82");
-  return docType !== -1 && head.slice(docType + 3, docType + 3 + 4) === "webm";
+  const end = Math.min(b.length, 128);
+  for (let i = 4; i + 2 < end; i++) {
+    if (b[i] !== 0x42 || b[i + 1] !== 0x82) continue;
+    // The element size is an EBML variable-length integer: its leading zero bits give its length.
+    const first = b[i + 2]!;
+    const length = Math.clz32(first) - 23;
+    if (length < 1 || length > 8) return false;
+    let size = first & (0xff >> length);
+    for (let k = 1; k < length; k++) size = size * 256 + (b[i + 2 + k] ?? 0);
+    const start = i + 2 + length;
+    return size === 4 && ascii(b, start, 4) === "webm";
+  }
+  return false;
 }
 
 function sniffBmp(b: Uint8Array): boolean {

@@ -23,13 +23,17 @@ export class ObjectWriter {
   private parts: R2UploadedPart[] = [];
   private readonly digest = new crypto.DigestStream("SHA-256");
   private readonly digestWriter = this.digest.getWriter();
-  private finished = false;
-
   constructor(
     private readonly bucket: R2Bucket,
     readonly key: string,
     private readonly contentType: string,
-  ) {}
+  ) {
+    // Aborting rejects these; only finish() waits on them, so an abort must not leave them unhandled.
+    this.digestWriter.closed.catch(() => {});
+    this.digest.digest.catch(() => {});
+  }
+  private finished = false;
+
 
   get bytesWritten() {
     return this.size;

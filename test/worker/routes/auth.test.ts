@@ -1,0 +1,157 @@
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../../src/app";
+import { admin, api, fixture, json, newAccount, request, upload, uniquePng } from "../helpers";
+
+describe("API keys", () => {
+  it("accepts the X-API-Key header and the key query parameter; the header wins", async () => {
+    const a = await newAccount();
+    const b = await newAccount();
+    expect((await json(request(`/api?key=${a.full}`))).status).toBe(200);
+    expect((await json(request("/api", { headers: { "X-API-Key": a.full } }))).status).toBe(200);
+    // Both present: the header's key is the one used (b's list is empty, a's is not).
+    await upload(a.full, await uniquePng("header-wins"));
+    const both = await json(request(`/api?key=${a.full}`, { headers: { "X-API-Key": b.full } }));
+    expect(both.status).toBe(200);
+    expect(both.body.meta.total).toBe(0);
+    const invalidHeader = await json(request(`/api?key=${a.full}`, { headers: { "X-API-Key": "fk_wrong" } }));
+    expect(invalidHeader.status).toBe(401);
+  });
+
+  it.each([
+    ["no key", {}],
+    ["an unknown key", { "X-API-Key": "fk_0000000000000000000000000000000" }],
+    ["an empty key", { "X-API-Key": "" }],
+  ])("answers %s with 401 in the error envelope", async (_label, headers) => {
+    for (const [method, path] of [["GET", "/api"], ["POST", "/api"], ["GET", "/api/x"], ["PATCH", "/api/x"], ["DELETE", "/api/x"]] as const) {
+      const res = await json(request(path, { method, headers }));
+      expect(res.status, `${method} ${path}`).toBe(401);
+      expect(res.body).toEqual({ type: "error", errors: expect.any(String) });
+    }
+  });
+
+  it("lets the upload-only key upload, and nothing else", async () => {
+    const account = await newAccount();
+    const up = await upload(account.upload, await uniquePng("upload-key"));
+    expect(up.status).toBe(200);
+    const id = up.body.data.id;
+    for (const [method, path] of [["GET", ""], ["GET", `/${id}`], ["PATCH", `/${id}`], ["DELETE", `/${id}`]]) {
+      const res = await api(account.upload, path!, { method, body: method === "PATCH" ? JSON.stringify({ title: "x" }) : undefined, headers: { "Content-Type": "application/json" } });
+      expect(res.status, `${method} ${path}`).toBe(401);
+      expect(res.body.type).toBe("error");
+    }
+    // The upload is still there and unchanged.
+    const read = await api(account.full, `/${id}`);
+    expect(read.body.data.title).toBeNull();
+  });
+
+  it("issues keys with a kind prefix, and stores only their hashes", async () => {
+    const account = await newAccount();
+    expect(account.full).toMatch(/^fk_[0-9A-Za-z]{32}$/);
+    expect(account.upload).toMatch(/^uk_[0-9A-Za-z]{32}$/);
+    const rows = await env.DB.prepare("SELECT key_hash FROM api_keys WHERE account_id = ?").bind(account.id).all<{ key_hash: string }>();
+    expect(rows.results).toHaveLength(2);
+    for (const { key_hash } of rows.results) {
+      expect(key_hash).toMatch(/^[0-9a-f]{64}$/);
+      expect([account.full, account.upload]).not.toContain(key_hash);
+    }
+  });
+
+  it("invalidates the old key at once when a key is regenerated", async () => {
+    const account = await newAccount();
+    const res = await json(admin(`/accounts/${account.id}/keys`, { method: "POST", body: { kind: "full" } }));
+    expect(res.status).toBe(200);
+    expect(res.body.data.key).toMatch(/^fk_/);
+    expect((await api(account.full, "")).status).toBe(401);
+    expect((await api(res.body.data.key, "")).status).toBe(200);
+    // The upload key is untouched.
+    expect((await upload(account.upload, await uniquePng("regen"))).status).toBe(200);
+
+    const up = await json(admin(`/accounts/${account.id}/keys`, { method: "POST", body: { kind: "upload" } }));
+    expect((await upload(account.upload, await uniquePng("regen-2"))).status).toBe(401);
+    expect((await upload(up.body.data.key, await uniquePng("regen-3"))).status).toBe(200);
+  });
+});
+
+describe("bans", () => {
+  it("refuses uploads from a banned account with 403, and unbanning restores them at once", async () => {
+    const account = await newAccount();
+    expect((await admin(`/accounts/${account.id}/ban`, { method: "PUT" })).status).toBe(200);
+    const refused = await upload(account.full, await uniquePng("banned"));
+    expect(refused.status).toBe(403);
+    expect(refused.body.type).toBe("error");
+    expect((await upload(account.upload, await uniquePng("banned-2"))).status).toBe(403);
+    // Reading is not uploading: the spec bans uploads only.
+    expect((await api(account.full, "")).status).toBe(200);
+    expect((await admin(`/accounts/${account.id}/ban`, { method: "DELETE" })).status).toBe(200);
+    expect((await upload(account.full, await uniquePng("unbanned"))).status).toBe(200);
+  });
+
+  it("refuses uploads from a banned IP (CF-Connecting-IP) for every account", async () => {
+    const account = await newAccount();
+    expect((await admin("/ip-bans/203.0.113.7", { method: "PUT" })).status).toBe(200);
+    const ip = { "CF-Connecting-IP": "203.0.113.7" };
+    expect((await upload(account.full, await uniquePng("ip"), {}, ip)).status).toBe(403);
+    expect((await upload(account.full, await uniquePng("ip-other"), {}, { "CF-Connecting-IP": "203.0.113.8" })).status).toBe(200);
+    expect((await admin("/ip-bans/203.0.113.7", { method: "DELETE" })).status).toBe(200);
+    expect((await upload(account.full, await uniquePng("ip-after"), {}, ip)).status).toBe(200);
+    expect((await admin("/ip-bans/203.0.113.7", { method: "DELETE" })).status).toBe(404);
+  });
+
+  it("bans IPv6 addresses too", async () => {
+    const account = await newAccount();
+    expect((await admin("/ip-bans/2001:db8::1", { method: "PUT" })).status).toBe(200);
+    expect((await upload(account.full, await uniquePng("v6"), {}, { "CF-Connecting-IP": "2001:db8::1" })).status).toBe(403);
+  });
+});
+
+describe("admin API", () => {
+  it("does not exist without ADMIN_TOKEN", async () => {
+    const app = createApp();
+    const res = await app.fetch(
+      new Request("http://media.test/admin/accounts", { method: "POST", body: "{}", headers: { "Content-Type": "application/json" } }),
+      { ...env, ADMIN_TOKEN: undefined },
+    );
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ type: "error", errors: expect.any(String) });
+  });
+
+  it("needs the bearer token", async () => {
+    for (const auth of [undefined, "Bearer wrong", "Basic dGVzdA==", `Bearer ${env.ADMIN_TOKEN}x`]) {
+      const res = await exports.default.fetch(
+        new Request("http://media.test/admin/accounts", {
+          method: "POST",
+          headers: { "Content-Type": "application/json", ...(auth ? { Authorization: auth } : {}) },
+          body: JSON.stringify({ name: "x" }),
+        }),
+      );
+      expect(res.status, String(auth)).toBe(401);
+    }
+  });
+
+  it("validates its input", async () => {
+    expect((await json(admin("/accounts", { method: "POST", body: {} }))).status).toBe(422);
+    expect((await json(admin("/accounts", { method: "POST", body: { name: "   " } }))).status).toBe(422);
+    const bad = await json(admin("/accounts", { method: "POST", body: "not json", headers: {} }));
+    expect(bad.status).toBe(422);
+    const malformed = await json(request("/admin/accounts", { method: "POST", headers: { Authorization: `Bearer ${env.ADMIN_TOKEN}`, "Content-Type": "application/json" }, body: "{nope" }));
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.type).toBe("error");
+    const account = await newAccount();
+    expect((await json(admin(`/accounts/${account.id}/keys`, { method: "POST", body: { kind: "admin" } }))).status).toBe(422);
+    expect((await json(admin("/accounts/nope/keys", { method: "POST", body: { kind: "full" } }))).status).toBe(404);
+    expect((await json(admin("/accounts/nope/ban", { method: "PUT" }))).status).toBe(404);
+    expect((await json(admin("/ip-bans/not-an-ip!", { method: "PUT" }))).status).toBe(422);
+    expect((await json(admin("/accounts", { method: "GET" }))).status).toBe(405);
+  });
+
+  it("creates an account that can use the API at once", async () => {
+    const res = await json(admin("/accounts", { method: "POST", body: { name: "Alice" } }));
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      type: "success",
+      data: { id: expect.any(String), name: "Alice", full_key: expect.stringMatching(/^fk_/), upload_key: expect.stringMatching(/^uk_/) },
+    });
+    expect((await upload(res.body.data.full_key, await fixture("tiny/gif.gif"))).status).toBe(200);
+  });
+});
