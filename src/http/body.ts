@@ -3,34 +3,67 @@ import { bodyLimit } from "hono/body-limit";
 import { MAX_TEXT_BODY_BYTES } from "../config";
 import { badRequest, tooLarge, unprocessable } from "../errors";
 
+const TOO_LARGE = () => tooLarge(`Request body over ${MAX_TEXT_BODY_BYTES} bytes.`);
+
 /** For routes whose bodies are a few text fields: 413 past the limit, streamed or declared. */
 export const smallBody = bodyLimit({
   maxSize: MAX_TEXT_BODY_BYTES,
   onError: () => {
-    throw tooLarge(`Request body over ${MAX_TEXT_BODY_BYTES} bytes.`);
+    throw TOO_LARGE();
   },
 });
 
-/** A body of fields sent as JSON, urlencoded or multipart form; files in it are ignored. */
+/** The whole body, refusing (413) more than `max` bytes whether or not a length was declared. */
+async function readLimited(request: Request, max: number): Promise<Uint8Array> {
+  if (Number(request.headers.get("content-length") ?? 0) > max) throw TOO_LARGE();
+  if (!request.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.byteLength;
+    if (length > max) {
+      await reader.cancel().catch(() => {});
+      throw TOO_LARGE();
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
+/**
+ * A small body of fields sent as JSON, urlencoded or multipart form (files in it are ignored).
+ * An empty body is no fields.
+ */
 export async function readFields(c: Context): Promise<Record<string, unknown>> {
-  const type = (c.req.header("content-type") ?? "").toLowerCase();
-  if (type.startsWith("application/json") || type.endsWith("+json")) return readJsonObject(c);
-  if (type.startsWith("application/x-www-form-urlencoded") || type.startsWith("multipart/form-data")) {
+  const type = c.req.header("content-type") ?? "";
+  const bytes = await readLimited(c.req.raw, MAX_TEXT_BODY_BYTES);
+  const lower = type.toLowerCase();
+  if (lower.startsWith("application/json") || /^[^;]+\+json/.test(lower)) return parseJsonObject(bytes);
+  if (lower.startsWith("application/x-www-form-urlencoded") || lower.startsWith("multipart/form-data")) {
     try {
-      const form = await c.req.parseBody();
-      return Object.fromEntries(Object.entries(form).filter(([, v]) => typeof v === "string"));
+      const form = await new Response(bytes, { headers: { "Content-Type": type } }).formData();
+      return Object.fromEntries([...form.entries()].filter(([, v]) => typeof v === "string"));
     } catch {
       throw badRequest("Malformed form body.");
     }
   }
-  if ((await c.req.text()).trim() === "") return {};
+  if (new TextDecoder().decode(bytes).trim() === "") return {};
   throw unprocessable("Send the fields as JSON, application/x-www-form-urlencoded or multipart/form-data.");
 }
 
-export async function readJsonObject(c: Context): Promise<Record<string, unknown>> {
+function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
   let value: unknown;
   try {
-    value = await c.req.json();
+    value = JSON.parse(new TextDecoder().decode(bytes));
   } catch {
     throw badRequest("Malformed JSON body.");
   }

@@ -3,6 +3,9 @@ import type { Env as AppBindings } from "../../src/env";
 
 declare global {
   namespace Cloudflare {
+    interface GlobalProps {
+      mainModule: typeof import("../../src/index");
+    }
     interface Env extends AppBindings {
       TEST_MIGRATIONS: D1Migration[];
       /** ../shared/fixtures by relative path: `env.FIXTURES.fetch("http://f/tiny/gif.gif")`. */

@@ -11,7 +11,7 @@ export async function json<T = any>(response: Response | Promise<Response>): Pro
   return { status: r.status, body: (await r.json()) as T, headers: r.headers };
 }
 
-export function admin(path: string, init: RequestInit & { body?: unknown } = {}) {
+export function admin(path: string, init: Omit<RequestInit, "body"> & { body?: unknown } = {}) {
   const { body, ...rest } = init;
   return request(`/admin${path}`, {
     ...rest,

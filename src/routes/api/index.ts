@@ -1,7 +1,7 @@
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../../env";
 import { requireKey } from "../../http/auth";
-import { readFields, smallBody } from "../../http/body";
+import { readFields } from "../../http/body";
 import { publicOrigin } from "../../http/request-info";
 import { parseOrThrow, validate } from "../../http/validation";
 import { changeUpload } from "../../uploads/change";
@@ -33,7 +33,7 @@ export const api = new Hono<AppEnv>()
     const row = await getOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
     return c.json({ type: "success" as const, msg: "success" as const, data: presentUpload(row, publicOrigin(c)) });
   })
-  .patch("/:id", smallBody, requireKey("full"), async (c) => {
+  .patch("/:id", requireKey("full"), async (c) => {
     const patch = parseOrThrow(changeBody, await readFields(c));
     const row = await changeUpload(deps(c), c.var.caller.accountId, c.req.param("id"), patch);
     return c.json({ type: "success" as const, msg: "success" as const, data: presentUpload(row, publicOrigin(c)) });

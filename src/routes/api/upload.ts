@@ -57,7 +57,6 @@ async function receive(c: Context<AppEnv>, uploadId: string): Promise<ReceivedBo
   if ((c.req.header("content-type") ?? "").toLowerCase().startsWith("multipart/")) {
     throw unprocessable("multipart/form-data body without a boundary.");
   }
-  if (declared > MAX_TEXT_BODY_BYTES) throw tooLarge(TOO_LARGE);
   // Without a file, the fields (url or upload_id and options) may also come as a form or JSON.
   const raw = await readFields(c);
   const fields = Object.fromEntries(
