@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { concatBytes } from "../bytes";
 import { MAX_TEXT_BODY_BYTES } from "../config";
 import { badRequest, tooLarge, unprocessable } from "../errors";
 
@@ -30,13 +31,7 @@ async function readLimited(request: Request, max: number): Promise<Uint8Array> {
     }
     chunks.push(value);
   }
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
+  return concatBytes(chunks);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { concatBytes } from "../bytes";
 import { readMultipart, type MultipartOptions } from "./multipart";
 
 export interface MultipartPart {
@@ -48,11 +49,5 @@ export async function readTextPart(part: MultipartPart, max: number, onTooLong: 
     if (length > max) throw onTooLong();
     chunks.push(chunk);
   }
-  const all = new Uint8Array(length);
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.byteLength;
-  }
-  return decoder.decode(all);
+  return decoder.decode(concatBytes(chunks));
 }

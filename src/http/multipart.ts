@@ -1,3 +1,4 @@
+import { concatBytes } from "../bytes";
 import { ApiError, tooLarge, unprocessable } from "../errors";
 
 /**
@@ -36,14 +37,6 @@ function indexOf(haystack: Uint8Array, needle: Uint8Array, from = 0): number {
     if (j === needle.length) return i;
   }
   return -1;
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  if (a.length === 0) return b;
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }
 
 function parseDisposition(value: string): { name: string | null; filename: string | null } {
@@ -96,7 +89,7 @@ export async function* readMultipart(
     }
     received += result.value.byteLength;
     if (received > options.maxBytes) throw tooLarge(options.tooLargeMessage);
-    buffer = concat(buffer, result.value);
+    buffer = buffer.length === 0 ? result.value : concatBytes([buffer, result.value]);
     return true;
   };
 

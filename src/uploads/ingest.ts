@@ -1,3 +1,4 @@
+import { concatBytes } from "../bytes";
 import { ACCEPTED_FORMATS_TEXT, SNIFF_BYTES, sniff, type Sniffed } from "../media/sniff";
 import { unprocessable } from "../errors";
 import { newObjectKey } from "../storage/keys";
@@ -10,16 +11,6 @@ export interface IngestedFile extends WrittenObject {
 export interface IngestLimit {
   maxBytes: number;
   error: () => Error;
-}
-
-function joined(chunks: Uint8Array[], length: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }
 
 /** Opens the object for a file whose first bytes are `head`, or refuses an unsupported type. */
@@ -51,13 +42,13 @@ export async function ingestFile(
       } else {
         head.push(chunk);
         headBytes += chunk.byteLength;
-        if (headBytes >= SNIFF_BYTES) opened = await open(bucket, uploadId, joined(head, headBytes));
+        if (headBytes >= SNIFF_BYTES) opened = await open(bucket, uploadId, concatBytes(head));
       }
       if (limit && (opened?.writer.bytesWritten ?? headBytes) > limit.maxBytes) throw limit.error();
     }
     if (!opened) {
       if (headBytes === 0) return null;
-      opened = await open(bucket, uploadId, joined(head, headBytes));
+      opened = await open(bucket, uploadId, concatBytes(head));
     }
     return { ...(await opened.writer.finish()), media: opened.media };
   } catch (error) {
