@@ -23,15 +23,6 @@ const json = (id: string, description = "Success") => ({
   content: { "application/json": { schema: REF(id) } },
 });
 
-const rateLimitHeaders = {
-  "X-RateLimit-Limit": { schema: { type: "integer" }, description: "The limit closest to running out." },
-  "X-RateLimit-Remaining": { schema: { type: "integer" }, description: "Requests left under that limit." },
-};
-
-function withHeaders<T extends Record<string, unknown>>(response: T) {
-  return { ...response, headers: rateLimitHeaders };
-}
-
 const idParam = { name: "id", in: "path", required: true, schema: { type: "string" } };
 
 let cached: Record<string, unknown> | null = null;
@@ -79,7 +70,7 @@ function buildDocument() {
             },
           },
           responses: {
-            "200": withHeaders(json("UploadResponse")),
+            "200": json("UploadResponse"),
             "401": error("Missing or invalid API key."),
             "403": error("Account or IP banned from uploading."),
             "413": error("Request over 100MB."),
@@ -93,7 +84,7 @@ function buildDocument() {
           operationId: "list",
           parameters: listParams,
           responses: {
-            "200": withHeaders(json("ListResponse")),
+            "200": json("ListResponse"),
             "401": error("Missing or invalid key, or the upload-only key."),
             "422": error("Invalid page."),
             "429": error("Rate limit exceeded."),
@@ -106,7 +97,7 @@ function buildDocument() {
           summary: "Read one upload",
           operationId: "get",
           responses: {
-            "200": withHeaders(json("UploadItemResponse")),
+            "200": json("UploadItemResponse"),
             "401": error("Missing or invalid key, or the upload-only key."),
             "404": error("No such upload on this account."),
             "429": error("Rate limit exceeded."),
@@ -125,7 +116,7 @@ function buildDocument() {
             },
           },
           responses: {
-            "200": withHeaders(json("UploadItemResponse", "The updated upload.")),
+            "200": json("UploadItemResponse", "The updated upload."),
             "401": error("Missing or invalid key, or the upload-only key."),
             "404": error("No such upload on this account."),
             "422": error("Invalid field."),
@@ -136,7 +127,7 @@ function buildDocument() {
           summary: "Delete an upload",
           operationId: "delete",
           responses: {
-            "200": withHeaders(json("DeleteResponse")),
+            "200": json("DeleteResponse"),
             "401": error("Missing or invalid key, or the upload-only key."),
             "404": error("No such upload on this account (or already deleted)."),
             "429": error("Rate limit exceeded."),
@@ -151,7 +142,8 @@ function buildDocument() {
       },
       schemas: Object.fromEntries(
         Object.entries(schemas).map(([id, schema]) => {
-          const { $schema: _, ...rest } = schema as Record<string, unknown>;
+          // Registry output carries $schema and a fragment $id; neither belongs in components.
+          const { $schema: _, $id: __, ...rest } = schema as Record<string, unknown>;
           return [id, rest];
         }),
       ),

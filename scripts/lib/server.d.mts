@@ -1,0 +1,34 @@
+/** Types of server.mjs, for TypeScript callers (the tests). */
+
+export const ROOT: string;
+
+export function wrangler(args: string[], options?: { cwd?: string; stdio?: "pipe" | "inherit" | "ignore" }): string;
+
+export function applyMigrations(options: { stateDir: string; config?: string; cwd?: string }): void;
+
+export function freePort(): Promise<number>;
+
+export interface StartServerOptions {
+  port: number;
+  stateDir: string;
+  config?: string;
+  cwd?: string;
+  /** Override wrangler.toml vars (and .dev.vars secrets). */
+  vars?: Record<string, string>;
+  migrate?: boolean;
+  log?: boolean;
+  readyPath?: string;
+  timeoutMs?: number;
+}
+
+export interface RunningServer {
+  /** http://127.0.0.1:<port>, without a trailing slash. */
+  url: string;
+  pid: number;
+  /** Ends wrangler and workerd (the whole process group). */
+  stop(): Promise<void>;
+  /** The last 20,000 characters wrangler printed. */
+  output(): string;
+}
+
+export function startServer(options: StartServerOptions): Promise<RunningServer>;

@@ -1,0 +1,142 @@
+import { compileErrors, validate } from "@readme/openapi-parser";
+import Ajv2020 from "ajv/dist/2020.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAccount, fixture, startTestServer, uploadFile, type TestAccount, type TestServer } from "./server";
+
+type Method = "get" | "post" | "patch" | "delete";
+type Operation = { responses: Record<string, { content?: Record<string, { schema: object }> }> };
+interface Document {
+  openapi: string;
+  info: { version: string };
+  paths: Record<string, Partial<Record<Method, Operation>>>;
+  components: { schemas: Record<string, object> };
+}
+
+// The document is registered whole under this id, so its own "#/components/schemas/X" refs resolve.
+const DOC_ID = "https://media-host.test/openapi.json";
+
+/** JSON pointer token, written for use in a URI fragment. */
+const pointerToken = (token: string) => encodeURIComponent(token.replace(/~/g, "~0").replace(/\//g, "~1"));
+
+function isAbsoluteUrl(value: string): boolean {
+  try {
+    new URL(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+let server: TestServer;
+let account: TestAccount;
+let doc: Document;
+let ajv: Ajv2020;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  account = await createAccount(server, "openapi");
+  const res = await fetch(`${server.api}/openapi.json`);
+  expect(res.status).toBe(200);
+  doc = (await res.json()) as Document;
+
+  ajv = new Ajv2020({ strict: false, allErrors: true });
+  ajv.addFormat("uri", isAbsoluteUrl);
+  ajv.addSchema({ ...doc, $id: DOC_ID });
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+/**
+ * Checks a real response against the JSON schema the document declares for that path, method
+ * and status, and returns its body.
+ */
+async function expectDocumented(res: Response, path: string, method: Method, status: number) {
+  expect(res.status).toBe(status);
+  const declared = doc.paths[path]?.[method]?.responses[String(status)];
+  expect(declared, `${method.toUpperCase()} ${path} declares ${status}`).toBeDefined();
+  expect(declared?.content?.["application/json"]?.schema).toBeDefined();
+  expect(res.headers.get("Content-Type")).toMatch(/^application\/json/);
+
+  const pointer = ["paths", path, method, "responses", String(status), "content", "application/json", "schema"];
+  const check = ajv.getSchema(`${DOC_ID}#/${pointer.map(pointerToken).join("/")}`)!;
+  const body: unknown = await res.json();
+  const valid = check(body);
+  expect(valid, `${method.toUpperCase()} ${path} ${status}: ${ajv.errorsText(check.errors)}\n${JSON.stringify(body, null, 2)}`).toBe(true);
+  return body;
+}
+
+describe("the OpenAPI document", () => {
+  it("is a valid OpenAPI 3.1 document, version 1.0.0", async () => {
+    // validate() dereferences its argument in place.
+    const result = await validate(structuredClone(doc) as never);
+    expect(result.valid, result.valid ? "" : compileErrors(result)).toBe(true);
+    expect(doc.openapi.startsWith("3.1")).toBe(true);
+    expect(doc.info.version).toBe("1.0.0");
+  });
+
+  it("describes every operation of the API", () => {
+    expect(Object.keys(doc.paths["/"] ?? {})).toEqual(expect.arrayContaining(["post", "get"]));
+    expect(Object.keys(doc.paths["/{id}"] ?? {})).toEqual(expect.arrayContaining(["get", "patch", "delete"]));
+  });
+
+  it("has component schemas that are valid JSON Schema 2020-12", () => {
+    const invalid: string[] = [];
+    for (const [name, schema] of Object.entries(doc.components.schemas)) {
+      if (!ajv.validateSchema(schema)) invalid.push(`${name}: ${ajv.errorsText(ajv.errors)}`);
+    }
+    expect(invalid).toEqual([]);
+  });
+});
+
+describe("real responses match the document", () => {
+  let id: string;
+  const auth = () => ({ "X-API-Key": account.full });
+
+  it("upload", async () => {
+    const res = await uploadFile(server, account.full, await fixture("tiny/png-transparent.png"), "dot.png");
+    const body = (await expectDocumented(res, "/", "post", 200)) as { data: { id: string } };
+    id = body.data.id;
+  });
+
+  it("list", async () => {
+    const body = (await expectDocumented(await fetch(server.api, { headers: auth() }), "/", "get", 200)) as {
+      data: { id: string }[];
+    };
+    expect(body.data.map((u) => u.id)).toEqual([id]);
+  });
+
+  it("get one", async () => {
+    await expectDocumented(await fetch(`${server.api}/${id}`, { headers: auth() }), "/{id}", "get", 200);
+  });
+
+  it("patch", async () => {
+    const res = await fetch(`${server.api}/${id}`, {
+      method: "PATCH",
+      headers: { ...auth(), "Content-Type": "application/json" },
+      body: JSON.stringify({ title: "x" }),
+    });
+    const body = (await expectDocumented(res, "/{id}", "patch", 200)) as { data: { title: string | null } };
+    expect(body.data.title).toBe("x");
+  });
+
+  it("delete", async () => {
+    const res = await fetch(`${server.api}/${id}`, { method: "DELETE", headers: auth() });
+    await expectDocumented(res, "/{id}", "delete", 200);
+  });
+
+  it("errors", async () => {
+    await expectDocumented(await fetch(`${server.api}/nonexistent`, { headers: auth() }), "/{id}", "get", 404);
+    await expectDocumented(await fetch(`${server.api}/${id}`, { method: "DELETE", headers: auth() }), "/{id}", "delete", 404);
+    await expectDocumented(await fetch(server.api), "/", "get", 401);
+    await expectDocumented(
+      await fetch(server.api, { headers: { "X-API-Key": account.upload } }),
+      "/",
+      "get",
+      401,
+    );
+    const noFile = await fetch(server.api, { method: "POST", headers: auth(), body: new FormData() });
+    await expectDocumented(noFile, "/", "post", 422);
+  });
+});

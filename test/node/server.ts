@@ -1,0 +1,72 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { freePort, startServer } from "../../scripts/lib/server.mjs";
+
+export const ADMIN_TOKEN = "node-test-admin-token";
+
+/** ../shared/fixtures, next to the repository. */
+const FIXTURES_DIR = fileURLToPath(new URL("../../../shared/fixtures/", import.meta.url));
+
+export interface TestServer {
+  /** Origin of the service, e.g. http://127.0.0.1:43210 */
+  url: string;
+  /** The API root ({base_url} of the spec). */
+  api: string;
+  stop(): Promise<void>;
+}
+
+/** `wrangler dev` on a free port with a fresh, temporary state directory. */
+export async function startTestServer(): Promise<TestServer> {
+  const stateDir = await mkdtemp(path.join(os.tmpdir(), "media-host-test-"));
+  try {
+    const server = await startServer({ port: await freePort(), stateDir, vars: { ADMIN_TOKEN } });
+    return {
+      url: server.url,
+      api: `${server.url}/api`,
+      async stop() {
+        await server.stop();
+        await rm(stateDir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await rm(stateDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+export interface TestAccount {
+  id: string;
+  full: string;
+  upload: string;
+}
+
+export async function createAccount(server: TestServer, name: string): Promise<TestAccount> {
+  const res = await fetch(`${server.url}/admin/accounts`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ name }),
+  });
+  const body = (await res.json()) as { data: { id: string; full_key: string; upload_key: string } };
+  if (res.status !== 201) throw new Error(`account creation failed: ${res.status} ${JSON.stringify(body)}`);
+  return { id: body.data.id, full: body.data.full_key, upload: body.data.upload_key };
+}
+
+export async function fixture(relativePath: string): Promise<Uint8Array> {
+  return new Uint8Array(await readFile(path.join(FIXTURES_DIR, relativePath)));
+}
+
+/** POST {base_url} with one file, as a browser form would send it. */
+export function uploadFile(
+  server: TestServer,
+  key: string,
+  bytes: Uint8Array,
+  filename: string,
+  fields: Record<string, string> = {},
+): Promise<Response> {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  form.append("uploads", new Blob([bytes]), filename);
+  return fetch(server.api, { method: "POST", headers: { "X-API-Key": key }, body: form });
+}
