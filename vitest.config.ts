@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { MEDIA_SECRET } from "./test/worker/global-setup";
 
 /** Shared real-world files (../shared/fixtures), served to tests in workerd by a Node-side binding. */
 const FIXTURES_DIR = path.resolve(import.meta.dirname, "../shared/fixtures");
@@ -24,16 +25,22 @@ export default defineConfig(async () => {
       projects: [
         {
           plugins: [
-            cloudflareTest({
+            cloudflareTest(({ inject }) => ({
               wrangler: { configPath: "./wrangler.toml" },
               miniflare: {
-                bindings: { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token" },
+                bindings: {
+                  TEST_MIGRATIONS: migrations,
+                  ADMIN_TOKEN: "test-admin-token",
+                  MEDIA_SERVICE_URL: inject("mediaServiceUrl"),
+                  MEDIA_SECRET,
+                },
                 serviceBindings: { FIXTURES: serveFixture },
               },
-            }),
+            })),
           ],
           test: {
             name: "worker",
+            globalSetup: ["test/worker/global-setup.ts"],
             include: ["test/worker/**/*.test.ts"],
             setupFiles: ["test/worker/setup.ts"],
           },

@@ -1,3 +1,4 @@
+import type { MediaContainer } from "./media/container";
 import type { KeyOwner } from "./storage/accounts";
 import type { Database } from "./storage/db";
 
@@ -9,6 +10,12 @@ export interface Env {
   PUBLIC_ORIGIN?: string;
   /** Enables /admin when set. */
   ADMIN_TOKEN?: string;
+  /** The ffmpeg media service in production. */
+  MEDIA_CONTAINER: DurableObjectNamespace<MediaContainer>;
+  /** When set, the media service is reached at this URL instead (local dev, tests). */
+  MEDIA_SERVICE_URL?: string;
+  /** Shared secret between the Worker and the media service. */
+  MEDIA_SECRET?: string;
 }
 
 export type AppEnv = {

@@ -1,8 +1,12 @@
 import { createApp } from "./app";
+import { scheduled } from "./cron";
 import type { Env } from "./env";
+
+export { MediaContainer } from "./media/container";
 
 const app = createApp();
 
 export default {
   fetch: app.fetch,
+  scheduled: (_controller, env, ctx) => ctx.waitUntil(scheduled(env)),
 } satisfies ExportedHandler<Env>;

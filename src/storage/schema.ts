@@ -79,3 +79,35 @@ export const uploads = sqliteTable(
 export type UploadRow = typeof uploads.$inferSelect;
 export type NewUploadRow = typeof uploads.$inferInsert;
 export type AccountRow = typeof accounts.$inferSelect;
+
+export const JOB_STATUSES = ["pending", "running", "done", "failed"] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/**
+ * Work on an upload's file that happens after the upload response (video conversion, metadata
+ * removal, thumbnails). The row is the durable record: the cron job re-drives anything pending
+ * or whose lease ran out, up to a bounded number of attempts.
+ */
+export const mediaJobs = sqliteTable(
+  "media_jobs",
+  {
+    id: text("id").primaryKey(),
+    uploadId: text("upload_id").notNull(),
+    /** The object the job works from; if the upload no longer points at it, the job is obsolete. */
+    sourceKey: text("source_key").notNull(),
+    status: text("status", { enum: JOB_STATUSES }).notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    /** While running: when another runner may take the job over (the first one died). */
+    leaseUntil: integer("lease_until"),
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("media_jobs_source").on(t.uploadId, t.sourceKey),
+    index("media_jobs_due").on(t.status, t.nextAttemptAt),
+  ],
+);
+
+export type MediaJobRow = typeof mediaJobs.$inferSelect;

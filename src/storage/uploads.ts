@@ -81,3 +81,20 @@ export async function deleteUploadByToken(db: Database, id: string, tokenHash: s
     .returning();
   return row;
 }
+
+export type ProcessedFile = Pick<UploadRow, "objectKey" | "mime" | "size" | "etag" | "width" | "height" | "thumbKey">;
+
+/**
+ * Points the upload at a processed file, but only if it still points at the file the work
+ * started from (it may have been replaced or deleted meanwhile). Returns the row as it was.
+ */
+export async function swapUploadFile(db: Database, id: string, sourceKey: string, file: ProcessedFile, now: number) {
+  const [before] = await db.select().from(uploads).where(and(eq(uploads.id, id), eq(uploads.objectKey, sourceKey)));
+  if (!before) return undefined;
+  const [after] = await db
+    .update(uploads)
+    .set({ ...file, updatedAt: now })
+    .where(and(eq(uploads.id, id), eq(uploads.objectKey, sourceKey)))
+    .returning({ id: uploads.id });
+  return after ? before : undefined;
+}

@@ -3,6 +3,7 @@ import type { UploadRow, Visibility } from "../storage/schema";
 import { findDuplicate, insertUpload } from "../storage/uploads";
 import type { UploadDeps } from "./deps";
 import type { IngestedFile } from "./ingest";
+import { cancelProcessing, needsProcessing, planProcessing } from "./process";
 
 export interface UploadOptions {
   expiresIn: number | null;
@@ -14,7 +15,7 @@ export interface UploadOptions {
 }
 
 export type CreateResult =
-  | { duplicate: false; row: UploadRow; deleteToken: string }
+  | { duplicate: false; row: UploadRow; deleteToken: string; jobId: string | null }
   | { duplicate: true; row: UploadRow };
 
 /** Upload ids: 10 base62 characters (about 59 bits), short enough for share links. */
@@ -62,8 +63,10 @@ export async function createUpload(
     createdAt: now,
     updatedAt: now,
   };
-  if (await insertUpload(db, row)) return { duplicate: false, row, deleteToken };
+  const jobId = needsProcessing(file.media) ? await planProcessing(deps, id, file.key) : null;
+  if (await insertUpload(db, row)) return { duplicate: false, row, deleteToken, jobId };
 
+  if (jobId) await cancelProcessing(deps, jobId);
   const winner = await findDuplicate(db, accountId, file.sha256);
   await bucket.delete(file.key);
   if (!winner) throw new Error(`upload ${id} could not be inserted`);

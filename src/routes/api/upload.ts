@@ -12,6 +12,8 @@ import { createUpload, newUploadId, type UploadOptions } from "../../uploads/cre
 import type { UploadDeps } from "../../uploads/deps";
 import { ingestFile, type IngestedFile } from "../../uploads/ingest";
 import { presentUploadResult } from "../../uploads/present";
+import { runMediaJob } from "../../uploads/process";
+import { mediaService } from "../../media/service";
 import { uploadFields } from "./schemas";
 
 const FILE_FIELDS = new Set(["uploads", "uploads[]"]);
@@ -108,6 +110,10 @@ export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
       description: options.description ?? null,
     };
     const result = await createUpload(deps, { id, accountId: c.var.caller.accountId, file, options: settings });
+    if (!result.duplicate && result.jobId) {
+      // Conversion starts now, after the response; the cron job re-drives it if this run fails.
+      c.executionCtx.waitUntil(runMediaJob({ ...deps, media: mediaService(c.env) }, result.jobId));
+    }
     return c.json({ type: "success" as const, msg: "success" as const, data: presentUploadResult(result.row, publicOrigin(c), result) });
   } catch (error) {
     if (file) await c.env.FILES.delete(file.key);

@@ -1,0 +1,62 @@
+// Runs the media service (container/src) as a plain process on the host: there is no Docker
+// daemon locally, so `npm run dev` and the tests reach it by URL instead of the Container binding.
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { build } from "esbuild";
+import { ROOT } from "./server.mjs";
+
+const OUT = path.join(ROOT, ".wrangler", "media-service", "server.mjs");
+
+/** Bundles container/src/main.ts the way the Dockerfile does. */
+export async function buildMediaService() {
+  mkdirSync(path.dirname(OUT), { recursive: true });
+  await build({
+    entryPoints: [path.join(ROOT, "container/src/main.ts")],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    outfile: OUT,
+    logLevel: "warning",
+  });
+  return OUT;
+}
+
+/** Starts the service on 127.0.0.1:port and resolves once /health answers. */
+export async function startMediaService({ port, secret, env = {}, log = false, timeoutMs = 20_000 }) {
+  const entry = await buildMediaService();
+  const child = spawn(process.execPath, [entry], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", MEDIA_SECRET: secret, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const collect = (chunk) => {
+    output = (output + chunk).slice(-20_000);
+    if (log) process.stdout.write(`[media] ${chunk}`);
+  };
+  child.stdout.on("data", collect);
+  child.stderr.on("data", collect);
+  const url = `http://127.0.0.1:${port}`;
+  const stop = () =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once("exit", () => resolve());
+      child.kill("SIGTERM");
+      setTimeout(() => child.kill("SIGKILL"), 3000).unref();
+    });
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`media service exited (${child.exitCode}):\n${output}`);
+    try {
+      if ((await fetch(`${url}/health`)).ok) break;
+    } catch {}
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`media service did not answer on ${url}:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url, pid: child.pid, process: child, stop, output: () => output };
+}

@@ -1,0 +1,93 @@
+import { and, eq, inArray, lt, lte, or, sql } from "drizzle-orm";
+import type { Database } from "./db";
+import { mediaJobs, type MediaJobRow } from "./schema";
+
+export async function insertMediaJob(
+  db: Database,
+  job: { id: string; uploadId: string; sourceKey: string; now: number; firstAttemptAt: number },
+) {
+  await db
+    .insert(mediaJobs)
+    .values({
+      id: job.id,
+      uploadId: job.uploadId,
+      sourceKey: job.sourceKey,
+      nextAttemptAt: job.firstAttemptAt,
+      createdAt: job.now,
+      updatedAt: job.now,
+    })
+    .onConflictDoNothing();
+}
+
+export async function deleteMediaJob(db: Database, id: string) {
+  await db.delete(mediaJobs).where(eq(mediaJobs.id, id));
+}
+
+/**
+ * Takes the job if it is free (pending, or running with an expired lease) and has attempts
+ * left: one conditional UPDATE, so two runners can never both hold it.
+ */
+export async function claimMediaJob(db: Database, id: string, now: number, leaseMs: number, maxAttempts: number) {
+  const [job] = await db
+    .update(mediaJobs)
+    .set({ status: "running", attempts: sql`${mediaJobs.attempts} + 1`, leaseUntil: now + leaseMs, updatedAt: now })
+    .where(
+      and(
+        eq(mediaJobs.id, id),
+        lt(mediaJobs.attempts, maxAttempts),
+        or(eq(mediaJobs.status, "pending"), and(eq(mediaJobs.status, "running"), lt(mediaJobs.leaseUntil, now))),
+      ),
+    )
+    .returning();
+  return job;
+}
+
+export async function finishMediaJob(
+  db: Database,
+  job: MediaJobRow,
+  outcome: { status: "done" | "failed" | "pending"; error?: string; nextAttemptAt?: number },
+  now: number,
+) {
+  await db
+    .update(mediaJobs)
+    .set({
+      status: outcome.status,
+      lastError: outcome.error ?? null,
+      leaseUntil: null,
+      nextAttemptAt: outcome.nextAttemptAt ?? job.nextAttemptAt,
+      updatedAt: now,
+    })
+    // Only the holder of this attempt may record its outcome.
+    .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.attempts, job.attempts)));
+}
+
+/** Jobs due for a (re)try: pending and due, or running with a lease that ran out. */
+export async function dueMediaJobs(db: Database, now: number, maxAttempts: number, limit: number) {
+  return db
+    .select({ id: mediaJobs.id })
+    .from(mediaJobs)
+    .where(
+      and(
+        lt(mediaJobs.attempts, maxAttempts),
+        or(
+          and(eq(mediaJobs.status, "pending"), lte(mediaJobs.nextAttemptAt, now)),
+          and(eq(mediaJobs.status, "running"), lt(mediaJobs.leaseUntil, now)),
+        ),
+      ),
+    )
+    .orderBy(mediaJobs.nextAttemptAt)
+    .limit(limit);
+}
+
+/** A running job whose lease ran out and has no attempts left has failed for good. */
+export async function failExhaustedMediaJobs(db: Database, now: number, maxAttempts: number) {
+  await db
+    .update(mediaJobs)
+    .set({ status: "failed", lastError: sql`coalesce(${mediaJobs.lastError}, 'attempts exhausted')`, leaseUntil: null, updatedAt: now })
+    .where(and(eq(mediaJobs.status, "running"), lt(mediaJobs.leaseUntil, now), sql`${mediaJobs.attempts} >= ${maxAttempts}`));
+}
+
+export async function mediaJobsOf(db: Database, uploadIds: string[]) {
+  if (uploadIds.length === 0) return [];
+  return db.select().from(mediaJobs).where(inArray(mediaJobs.uploadId, uploadIds));
+}

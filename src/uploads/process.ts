@@ -1,0 +1,121 @@
+import { randomBase62 } from "../crypto";
+import { MediaServiceError, type MediaService } from "../media/service";
+import { newObjectKey } from "../storage/keys";
+import {
+  claimMediaJob,
+  deleteMediaJob,
+  dueMediaJobs,
+  failExhaustedMediaJobs,
+  finishMediaJob,
+  insertMediaJob,
+} from "../storage/media-jobs";
+import type { UploadRow } from "../storage/schema";
+import { findUpload, swapUploadFile, type ProcessedFile } from "../storage/uploads";
+import type { UploadDeps } from "./deps";
+
+/**
+ * Work done on a file after the upload response: videos that are not MP4/WebM become MP4,
+ * MP4/WebM lose their metadata by a remux, and every video gets its dimensions and thumbnail.
+ *
+ * The order of steps is what keeps files safe: the new files are written under new keys, then
+ * one conditional UPDATE points the upload at them, and only then is the old file deleted. A
+ * crash anywhere leaves the upload pointing at a complete file (old or new); the job row says
+ * what is left to do and the cron job re-drives it.
+ */
+export const MAX_ATTEMPTS = 5;
+export const LEASE_MS = 20 * 60_000;
+export const THUMB_WIDTH = 280;
+/** A job's first run is the one started right after the upload; the cron job waits this long before stepping in. */
+const FIRST_RUN_GRACE_MS = 2 * 60_000;
+
+export interface ProcessDeps extends UploadDeps {
+  media: MediaService;
+}
+
+export function needsProcessing(file: { type: string }) {
+  return file.type === "video";
+}
+
+/** Records the job before the upload row exists, so a crash in between cannot lose it. */
+export async function planProcessing(deps: UploadDeps, uploadId: string, sourceKey: string): Promise<string> {
+  const id = randomBase62(16);
+  const now = deps.now();
+  await insertMediaJob(deps.db, { id, uploadId, sourceKey, now, firstAttemptAt: now + FIRST_RUN_GRACE_MS });
+  return id;
+}
+
+export const cancelProcessing = (deps: UploadDeps, jobId: string) => deleteMediaJob(deps.db, jobId);
+
+function backoff(attempt: number) {
+  return Math.min(60 * 60_000, 60_000 * 2 ** (attempt - 1));
+}
+
+export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<void> {
+  const job = await claimMediaJob(deps.db, jobId, deps.now(), LEASE_MS, MAX_ATTEMPTS);
+  if (!job) return;
+  const written: string[] = [];
+  try {
+    const upload = await findUpload(deps.db, job.uploadId, deps.now());
+    if (upload?.objectKey === job.sourceKey) {
+      const file = await processVideo(deps, upload, written);
+      const before = await swapUploadFile(deps.db, upload.id, job.sourceKey, file, deps.now());
+      if (before) {
+        const old = [before.objectKey, before.thumbKey].filter((k): k is string => !!k && k !== file.objectKey && k !== file.thumbKey);
+        if (old.length) await deps.bucket.delete(old);
+      } else {
+        await deps.bucket.delete(written);
+      }
+    }
+    // Done, or obsolete: the upload is gone, expired or now points at another file.
+    await finishMediaJob(deps.db, job, { status: "done" }, deps.now());
+  } catch (error) {
+    if (written.length) await deps.bucket.delete(written).catch(() => {});
+    const permanent = error instanceof MediaServiceError && error.permanent;
+    const exhausted = job.attempts >= MAX_ATTEMPTS;
+    const message = error instanceof Error ? error.message : String(error);
+    console.error(JSON.stringify({ job: job.id, upload: job.uploadId, attempt: job.attempts, error: message }));
+    await finishMediaJob(
+      deps.db,
+      job,
+      permanent || exhausted
+        ? { status: "failed", error: message }
+        : { status: "pending", error: message, nextAttemptAt: deps.now() + backoff(job.attempts) },
+      deps.now(),
+    );
+  }
+}
+
+async function put(deps: ProcessDeps, key: string, response: Response, contentType: string, written: string[]) {
+  written.push(key);
+  const object = await deps.bucket.put(key, response.body, { httpMetadata: { contentType } });
+  return object;
+}
+
+async function callOnObject(deps: ProcessDeps, key: string, operation: string) {
+  const source = await deps.bucket.get(key);
+  if (!source) throw new Error(`stored file ${key} is missing`);
+  return deps.media.call(operation, source.body, source.size);
+}
+
+async function processVideo(deps: ProcessDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
+  const keep = upload.mime === "video/mp4" || upload.mime === "video/webm";
+  const format = upload.mime === "video/webm" ? "webm" : "mp4";
+  const response = await callOnObject(deps, upload.objectKey, keep ? `/video/strip?format=${format}` : "/video/mp4");
+  const width = Number(response.headers.get("X-Media-Width")) || null;
+  const height = Number(response.headers.get("X-Media-Height")) || null;
+  const mime = `video/${format}`;
+  const objectKey = newObjectKey(upload.id, format);
+  const stored = await put(deps, objectKey, response, mime, written);
+
+  const thumbKey = newObjectKey(upload.id, "webp");
+  await put(deps, thumbKey, await callOnObject(deps, objectKey, `/thumbnail?width=${THUMB_WIDTH}`), "image/webp", written);
+  return { objectKey, mime, size: stored.size, etag: stored.httpEtag, width, height, thumbKey };
+}
+
+/** The cron job's part: re-drive jobs whose first run failed, crashed or never happened. */
+export async function redriveMediaJobs(deps: ProcessDeps, limit = 10): Promise<number> {
+  await failExhaustedMediaJobs(deps.db, deps.now(), MAX_ATTEMPTS);
+  const due = await dueMediaJobs(deps.db, deps.now(), MAX_ATTEMPTS, limit);
+  for (const { id } of due) await runMediaJob(deps, id);
+  return due.length;
+}
