@@ -10,7 +10,7 @@ export interface Sniffed {
 
 export type Format =
   | "jpeg" | "png" | "gif" | "webp" | "avif" | "bmp" | "tiff" | "heic" | "heif"
-  | "mp4" | "webm" | "avi";
+  | "mp4" | "webm" | "avi" | "mov" | "m4v" | "mkv" | "mpeg" | "wmv" | "flv" | "3gp";
 
 /** Bytes a caller should gather (or the whole file, if shorter) before sniffing. */
 export const SNIFF_BYTES = 4096;
@@ -28,9 +28,17 @@ const FORMATS: Record<Format, Omit<Sniffed, "format">> = {
   mp4: { type: "video", mime: "video/mp4", ext: "mp4" },
   webm: { type: "video", mime: "video/webm", ext: "webm" },
   avi: { type: "video", mime: "video/x-msvideo", ext: "avi" },
+  mov: { type: "video", mime: "video/quicktime", ext: "mov" },
+  m4v: { type: "video", mime: "video/x-m4v", ext: "m4v" },
+  mkv: { type: "video", mime: "video/x-matroska", ext: "mkv" },
+  mpeg: { type: "video", mime: "video/mpeg", ext: "mpg" },
+  wmv: { type: "video", mime: "video/x-ms-wmv", ext: "wmv" },
+  flv: { type: "video", mime: "video/x-flv", ext: "flv" },
+  "3gp": { type: "video", mime: "video/3gpp", ext: "3gp" },
 };
 
-export const ACCEPTED_FORMATS_TEXT = "JPG, PNG, GIF, WEBP, AVIF, BMP, TIFF, HEIC, HEIF, MP4, WEBM, AVI";
+export const ACCEPTED_FORMATS_TEXT =
+  "JPG, PNG, GIF, WEBP, AVIF, BMP, TIFF, HEIC, HEIF, MP4, WEBM, AVI, MOV, M4V, MKV, MPEG, WMV, FLV, 3GP";
 
 const ascii = (b: Uint8Array, start: number, length: number) =>
   String.fromCharCode(...b.subarray(start, start + length));
@@ -41,6 +49,9 @@ const startsWith = (b: Uint8Array, sig: number[], offset = 0) =>
 const HEIC_BRANDS = new Set(["heic", "heix", "hevc", "hevx", "heim", "heis", "hevm", "hevs"]);
 const HEIF_BRANDS = new Set(["mif1", "msf1", "mif2"]);
 const AVIF_BRANDS = new Set(["avif", "avis"]);
+const MOV_BRANDS = new Set(["qt  "]);
+const M4V_BRANDS = new Set(["M4V ", "M4VH", "M4VP"]);
+const THREE_GP_BRANDS = new Set(["3gp4", "3gp5", "3gp6", "3gp7", "3gs7", "3ge6", "3ge7", "3gg6", "3g2a", "3g2b", "3g2c"]);
 const MP4_BRANDS = new Set([
   "isom", "iso2", "iso3", "iso4", "iso5", "iso6", "iso7", "iso8", "iso9",
   "mp41", "mp42", "mp71", "avc1", "dash", "msnv", "ndas", "mmp4", "XAVC", "f4v ",
@@ -62,25 +73,39 @@ function sniffFtyp(b: Uint8Array): Format | null {
     return "heif";
   }
   if (MP4_BRANDS.has(major)) return "mp4";
+  if (MOV_BRANDS.has(major)) return "mov";
+  if (M4V_BRANDS.has(major)) return "m4v";
+  if (THREE_GP_BRANDS.has(major)) return "3gp";
   return null;
 }
 
-/** EBML header whose DocType element (id 0x4282) says "webm" (Matroska says "matroska"). */
-function sniffWebm(b: Uint8Array): boolean {
-  if (!startsWith(b, [0x1a, 0x45, 0xdf, 0xa3])) return false;
+/** QuickTime files from before `ftyp` start straight with a movie atom. */
+function sniffOldQuickTime(b: Uint8Array): boolean {
+  return b.length >= 8 && ["moov", "mdat", "wide", "free", "skip", "pnot"].includes(ascii(b, 4, 4)) && b[0] === 0;
+}
+
+/** MPEG program stream (pack header) or transport stream (0x47 sync byte every 188 bytes). */
+function sniffMpeg(b: Uint8Array): boolean {
+  if (startsWith(b, [0x00, 0x00, 0x01, 0xba]) || startsWith(b, [0x00, 0x00, 0x01, 0xb3])) return true;
+  return b.length >= 188 * 3 && b[0] === 0x47 && b[188] === 0x47 && b[376] === 0x47;
+}
+
+/** EBML header whose DocType element (id 0x4282) says "webm" or "matroska". */
+function sniffMatroska(b: Uint8Array): "webm" | "mkv" | null {
+  if (!startsWith(b, [0x1a, 0x45, 0xdf, 0xa3])) return null;
   const end = Math.min(b.length, 128);
   for (let i = 4; i + 2 < end; i++) {
     if (b[i] !== 0x42 || b[i + 1] !== 0x82) continue;
     // The element size is an EBML variable-length integer: its leading zero bits give its length.
     const first = b[i + 2]!;
     const length = Math.clz32(first) - 23;
-    if (length < 1 || length > 8) return false;
+    if (length < 1 || length > 8) return null;
     let size = first & (0xff >> length);
     for (let k = 1; k < length; k++) size = size * 256 + (b[i + 2 + k] ?? 0);
-    const start = i + 2 + length;
-    return size === 4 && ascii(b, start, 4) === "webm";
+    const docType = ascii(b, i + 2 + length, Math.min(size, 16));
+    return docType === "webm" ? "webm" : docType === "matroska" ? "mkv" : null;
   }
-  return false;
+  return null;
 }
 
 function sniffBmp(b: Uint8Array): boolean {
@@ -107,6 +132,10 @@ function detect(b: Uint8Array): Format | null {
   if (startsWith(b, [0x49, 0x49, 0x2a, 0x00]) || startsWith(b, [0x4d, 0x4d, 0x00, 0x2a])) return "tiff";
   if (startsWith(b, [0x49, 0x49, 0x2b, 0x00]) || startsWith(b, [0x4d, 0x4d, 0x00, 0x2b])) return "tiff";
   if (sniffBmp(b)) return "bmp";
-  if (sniffWebm(b)) return "webm";
-  return sniffFtyp(b);
+  const matroska = sniffMatroska(b);
+  if (matroska) return matroska;
+  if (startsWith(b, [0x30, 0x26, 0xb2, 0x75, 0x8e, 0x66, 0xcf, 0x11])) return "wmv";
+  if (b.length >= 9 && ascii(b, 0, 3) === "FLV" && b[3] === 1) return "flv";
+  if (sniffMpeg(b)) return "mpeg";
+  return sniffFtyp(b) ?? (sniffOldQuickTime(b) ? "mov" : null);
 }

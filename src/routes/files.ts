@@ -60,4 +60,21 @@ export const files = new Hono<AppEnv>()
       headers: robots(row),
     });
   })
-  .all("/f/:id/:name", methodNotAllowed("GET"));
+  .all("/f/:id/:name", methodNotAllowed("GET"))
+  // thumb: a WebP made from the current file; a new file gets a new thumbnail name.
+  .get("/t/:id/:name", async (c) => {
+    const row = await liveUpload(c);
+    if (!row.thumbKey || objectName(row.thumbKey) !== c.req.param("name")) throw notFound("No such thumbnail.");
+    const head = await c.env.FILES.head(row.thumbKey);
+    if (!head) throw notFound("No such thumbnail.");
+    return serveObject(c, {
+      key: row.thumbKey,
+      size: head.size,
+      etag: head.httpEtag,
+      mime: "image/webp",
+      cacheControl: immutableFor(row, Date.now()),
+      filename: c.req.param("name"),
+      headers: robots(row),
+    });
+  })
+  .all("/t/:id/:name", methodNotAllowed("GET"));

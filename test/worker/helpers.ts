@@ -1,4 +1,5 @@
 import { env, exports } from "cloudflare:workers";
+import { scheduled } from "../../src/cron";
 
 export const ORIGIN = "http://media.test";
 
@@ -61,4 +62,9 @@ export function upload(key: string, file: Uint8Array | null, fields: Record<stri
 
 export function api(key: string, path: string, init: RequestInit = {}) {
   return json(request(`/api${path}`, { ...init, headers: { "X-API-Key": key, ...(init.headers as object) } }));
+}
+
+/** Runs what the cron job runs, now (the media jobs the upload responses left behind). */
+export async function runCron(): Promise<void> {
+  await scheduled(env);
 }

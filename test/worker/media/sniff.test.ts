@@ -18,6 +18,14 @@ describe("sniff", () => {
     ["tiny/mp4-with-audio.mp4", "mp4", "video"],
     ["tiny/webm.webm", "webm", "video"],
     ["tiny/AudioVideoInterleave.avi", "avi", "video"],
+    ["generated/clip.mov", "mov", "video"],
+    ["generated/clip.m4v", "m4v", "video"],
+    ["generated/clip.mkv", "mkv", "video"],
+    ["generated/clip.mpg", "mpeg", "video"],
+    ["generated/clip.wmv", "wmv", "video"],
+    ["generated/clip.flv", "flv", "video"],
+    ["generated/clip.3gp", "3gp", "video"],
+    ["generated/clip.webm", "webm", "video"],
   ])("recognises %s as %s", async (path, format, type) => {
     expect(sniff(await fixture(path))).toMatchObject({ format, type });
   });
@@ -40,10 +48,17 @@ describe("sniff", () => {
     expect(sniff(ftyp("isom", "iso2", "mp41"))?.format).toBe("mp4");
   });
 
-  it("refuses audio-only MP4, unknown brands, Matroska and short or empty input", () => {
+  it("recognises QuickTime files without ftyp and MPEG transport streams", () => {
+    expect(sniff(new Uint8Array([0, 0, 0, 8, ...new TextEncoder().encode("wide"), 0, 0, 0, 8, ...new TextEncoder().encode("mdat")]))?.format).toBe("mov");
+    const ts = new Uint8Array(188 * 3);
+    ts[0] = ts[188] = ts[376] = 0x47;
+    expect(sniff(ts)?.format).toBe("mpeg");
+  });
+
+  it("refuses audio-only MP4, unknown brands, unknown EBML documents and short or empty input", () => {
     expect(sniff(ftyp("M4A ", "isom"))).toBeNull();
     expect(sniff(ftyp("zzzz"))).toBeNull();
-    expect(sniff(new Uint8Array([0x1a, 0x45, 0xdf, 0xa3, 0x42, 0x82, 0x88, ...new TextEncoder().encode("matroska")]))).toBeNull();
+    expect(sniff(new Uint8Array([0x1a, 0x45, 0xdf, 0xa3, 0x42, 0x82, 0x84, ...new TextEncoder().encode("what")]))).toBeNull();
     expect(sniff(new Uint8Array([0xff, 0xd8]))).toBeNull();
     expect(sniff(new Uint8Array())).toBeNull();
     expect(sniff(new TextEncoder().encode("BM not really a bitmap header"))).toBeNull();

@@ -1,0 +1,56 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** Generated test videos live here (ignored by git), made with the machine's ffmpeg. */
+export const GENERATED_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../.wrangler/test-media");
+
+export const LOCATION = "+48.8584+002.2945/";
+
+const base = (seconds: number, size: string) => [
+  "-f", "lavfi", "-i", `testsrc=size=${size}:rate=25:duration=${seconds}`,
+  "-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`,
+];
+
+/** One short clip per container the service accepts, plus rotated/geotagged phone-style files. */
+const CLIPS: Record<string, string[]> = {
+  "clip.mp4": [...base(1, "320x240"), "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-metadata", `location=${LOCATION}`],
+  "clip.webm": [...base(1, "320x240"), "-c:v", "libvpx", "-b:v", "200k", "-c:a", "libvorbis", "-metadata", "title=secret place"],
+  "clip.avi": [...base(1, "320x240"), "-c:v", "mpeg4", "-c:a", "mp3"],
+  "clip.mov": [...base(1, "320x240"), "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-metadata", `location=${LOCATION}`],
+  "clip.m4v": [...base(1, "320x240"), "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-f", "ipod"],
+  "clip.mkv": [...base(1, "320x240"), "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac"],
+  "clip.mpg": [...base(1, "320x240"), "-c:v", "mpeg2video", "-c:a", "mp2", "-f", "vob"],
+  "clip.wmv": [...base(1, "320x240"), "-c:v", "wmv2", "-c:a", "wmav2"],
+  "clip.flv": [...base(1, "320x240"), "-c:v", "flv1", "-c:a", "mp3", "-ar", "44100"],
+  "clip.3gp": [...base(1, "176x144"), "-c:v", "h263", "-c:a", "aac", "-ar", "8000", "-ac", "1"],
+  // Odd frame size: H.264 in yuv420p needs even dimensions after conversion.
+  "odd.avi": [...base(1, "321x241"), "-c:v", "mpeg4", "-c:a", "mp3"],
+};
+
+/**
+ * Phone videos held upright: stored 320x240, displayed 240x320 (a rotation tag, which ffmpeg
+ * writes as a display matrix when remuxing), with a location tag.
+ */
+const ROTATED: Record<string, string> = { "rotated.mp4": "clip.mp4", "rotated.mov": "clip.mov" };
+
+function ffmpeg(args: string[], output: string) {
+  const temp = `${output}.part${path.extname(output)}`;
+  execFileSync("ffmpeg", ["-v", "error", "-y", ...args, temp], { stdio: "pipe" });
+  execFileSync("mv", [temp, output]);
+}
+
+export function generateTestMedia(dir = GENERATED_DIR): string {
+  mkdirSync(dir, { recursive: true });
+  for (const [name, args] of Object.entries(CLIPS)) {
+    const file = path.join(dir, name);
+    if (!existsSync(file)) ffmpeg([...args, "-shortest"], file);
+  }
+  for (const [name, source] of Object.entries(ROTATED)) {
+    const file = path.join(dir, name);
+    if (existsSync(file)) continue;
+    ffmpeg(["-i", path.join(dir, source), "-c", "copy", "-metadata:s:v:0", "rotate=90", "-metadata", `location=${LOCATION}`], file);
+  }
+  return dir;
+}

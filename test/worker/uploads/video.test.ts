@@ -1,0 +1,211 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../../src/app";
+import { scheduled } from "../../../src/cron";
+import { api, fixture, newAccount, request, uploadForm, type TestAccount } from "../helpers";
+
+const DEAD_SERVICE = "http://127.0.0.1:9";
+
+/** Uploads through the app with the given env, and waits for the work started after the response. */
+async function uploadWith(account: TestAccount, bytes: Uint8Array, overrides: Partial<Env> = {}) {
+  const ctx = createExecutionContext();
+  const response = await createApp().fetch(
+    new Request("http://media.test/api", { method: "POST", headers: { "X-API-Key": account.full }, body: uploadForm(bytes) }),
+    { ...env, ...overrides },
+    ctx,
+  );
+  const body = (await response.json()) as { data: Record<string, any> };
+  await waitOnExecutionContext(ctx);
+  expect(response.status).toBe(200);
+  return body.data;
+}
+
+async function job(uploadId: string) {
+  return env.DB.prepare("SELECT status, attempts, last_error FROM media_jobs WHERE upload_id = ?")
+    .bind(uploadId)
+    .first<{ status: string; attempts: number; last_error: string | null }>();
+}
+
+async function served(url: string) {
+  const res = await request(new URL(url).pathname);
+  return { res, bytes: new Uint8Array(await res.arrayBuffer()) };
+}
+
+/** Asks the media service (ffprobe) what a served file is. */
+async function probe(bytes: Uint8Array) {
+  const res = await fetch(`${env.MEDIA_SERVICE_URL}/probe`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${env.MEDIA_SECRET}` },
+    body: bytes,
+  });
+  expect(res.status).toBe(200);
+  return res.json<{ container: string; videoCodec: string; audioCodec: string | null; width: number; height: number; rotation: number }>();
+}
+
+/** MP4 keeps a location in a `loci` box (3GPP) or a `©xyz` atom (QuickTime). */
+const hasLocation = (bytes: Uint8Array) =>
+  contains(bytes, new TextEncoder().encode("loci")) || contains(bytes, new Uint8Array([0xa9, 0x78, 0x79, 0x7a]));
+
+function contains(bytes: Uint8Array, needle: Uint8Array | string) {
+  if (typeof needle === "string") needle = new TextEncoder().encode(needle);
+  outer: for (let i = bytes.indexOf(needle[0]!); i !== -1; i = bytes.indexOf(needle[0]!, i + 1)) {
+    for (let j = 1; j < needle.length; j++) if (bytes[i + j] !== needle[j]) continue outer;
+    return true;
+  }
+  return false;
+}
+
+async function objectsOf(uploadId: string) {
+  return (await env.FILES.list({ prefix: `uploads/${uploadId}/` })).objects.map((o) => o.key);
+}
+
+describe("video uploads", () => {
+  it.each([
+    ["clip.avi", 320, 240],
+    ["clip.mov", 320, 240],
+    ["clip.m4v", 320, 240],
+    ["clip.mkv", 320, 240],
+    ["clip.mpg", 320, 240],
+    ["clip.wmv", 320, 240],
+    ["clip.flv", 320, 240],
+    ["clip.3gp", 176, 144],
+    ["rotated.mov", 240, 320],
+    ["odd.avi", 320, 240],
+  ])("converts %s to MP4 after the response (%i x %i)", async (name, width, height) => {
+    const account = await newAccount();
+    const original = await fixture(`generated/${name}`);
+    const uploaded = await uploadWith(account, original);
+    expect(uploaded.type).toBe("video");
+    expect(uploaded.path).not.toMatch(/\.mp4$/);
+    expect((await job(uploaded.id))?.status).toBe("done");
+
+    const { body } = await api(account.full, `/${uploaded.id}`);
+    const data = body.data;
+    expect(data.path).toMatch(/\.mp4$/);
+    expect(data.src).toBe(uploaded.src);
+    expect([data.width, data.height]).toEqual(
+      name === "odd.avi" ? [expect.any(Number), expect.any(Number)] : [width, height],
+    );
+    const { res, bytes } = await served(data.src);
+    expect(res.headers.get("Content-Type")).toBe("video/mp4");
+    expect(data.size).toBe(bytes.length);
+    const probed = await probe(bytes);
+    expect(probed).toMatchObject({ videoCodec: "h264", audioCodec: "aac" });
+    expect([probed.width, probed.height]).toEqual([data.width, data.height]);
+    expect(probed.width % 2 + probed.height % 2).toBe(0);
+    expect(hasLocation(bytes)).toBe(false);
+
+    const thumb = await served(data.thumb);
+    expect(thumb.res.headers.get("Content-Type")).toBe("image/webp");
+    const thumbInfo = await probe(thumb.bytes);
+    expect(thumbInfo.width).toBe(Math.min(280, data.width));
+    // Only the converted file and its thumbnail remain.
+    expect((await objectsOf(uploaded.id)).sort()).toEqual(
+      [new URL(data.path).pathname.replace("/f/", "uploads/"), new URL(data.thumb).pathname.replace("/t/", "uploads/")].sort(),
+    );
+  });
+
+  it("keeps MP4 as MP4 but removes its location by a remux, keeping the rotation", async () => {
+    const account = await newAccount();
+    const original = await fixture("generated/rotated.mp4");
+    expect(hasLocation(original)).toBe(true);
+    const uploaded = await uploadWith(account, original);
+    const { body } = await api(account.full, `/${uploaded.id}`);
+    expect(body.data).toMatchObject({ width: 240, height: 320 });
+    expect(body.data.path).toMatch(/\.mp4$/);
+    expect(body.data.path).not.toBe(uploaded.path);
+    const { bytes } = await served(body.data.src);
+    expect(hasLocation(bytes)).toBe(false);
+    const probed = await probe(bytes);
+    expect(probed).toMatchObject({ videoCodec: "h264", width: 240, height: 320 });
+    expect([90, 270]).toContain(probed.rotation);
+  });
+
+  it("keeps WebM as WebM without its metadata", async () => {
+    const account = await newAccount();
+    const original = await fixture("generated/clip.webm");
+    expect(contains(original, "secret place")).toBe(true);
+    const uploaded = await uploadWith(account, original);
+    const { body } = await api(account.full, `/${uploaded.id}`);
+    expect(body.data.path).toMatch(/\.webm$/);
+    expect(body.data).toMatchObject({ width: 320, height: 240 });
+    const { res, bytes } = await served(body.data.src);
+    expect(res.headers.get("Content-Type")).toBe("video/webm");
+    expect(contains(bytes, "secret place")).toBe(false);
+    expect((await probe(bytes)).videoCodec).toBe("vp8");
+  });
+});
+
+describe("durable conversion", () => {
+  it("serves the original while the service is down, and converts on the cron job's retry", async () => {
+    const account = await newAccount();
+    const original = await fixture("generated/clip.avi");
+    const uploaded = await uploadWith(account, original, { MEDIA_SERVICE_URL: DEAD_SERVICE });
+    const pending = await job(uploaded.id);
+    expect(pending).toMatchObject({ status: "pending", attempts: 1 });
+    expect(pending?.last_error).toMatch(/unreachable/);
+
+    const before = await served(uploaded.src);
+    expect(before.res.headers.get("Content-Type")).toBe("video/x-msvideo");
+    expect(before.bytes).toEqual(original);
+
+    // Not due yet: the retry waits for its backoff.
+    await scheduled(env);
+    expect((await job(uploaded.id))?.attempts).toBe(1);
+
+    await scheduled(env, () => Date.now() + 61_000);
+    expect(await job(uploaded.id)).toMatchObject({ status: "done", attempts: 2 });
+    const after = await served(uploaded.src);
+    expect(after.res.headers.get("Content-Type")).toBe("video/mp4");
+  });
+
+  it("gives up after a bounded number of attempts, recording the failure and keeping the original", async () => {
+    const account = await newAccount();
+    const original = await fixture("generated/clip.flv");
+    const uploaded = await uploadWith(account, original, { MEDIA_SERVICE_URL: DEAD_SERVICE });
+    const dead = { ...env, MEDIA_SERVICE_URL: DEAD_SERVICE };
+    for (let hour = 1; hour <= 6; hour++) await scheduled(dead, () => Date.now() + hour * 3_600_000);
+    expect(await job(uploaded.id)).toMatchObject({ status: "failed", attempts: 5 });
+    // Nothing more happens, even with the service back.
+    await scheduled(env, () => Date.now() + 10 * 3_600_000);
+    expect((await job(uploaded.id))?.attempts).toBe(5);
+    const { res, bytes } = await served(uploaded.src);
+    expect(res.status).toBe(200);
+    expect(bytes).toEqual(original);
+  });
+
+  it("fails at once, keeping the original, when the media itself is unreadable", async () => {
+    const account = await newAccount();
+    const valid = await fixture("generated/clip.avi");
+    const broken = new Uint8Array(4096);
+    broken.set(valid.slice(0, 64)); // an AVI header, then nothing playable
+    const uploaded = await uploadWith(account, broken);
+    expect(await job(uploaded.id)).toMatchObject({ status: "failed", attempts: 1 });
+    expect((await served(uploaded.src)).bytes).toEqual(broken);
+    expect((await api(account.full, `/${uploaded.id}`)).body.data.path).toBe(uploaded.path);
+  });
+
+  it("takes over a job whose runner died (lease expired)", async () => {
+    const account = await newAccount();
+    const uploaded = await uploadWith(account, await fixture("generated/clip.mkv"), { MEDIA_SERVICE_URL: DEAD_SERVICE });
+    // As if a runner had claimed it and then vanished.
+    await env.DB.prepare("UPDATE media_jobs SET status = 'running', lease_until = ? WHERE upload_id = ?")
+      .bind(Date.now() + 60_000, uploaded.id)
+      .run();
+    await scheduled(env, () => Date.now() + 30_000);
+    expect((await job(uploaded.id))?.status).toBe("running");
+    await scheduled(env, () => Date.now() + 61 * 60_000);
+    expect((await job(uploaded.id))?.status).toBe("done");
+    expect((await api(account.full, `/${uploaded.id}`)).body.data.path).toMatch(/\.mp4$/);
+  });
+
+  it("drops the work of an upload deleted before it ran, leaving no files behind", async () => {
+    const account = await newAccount();
+    const uploaded = await uploadWith(account, await fixture("generated/clip.wmv"), { MEDIA_SERVICE_URL: DEAD_SERVICE });
+    await api(account.full, `/${uploaded.id}`, { method: "DELETE" });
+    await scheduled(env, () => Date.now() + 61_000);
+    expect((await job(uploaded.id))?.status).toBe("done");
+    expect(await objectsOf(uploaded.id)).toEqual([]);
+  });
+});
