@@ -45,6 +45,8 @@ export default defineConfig(async () => {
           ],
           test: {
             name: "worker",
+            // Generous: CI has 2 cores, and some tests stream 100 MB or run ffmpeg.
+            testTimeout: 60_000,
             globalSetup: ["test/worker/global-setup.ts"],
             include: ["test/worker/**/*.test.ts"],
             setupFiles: ["test/worker/setup.ts"],
