@@ -107,9 +107,21 @@ async function processVideo(deps: ProcessDeps, upload: UploadRow, written: strin
   const objectKey = newObjectKey(upload.id, format);
   const stored = await put(deps, objectKey, response, mime, written);
 
-  const thumbKey = newObjectKey(upload.id, "webp");
-  await put(deps, thumbKey, await callOnObject(deps, objectKey, `/thumbnail?width=${THUMB_WIDTH}`), "image/webp", written);
-  return { objectKey, mime, size: stored.size, etag: stored.httpEtag, width, height, thumbKey };
+  return { objectKey, mime, size: stored.size, etag: stored.httpEtag, width, height, thumbKey: await videoThumbnail(deps, upload.id, objectKey, written) };
+}
+
+/** A video without a decodable first frame still gets its converted file, just no thumbnail. */
+async function videoThumbnail(deps: ProcessDeps, uploadId: string, videoKey: string, written: string[]) {
+  let response: Response;
+  try {
+    response = await callOnObject(deps, videoKey, `/thumbnail?width=${THUMB_WIDTH}`);
+  } catch (error) {
+    if (error instanceof MediaServiceError && error.permanent) return null;
+    throw error;
+  }
+  const thumbKey = newObjectKey(uploadId, "webp");
+  await put(deps, thumbKey, response, "image/webp", written);
+  return thumbKey;
 }
 
 /** The cron job's part: re-drive jobs whose first run failed, crashed or never happened. */

@@ -8,7 +8,7 @@ import { api, fixture, newAccount, request, uploadForm, type TestAccount } from 
 const DEAD_SERVICE = "http://127.0.0.1:9";
 
 /** Uploads through the app with the given env, and waits for the work started after the response. */
-async function uploadWith(account: TestAccount, bytes: Uint8Array, overrides: Partial<Env> = {}) {
+async function uploadWith(account: TestAccount, bytes: Uint8Array, overrides: Partial<Cloudflare.Env> = {}) {
   const ctx = createExecutionContext();
   const response = await createApp().fetch(
     new Request("http://media.test/api", { method: "POST", headers: { "X-API-Key": account.full }, body: uploadForm(bytes) }),
@@ -47,8 +47,8 @@ async function probe(bytes: Uint8Array) {
 const hasLocation = (bytes: Uint8Array) =>
   contains(bytes, new TextEncoder().encode("loci")) || contains(bytes, new Uint8Array([0xa9, 0x78, 0x79, 0x7a]));
 
-function contains(bytes: Uint8Array, needle: Uint8Array | string) {
-  if (typeof needle === "string") needle = new TextEncoder().encode(needle);
+function contains(bytes: Uint8Array, text: Uint8Array | string) {
+  const needle = typeof text === "string" ? new TextEncoder().encode(text) : text;
   outer: for (let i = bytes.indexOf(needle[0]!); i !== -1; i = bytes.indexOf(needle[0]!, i + 1)) {
     for (let j = 1; j < needle.length; j++) if (bytes[i + j] !== needle[j]) continue outer;
     return true;
