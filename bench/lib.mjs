@@ -1,0 +1,207 @@
+// Helpers shared by the benchmark suites: local servers, accounts, request bodies, load runs
+// and plain-text tables.
+import { randomBytes, randomFillSync } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { deflateSync } from "node:zlib";
+import autocannon from "autocannon";
+import { freePort, ROOT, startServer } from "../scripts/lib/server.mjs";
+
+export { ROOT };
+
+/** Duration of each measured run and of the warm-up before it, in seconds. */
+export const DURATION = Number(process.env.BENCH_DURATION || 5);
+export const WARMUP = Number(process.env.BENCH_WARMUP || 1);
+
+/**
+ * Cleanup registry for one `npm run bench`: suites register what they start, run.mjs undoes it
+ * in reverse order, on success, failure or Ctrl+C.
+ */
+export function createContext() {
+  const undo = [];
+  return {
+    defer: (fn) => undo.push(fn),
+    async cleanup() {
+      while (undo.length) {
+        try {
+          await undo.pop()();
+        } catch (error) {
+          console.error(`cleanup: ${error}`);
+        }
+      }
+    },
+  };
+}
+
+export async function tempDir(ctx, prefix) {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  ctx.defer(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/**
+ * Start servers one at a time: wrangler instances starting together can race for the same
+ * free port (inspector or runtime), and one of them then exits. The retry covers that race
+ * with wrangler processes outside this run.
+ */
+async function start(ctx, name, options) {
+  for (let attempt = 1; ; attempt++) {
+    const stateDir = await tempDir(ctx, `bench-${name}-`);
+    try {
+      const server = await startServer({ port: await freePort(), stateDir, ...options });
+      ctx.defer(server.stop);
+      return server;
+    } catch (error) {
+      if (attempt === 2 || !/exited/.test(String(error))) throw error;
+      console.error(`${name} did not start, retrying: ${String(error).split("\n").slice(0, 3).join(" ")}`);
+    }
+  }
+}
+
+/** The service on a fresh database, with one account; resolves { url, fullKey, uploadKey }. */
+export async function startService(ctx, { vars = {} } = {}) {
+  const adminToken = randomBytes(24).toString("hex");
+  const server = await start(ctx, "service", { vars: { ADMIN_TOKEN: adminToken, ...vars } });
+  const account = await createAccount(server.url, adminToken, "bench");
+  return { url: server.url, fullKey: account.full_key, uploadKey: account.upload_key };
+}
+
+/** bench/minimal: a Worker that only streams R2 objects, the baseline for file serving. */
+export async function startMinimal(ctx) {
+  const server = await start(ctx, "minimal", { config: "bench/minimal/wrangler.toml", migrate: false, readyPath: "/" });
+  return { url: server.url };
+}
+
+export async function createAccount(url, adminToken, name) {
+  const res = await fetch(`${url}/admin/accounts`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${adminToken}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ name }),
+  });
+  if (res.status !== 201) throw new Error(`account creation failed: ${res.status} ${await res.text()}`);
+  return (await res.json()).data;
+}
+
+/**
+ * A multipart/form-data body built once, so a load run sends identical bytes every time
+ * instead of paying for encoding on the client. `file` is { field, filename, type, data }.
+ */
+export function multipartBody(fields, file) {
+  const boundary = `----bench${randomBytes(12).toString("hex")}`;
+  const parts = [];
+  for (const [name, value] of Object.entries(fields)) {
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+  }
+  if (file) {
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.filename}"\r\n` +
+          `Content-Type: ${file.type}\r\n\r\n`,
+      ),
+      file.data,
+      Buffer.from("\r\n"),
+    );
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/** Uploads one file and returns the Upload resource (`data` of the response). */
+export async function upload(service, file, fields = {}) {
+  const { body, contentType } = multipartBody(fields, file);
+  const res = await fetch(`${service.url}/api`, {
+    method: "POST",
+    headers: { "X-API-Key": service.fullKey, "Content-Type": contentType },
+    body,
+  });
+  const json = await res.json().catch(() => null);
+  if (res.status !== 200 || json?.type !== "success") throw new Error(`upload failed: ${res.status} ${JSON.stringify(json)}`);
+  return json.data;
+}
+
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+
+function crc32(buf) {
+  let c = 0xffffffff;
+  for (const byte of buf) c = CRC_TABLE[(c ^ byte) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+function pngChunk(type, data) {
+  const head = Buffer.alloc(8);
+  head.writeUInt32BE(data.length, 0);
+  head.write(type, 4, "ascii");
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
+  return Buffer.concat([head, data, crc]);
+}
+
+/**
+ * A valid RGB PNG of random noise of about `targetBytes`. Noise does not compress, so the file
+ * size follows the pixel count, and every call gives different bytes. A real image (rather than
+ * a fixture padded with junk) keeps working whatever checks uploads get later.
+ */
+export function makePng(targetBytes, width = 64) {
+  const rowBytes = 1 + width * 3; // filter byte + pixels
+  const height = Math.max(1, Math.round((targetBytes - 70) / rowBytes));
+  const raw = randomFillSync(Buffer.alloc(rowBytes * height));
+  for (let y = 0; y < height; y++) raw[y * rowBytes] = 0;
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit, truecolour, deflate, no filter method, no interlace
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk("IHDR", ihdr),
+    pngChunk("IDAT", deflateSync(raw, { level: 0 })),
+    pngChunk("IEND", Buffer.alloc(0)),
+  ]);
+}
+
+/**
+ * One autocannon run after a warm-up at the same concurrency. req/s counts 2xx responses only
+ * (autocannon's latency histogram does too), so failures cannot inflate the rate.
+ */
+export async function load({ url, connections, method = "GET", headers, body, duration = DURATION, warmup = WARMUP }) {
+  const result = await autocannon({
+    url,
+    method,
+    headers,
+    body,
+    connections,
+    duration,
+    ...(warmup > 0 ? { warmup: { connections, duration: warmup } } : {}),
+  });
+  const statuses = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count]));
+  return {
+    connections,
+    duration: result.duration,
+    requests: result.requests.total,
+    ok: result["2xx"],
+    rps: result["2xx"] / result.duration,
+    latencyMs: { mean: result.latency.average, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
+    bytesPerSecond: result.throughput.total / result.duration,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statuses,
+  };
+}
+
+/** `columns` is [[header, value(row)], ...]; cells are right-aligned so numbers line up. */
+export function table(title, columns, rows) {
+  const cells = rows.map((row) => columns.map(([, value]) => String(value(row))));
+  const headers = columns.map(([header]) => header);
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i].length)));
+  const line = (values) => values.map((v, i) => v.padStart(widths[i])).join("  ");
+  return [title, line(headers), widths.map((w) => "-".repeat(w)).join("  "), ...cells.map(line)].join("\n") + "\n";
+}
+
+export const fixed = (digits) => (n) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
+export const ratio = (a, b) => (b > 0 ? a / b : NaN);
+export const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
