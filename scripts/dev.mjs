@@ -1,9 +1,12 @@
-// `npm run dev`: local D1/R2 state, migrations, the Worker on 127.0.0.1:$PORT and a demo account.
+// `npm run dev`: local D1/R2 state, migrations, the media service, the Worker on 127.0.0.1:$PORT
+// and a demo account.
 //   PORT       port to listen on (default 8787)
 //   STATE_DIR  where local D1/R2/Durable Object state lives (default .wrangler/state)
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { ROOT, startServer } from "./lib/server.mjs";
+import { randomBytes } from "node:crypto";
+import { startMediaService } from "./lib/media.mjs";
+import { freePort, ROOT, startServer } from "./lib/server.mjs";
 
 const port = Number(process.env.PORT || 8787);
 const stateDir = path.resolve(ROOT, process.env.STATE_DIR || ".wrangler/state");
@@ -14,10 +17,28 @@ if (!existsSync(devVars)) {
   copyFileSync(path.join(ROOT, ".dev.vars.example"), devVars);
   console.log("Created .dev.vars from .dev.vars.example.");
 }
-const adminToken = /^ADMIN_TOKEN=(.*)$/m.exec(readFileSync(devVars, "utf8"))?.[1]?.trim();
+const secrets = readFileSync(devVars, "utf8");
+const adminToken = /^ADMIN_TOKEN=(.*)$/m.exec(secrets)?.[1]?.trim();
+// An older .dev.vars may predate the media service: a random secret then does for this run.
+const mediaSecret = /^MEDIA_SECRET=(.*)$/m.exec(secrets)?.[1]?.trim() || randomBytes(24).toString("hex");
+
+// No Docker here: the media service (container/) runs as a plain process beside the Worker.
+const media = await startMediaService({ port: await freePort(), secret: mediaSecret, log: true });
+console.log(`Media service on ${media.url}.`);
 
 console.log(`Applying migrations and starting the service (state in ${path.relative(ROOT, stateDir) || stateDir})...`);
-const server = await startServer({ port, stateDir, log: true });
+let server;
+try {
+  server = await startServer({
+    port,
+    stateDir,
+    log: true,
+    vars: { MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: mediaSecret },
+  });
+} catch (error) {
+  await media.stop();
+  throw error;
+}
 
 /** The demo account's keys are kept beside the local state, since keys are only shown once. */
 async function demoAccount() {
@@ -52,12 +73,12 @@ Admin API token: from .dev.vars (ADMIN_TOKEN). Stop with Ctrl+C.
 `);
 } catch (error) {
   console.error(String(error));
-  await server.stop();
+  await Promise.all([server.stop(), media.stop()]);
   process.exit(1);
 }
 
 const shutdown = async () => {
-  await server.stop();
+  await Promise.all([server.stop(), media.stop()]);
   process.exit(0);
 };
 process.on("SIGINT", shutdown);

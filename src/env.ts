@@ -16,6 +16,8 @@ export interface Env {
   MEDIA_SERVICE_URL?: string;
   /** Shared secret between the Worker and the media service. */
   MEDIA_SECRET?: string;
+  /** Delay before the first retry of failed media work, in seconds (doubling after). */
+  MEDIA_RETRY_SECONDS?: string;
 }
 
 export type AppEnv = {

@@ -1,4 +1,5 @@
 import { Hono, type Context } from "hono";
+import { uploadDeps } from "../deps";
 import type { AppEnv } from "../env";
 import { notFound } from "../errors";
 import { publicOrigin } from "../http/request-info";
@@ -8,7 +9,7 @@ import { removeUploadByToken, uploadForDeleteLink } from "../uploads/remove";
 import { escapeHtml, page, PAGE_HEADERS } from "./html";
 import { methodNotAllowed } from "./method-not-allowed";
 
-const deps = (c: Context<AppEnv>) => ({ db: c.var.db, bucket: c.env.FILES, now: Date.now });
+const deps = (c: Context<AppEnv>) => uploadDeps(c.env, c.var.db);
 
 export const pages = new Hono<AppEnv>()
   /**

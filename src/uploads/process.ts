@@ -30,6 +30,8 @@ const FIRST_RUN_GRACE_MS = 2 * 60_000;
 
 export interface ProcessDeps extends UploadDeps {
   media: MediaService;
+  /** First retry delay; each later one doubles, up to an hour. */
+  retryBaseMs: number;
 }
 
 export function needsProcessing(file: { type: string }) {
@@ -46,9 +48,7 @@ export async function planProcessing(deps: UploadDeps, uploadId: string, sourceK
 
 export const cancelProcessing = (deps: UploadDeps, jobId: string) => deleteMediaJob(deps.db, jobId);
 
-function backoff(attempt: number) {
-  return Math.min(60 * 60_000, 60_000 * 2 ** (attempt - 1));
-}
+const backoff = (deps: ProcessDeps, attempt: number) => Math.min(60 * 60_000, deps.retryBaseMs * 2 ** (attempt - 1));
 
 export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<void> {
   const job = await claimMediaJob(deps.db, jobId, deps.now(), LEASE_MS, MAX_ATTEMPTS);
@@ -79,7 +79,7 @@ export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<voi
       job,
       permanent || exhausted
         ? { status: "failed", error: message }
-        : { status: "pending", error: message, nextAttemptAt: deps.now() + backoff(job.attempts) },
+        : { status: "pending", error: message, nextAttemptAt: deps.now() + backoff(deps, job.attempts) },
       deps.now(),
     );
   }

@@ -5,7 +5,7 @@ import { readFields } from "../../http/body";
 import { publicOrigin } from "../../http/request-info";
 import { parseOrThrow, validate } from "../../http/validation";
 import { changeUpload } from "../../uploads/change";
-import type { UploadDeps } from "../../uploads/deps";
+import { uploadDeps } from "../../deps";
 import { presentUpload } from "../../uploads/present";
 import { getOwnedUpload, listPage } from "../../uploads/read";
 import { removeOwnedUpload } from "../../uploads/remove";
@@ -14,7 +14,7 @@ import { openApiDocument } from "./openapi";
 import { changeBody, listQuery } from "./schemas";
 import { handleUpload } from "./upload";
 
-const deps = (c: Context<AppEnv>): UploadDeps => ({ db: c.var.db, bucket: c.env.FILES, now: Date.now });
+const deps = (c: Context<AppEnv>) => uploadDeps(c.env, c.var.db);
 
 export const api = new Hono<AppEnv>()
   .get("/openapi.json", (c) => c.json(openApiDocument(publicOrigin(c))))

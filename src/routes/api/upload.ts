@@ -13,7 +13,7 @@ import type { UploadDeps } from "../../uploads/deps";
 import { ingestFile, type IngestedFile } from "../../uploads/ingest";
 import { presentUploadResult } from "../../uploads/present";
 import { runMediaJob } from "../../uploads/process";
-import { mediaService } from "../../media/service";
+import { processDeps } from "../../deps";
 import { uploadFields } from "./schemas";
 
 const FILE_FIELDS = new Set(["uploads", "uploads[]"]);
@@ -112,7 +112,7 @@ export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
     const result = await createUpload(deps, { id, accountId: c.var.caller.accountId, file, options: settings });
     if (!result.duplicate && result.jobId) {
       // Conversion starts now, after the response; the cron job re-drives it if this run fails.
-      c.executionCtx.waitUntil(runMediaJob({ ...deps, media: mediaService(c.env) }, result.jobId));
+      c.executionCtx.waitUntil(runMediaJob(processDeps(c.env, deps.db, deps.now), result.jobId));
     }
     return c.json({ type: "success" as const, msg: "success" as const, data: presentUploadResult(result.row, publicOrigin(c), result) });
   } catch (error) {
