@@ -18,10 +18,10 @@ export interface TestServer {
 }
 
 /** `wrangler dev` on a free port with a fresh, temporary state directory. */
-export async function startTestServer(): Promise<TestServer> {
+export async function startTestServer(vars: Record<string, string> = {}): Promise<TestServer> {
   const stateDir = await mkdtemp(path.join(os.tmpdir(), "media-host-test-"));
   try {
-    const server = await startServer({ port: await freePort(), stateDir, vars: { ADMIN_TOKEN } });
+    const server = await startServer({ port: await freePort(), stateDir, vars: { ADMIN_TOKEN, ...vars } });
     return {
       url: server.url,
       api: `${server.url}/api`,

@@ -1,0 +1,96 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { startMediaService, type MediaServiceProcess } from "../../scripts/lib/media.mjs";
+import { freePort } from "../../scripts/lib/server.mjs";
+import { createAccount, startTestServer, uploadFile, type TestServer } from "./server";
+
+const SECRET = "video-retry-test-secret";
+
+let dir: string;
+let video: Uint8Array;
+let mediaPort: number;
+let media: MediaServiceProcess | null = null;
+let server: TestServer;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "video-retry-"));
+  // Long enough that the conversion is still running when the service is killed.
+  const file = path.join(dir, "long.avi");
+  execFileSync("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=960x540:rate=25:duration=8",
+    "-f", "lavfi", "-i", "sine=duration=8", "-c:v", "mpeg4", "-q:v", "5", "-c:a", "mp3", "-shortest", file]);
+  video = new Uint8Array(await readFile(file));
+  mediaPort = await freePort();
+  media = await startMediaService({ port: mediaPort, secret: SECRET });
+  server = await startTestServer({ MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: SECRET, MEDIA_RETRY_SECONDS: "1" });
+});
+
+afterAll(async () => {
+  await media?.stop();
+  await server?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(250);
+  }
+}
+
+/** Like a container dying: the service and the ffmpeg it started go at once. */
+function killMediaService(service: MediaServiceProcess) {
+  try {
+    execFileSync("pkill", ["-KILL", "-P", String(service.pid)]);
+  } catch {}
+  service.process.kill("SIGKILL");
+}
+
+it("finishes a conversion whose media service died mid-job, serving the original meanwhile", async () => {
+  const account = await createAccount(server, "retry");
+  const res = await uploadFile(server, account.full, video, "long.avi");
+  expect(res.status).toBe(200);
+  const { data } = (await res.json()) as { data: { id: string; src: string; path: string } };
+
+  // The conversion started right after the response; kill the service while it runs.
+  await until("the conversion to start", async () => {
+    const health = (await (await fetch(`${media!.url}/health`)).json()) as { running: number };
+    return health.running > 0 ? true : undefined;
+  });
+  killMediaService(media!);
+  media = null;
+
+  // The original stays served, whole.
+  const during = await fetch(data.src);
+  expect(during.headers.get("Content-Type")).toBe("video/x-msvideo");
+  expect(new Uint8Array(await during.arrayBuffer())).toEqual(video);
+
+  media = await startMediaService({ port: mediaPort, secret: SECRET });
+  // The cron job re-drives the failed job once its (1 s) retry delay has passed.
+  const converted = await until("the retried conversion", async () => {
+    await fetch(`${server.url}/cdn-cgi/handler/scheduled?cron=*+*+*+*+*`);
+    const upload = await fetch(`${server.api}/${data.id}`, { headers: { "X-API-Key": account.full } });
+    const body = (await upload.json()) as { data: { path: string; width: number; height: number; thumb: string | null } };
+    return body.data.path.endsWith(".mp4") ? body.data : undefined;
+  });
+  expect(converted).toMatchObject({ width: 960, height: 540 });
+  expect(converted.thumb).toMatch(/\.webp$/);
+
+  const after = await fetch(data.src);
+  expect(after.headers.get("Content-Type")).toBe("video/mp4");
+  const out = path.join(dir, "served.mp4");
+  await writeFile(out, new Uint8Array(await after.arrayBuffer()));
+  const streams = execFileSync("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", out], { encoding: "utf8" });
+  expect(streams).toContain("h264,960,540");
+  expect(streams).toContain("aac");
+  // The old path now leads to the converted file.
+  const old = await fetch(data.path, { redirect: "manual" });
+  expect(old.status).toBe(302);
+});
