@@ -1,4 +1,6 @@
-import { readFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { Readable } from "node:stream";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
@@ -17,7 +19,9 @@ async function serveFixture(request: Request): Promise<Response> {
   const file = path.resolve(root, relative);
   if (!file.startsWith(root + path.sep)) return new Response("outside fixtures", { status: 400 });
   try {
-    return new Response(await readFile(file));
+    const { size } = await stat(file);
+    // Streamed: some generated files are 200 MB.
+    return new Response(Readable.toWeb(createReadStream(file)) as ReadableStream, { headers: { "Content-Length": String(size) } });
   } catch {
     return new Response(`no fixture ${name}`, { status: 404 });
   }

@@ -27,6 +27,8 @@ const CLIPS: Record<string, string[]> = {
   "clip.3gp": [...base(1, "176x144"), "-c:v", "h263", "-c:a", "aac", "-ar", "8000", "-ac", "1"],
   // Odd frame size: H.264 in yuv420p needs even dimensions after conversion.
   "odd.avi": [...base(1, "321x241"), "-c:v", "mpeg4", "-c:a", "mp3"],
+  // Just under the 200 MiB file limit: 150 uncompressed 720p frames (quick to make, slow to move).
+  "large.avi": [...base(6, "1280x720"), "-frames:v", "150", "-c:v", "rawvideo", "-pix_fmt", "yuv420p", "-c:a", "pcm_s16le"],
 };
 
 /**
