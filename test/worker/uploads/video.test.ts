@@ -209,3 +209,15 @@ describe("durable conversion", () => {
     expect(await objectsOf(uploaded.id)).toEqual([]);
   });
 });
+
+describe("reaching the media service", () => {
+  it("uses the Container binding when no MEDIA_SERVICE_URL is configured", async () => {
+    const { mediaService, MediaServiceError } = await import("../../../src/media/service");
+    const service = mediaService({ ...env, MEDIA_SERVICE_URL: "" });
+    // workerd here has no container runtime: reaching the binding is all that can be shown.
+    const error = await service.call("/probe", new Uint8Array([1, 2, 3]), 3).catch((e) => e);
+    expect(error).toBeInstanceOf(MediaServiceError);
+    expect(error.status).toBe(0);
+    expect(error.message).toMatch(/Containers have not been enabled/);
+  });
+});
