@@ -1,0 +1,259 @@
+import type { Format } from "./sniff";
+
+/**
+ * Image dimensions and orientation read from the header alone, so that size limits are decided
+ * before any pixel is decoded. `width`/`height` are the upright display size.
+ */
+export interface ImageInfo {
+  width: number;
+  height: number;
+  /** Stored pixel size, before orientation. */
+  storedWidth: number;
+  storedHeight: number;
+  /** EXIF orientation 1-8 (1 when absent). 5-8 swap the axes. */
+  orientation: number;
+}
+
+export type HeaderResult = ImageInfo | { need: "more" } | { invalid: string };
+
+const more = { need: "more" } as const;
+const invalid = (reason: string) => ({ invalid: reason });
+
+class Reader {
+  constructor(
+    readonly b: Uint8Array,
+    readonly little = false,
+  ) {}
+  has(at: number, n: number) {
+    return at >= 0 && at + n <= this.b.length;
+  }
+  u8(at: number) {
+    return this.b[at]!;
+  }
+  u16(at: number) {
+    return this.little ? this.b[at]! | (this.b[at + 1]! << 8) : (this.b[at]! << 8) | this.b[at + 1]!;
+  }
+  u32(at: number) {
+    return this.little
+      ? (this.b[at]! | (this.b[at + 1]! << 8) | (this.b[at + 2]! << 16) | (this.b[at + 3]! << 24)) >>> 0
+      : ((this.b[at]! << 24) | (this.b[at + 1]! << 16) | (this.b[at + 2]! << 8) | this.b[at + 3]!) >>> 0;
+  }
+  ascii(at: number, n: number) {
+    return String.fromCharCode(...this.b.subarray(at, at + n));
+  }
+}
+
+function info(storedWidth: number, storedHeight: number, orientation = 1): HeaderResult {
+  if (!(storedWidth > 0 && storedHeight > 0)) return invalid("the image header gives no size");
+  const o = orientation >= 1 && orientation <= 8 ? orientation : 1;
+  const swap = o >= 5;
+  return {
+    width: swap ? storedHeight : storedWidth,
+    height: swap ? storedWidth : storedHeight,
+    storedWidth,
+    storedHeight,
+    orientation: o,
+  };
+}
+
+/** Orientation (tag 0x0112) from a TIFF structure (EXIF payload or a TIFF file), or 1. */
+export function tiffOrientation(tiff: Uint8Array): number {
+  return tiffTags(tiff, [0x0112]).get(0x0112) ?? 1;
+}
+
+function tiffTags(tiff: Uint8Array, wanted: number[]): Map<number, number> {
+  const found = new Map<number, number>();
+  if (tiff.length < 8) return found;
+  const order = String.fromCharCode(tiff[0]!, tiff[1]!);
+  if (order !== "II" && order !== "MM") return found;
+  const r = new Reader(tiff, order === "II");
+  const ifd = r.u32(4);
+  if (!r.has(ifd, 2)) return found;
+  const count = r.u16(ifd);
+  for (let i = 0; i < count; i++) {
+    const entry = ifd + 2 + i * 12;
+    if (!r.has(entry, 12)) break;
+    const tag = r.u16(entry);
+    if (!wanted.includes(tag)) continue;
+    const type = r.u16(entry + 2);
+    found.set(tag, type === 3 ? r.u16(entry + 8) : r.u32(entry + 8));
+  }
+  return found;
+}
+
+function jpeg(b: Uint8Array): HeaderResult {
+  const r = new Reader(b);
+  let at = 2;
+  let orientation = 1;
+  for (;;) {
+    if (!r.has(at, 4)) return more;
+    if (r.u8(at) !== 0xff) return invalid("broken JPEG marker structure");
+    const marker = r.u8(at + 1);
+    if (marker === 0xff) {
+      at++; // fill byte
+      continue;
+    }
+    if (marker === 0xd8 || (marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) {
+      at += 2;
+      continue;
+    }
+    if (marker === 0xd9 || marker === 0xda) return invalid("JPEG without a frame header");
+    const length = r.u16(at + 2);
+    if (length < 2) return invalid("broken JPEG segment length");
+    const isSof = marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
+    if (isSof) {
+      if (!r.has(at + 9, 0)) return more;
+      return info(r.u16(at + 7), r.u16(at + 5), orientation);
+    }
+    if (marker === 0xe1) {
+      if (!r.has(at, length + 2)) return more;
+      if (r.ascii(at + 4, 6) === "Exif\0\0") orientation = tiffOrientation(b.subarray(at + 10, at + 2 + length));
+    }
+    at += 2 + length;
+  }
+}
+
+function png(b: Uint8Array): HeaderResult {
+  if (b.length < 24) return more;
+  const r = new Reader(b);
+  if (r.ascii(12, 4) !== "IHDR") return invalid("PNG without IHDR");
+  return info(r.u32(16), r.u32(20));
+}
+
+function gif(b: Uint8Array): HeaderResult {
+  if (b.length < 10) return more;
+  const r = new Reader(b, true);
+  return info(r.u16(6), r.u16(8));
+}
+
+function webp(b: Uint8Array): HeaderResult {
+  if (b.length < 16) return more;
+  const r = new Reader(b, true);
+  const chunk = r.ascii(12, 4);
+  if (b.length < (chunk === "VP8L" ? 25 : 30)) return more;
+  if (chunk === "VP8X") return info(1 + (r.u32(24) & 0xffffff), 1 + (r.u32(27) & 0xffffff));
+  if (chunk === "VP8L") {
+    if (r.u8(20) !== 0x2f) return invalid("broken WebP lossless header");
+    const bits = r.u32(21);
+    return info(1 + (bits & 0x3fff), 1 + ((bits >>> 14) & 0x3fff));
+  }
+  if (chunk === "VP8 ") {
+    if (r.u8(23) !== 0x9d || r.u8(24) !== 0x01 || r.u8(25) !== 0x2a) return invalid("broken WebP lossy header");
+    return info(r.u16(26) & 0x3fff, r.u16(28) & 0x3fff);
+  }
+  return invalid("WebP without an image chunk");
+}
+
+function bmp(b: Uint8Array): HeaderResult {
+  if (b.length < 26) return more;
+  const r = new Reader(b, true);
+  if (r.u32(14) === 12) return info(r.u16(18), r.u16(20));
+  const height = r.u32(22) | 0;
+  return info(r.u32(18) | 0, Math.abs(height));
+}
+
+function tiff(b: Uint8Array): HeaderResult {
+  const tags = tiffTags(b, [256, 257, 0x0112]);
+  const r = new Reader(b, b[0] === 0x49);
+  if (r.ascii(0, 2) === "II" && r.u16(2) === 43) return invalid("BigTIFF is not supported");
+  const ifd = r.u32(4);
+  if (!r.has(ifd, 2) || !r.has(ifd + 2, r.u16(ifd) * 12)) return more;
+  return info(tags.get(256) ?? 0, tags.get(257) ?? 0, tags.get(0x0112) ?? 1);
+}
+
+/**
+ * HEIF family (HEIC, HEIF, AVIF): the primary item's `ispe` property gives its size and `irot`
+ * its rotation (anticlockwise quarter turns); both hang off meta/iprp, linked by `ipma`.
+ */
+function heif(b: Uint8Array): HeaderResult {
+  const r = new Reader(b);
+  const boxes = (start: number, end: number) => {
+    const out: { type: string; at: number; body: number; end: number }[] = [];
+    for (let at = start; at + 8 <= end; ) {
+      let size = r.u32(at);
+      const type = r.ascii(at + 4, 4);
+      let body = at + 8;
+      if (size === 1) {
+        if (!r.has(at, 16)) break;
+        size = r.u32(at + 8) * 2 ** 32 + r.u32(at + 12);
+        body = at + 16;
+      } else if (size === 0) size = end - at;
+      if (size < 8) break;
+      out.push({ type, at, body, end: Math.min(at + size, end) });
+      at += size;
+    }
+    return out;
+  };
+  const meta = boxes(0, b.length).find((x) => x.type === "meta");
+  if (!meta) return b.length > 1024 * 1024 ? invalid("HEIF without metadata") : more;
+  if (meta.end > b.length) return more;
+  const inMeta = boxes(meta.body + 4, meta.end); // meta is a full box: 4 bytes version/flags
+  const pitm = inMeta.find((x) => x.type === "pitm");
+  const primary = pitm ? (r.u8(pitm.body) === 0 ? r.u16(pitm.body + 4) : r.u32(pitm.body + 4)) : 1;
+  const iprp = inMeta.find((x) => x.type === "iprp");
+  if (!iprp) return invalid("HEIF without item properties");
+  const inIprp = boxes(iprp.body, iprp.end);
+  const ipco = inIprp.find((x) => x.type === "ipco");
+  const ipma = inIprp.find((x) => x.type === "ipma");
+  if (!ipco || !ipma) return invalid("HEIF without item properties");
+  const properties = boxes(ipco.body, ipco.end);
+
+  const version = r.u8(ipma.body);
+  const flags = r.u32(ipma.body) & 0xffffff;
+  let at = ipma.body + 4;
+  const entries = r.u32(at);
+  at += 4;
+  let associated: number[] = [];
+  for (let i = 0; i < entries && at < ipma.end; i++) {
+    const item = version < 1 ? r.u16(at) : r.u32(at);
+    at += version < 1 ? 2 : 4;
+    const count = r.u8(at++);
+    const indexes: number[] = [];
+    for (let k = 0; k < count; k++) {
+      const value = flags & 1 ? r.u16(at) & 0x7fff : r.u8(at) & 0x7f;
+      at += flags & 1 ? 2 : 1;
+      indexes.push(value);
+    }
+    if (item === primary) associated = indexes;
+  }
+  let width = 0;
+  let height = 0;
+  let quarterTurns = 0;
+  for (const index of associated) {
+    const p = properties[index - 1];
+    if (!p) continue;
+    if (p.type === "ispe") {
+      width = r.u32(p.body + 4);
+      height = r.u32(p.body + 8);
+    } else if (p.type === "irot") {
+      quarterTurns = r.u8(p.body) & 3;
+    }
+  }
+  if (!width || !height) return invalid("HEIF without an image size");
+  // Express the rotation as the EXIF orientation it is equivalent to.
+  const orientation = [1, 8, 3, 6][quarterTurns]!;
+  return info(width, height, orientation);
+}
+
+export function readImageHeader(format: Format, bytes: Uint8Array): HeaderResult {
+  switch (format) {
+    case "jpeg":
+      return jpeg(bytes);
+    case "png":
+      return png(bytes);
+    case "gif":
+      return gif(bytes);
+    case "webp":
+      return webp(bytes);
+    case "bmp":
+      return bmp(bytes);
+    case "tiff":
+      return tiff(bytes);
+    case "heic":
+    case "heif":
+    case "avif":
+      return heif(bytes);
+    default:
+      return invalid("not an image");
+  }
+}

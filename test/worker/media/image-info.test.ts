@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import { readImageHeader } from "../../../src/media/image-info";
+import { sniff } from "../../../src/media/sniff";
+import { fixture } from "../helpers";
+
+async function header(path: string, limit?: number) {
+  const bytes = await fixture(path);
+  const format = sniff(bytes)!.format;
+  return readImageHeader(format, limit ? bytes.subarray(0, limit) : bytes);
+}
+
+describe("readImageHeader", () => {
+  // Sizes and orientations as exiftool reports them for these files.
+  it.each([
+    ["orientation/landscape_1.jpg", 600, 450, 1],
+    ["orientation/landscape_2.jpg", 600, 450, 2],
+    ["orientation/landscape_3.jpg", 600, 450, 3],
+    ["orientation/landscape_4.jpg", 600, 450, 4],
+    ["orientation/landscape_5.jpg", 600, 450, 5],
+    ["orientation/landscape_6.jpg", 600, 450, 6],
+    ["orientation/landscape_7.jpg", 600, 450, 7],
+    ["orientation/landscape_8.jpg", 600, 450, 8],
+    ["gps/DSCN0010.jpg", 640, 480, 1],
+    ["heic/IMG_5195.HEIC", 2566, 3313, 1],
+    ["heic/samplefilehub.heif", 640, 426, 1],
+    ["tiny/heif.heif", 64, 64, 1],
+    ["tiny/jpeg.jpg", 1, 1, 1],
+    ["tiny/png-transparent.png", 1, 1, 1],
+    ["tiny/gif.gif", 1, 1, 1],
+    ["tiny/webp.webp", 11330, 446, 1],
+    ["tiny/bmp.bmp", 1, 1, 1],
+    ["tiny/tiff.tif", 1, 1, 1],
+    ["pngsuite/basn0g01.png", 32, 32, 1],
+  ])("reads %s as %i x %i upright, orientation %i", async (path, width, height, orientation) => {
+    expect(await header(path)).toMatchObject({ width, height, orientation });
+  });
+
+  it("swaps the stored axes for orientations 5 to 8", async () => {
+    expect(await header("orientation/landscape_6.jpg")).toEqual({ width: 600, height: 450, storedWidth: 450, storedHeight: 600, orientation: 6 });
+  });
+
+  it("asks for more bytes when the header is cut short, and calls broken headers invalid", async () => {
+    expect(await header("gps/DSCN0010.jpg", 100)).toEqual({ need: "more" });
+    expect(await header("tiny/png-transparent.png", 20)).toEqual({ need: "more" });
+    const broken = await fixture("gps/DSCN0010.jpg");
+    const copy = broken.slice();
+    copy[2] = 0x00; // no marker where one must be
+    expect(readImageHeader("jpeg", copy)).toHaveProperty("invalid");
+    const zero = (await fixture("tiny/png-transparent.png")).slice();
+    zero.fill(0, 16, 24);
+    expect(readImageHeader("png", zero)).toHaveProperty("invalid");
+  });
+
+  it("reads the HEIF rotation (irot) as an orientation", () => {
+    // meta{pitm(1), iprp{ipco{ispe 400x300, irot 1}, ipma(1 -> 1,2)}}
+    const box = (type: string, ...parts: Uint8Array[]) => {
+      const body = parts.reduce((n, p) => n + p.length, 0);
+      const out = new Uint8Array(8 + body);
+      new DataView(out.buffer).setUint32(0, 8 + body);
+      out.set(new TextEncoder().encode(type), 4);
+      let at = 8;
+      for (const p of parts) out.set(p, (at += p.length) - p.length);
+      return out;
+    };
+    const u32 = (...v: number[]) => new Uint8Array(v.flatMap((x) => [x >>> 24, (x >>> 16) & 255, (x >>> 8) & 255, x & 255]));
+    const ispe = box("ispe", u32(0, 400, 300));
+    const irot = box("irot", new Uint8Array([1]));
+    const ipma = box("ipma", u32(0, 1), new Uint8Array([0, 1, 2, 0x81, 0x82]));
+    const meta = box("meta", u32(0), box("pitm", u32(0), new Uint8Array([0, 1])), box("iprp", box("ipco", ispe, irot), ipma));
+    const ftyp = box("ftyp", new TextEncoder().encode("heicmif1"));
+    const file = new Uint8Array([...ftyp, ...meta]);
+    expect(readImageHeader("heic", file)).toEqual({ width: 300, height: 400, storedWidth: 400, storedHeight: 300, orientation: 8 });
+  });
+});
