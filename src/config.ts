@@ -7,5 +7,7 @@ export const DESCRIPTION_MAX = 500;
 export const EXPIRES_IN_MIN = 60;
 export const EXPIRES_IN_MAX = 31_536_000;
 export const PAGE_SIZE = 50;
+/** Largest width or height of an image, in pixels. */
+export const MAX_IMAGE_SIDE = 30_000;
 /** Largest JSON or urlencoded body any route accepts. */
 export const MAX_TEXT_BODY_BYTES = 64 * 1024;

@@ -1,18 +1,26 @@
-import { toHex } from "../crypto";
+import { concatBytes } from "../bytes";
 import { MiB } from "../config";
 
 /**
- * Writes a stream of unknown length to R2 with bounded memory, hashing it on the way.
- * R2's put() needs a known length, so small files go up in one put and anything larger
- * than one part goes up as a multipart upload of equal-sized parts.
+ * Writes a stream of unknown length to R2 with bounded memory. R2's put() needs a known length,
+ * so small files go up in one put and anything larger than one part goes up as a multipart
+ * upload of equal-sized parts.
  */
 export const PART_BYTES = 8 * MiB;
 
 export interface WrittenObject {
   key: string;
   size: number;
-  sha256: string;
   etag: string;
+}
+
+export interface WriterOptions {
+  contentType: string;
+  /**
+   * For formats whose first bytes depend on the total size: the first part is held back and
+   * handed to this before it is written (R2 accepts part 1 last).
+   */
+  patchHead?: (head: Uint8Array, totalBytes: number) => void;
 }
 
 export class ObjectWriter {
@@ -21,19 +29,13 @@ export class ObjectWriter {
   private size = 0;
   private multipart: R2MultipartUpload | null = null;
   private parts: R2UploadedPart[] = [];
-  private readonly digest = new crypto.DigestStream("SHA-256");
-  private readonly digestWriter = this.digest.getWriter();
+  private heldHead: Uint8Array | null = null;
+
   constructor(
     private readonly bucket: R2Bucket,
     readonly key: string,
-    private readonly contentType: string,
-  ) {
-    // Aborting rejects these; only finish() waits on them, so an abort must not leave them unhandled.
-    this.digestWriter.closed.catch(() => {});
-    this.digest.digest.catch(() => {});
-  }
-  private finished = false;
-
+    private readonly options: WriterOptions,
+  ) {}
 
   get bytesWritten() {
     return this.size;
@@ -42,19 +44,26 @@ export class ObjectWriter {
   async write(chunk: Uint8Array): Promise<void> {
     if (chunk.byteLength === 0) return;
     this.size += chunk.byteLength;
-    await this.digestWriter.write(chunk);
     this.pending.push(chunk);
     this.pendingBytes += chunk.byteLength;
     while (this.pendingBytes >= PART_BYTES) await this.flushPart();
   }
 
+  private nextPartNumber() {
+    return this.parts.length + (this.heldHead ? 2 : 1);
+  }
+
   /** Takes exactly PART_BYTES off the front of the pending bytes and uploads them. */
   private async flushPart(): Promise<void> {
     this.multipart ??= await this.bucket.createMultipartUpload(this.key, {
-      httpMetadata: { contentType: this.contentType },
+      httpMetadata: { contentType: this.options.contentType },
     });
     const part = this.take(PART_BYTES);
-    this.parts.push(await this.multipart.uploadPart(this.parts.length + 1, part));
+    if (this.options.patchHead && !this.heldHead && this.parts.length === 0) {
+      this.heldHead = part;
+      return;
+    }
+    this.parts.push(await this.multipart.uploadPart(this.nextPartNumber(), part));
   }
 
   private take(count: number): Uint8Array {
@@ -78,26 +87,29 @@ export class ObjectWriter {
   }
 
   async finish(): Promise<WrittenObject> {
-    this.finished = true;
-    await this.digestWriter.close();
-    const sha256 = toHex(await this.digest.digest);
-    const rest = this.take(this.pendingBytes);
+    const rest = this.pendingBytes ? this.take(this.pendingBytes) : new Uint8Array();
     let etag: string;
     if (!this.multipart) {
-      const object = await this.bucket.put(this.key, rest, { httpMetadata: { contentType: this.contentType } });
+      const whole = this.heldHead ? concatBytes([this.heldHead, rest]) : rest;
+      this.options.patchHead?.(whole, this.size);
+      const object = await this.bucket.put(this.key, whole, { httpMetadata: { contentType: this.options.contentType } });
       etag = object.httpEtag;
     } else {
-      if (rest.byteLength > 0) this.parts.push(await this.multipart.uploadPart(this.parts.length + 1, rest));
+      if (rest.byteLength > 0) this.parts.push(await this.multipart.uploadPart(this.nextPartNumber(), rest));
+      if (this.heldHead) {
+        this.options.patchHead?.(this.heldHead, this.size);
+        this.parts.unshift(await this.multipart.uploadPart(1, this.heldHead));
+      }
       etag = (await this.multipart.complete(this.parts)).httpEtag;
     }
-    return { key: this.key, size: this.size, sha256, etag };
+    return { key: this.key, size: this.size, etag };
   }
 
   /** Drops whatever was written; safe to call at any point, including after finish(). */
   async abort(): Promise<void> {
     this.pending = [];
     this.pendingBytes = 0;
-    if (!this.finished) await this.digestWriter.abort().catch(() => {});
+    this.heldHead = null;
     if (this.multipart) await this.multipart.abort().catch(() => {});
     await this.bucket.delete(this.key).catch(() => {});
   }

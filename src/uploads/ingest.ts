@@ -1,11 +1,19 @@
 import { concatBytes } from "../bytes";
-import { ACCEPTED_FORMATS_TEXT, SNIFF_BYTES, sniff, type Sniffed } from "../media/sniff";
+import { MAX_IMAGE_SIDE, MiB } from "../config";
 import { unprocessable } from "../errors";
+import { readImageHeader, type ImageInfo } from "../media/image-info";
+import { ACCEPTED_FORMATS_TEXT, SNIFF_BYTES, sniff, type Sniffed } from "../media/sniff";
 import { newObjectKey } from "../storage/keys";
 import { ObjectWriter, type WrittenObject } from "../storage/object-writer";
+import { stripperFor, type Stripper } from "../media/strip";
+import { toHex } from "../crypto";
 
 export interface IngestedFile extends WrittenObject {
+  /** SHA-256 (hex) of the bytes as received, before any metadata was removed. */
+  sha256: string;
   media: Sniffed;
+  /** Images only: size and orientation from the header. */
+  image: ImageInfo | null;
 }
 
 export interface IngestLimit {
@@ -13,18 +21,84 @@ export interface IngestLimit {
   error: () => Error;
 }
 
-/** Opens the object for a file whose first bytes are `head`, or refuses an unsupported type. */
-async function open(bucket: R2Bucket, uploadId: string, head: Uint8Array) {
+/** Headers with large EXIF blocks (camera previews) still fit well within this. */
+const MAX_HEADER_BYTES = 1 * MiB;
+
+type Examined = { media: Sniffed; image: ImageInfo | null };
+
+/**
+ * Decides what the file is from its first bytes, and for an image its size, refusing what the
+ * service does not take before anything is stored. Null means "send more bytes".
+ */
+function examine(head: Uint8Array, complete: boolean): Examined | null {
+  if (head.length < SNIFF_BYTES && !complete) return null;
   const media = sniff(head);
   if (!media) throw unprocessable(`Unsupported file type. Accepted: ${ACCEPTED_FORMATS_TEXT}.`);
-  const writer = new ObjectWriter(bucket, newObjectKey(uploadId, media.ext), media.mime);
-  await writer.write(head);
-  return { media, writer };
+  if (media.type !== "image") return { media, image: null };
+  const header = readImageHeader(media.format, head);
+  if ("invalid" in header) throw unprocessable(`Unreadable image data (${media.ext}): ${header.invalid}.`);
+  if ("need" in header) {
+    if (complete) throw unprocessable(`Unreadable image data (${media.ext}): the file is truncated.`);
+    if (head.length >= MAX_HEADER_BYTES) throw unprocessable(`Unreadable image data (${media.ext}): no image size in the first MB.`);
+    return null;
+  }
+  if (header.width > MAX_IMAGE_SIDE || header.height > MAX_IMAGE_SIDE) {
+    throw unprocessable(`Image dimensions ${header.width}x${header.height} are over the ${MAX_IMAGE_SIDE}x${MAX_IMAGE_SIDE} px limit.`);
+  }
+  return { media, image: header };
+}
+
+/** The stored object, fed through the format's metadata remover when it has one. */
+class Sink {
+  readonly writer: ObjectWriter;
+  private readonly stripper: Stripper | null;
+
+  constructor(bucket: R2Bucket, uploadId: string, readonly examined: Examined) {
+    this.stripper = stripperFor(examined.media.format);
+    this.writer = new ObjectWriter(bucket, newObjectKey(uploadId, examined.media.ext), {
+      contentType: examined.media.mime,
+      patchHead: this.stripper?.patchHead?.bind(this.stripper),
+    });
+  }
+
+  async write(chunk: Uint8Array) {
+    if (!this.stripper) return this.writer.write(chunk);
+    for (const piece of this.stripper.push(chunk)) await this.writer.write(piece);
+  }
+
+  async finish() {
+    if (this.stripper) for (const piece of this.stripper.end()) await this.writer.write(piece);
+    return this.writer.finish();
+  }
+}
+
+async function open(bucket: R2Bucket, uploadId: string, head: Uint8Array, examined: Examined) {
+  const sink = new Sink(bucket, uploadId, examined);
+  await sink.write(head);
+  return sink;
+}
+
+/** SHA-256 of a stream, fed as it goes. */
+function hasher() {
+  const digest = new crypto.DigestStream("SHA-256");
+  const writer = digest.getWriter();
+  // An abandoned upload leaves these rejected with nobody waiting; that must not surface as unhandled.
+  writer.closed.catch(() => {});
+  digest.digest.catch(() => {});
+  return {
+    write: (chunk: Uint8Array) => writer.write(chunk),
+    async hex() {
+      await writer.close();
+      return toHex(await digest.digest);
+    },
+    abort: () => writer.abort().catch(() => {}),
+  };
 }
 
 /**
- * Streams a file into R2 as a new object of the upload, deciding its type from its first bytes.
- * Nothing stays stored for an unsupported file or on any failure. Returns null for an empty file.
+ * Streams a file into R2 as a new object of the upload, deciding its type (and an image's size)
+ * from its first bytes. Nothing stays stored for a refused file or on any failure. Returns null
+ * for an empty file.
  */
 export async function ingestFile(
   bucket: R2Bucket,
@@ -34,24 +108,37 @@ export async function ingestFile(
 ): Promise<IngestedFile | null> {
   const head: Uint8Array[] = [];
   let headBytes = 0;
-  let opened: Awaited<ReturnType<typeof open>> | null = null;
+  let received = 0;
+  const hash = hasher();
+  let opened: Sink | null = null;
   try {
     for await (const chunk of chunks) {
+      received += chunk.byteLength;
+      if (limit && received > limit.maxBytes) throw limit.error();
+      await hash.write(chunk);
       if (opened) {
-        await opened.writer.write(chunk);
+        await opened.write(chunk);
       } else {
         head.push(chunk);
         headBytes += chunk.byteLength;
-        if (headBytes >= SNIFF_BYTES) opened = await open(bucket, uploadId, concatBytes(head));
+        const bytes = concatBytes(head);
+        head.splice(0, head.length, bytes);
+        const examined = examine(bytes, false);
+        if (examined) opened = await open(bucket, uploadId, bytes, examined);
       }
-      if (limit && (opened?.writer.bytesWritten ?? headBytes) > limit.maxBytes) throw limit.error();
     }
     if (!opened) {
-      if (headBytes === 0) return null;
-      opened = await open(bucket, uploadId, concatBytes(head));
+      if (headBytes === 0) {
+        await hash.abort();
+        return null;
+      }
+      const bytes = concatBytes(head);
+      opened = await open(bucket, uploadId, bytes, examine(bytes, true)!);
     }
-    return { ...(await opened.writer.finish()), media: opened.media };
+    const stored = await opened.finish();
+    return { ...stored, sha256: await hash.hex(), media: opened.examined.media, image: opened.examined.image };
   } catch (error) {
+    await hash.abort();
     await opened?.writer.abort();
     throw error;
   }

@@ -68,3 +68,28 @@ export function api(key: string, path: string, init: RequestInit = {}) {
 export async function runCron(): Promise<void> {
   await scheduled(env);
 }
+
+/**
+ * A structurally valid PNG of about `bytes` bytes: the header of a 1x1 PNG, then one IDAT chunk
+ * of arbitrary data with a correct CRC (nothing decodes pixels on upload, only the structure is
+ * checked), then IEND.
+ */
+export async function bigPng(bytes: number, seed = 1): Promise<Uint8Array> {
+  const { crc32 } = await import("../../src/media/strip/crc32");
+  const base = await fixture("tiny/png-transparent.png");
+  const header = base.subarray(0, 33); // signature + IHDR
+  const data = new Uint8Array(bytes);
+  for (let i = 0; i < data.length; i += 4096) data[i] = (i / 4096 + seed) & 0xff;
+  const chunk = new Uint8Array(12 + data.length);
+  const view = new DataView(chunk.buffer);
+  view.setUint32(0, data.length);
+  chunk.set(new TextEncoder().encode("IDAT"), 4);
+  chunk.set(data, 8);
+  view.setUint32(8 + data.length, crc32(chunk.subarray(4, 8 + data.length)));
+  const iend = new Uint8Array([0, 0, 0, 0, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82]);
+  const out = new Uint8Array(header.length + chunk.length + iend.length);
+  out.set(header);
+  out.set(chunk, header.length);
+  out.set(iend, header.length + chunk.length);
+  return out;
+}

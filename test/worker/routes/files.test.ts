@@ -5,7 +5,8 @@ import { api, fixture, newAccount, request, upload, uniquePng } from "../helpers
 
 async function uploaded(fields: Record<string, string> = {}, bytes?: Uint8Array) {
   const account = await newAccount();
-  const file = bytes ?? (await fixture("gps/DSCN0021.jpg"));
+  // A PNG without metadata: stored exactly as sent.
+  const file = bytes ?? (await fixture("pngsuite/basn6a16.png"));
   const res = await upload(account.full, file, fields);
   const data = res.body.data;
   return { account, data, file, src: new URL(data.src).pathname, path: new URL(data.path).pathname, direct: new URL(data.direct).pathname };
@@ -17,7 +18,7 @@ describe("src and path", () => {
     for (const [url, cache] of [[src, "public, no-cache"], [path, "public, max-age=31536000, immutable"]] as const) {
       const res = await request(url);
       expect(res.status).toBe(200);
-      expect(res.headers.get("Content-Type")).toBe("image/jpeg");
+      expect(res.headers.get("Content-Type")).toBe("image/png");
       expect(res.headers.get("Content-Length")).toBe(String(file.length));
       expect(res.headers.get("ETag")).toMatch(/^"[^"]+"$/);
       expect(res.headers.get("Cache-Control")).toBe(cache);
@@ -72,7 +73,7 @@ describe("src and path", () => {
     const res = await request(src, { method: "HEAD" });
     expect(res.status).toBe(200);
     expect(res.headers.get("Content-Length")).toBe(String(file.length));
-    expect(res.headers.get("Content-Type")).toBe("image/jpeg");
+    expect(res.headers.get("Content-Type")).toBe("image/png");
     expect(await res.text()).toBe("");
   });
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MAX_REQUEST_BYTES, MiB } from "../../../src/config";
-import { api, fixture, json, newAccount, request, upload, uniquePng } from "../helpers";
+import { api, bigPng, fixture, json, newAccount, request, upload, uniquePng } from "../helpers";
 
 /**
  * Objects that belong to no upload: what a refused or failed request must never leave behind.
@@ -164,10 +164,7 @@ describe("POST /api: size limits", () => {
 
   it("stores a file larger than one storage part (multipart write) intact", async () => {
     const account = await newAccount();
-    const png = await uniquePng("large");
-    const big = new Uint8Array(20 * MiB + 12345);
-    big.set(png);
-    for (let i = png.length; i < big.length; i += 4096) big[i] = i % 251;
+    const big = await bigPng(20 * MiB + 12345);
     const res = await upload(account.full, big);
     expect(res.status).toBe(200);
     expect(res.body.data.size).toBe(big.length);
