@@ -1,0 +1,119 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAccount, fixture, startTestServer, uploadFile, type TestAccount, type TestServer } from "./server";
+
+/**
+ * Metadata removal checked with independent tools: exiftool for what metadata is left, ffmpeg
+ * for the decoded pixels (which must not change: the removal is lossless).
+ */
+let server: TestServer;
+let account: TestAccount;
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), "image-metadata-"));
+  server = await startTestServer();
+  account = await createAccount(server, "metadata");
+});
+
+afterAll(async () => {
+  await server?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function write(name: string, bytes: Uint8Array) {
+  const file = path.join(dir, name);
+  await writeFile(file, bytes);
+  return file;
+}
+
+/**
+ * exiftool's groups and tags, without what describes the file itself or is needed to decode it
+ * (colour profiles, the Adobe colour transform).
+ */
+function metadata(file: string): Record<string, unknown> {
+  const [tags] = JSON.parse(execFileSync("exiftool", ["-j", "-a", "-G1", "-s", file], { encoding: "utf8" }));
+  return Object.fromEntries(Object.entries(tags).filter(([k]) => !/^(SourceFile$|(ExifTool|System|File|Composite|PNG|JFIF|RIFF|GIF|VP8|VP8L|VP8X|ICC_Profile|ICC-header|ICC-meas|ICC-view|Adobe):)/.test(k)));
+}
+
+function pixels(file: string) {
+  return execFileSync("ffmpeg", ["-v", "error", "-i", file, "-f", "rawvideo", "-pix_fmt", "rgba", "-frames:v", "1", "-"], { maxBuffer: 1 << 28 });
+}
+
+async function uploadAndFetch(bytes: Uint8Array, name: string, fields: Record<string, string> = {}) {
+  const res = await uploadFile(server, account.full, bytes, name, { allow_duplicate: "1", ...fields });
+  expect(res.status, name).toBe(200);
+  const { data } = (await res.json()) as { data: { src: string; width: number; height: number } };
+  const served = new Uint8Array(await (await fetch(data.src)).arrayBuffer());
+  return { data, served, file: await write(`served-${name}`, served) };
+}
+
+describe("JPEG", () => {
+  it.each(["gps/DSCN0010.jpg", "gps/DSCN0021.jpg"])("%s loses GPS, maker notes and XMP; its pixels stay the same", async (name) => {
+    const original = await fixture(name);
+    const originalFile = await write(path.basename(name), original);
+    expect(Object.keys(metadata(originalFile)).some((k) => k.startsWith("GPS:"))).toBe(true);
+    for (const keep of ["0", "1"]) {
+      const { file } = await uploadAndFetch(original, `${keep}-${path.basename(name)}`, { keep_original: keep });
+      const left = metadata(file);
+      expect(Object.keys(left).filter((k) => /^(GPS|Nikon|XMP|IPTC|MakerNotes|ExifIFD|IFD1)/.test(k)), name).toEqual([]);
+      expect(pixels(file).equals(pixels(originalFile))).toBe(true);
+    }
+  });
+
+  it.each([1, 2, 3, 4, 5, 6, 7, 8])("keeps EXIF orientation %i so the image still displays upright", async (n) => {
+    const original = await fixture(`orientation/landscape_${n}.jpg`);
+    const { data, file } = await uploadAndFetch(original, `landscape_${n}.jpg`, { keep_original: "1" });
+    expect([data.width, data.height]).toEqual([600, 450]);
+    const left = metadata(file);
+    if (n === 1) expect(left["IFD0:Orientation"]).toBeUndefined();
+    else expect(execFileSync("exiftool", ["-s3", "-n", "-Orientation", file], { encoding: "utf8" }).trim()).toBe(String(n));
+    expect(Object.keys(left).filter((k) => !k.startsWith("IFD0:Orientation"))).toEqual([]);
+    expect(pixels(file).equals(pixels(await write(`o${n}.jpg`, original)))).toBe(true);
+  });
+});
+
+describe("PNG, WebP, GIF", () => {
+  it("removes PNG text and EXIF chunks", async () => {
+    for (const name of ["pngsuite/exif2c08.png", "pngsuite/ct1n0g04.png", "pngsuite/ctzn0g04.png", "pngsuite/cten0g04.png"]) {
+      const original = await fixture(name);
+      const { file } = await uploadAndFetch(original, path.basename(name));
+      expect(metadata(file), name).toEqual({});
+      expect(pixels(file).equals(pixels(await write(`orig-${path.basename(name)}`, original)))).toBe(true);
+    }
+  });
+
+  it("removes WebP EXIF and XMP chunks and fixes the RIFF size", async () => {
+    const gps = await write("gps.jpg", await fixture("gps/DSCN0010.jpg"));
+    const webp = path.join(dir, "gps.webp");
+    execFileSync("cwebp", ["-quiet", "-metadata", "all", gps, "-o", webp]);
+    const original = new Uint8Array(await readFile(webp));
+    expect(Object.keys(metadata(webp)).some((k) => k.startsWith("GPS:"))).toBe(true);
+    const { file, served } = await uploadAndFetch(original, "gps.webp");
+    expect(metadata(file)).toEqual({});
+    expect(new DataView(served.buffer).getUint32(4, true)).toBe(served.length - 8);
+    expect(execFileSync("webpinfo", ["-quiet", file], { encoding: "utf8" })).not.toMatch(/error/i);
+    expect(pixels(file).equals(pixels(webp))).toBe(true);
+  });
+
+  it("removes GIF comments and XMP, keeping the animation loop", async () => {
+    const gif = path.join(dir, "anim.gif");
+    execFileSync("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=5:duration=1", "-loop", "0", gif]);
+    const plain = new Uint8Array(await readFile(gif));
+    // A comment extension with a location right after the header and global colour table.
+    const tableBytes = plain[10]! & 0x80 ? 3 * 2 ** ((plain[10]! & 7) + 1) : 0;
+    const at = 13 + tableBytes;
+    const comment = new Uint8Array([0x21, 0xfe, 18, ...new TextEncoder().encode("GPS 48.8584,2.2945"), 0]);
+    const original = new Uint8Array([...plain.subarray(0, at), ...comment, ...plain.subarray(at)]);
+    const commented = await write("commented.gif", original);
+    expect(String(metadata(commented)["File:Comment"] ?? execFileSync("exiftool", ["-s3", "-Comment", commented], { encoding: "utf8" }))).toContain("48.8584");
+    const { file, served } = await uploadAndFetch(original, "commented.gif");
+    expect(execFileSync("exiftool", ["-s3", "-Comment", file], { encoding: "utf8" }).trim()).toBe("");
+    expect(new TextDecoder().decode(served)).toContain("NETSCAPE2.0");
+    const frames = execFileSync("ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", file], { encoding: "utf8" });
+    expect(Number(frames)).toBe(5);
+  });
+});
