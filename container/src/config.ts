@@ -28,6 +28,9 @@ export interface Config {
   secret: string;
   ffmpeg: string;
   ffprobe: string;
+  /** libvips' command-line tools, for images (HEIC/HEIF/AVIF through libheif). */
+  vipsthumbnail: string;
+  vipsheader: string;
   tmpDir: string;
   jobTimeoutMs: number;
   maxConcurrentJobs: number;
@@ -44,6 +47,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secret,
     ffmpeg: binary("ffmpeg", env.FFMPEG_PATH, "@ffmpeg-installer/ffmpeg"),
     ffprobe: binary("ffprobe", env.FFPROBE_PATH, "@ffprobe-installer/ffprobe"),
+    vipsthumbnail: env.VIPSTHUMBNAIL_PATH ?? "vipsthumbnail",
+    vipsheader: env.VIPSHEADER_PATH ?? "vipsheader",
     tmpDir: env.MEDIA_TMP_DIR ?? os.tmpdir(),
     jobTimeoutMs: Number(env.JOB_TIMEOUT_MS ?? 15 * 60_000),
     maxConcurrentJobs: Number(env.MAX_CONCURRENT_JOBS ?? 2),

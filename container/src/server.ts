@@ -6,6 +6,7 @@ import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import type { Config } from "./config";
 import { Limiter } from "./limiter";
+import { imageSize, imageThumbnail, toWebp } from "./image";
 import { probe, stripMetadata, thumbnail, transcodeMp4, type Probe } from "./media";
 import { JobError } from "./run";
 
@@ -18,7 +19,9 @@ import { JobError } from "./run";
  *   POST /probe                        -> JSON Probe
  *   POST /video/mp4                    -> H.264/AAC MP4 (X-Media-Width/Height/Duration of the output)
  *   POST /video/strip?format=mp4|webm  -> same streams, no metadata
- *   POST /thumbnail?width=280          -> first frame as WebP
+ *   POST /thumbnail?width=280          -> a video's first frame as WebP
+ *   POST /image/webp?quality=82        -> an image as WebP, upright, animation kept, no metadata
+ *   POST /image/thumbnail?width=280    -> an image's first frame as WebP, never upscaled
  */
 export function createServer(config: Config) {
   const limiter = new Limiter(config.maxConcurrentJobs, config.maxQueuedJobs);
@@ -29,8 +32,12 @@ export function createServer(config: Config) {
     return timingSafeEqual(createHash("sha256").update(given).digest(), secretDigest);
   };
 
-  const sendJson = (res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}) => {
-    if (res.headersSent) return res.destroy();
+  const sendJson = (res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void => {
+    // Failing after the output started: all the client can be told is that the body is cut.
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
     const text = JSON.stringify(body);
     res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text), ...headers });
     res.end(text);
@@ -65,6 +72,17 @@ export function createServer(config: Config) {
     "X-Media-Duration": String(p.duration ?? ""),
   });
 
+  const sizeHeaders = (size: { width: number; height: number }) => ({
+    "X-Media-Width": String(size.width),
+    "X-Media-Height": String(size.height),
+  });
+
+  const thumbnailWidth = (url: URL) => {
+    const width = Number(url.searchParams.get("width") ?? 280);
+    if (!Number.isInteger(width) || width < 1 || width > 4096) throw new JobError(400, "width must be 1 to 4096");
+    return width;
+  };
+
   type Handler = (input: string, dir: string, url: URL, res: http.ServerResponse) => Promise<void>;
 
   const routes: Record<string, Handler> = {
@@ -81,11 +99,22 @@ export function createServer(config: Config) {
       await stripMetadata(config, input, output, format);
       await sendFile(res, output, `video/${format}`, mediaHeaders(await probe(config, output)));
     },
-    "/thumbnail": async (input, dir, url, res) => {
-      const width = Number(url.searchParams.get("width") ?? 280);
-      if (!Number.isInteger(width) || width < 1 || width > 4096) throw new JobError(400, "width must be 1 to 4096");
+    "/image/webp": async (input, dir, url, res) => {
+      const quality = Number(url.searchParams.get("quality") ?? 82);
+      if (!Number.isInteger(quality) || quality < 1 || quality > 100) throw new JobError(400, "quality must be 1 to 100");
+      const output = path.join(dir, "out.webp");
+      await toWebp(config, input, output, quality);
+      await sendFile(res, output, "image/webp", sizeHeaders(await imageSize(config, output)));
+    },
+    "/image/thumbnail": async (input, dir, url, res) => {
+      const width = thumbnailWidth(url);
       const output = path.join(dir, "thumb.webp");
-      await thumbnail(config, input, output, width);
+      await imageThumbnail(config, input, output, width);
+      await sendFile(res, output, "image/webp", sizeHeaders(await imageSize(config, output)));
+    },
+    "/thumbnail": async (input, dir, url, res) => {
+      const output = path.join(dir, "thumb.webp");
+      await thumbnail(config, input, output, thumbnailWidth(url));
       await sendFile(res, output, "image/webp");
     },
   };

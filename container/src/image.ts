@@ -1,0 +1,27 @@
+import type { Config } from "./config";
+import { JobError, run } from "./run";
+
+/**
+ * Image work with libvips: it decodes every format the service takes (HEIC and AVIF through
+ * libheif), applies EXIF orientation, and streams large images instead of holding them whole.
+ * `[strip]` drops all metadata from the output. Sizes ending in ">" only ever shrink.
+ */
+const SAVE = (quality: number) => `[Q=${quality},strip]`;
+
+export async function imageSize(config: Config, file: string): Promise<{ width: number; height: number }> {
+  const out = await run(config.vipsheader, ["-f", "width", file], config.jobTimeoutMs);
+  const height = await run(config.vipsheader, ["-f", "height", file], config.jobTimeoutMs);
+  const size = { width: Number(out.trim()), height: Number(height.trim()) };
+  if (!size.width || !size.height) throw new JobError(422, "output has no size");
+  return size;
+}
+
+/** The whole image as WebP, upright, every frame of an animation kept. */
+export async function toWebp(config: Config, input: string, output: string, quality: number): Promise<void> {
+  await run(config.vipsthumbnail, [`${input}[n=-1]`, "--size", "30000x30000>", "-o", `${output}${SAVE(quality)}`], config.jobTimeoutMs);
+}
+
+/** The first frame, upright, `width` pixels wide at most, as WebP. */
+export async function imageThumbnail(config: Config, input: string, output: string, width: number): Promise<void> {
+  await run(config.vipsthumbnail, [input, "--size", `${width}x>`, "-o", `${output}${SAVE(80)}`], config.jobTimeoutMs);
+}
