@@ -1,6 +1,7 @@
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../env";
-import { notFound } from "../errors";
+import { ApiError, notFound } from "../errors";
+import { awaitsConversion } from "../uploads/process";
 import { serveObject } from "../http/serve-object";
 import { objectName } from "../storage/keys";
 import type { UploadRow } from "../storage/schema";
@@ -26,6 +27,14 @@ async function liveUpload(c: Context<AppEnv>) {
   return row;
 }
 
+/** An upload still in a format it is converted from carries its camera metadata: never served. */
+function servable(row: UploadRow) {
+  if (awaitsConversion(row)) {
+    throw new ApiError(503, "This upload is still being converted; try again in a few seconds.", { "Retry-After": "5" });
+  }
+  return row;
+}
+
 /**
  * Public file URLs. The database row is consulted on every request, so a deleted or expired
  * upload stops being served at once, whatever remains in storage or caches downstream of us.
@@ -33,7 +42,7 @@ async function liveUpload(c: Context<AppEnv>) {
 export const files = new Hono<AppEnv>()
   // src: the current file, revalidated on every use so a replaced file shows at once.
   .get("/i/:id", async (c) => {
-    const row = await liveUpload(c);
+    const row = servable(await liveUpload(c));
     return serveObject(c, {
       key: row.objectKey,
       size: row.size,
@@ -48,7 +57,7 @@ export const files = new Hono<AppEnv>()
   // path: one stored object. A name that is no longer current (the file was converted or
   // replaced) redirects to src rather than breaking links that kept `path`.
   .get("/f/:id/:name", async (c) => {
-    const row = await liveUpload(c);
+    const row = servable(await liveUpload(c));
     if (objectName(row.objectKey) !== c.req.param("name")) return c.redirect(uploadLinks(publicOrigin(c), row).src, 302);
     return serveObject(c, {
       key: row.objectKey,

@@ -15,7 +15,8 @@ import type { UploadDeps } from "./deps";
 
 /**
  * Work done on a file after the upload response: videos that are not MP4/WebM become MP4,
- * MP4/WebM lose their metadata by a remux, and every video gets its dimensions and thumbnail.
+ * MP4/WebM lose their metadata by a remux, and every video gets its dimensions and thumbnail;
+ * HEIC, HEIF and TIFF images become WebP, and every image gets its thumbnail.
  *
  * The order of steps is what keeps files safe: the new files are written under new keys, then
  * one conditional UPDATE points the upload at them, and only then is the old file deleted. A
@@ -35,8 +36,13 @@ export interface ProcessDeps extends UploadDeps {
 }
 
 export function needsProcessing(file: { type: string }) {
-  return file.type === "video";
+  return file.type === "video" || file.type === "image";
 }
+
+/** Images stored as WebP (spec: HEIC, HEIF and TIFF), and never served before that. */
+const CONVERTED_TO_WEBP = new Set(["image/heic", "image/heif", "image/tiff"]);
+
+export const awaitsConversion = (upload: Pick<UploadRow, "mime">) => CONVERTED_TO_WEBP.has(upload.mime);
 
 /** Records the job before the upload row exists, so a crash in between cannot lose it. */
 export async function planProcessing(deps: UploadDeps, uploadId: string, sourceKey: string): Promise<string> {
@@ -57,7 +63,7 @@ export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<voi
   try {
     const upload = await findUpload(deps.db, job.uploadId, deps.now());
     if (upload?.objectKey === job.sourceKey) {
-      const file = await processVideo(deps, upload, written);
+      const file = upload.type === "video" ? await processVideo(deps, upload, written) : await processImage(deps, upload, written);
       const before = await swapUploadFile(deps.db, upload.id, job.sourceKey, file, deps.now());
       if (before) {
         const old = [before.objectKey, before.thumbKey].filter((k): k is string => !!k && k !== file.objectKey && k !== file.thumbKey);
@@ -108,6 +114,36 @@ async function processVideo(deps: ProcessDeps, upload: UploadRow, written: strin
   const stored = await put(deps, objectKey, response, mime, written);
 
   return { objectKey, mime, size: stored.size, etag: stored.httpEtag, width, height, thumbKey: await videoThumbnail(deps, upload.id, objectKey, written) };
+}
+
+async function processImage(deps: ProcessDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
+  let file: ProcessedFile = {
+    objectKey: upload.objectKey,
+    mime: upload.mime,
+    size: upload.size,
+    etag: upload.etag,
+    width: upload.width,
+    height: upload.height,
+    thumbKey: null,
+  };
+  if (awaitsConversion(upload)) {
+    const response = await callOnObject(deps, upload.objectKey, "/image/webp");
+    const objectKey = newObjectKey(upload.id, "webp");
+    const stored = await put(deps, objectKey, response, "image/webp", written);
+    file = {
+      ...file,
+      objectKey,
+      mime: "image/webp",
+      size: stored.size,
+      etag: stored.httpEtag,
+      width: Number(response.headers.get("X-Media-Width")) || upload.width,
+      height: Number(response.headers.get("X-Media-Height")) || upload.height,
+    };
+  }
+  const thumb = await callOnObject(deps, file.objectKey, `/image/thumbnail?width=${THUMB_WIDTH}`);
+  const thumbKey = newObjectKey(upload.id, "webp");
+  await put(deps, thumbKey, thumb, "image/webp", written);
+  return { ...file, thumbKey };
 }
 
 /** A video without a decodable first frame still gets its converted file, just no thumbnail. */

@@ -27,6 +27,8 @@ const CLIPS: Record<string, string[]> = {
   "clip.3gp": [...base(1, "176x144"), "-c:v", "h263", "-c:a", "aac", "-ar", "8000", "-ac", "1"],
   // Odd frame size: H.264 in yuv420p needs even dimensions after conversion.
   "odd.avi": [...base(1, "321x241"), "-c:v", "mpeg4", "-c:a", "mp3"],
+  // Still images that ffmpeg writes well: a TIFF (converted to WebP by the service).
+  "photo.tif": ["-f", "lavfi", "-i", "testsrc=size=640x480", "-frames:v", "1"],
   // Just under the 200 MiB file limit: 150 uncompressed 720p frames (quick to make, slow to move).
   "large.avi": [...base(6, "1280x720"), "-frames:v", "150", "-c:v", "rawvideo", "-pix_fmt", "yuv420p", "-c:a", "pcm_s16le"],
 };
@@ -47,7 +49,7 @@ export function generateTestMedia(dir = GENERATED_DIR): string {
   mkdirSync(dir, { recursive: true });
   for (const [name, args] of Object.entries(CLIPS)) {
     const file = path.join(dir, name);
-    if (!existsSync(file)) ffmpeg([...args, "-shortest"], file);
+    if (!existsSync(file)) ffmpeg(name.endsWith(".tif") ? args : [...args, "-shortest"], file);
   }
   for (const [name, source] of Object.entries(ROTATED)) {
     const file = path.join(dir, name);

@@ -1,3 +1,4 @@
+import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../../../src/app";
@@ -87,6 +88,7 @@ describe("public URLs", () => {
     const res = await createApp().fetch(
       new Request("http://internal:8787/api", { method: "POST", headers: { "X-API-Key": account.full }, body: form }),
       { ...env, PUBLIC_ORIGIN: "https://media.example.com/" },
+      createExecutionContext(),
     );
     const data = ((await res.json()) as { data: Record<string, string> }).data;
     for (const field of ["src", "path", "direct", "delete_url"]) expect(data[field]).toMatch(/^https:\/\/media\.example\.com\/[a-z]\//);

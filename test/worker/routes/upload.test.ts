@@ -46,13 +46,15 @@ describe("POST /api: the file", () => {
     expect(res.body).toMatchObject({ type: "success", msg: "success" });
     expect(data).toMatchObject({ type, size: bytes.length, duplicate: false, locked: false, visibility: "unlisted", title: null, description: null, expires_at: null });
     expect(data.path).toMatch(new RegExp(`\\.${ext}$`));
+    // HEIC and TIFF are converted to WebP after the response, and not served before (see
+    // uploads/image.test.ts); videos may already be remuxed or converted by now.
+    if (["heic", "tif"].includes(ext)) return;
     const served = await request(new URL(data.src).pathname);
     expect(served.status).toBe(200);
     if (type === "image") {
       expect(served.headers.get("Content-Type")).toBe(mime);
       expect(await sha256(await served.arrayBuffer())).toBe(await sha256(bytes));
     } else {
-      // Videos may already be remuxed or converted by now (see uploads/video.test.ts).
       expect(served.headers.get("Content-Type")).toMatch(/^video\//);
     }
   });

@@ -1,0 +1,88 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../../src/app";
+import { scheduled } from "../../../src/cron";
+import { api, fixture, json, newAccount, request, uploadForm, type TestAccount } from "../helpers";
+
+const DEAD_SERVICE = "http://127.0.0.1:9";
+
+async function uploadWith(account: TestAccount, bytes: Uint8Array, overrides: Partial<Cloudflare.Env> = {}, fields: Record<string, string> = {}) {
+  const ctx = createExecutionContext();
+  const response = await createApp().fetch(
+    new Request("http://media.test/api", { method: "POST", headers: { "X-API-Key": account.full }, body: uploadForm(bytes, { allow_duplicate: "1", ...fields }) }),
+    { ...env, ...overrides },
+    ctx,
+  );
+  const body = (await response.json()) as { data: Record<string, any> };
+  await waitOnExecutionContext(ctx);
+  expect(response.status).toBe(200);
+  return body.data;
+}
+
+/** Width and height from a WebP header (VP8X, lossy or lossless). */
+async function webpSize(bytes: Uint8Array) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset);
+  expect(new TextDecoder().decode(bytes.subarray(8, 12))).toBe("WEBP");
+  const chunk = new TextDecoder().decode(bytes.subarray(12, 16));
+  if (chunk === "VP8X") return { width: 1 + (view.getUint32(24, true) & 0xffffff), height: 1 + (view.getUint32(27, true) & 0xffffff) };
+  if (chunk === "VP8 ") return { width: view.getUint16(26, true) & 0x3fff, height: view.getUint16(28, true) & 0x3fff };
+  const bits = view.getUint32(21, true);
+  return { width: 1 + (bits & 0x3fff), height: 1 + ((bits >>> 14) & 0x3fff) };
+}
+
+async function served(url: string) {
+  const res = await request(new URL(url).pathname);
+  return { res, bytes: new Uint8Array(await res.arrayBuffer()) };
+}
+
+describe("image conversion and thumbnails", () => {
+  it.each([
+    ["heic/IMG_5195.HEIC", 2566, 3313],
+    ["heic/samplefilehub.heif", 640, 426],
+    ["generated/photo.tif", 640, 480],
+  ])("stores %s as WebP, and serves nothing before that", async (name, width, height) => {
+    const account = await newAccount();
+    const uploaded = await uploadWith(account, await fixture(name), { MEDIA_SERVICE_URL: DEAD_SERVICE });
+    expect(uploaded).toMatchObject({ type: "image", width, height, thumb: null });
+    for (const url of [uploaded.src, uploaded.path]) {
+      const res = await json(request(new URL(url).pathname));
+      expect(res.status).toBe(503);
+      expect(res.headers.get("Retry-After")).toBe("5");
+      expect(res.body.type).toBe("error");
+    }
+
+    await scheduled(env, () => Date.now() + 61_000);
+    const { body } = await api(account.full, `/${uploaded.id}`);
+    expect(body.data.path).toMatch(/\.webp$/);
+    expect(body.data).toMatchObject({ width, height });
+    const file = await served(body.data.src);
+    expect(file.res.headers.get("Content-Type")).toBe("image/webp");
+    expect(await webpSize(file.bytes)).toEqual({ width, height });
+    expect(body.data.size).toBe(file.bytes.length);
+    const thumb = await served(body.data.thumb);
+    expect(await webpSize(thumb.bytes)).toEqual({ width: 280, height: Math.round((280 * height) / width) });
+    // The old path leads to the WebP now.
+    expect((await request(new URL(uploaded.path).pathname, { redirect: "manual" })).status).toBe(302);
+  });
+
+  it("gives every image an upright thumbnail 280 px wide, never upscaled", async () => {
+    const account = await newAccount();
+    for (const [name, width, height] of [
+      ["orientation/landscape_6.jpg", 280, 210],
+      ["orientation/landscape_3.jpg", 280, 210],
+      ["gps/DSCN0010.jpg", 280, 210],
+      ["pngsuite/basn6a16.png", 32, 32],
+      ["tiny/webp.webp", 280, 11],
+    ] as const) {
+      const uploaded = await uploadWith(account, await fixture(name));
+      const { body } = await api(account.full, `/${uploaded.id}`);
+      expect(body.data.thumb, name).toMatch(/\/t\/.*\.webp$/);
+      // JPEG, PNG and WebP are kept (metadata removed on the way in), only the thumbnail is new.
+      expect(body.data.path).toBe(uploaded.path);
+      const thumb = await served(body.data.thumb);
+      expect(thumb.res.headers.get("Content-Type")).toBe("image/webp");
+      expect(await webpSize(thumb.bytes), name).toEqual({ width, height });
+    }
+  });
+});
