@@ -6,7 +6,7 @@ import { JobError, run } from "./run";
  * libheif), applies EXIF orientation, and streams large images instead of holding them whole.
  * `[strip]` drops all metadata from the output. Sizes ending in ">" only ever shrink.
  */
-const SAVE = (quality: number) => `[Q=${quality},strip]`;
+const SAVE = (quality: number | "lossless") => (quality === "lossless" ? "[lossless,strip]" : `[Q=${quality},strip]`);
 
 export async function imageSize(config: Config, file: string): Promise<{ width: number; height: number }> {
   const out = await run(config.vipsheader, ["-f", "width", file], config.jobTimeoutMs);
@@ -16,9 +16,9 @@ export async function imageSize(config: Config, file: string): Promise<{ width: 
   return size;
 }
 
-/** The whole image as WebP, upright, every frame of an animation kept. */
-export async function toWebp(config: Config, input: string, output: string, quality: number): Promise<void> {
-  await run(config.vipsthumbnail, [`${input}[n=-1]`, "--size", "30000x30000>", "-o", `${output}${SAVE(quality)}`], config.jobTimeoutMs);
+/** The whole image as WebP, upright (the first page or frame: animated formats are not sent here). */
+export async function toWebp(config: Config, input: string, output: string, quality: number | "lossless"): Promise<void> {
+  await run(config.vipsthumbnail, [input, "--size", "30000x30000>", "-o", `${output}${SAVE(quality)}`], config.jobTimeoutMs);
 }
 
 /** The first frame, upright, `width` pixels wide at most, as WebP. */

@@ -20,7 +20,7 @@ import { JobError } from "./run";
  *   POST /video/mp4                    -> H.264/AAC MP4 (X-Media-Width/Height/Duration of the output)
  *   POST /video/strip?format=mp4|webm  -> same streams, no metadata
  *   POST /thumbnail?width=280          -> a video's first frame as WebP
- *   POST /image/webp?quality=82        -> an image as WebP, upright, animation kept, no metadata
+ *   POST /image/webp?quality=82|lossless -> a still image as WebP, upright, no metadata
  *   POST /image/thumbnail?width=280    -> an image's first frame as WebP, never upscaled
  */
 export function createServer(config: Config) {
@@ -100,8 +100,11 @@ export function createServer(config: Config) {
       await sendFile(res, output, `video/${format}`, mediaHeaders(await probe(config, output)));
     },
     "/image/webp": async (input, dir, url, res) => {
-      const quality = Number(url.searchParams.get("quality") ?? 82);
-      if (!Number.isInteger(quality) || quality < 1 || quality > 100) throw new JobError(400, "quality must be 1 to 100");
+      const given = url.searchParams.get("quality") ?? "82";
+      const quality = given === "lossless" ? given : Number(given);
+      if (quality !== "lossless" && (!Number.isInteger(quality) || quality < 1 || quality > 100)) {
+        throw new JobError(400, "quality must be 1 to 100, or lossless");
+      }
       const output = path.join(dir, "out.webp");
       await toWebp(config, input, output, quality);
       await sendFile(res, output, "image/webp", sizeHeaders(await imageSize(config, output)));

@@ -60,6 +60,8 @@ export const uploads = sqliteTable(
      * otherwise; the unique index makes two identical concurrent uploads collapse into one.
      */
     dedupHash: text("dedup_hash"),
+    /** keep_original at upload: no optimisation to WebP (metadata is removed all the same). */
+    keepOriginal: integer("keep_original", { mode: "boolean" }).notNull().default(false),
     visibility: text("visibility", { enum: VISIBILITIES }).notNull().default("unlisted"),
     title: text("title"),
     description: text("description"),

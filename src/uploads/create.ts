@@ -55,6 +55,7 @@ export async function createUpload(
     thumbKey: null,
     contentHash: file.sha256,
     dedupHash: dedup ? file.sha256 : null,
+    keepOriginal: options.keepOriginal,
     visibility: options.visibility,
     title: options.title,
     description: options.description,

@@ -39,8 +39,37 @@ export function needsProcessing(file: { type: string }) {
   return file.type === "video" || file.type === "image";
 }
 
-/** Images stored as WebP (spec: HEIC, HEIF and TIFF), and never served before that. */
-const CONVERTED_TO_WEBP = new Set(["image/heic", "image/heif", "image/tiff"]);
+/**
+ * Images stored as WebP and never served before that: HEIC, HEIF and TIFF (the spec), and AVIF,
+ * whose metadata (EXIF, XMP items) sits in the same HEIF structure and is removed the same way.
+ */
+const CONVERTED_TO_WEBP = new Set(["image/heic", "image/heif", "image/tiff", "image/avif"]);
+
+/** JPG and PNG over this size are optimised to WebP unless keep_original (spec: 1 MB). */
+export const OPTIMISE_OVER_BYTES = 1024 * 1024;
+/** The optimised WebP replaces the original only when it is at least this much smaller. */
+export const OPTIMISE_MIN_SAVING = 0.1;
+
+type WebpPlan = { quality: number | "lossless"; onlyIfSmaller: boolean } | null;
+
+async function webpPlan(deps: ProcessDeps, upload: UploadRow): Promise<WebpPlan> {
+  if (CONVERTED_TO_WEBP.has(upload.mime)) return { quality: 82, onlyIfSmaller: false };
+  // BMP carries no metadata but is uncompressed: the same pixels, losslessly compressed.
+  if (upload.mime === "image/bmp") return { quality: "lossless", onlyIfSmaller: false };
+  const optimisable = upload.mime === "image/jpeg" || upload.mime === "image/png";
+  if (!optimisable || upload.keepOriginal || upload.size <= OPTIMISE_OVER_BYTES) return null;
+  if (upload.mime === "image/png" && (await isAnimatedPng(deps, upload.objectKey))) return null;
+  return { quality: 82, onlyIfSmaller: true };
+}
+
+/** An APNG announces itself with an acTL chunk before its image data. */
+async function isAnimatedPng(deps: ProcessDeps, key: string) {
+  const head = await deps.bucket.get(key, { range: { offset: 0, length: 64 * 1024 } });
+  if (!head) return false;
+  const text = new TextDecoder("latin1").decode(await head.arrayBuffer());
+  const actl = text.indexOf("acTL");
+  return actl !== -1 && (text.indexOf("IDAT") === -1 || actl < text.indexOf("IDAT"));
+}
 
 export const awaitsConversion = (upload: Pick<UploadRow, "mime">) => CONVERTED_TO_WEBP.has(upload.mime);
 
@@ -117,33 +146,40 @@ async function processVideo(deps: ProcessDeps, upload: UploadRow, written: strin
 }
 
 async function processImage(deps: ProcessDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
-  let file: ProcessedFile = {
+  const file = (await convertToWebp(deps, upload, written)) ?? {
     objectKey: upload.objectKey,
     mime: upload.mime,
     size: upload.size,
     etag: upload.etag,
     width: upload.width,
     height: upload.height,
-    thumbKey: null,
   };
-  if (awaitsConversion(upload)) {
-    const response = await callOnObject(deps, upload.objectKey, "/image/webp");
-    const objectKey = newObjectKey(upload.id, "webp");
-    const stored = await put(deps, objectKey, response, "image/webp", written);
-    file = {
-      ...file,
-      objectKey,
-      mime: "image/webp",
-      size: stored.size,
-      etag: stored.httpEtag,
-      width: Number(response.headers.get("X-Media-Width")) || upload.width,
-      height: Number(response.headers.get("X-Media-Height")) || upload.height,
-    };
-  }
   const thumb = await callOnObject(deps, file.objectKey, `/image/thumbnail?width=${THUMB_WIDTH}`);
   const thumbKey = newObjectKey(upload.id, "webp");
   await put(deps, thumbKey, thumb, "image/webp", written);
   return { ...file, thumbKey };
+}
+
+/** The image as WebP when its format calls for it; null when the original stays. */
+async function convertToWebp(deps: ProcessDeps, upload: UploadRow, written: string[]) {
+  const plan = await webpPlan(deps, upload);
+  if (!plan) return null;
+  const response = await callOnObject(deps, upload.objectKey, `/image/webp?quality=${plan.quality}`);
+  const objectKey = newObjectKey(upload.id, "webp");
+  const stored = await put(deps, objectKey, response, "image/webp", written);
+  if (plan.onlyIfSmaller && stored.size > upload.size * (1 - OPTIMISE_MIN_SAVING)) {
+    await deps.bucket.delete(objectKey);
+    written.splice(written.indexOf(objectKey), 1);
+    return null;
+  }
+  return {
+    objectKey,
+    mime: "image/webp",
+    size: stored.size,
+    etag: stored.httpEtag,
+    width: Number(response.headers.get("X-Media-Width")) || upload.width,
+    height: Number(response.headers.get("X-Media-Height")) || upload.height,
+  };
 }
 
 /** A video without a decodable first frame still gets its converted file, just no thumbnail. */

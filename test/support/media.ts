@@ -8,6 +8,8 @@ export const GENERATED_DIR = path.resolve(path.dirname(fileURLToPath(import.meta
 
 export const LOCATION = "+48.8584+002.2945/";
 
+const FIXTURES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../shared/fixtures");
+
 const base = (seconds: number, size: string) => [
   "-f", "lavfi", "-i", `testsrc=size=${size}:rate=25:duration=${seconds}`,
   "-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`,
@@ -29,6 +31,11 @@ const CLIPS: Record<string, string[]> = {
   "odd.avi": [...base(1, "321x241"), "-c:v", "mpeg4", "-c:a", "mp3"],
   // Still images that ffmpeg writes well: a TIFF (converted to WebP by the service).
   "photo.tif": ["-f", "lavfi", "-i", "testsrc=size=640x480", "-frames:v", "1"],
+  "photo.bmp": ["-f", "lavfi", "-i", "testsrc=size=64x48", "-frames:v", "1"],
+  // Over 1 MB, and much smaller as WebP: optimised.
+  "optimisable.jpg": ["-f", "lavfi", "-i", "testsrc2=size=4000x3000", "-frames:v", "1", "-vf", "noise=alls=6:allf=u", "-q:v", "2"],
+  // Over 1 MB, but no smaller as WebP: kept.
+  "incompressible.jpg": ["-f", "lavfi", "-i", "testsrc2=size=12000x9000", "-frames:v", "1", "-q:v", "31"],
   // Just under the 200 MiB file limit: 150 uncompressed 720p frames (quick to make, slow to move).
   "large.avi": [...base(6, "1280x720"), "-frames:v", "150", "-c:v", "rawvideo", "-pix_fmt", "yuv420p", "-c:a", "pcm_s16le"],
 };
@@ -49,12 +56,18 @@ export function generateTestMedia(dir = GENERATED_DIR): string {
   mkdirSync(dir, { recursive: true });
   for (const [name, args] of Object.entries(CLIPS)) {
     const file = path.join(dir, name);
-    if (!existsSync(file)) ffmpeg(name.endsWith(".tif") ? args : [...args, "-shortest"], file);
+    if (!existsSync(file)) ffmpeg(/\.(tif|bmp|jpg)$/.test(name) ? args : [...args, "-shortest"], file);
   }
   for (const [name, source] of Object.entries(ROTATED)) {
     const file = path.join(dir, name);
     if (existsSync(file)) continue;
     ffmpeg(["-i", path.join(dir, source), "-c", "copy", "-metadata:s:v:0", "rotate=90", "-metadata", `location=${LOCATION}`], file);
+  }
+  // An AVIF that still carries a camera's EXIF, GPS included (libvips copies it over).
+  const avif = path.join(dir, "gps.avif");
+  if (!existsSync(avif)) {
+    execFileSync("vips", ["copy", path.join(FIXTURES_DIR, "gps/DSCN0010.jpg"), `${avif}.part.avif`], { stdio: "pipe" });
+    execFileSync("mv", [`${avif}.part.avif`, avif]);
   }
   return dir;
 }

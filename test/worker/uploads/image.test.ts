@@ -86,3 +86,57 @@ describe("image conversion and thumbnails", () => {
     }
   });
 });
+
+describe("which images become WebP", () => {
+  it("optimises a JPEG over 1 MB to WebP when that is much smaller", async () => {
+    const account = await newAccount();
+    const original = await fixture("generated/optimisable.jpg");
+    expect(original.length).toBeGreaterThan(1024 * 1024);
+    const uploaded = await uploadWith(account, original);
+    const { body } = await api(account.full, `/${uploaded.id}`);
+    expect(body.data.path).toMatch(/\.webp$/);
+    expect(body.data).toMatchObject({ width: 4000, height: 3000 });
+    expect(body.data.size).toBeLessThan(original.length * 0.9);
+  });
+
+  it("keeps it with keep_original", async () => {
+    const account = await newAccount();
+    const uploaded = await uploadWith(account, await fixture("generated/optimisable.jpg"), {}, { keep_original: "1" });
+    const { body } = await api(account.full, `/${uploaded.id}`);
+    expect(body.data.path).toBe(uploaded.path);
+    expect(body.data.path).toMatch(/\.jpg$/);
+    expect(body.data.thumb).toMatch(/\.webp$/);
+  });
+
+  it("keeps a JPEG over 1 MB whose WebP would not be at least 10% smaller", async () => {
+    const account = await newAccount();
+    const original = await fixture("generated/incompressible.jpg");
+    expect(original.length).toBeGreaterThan(1024 * 1024);
+    const uploaded = await uploadWith(account, original);
+    const { body } = await api(account.full, `/${uploaded.id}`);
+    expect(body.data.path).toBe(uploaded.path);
+    expect((await env.FILES.list({ prefix: `uploads/${uploaded.id}/` })).objects).toHaveLength(2); // the JPEG and its thumbnail
+  });
+
+  it("stores BMP as lossless WebP (served meanwhile: BMP has no metadata)", async () => {
+    const account = await newAccount();
+    const uploaded = await uploadWith(account, await fixture("generated/photo.bmp"), { MEDIA_SERVICE_URL: DEAD_SERVICE });
+    expect((await request(new URL(uploaded.src).pathname)).headers.get("Content-Type")).toBe("image/bmp");
+    await scheduled(env, () => Date.now() + 61_000);
+    const { body } = await api(account.full, `/${uploaded.id}`);
+    expect(body.data).toMatchObject({ width: 64, height: 48 });
+    const file = await served(body.data.src);
+    expect(file.res.headers.get("Content-Type")).toBe("image/webp");
+    expect(new TextDecoder().decode(file.bytes)).toContain("VP8L"); // the lossless bitstream
+  });
+
+  it("stores AVIF as WebP, and does not serve it before (it may carry GPS)", async () => {
+    const account = await newAccount();
+    const uploaded = await uploadWith(account, await fixture("generated/gps.avif"), { MEDIA_SERVICE_URL: DEAD_SERVICE });
+    expect((await request(new URL(uploaded.src).pathname)).status).toBe(503);
+    await scheduled(env, () => Date.now() + 61_000);
+    const { body } = await api(account.full, `/${uploaded.id}`);
+    expect(body.data.path).toMatch(/\.webp$/);
+    expect(body.data).toMatchObject({ width: 640, height: 480 });
+  });
+});

@@ -1,0 +1,1 @@
+ALTER TABLE `uploads` ADD `keep_original` integer DEFAULT false NOT NULL;
