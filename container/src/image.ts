@@ -1,5 +1,6 @@
 import type { Config } from "./config";
 import { JobError, run } from "./run";
+import { stripWebpMetadata } from "./webp-metadata";
 
 /**
  * Image work with libvips: it decodes every format the service takes (HEIC and AVIF through
@@ -19,9 +20,11 @@ export async function imageSize(config: Config, file: string): Promise<{ width: 
 /** The whole image as WebP, upright (the first page or frame: animated formats are not sent here). */
 export async function toWebp(config: Config, input: string, output: string, quality: number | "lossless"): Promise<void> {
   await run(config.vipsthumbnail, [input, "--size", "30000x30000>", "-o", `${output}${SAVE(quality)}`], config.jobTimeoutMs);
+  await stripWebpMetadata(output);
 }
 
 /** The first frame, upright, `width` pixels wide at most, as WebP. */
 export async function imageThumbnail(config: Config, input: string, output: string, width: number): Promise<void> {
   await run(config.vipsthumbnail, [input, "--size", `${width}x>`, "-o", `${output}${SAVE(80)}`], config.jobTimeoutMs);
+  await stripWebpMetadata(output);
 }

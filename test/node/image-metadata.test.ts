@@ -3,6 +3,8 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startMediaService, type MediaServiceProcess } from "../../scripts/lib/media.mjs";
+import { freePort } from "../../scripts/lib/server.mjs";
 import { createAccount, fixture, startTestServer, uploadFile, type TestAccount, type TestServer } from "./server";
 
 /**
@@ -10,19 +12,34 @@ import { createAccount, fixture, startTestServer, uploadFile, type TestAccount, 
  * for the decoded pixels (which must not change: the removal is lossless).
  */
 let server: TestServer;
+let media: MediaServiceProcess;
 let account: TestAccount;
 let dir: string;
+const SECRET = "image-metadata-test-secret";
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "image-metadata-"));
-  server = await startTestServer();
+  media = await startMediaService({ port: await freePort(), secret: SECRET });
+  server = await startTestServer({ MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: SECRET });
   account = await createAccount(server, "metadata");
 });
 
 afterAll(async () => {
   await server?.stop();
+  await media?.stop();
   await rm(dir, { recursive: true, force: true });
 });
+
+/** The upload once its media job has run (conversion, thumbnail). */
+async function processed(id: string) {
+  for (let i = 0; i < 120; i++) {
+    const res = await fetch(`${server.api}/${id}`, { headers: { "X-API-Key": account.full } });
+    const { data } = (await res.json()) as { data: { thumb: string | null; path: string; src: string } };
+    if (data.thumb) return data;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`upload ${id} was not processed`);
+}
 
 async function write(name: string, bytes: Uint8Array) {
   const file = path.join(dir, name);
@@ -115,5 +132,29 @@ describe("PNG, WebP, GIF", () => {
     expect(new TextDecoder().decode(served)).toContain("NETSCAPE2.0");
     const frames = execFileSync("ffprobe", ["-v", "error", "-count_frames", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", file], { encoding: "utf8" });
     expect(Number(frames)).toBe(5);
+  });
+});
+
+describe("converted files and thumbnails", () => {
+  it("stores an iPhone HEIC with GPS as WebP without any of its metadata", async () => {
+    const original = await fixture("heic/IMG_5195.HEIC");
+    expect(Object.keys(metadata(await write("IMG_5195.HEIC", original))).some((k) => k.startsWith("GPS:"))).toBe(true);
+    const res = await uploadFile(server, account.full, original, "IMG_5195.HEIC");
+    const { data } = (await res.json()) as { data: { id: string } };
+    const done = await processed(data.id);
+    expect(done.path).toMatch(/\.webp$/);
+    for (const url of [done.src, done.thumb!]) {
+      const file = await write(`heic-${path.basename(url)}`, new Uint8Array(await (await fetch(url)).arrayBuffer()));
+      expect(metadata(file), url).toEqual({});
+    }
+  });
+
+  it("makes thumbnails without metadata from a GPS photo", async () => {
+    const res = await uploadFile(server, account.full, await fixture("gps/DSCN0021.jpg"), "DSCN0021.jpg", { allow_duplicate: "1" });
+    const { data } = (await res.json()) as { data: { id: string } };
+    const done = await processed(data.id);
+    const thumb = await write("thumb.webp", new Uint8Array(await (await fetch(done.thumb!)).arrayBuffer()));
+    expect(metadata(thumb)).toEqual({});
+    expect(execFileSync("webpinfo", ["-quiet", thumb], { encoding: "utf8" })).not.toMatch(/error/i);
   });
 });
