@@ -1,4 +1,6 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
+import { createApp } from "../../src/app";
 import { scheduled } from "../../src/cron";
 
 export const ORIGIN = "http://media.test";
@@ -92,4 +94,35 @@ export async function bigPng(bytes: number, seed = 1): Promise<Uint8Array> {
   out.set(chunk, header.length);
   out.set(iend, header.length + chunk.length);
   return out;
+}
+
+/** A media service address where nothing answers. */
+export const DEAD_SERVICE = "http://127.0.0.1:9";
+
+/**
+ * Uploads through the app with some bindings overridden, and waits for the work the upload
+ * started after its response (conversions, thumbnails).
+ */
+export async function uploadWithEnv(
+  account: TestAccount,
+  bytes: Uint8Array,
+  overrides: Partial<Cloudflare.Env> = {},
+  fields: Record<string, string> = {},
+) {
+  const ctx = createExecutionContext();
+  const response = await createApp().fetch(
+    new Request(`${ORIGIN}/api`, { method: "POST", headers: { "X-API-Key": account.full }, body: uploadForm(bytes, fields) }),
+    { ...env, ...overrides },
+    ctx,
+  );
+  const body = (await response.json()) as { data: Record<string, any> };
+  await waitOnExecutionContext(ctx);
+  if (response.status !== 200) throw new Error(`upload failed: ${response.status} ${JSON.stringify(body)}`);
+  return body.data;
+}
+
+/** A public URL of the service, fetched, with its bytes. */
+export async function served(url: string) {
+  const res = await request(new URL(url).pathname);
+  return { res, bytes: new Uint8Array(await res.arrayBuffer()) };
 }

@@ -1,24 +1,11 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../../src/app";
 import { scheduled } from "../../../src/cron";
-import { api, fixture, json, newAccount, request, uploadForm, type TestAccount } from "../helpers";
+import { api, DEAD_SERVICE, fixture, json, newAccount, request, served, uploadWithEnv, type TestAccount } from "../helpers";
 
-const DEAD_SERVICE = "http://127.0.0.1:9";
-
-async function uploadWith(account: TestAccount, bytes: Uint8Array, overrides: Partial<Cloudflare.Env> = {}, fields: Record<string, string> = {}) {
-  const ctx = createExecutionContext();
-  const response = await createApp().fetch(
-    new Request("http://media.test/api", { method: "POST", headers: { "X-API-Key": account.full }, body: uploadForm(bytes, { allow_duplicate: "1", ...fields }) }),
-    { ...env, ...overrides },
-    ctx,
-  );
-  const body = (await response.json()) as { data: Record<string, any> };
-  await waitOnExecutionContext(ctx);
-  expect(response.status).toBe(200);
-  return body.data;
-}
+/** Uploads a new copy (allow_duplicate), waiting for its media job. */
+const uploadWith = (account: TestAccount, bytes: Uint8Array, overrides: Partial<Cloudflare.Env> = {}, fields: Record<string, string> = {}) =>
+  uploadWithEnv(account, bytes, overrides, { allow_duplicate: "1", ...fields });
 
 /** Width and height from a WebP header (VP8X, lossy or lossless). */
 async function webpSize(bytes: Uint8Array) {
@@ -29,11 +16,6 @@ async function webpSize(bytes: Uint8Array) {
   if (chunk === "VP8 ") return { width: view.getUint16(26, true) & 0x3fff, height: view.getUint16(28, true) & 0x3fff };
   const bits = view.getUint32(21, true);
   return { width: 1 + (bits & 0x3fff), height: 1 + ((bits >>> 14) & 0x3fff) };
-}
-
-async function served(url: string) {
-  const res = await request(new URL(url).pathname);
-  return { res, bytes: new Uint8Array(await res.arrayBuffer()) };
 }
 
 describe("image conversion and thumbnails", () => {

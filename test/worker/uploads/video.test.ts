@@ -1,35 +1,15 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../../src/app";
 import { scheduled } from "../../../src/cron";
-import { api, fixture, newAccount, request, uploadForm, type TestAccount } from "../helpers";
+import { api, DEAD_SERVICE, fixture, newAccount, served, uploadWithEnv, type TestAccount } from "../helpers";
 
-const DEAD_SERVICE = "http://127.0.0.1:9";
-
-/** Uploads through the app with the given env, and waits for the work started after the response. */
-async function uploadWith(account: TestAccount, bytes: Uint8Array, overrides: Partial<Cloudflare.Env> = {}) {
-  const ctx = createExecutionContext();
-  const response = await createApp().fetch(
-    new Request("http://media.test/api", { method: "POST", headers: { "X-API-Key": account.full }, body: uploadForm(bytes) }),
-    { ...env, ...overrides },
-    ctx,
-  );
-  const body = (await response.json()) as { data: Record<string, any> };
-  await waitOnExecutionContext(ctx);
-  expect(response.status).toBe(200);
-  return body.data;
-}
+const uploadWith = (account: TestAccount, bytes: Uint8Array, overrides: Partial<Cloudflare.Env> = {}) =>
+  uploadWithEnv(account, bytes, overrides);
 
 async function job(uploadId: string) {
   return env.DB.prepare("SELECT status, attempts, last_error FROM media_jobs WHERE upload_id = ?")
     .bind(uploadId)
     .first<{ status: string; attempts: number; last_error: string | null }>();
-}
-
-async function served(url: string) {
-  const res = await request(new URL(url).pathname);
-  return { res, bytes: new Uint8Array(await res.arrayBuffer()) };
 }
 
 /** Asks the media service (ffprobe) what a served file is. */
