@@ -1,5 +1,7 @@
 import { randomBase62 } from "../crypto";
 import { MediaServiceError, type MediaService } from "../media/service";
+import type { SourceImage } from "../media/image/budget";
+import { describeStoredImage, renderImage } from "../media/image/render";
 import { newObjectKey } from "../storage/keys";
 import {
   claimMediaJob,
@@ -52,23 +54,15 @@ export const OPTIMISE_MIN_SAVING = 0.1;
 
 type WebpPlan = { quality: number | "lossless"; onlyIfSmaller: boolean } | null;
 
-async function webpPlan(deps: ProcessDeps, upload: UploadRow): Promise<WebpPlan> {
+function webpPlan(upload: UploadRow, image: SourceImage | null): WebpPlan {
   if (CONVERTED_TO_WEBP.has(upload.mime)) return { quality: 82, onlyIfSmaller: false };
   // BMP carries no metadata but is uncompressed: the same pixels, losslessly compressed.
   if (upload.mime === "image/bmp") return { quality: "lossless", onlyIfSmaller: false };
   const optimisable = upload.mime === "image/jpeg" || upload.mime === "image/png";
   if (!optimisable || upload.keepOriginal || upload.size <= OPTIMISE_OVER_BYTES) return null;
-  if (upload.mime === "image/png" && (await isAnimatedPng(deps, upload.objectKey))) return null;
+  // An animated PNG would lose its animation.
+  if (image?.animated) return null;
   return { quality: 82, onlyIfSmaller: true };
-}
-
-/** An APNG announces itself with an acTL chunk before its image data. */
-async function isAnimatedPng(deps: ProcessDeps, key: string) {
-  const head = await deps.bucket.get(key, { range: { offset: 0, length: 64 * 1024 } });
-  if (!head) return false;
-  const text = new TextDecoder("latin1").decode(await head.arrayBuffer());
-  const actl = text.indexOf("acTL");
-  return actl !== -1 && (text.indexOf("IDAT") === -1 || actl < text.indexOf("IDAT"));
 }
 
 export const awaitsConversion = (upload: Pick<UploadRow, "mime">) => CONVERTED_TO_WEBP.has(upload.mime);
@@ -120,10 +114,9 @@ export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<voi
   }
 }
 
-async function put(deps: ProcessDeps, key: string, response: Response, contentType: string, written: string[]) {
+async function put(deps: ProcessDeps, key: string, body: ReadableStream | Uint8Array | null, contentType: string, written: string[]) {
   written.push(key);
-  const object = await deps.bucket.put(key, response.body, { httpMetadata: { contentType } });
-  return object;
+  return deps.bucket.put(key, body, { httpMetadata: { contentType } });
 }
 
 async function callOnObject(deps: ProcessDeps, key: string, operation: string) {
@@ -140,7 +133,7 @@ async function processVideo(deps: ProcessDeps, upload: UploadRow, written: strin
   const height = Number(response.headers.get("X-Media-Height")) || null;
   const mime = `video/${format}`;
   const objectKey = newObjectKey(upload.id, format);
-  const stored = await put(deps, objectKey, response, mime, written);
+  const stored = await put(deps, objectKey, response.body, mime, written);
 
   return { objectKey, mime, size: stored.size, etag: stored.httpEtag, width, height, thumbKey: await videoThumbnail(deps, upload.id, objectKey, written) };
 }
@@ -154,19 +147,20 @@ async function processImage(deps: ProcessDeps, upload: UploadRow, written: strin
     width: upload.width,
     height: upload.height,
   };
-  const thumb = await callOnObject(deps, file.objectKey, `/image/thumbnail?width=${THUMB_WIDTH}`);
+  const thumb = await renderImage(deps, file.objectKey, { kind: "thumbnail", width: THUMB_WIDTH });
   const thumbKey = newObjectKey(upload.id, "webp");
-  await put(deps, thumbKey, thumb, "image/webp", written);
+  await put(deps, thumbKey, thumb.body, "image/webp", written);
   return { ...file, thumbKey };
 }
 
 /** The image as WebP when its format calls for it; null when the original stays. */
 async function convertToWebp(deps: ProcessDeps, upload: UploadRow, written: string[]) {
-  const plan = await webpPlan(deps, upload);
+  const image = await describeStoredImage(deps.bucket, upload.objectKey);
+  const plan = webpPlan(upload, image);
   if (!plan) return null;
-  const response = await callOnObject(deps, upload.objectKey, `/image/webp?quality=${plan.quality}`);
+  const output = await renderImage(deps, upload.objectKey, { kind: "webp", quality: plan.quality });
   const objectKey = newObjectKey(upload.id, "webp");
-  const stored = await put(deps, objectKey, response, "image/webp", written);
+  const stored = await put(deps, objectKey, output.body, "image/webp", written);
   if (plan.onlyIfSmaller && stored.size > upload.size * (1 - OPTIMISE_MIN_SAVING)) {
     await deps.bucket.delete(objectKey);
     written.splice(written.indexOf(objectKey), 1);
@@ -177,8 +171,8 @@ async function convertToWebp(deps: ProcessDeps, upload: UploadRow, written: stri
     mime: "image/webp",
     size: stored.size,
     etag: stored.httpEtag,
-    width: Number(response.headers.get("X-Media-Width")) || upload.width,
-    height: Number(response.headers.get("X-Media-Height")) || upload.height,
+    width: output.width ?? upload.width,
+    height: output.height ?? upload.height,
   };
 }
 
@@ -192,7 +186,7 @@ async function videoThumbnail(deps: ProcessDeps, uploadId: string, videoKey: str
     throw error;
   }
   const thumbKey = newObjectKey(uploadId, "webp");
-  await put(deps, thumbKey, response, "image/webp", written);
+  await put(deps, thumbKey, response.body, "image/webp", written);
   return thumbKey;
 }
 

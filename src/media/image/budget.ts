@@ -1,0 +1,91 @@
+import { MiB } from "../../config";
+import type { Codec } from "./codecs";
+import { needsResample, thumbnailGeometry } from "./geometry";
+
+/**
+ * The rule that decides, per image and from its header alone, whether image work fits in the
+ * Worker's memory or goes to the media service.
+ *
+ * A Worker isolate may use 128 MiB. Local workerd does not enforce that, so this rule must:
+ * each WebAssembly codec reserves about 16 MiB when it loads, grows with the images it handles
+ * and never shrinks, and it stays loaded for the life of the isolate. So a job fits when
+ *
+ *   baseline + (every loaded codec's memory, grown to what this job needs) + this job's JS buffers
+ *
+ * stays within WORKER_IMAGE_BUDGET, which leaves a margin below the limit. Jobs run one at a time
+ * per isolate (worker-engine.ts), so only one job's buffers exist at once. The models below are
+ * upper bounds fitted to measurements of these codec builds (test/worker/media/image-budget.test.ts
+ * checks them against the real memory of each codec at the boundary sizes).
+ */
+export const ISOLATE_LIMIT_BYTES = 128 * MiB;
+export const WORKER_IMAGE_BUDGET_BYTES = 100 * MiB;
+/** The Worker's own code and heap, and the request being served, outside image work. */
+export const ISOLATE_BASELINE_BYTES = 16 * MiB;
+
+export interface SourceImage {
+  format: string;
+  /** Pixel size as stored (before EXIF orientation). */
+  storedWidth: number;
+  storedHeight: number;
+  orientation: number;
+  animated: boolean;
+  /** Size of the encoded file. */
+  bytes: number;
+}
+
+export type ImageJob = { kind: "thumbnail"; width: number } | { kind: "webp"; quality: number | "lossless" };
+
+/** WebAssembly memory of a codec after a job: `pixels` it handles, from `input` encoded bytes. */
+const CODEC_MEMORY: Record<Codec, (pixels: number, input: number) => number> = {
+  "jpeg-decode": (pixels, input) => Math.max(16.2 * MiB, 5 * pixels + input + MiB),
+  "webp-decode": (pixels, input) => Math.max(16 * MiB, 5.5 * pixels + input + MiB),
+  "png-decode": (pixels, input) => Math.max(1.1 * MiB, 8 * pixels + 2 * input + 2 * MiB),
+  "webp-encode": (pixels) => Math.max(16 * MiB, 14.5 * pixels + MiB),
+  resize: (pixels) => Math.max(1.1 * MiB, 28 * pixels + 4 * MiB),
+};
+
+export const codecMemoryModel = (codec: Codec, pixels: number, input = 0) => CODEC_MEMORY[codec](pixels, input);
+
+const DECODERS: Record<string, Codec> = { jpeg: "jpeg-decode", png: "png-decode", webp: "webp-decode" };
+
+export type WorkerPlan =
+  | { where: "worker"; peakBytes: number; codecs: Map<Codec, number> }
+  | { where: "service"; reason: string; peakBytes?: number };
+
+/**
+ * Plans `job` on `image` given the codec memory this isolate already holds (`loaded`, bytes per
+ * loaded codec). Pure: the caller passes what it measured.
+ */
+export function planImageJob(image: SourceImage, job: ImageJob, loaded: ReadonlyMap<Codec, number>): WorkerPlan {
+  const decoder = DECODERS[image.format];
+  if (!decoder) return { where: "service", reason: `no ${image.format} decoder in the Worker` };
+  if (image.animated) return { where: "service", reason: "animated" };
+  if (job.kind === "webp" && job.quality === "lossless") return { where: "service", reason: "lossless WebP needs about 46 B/px" };
+
+  const pixels = image.storedWidth * image.storedHeight;
+  // What this job needs of each codec it uses (pixels through it), and its own JS buffers.
+  const needs = new Map<Codec, number>([[decoder, codecMemoryModel(decoder, pixels, image.bytes)]]);
+  let jsBytes = image.bytes + 4 * pixels;
+  if (job.kind === "thumbnail") {
+    const g = thumbnailGeometry(image.storedWidth, image.storedHeight, image.orientation, job.width);
+    const shrunk = g.shrunk.width * g.shrunk.height;
+    const thumb = g.width * g.height;
+    if (needsResample(g)) needs.set("resize", codecMemoryModel("resize", shrunk));
+    needs.set("webp-encode", codecMemoryModel("webp-encode", thumb));
+    // Box-averaged copy, resampled copy, upright copy, encoded output (at most raw size).
+    jsBytes += 4 * shrunk + 3 * 4 * thumb;
+  } else {
+    needs.set("webp-encode", codecMemoryModel("webp-encode", pixels));
+    // Upright copy when turned, encoded output (a lossy WebP is well under 1 B/px).
+    jsBytes += (image.orientation > 1 ? 4 * pixels : 0) + pixels;
+  }
+
+  const codecs = new Map(loaded);
+  for (const [codec, bytes] of needs) codecs.set(codec, Math.max(bytes, loaded.get(codec) ?? 0));
+  let peakBytes = ISOLATE_BASELINE_BYTES + jsBytes;
+  for (const bytes of codecs.values()) peakBytes += bytes;
+  if (peakBytes > WORKER_IMAGE_BUDGET_BYTES) {
+    return { where: "service", reason: `needs ${(peakBytes / MiB).toFixed(1)} MiB of the Worker's ${WORKER_IMAGE_BUDGET_BYTES / MiB}`, peakBytes };
+  }
+  return { where: "worker", peakBytes, codecs };
+}

@@ -1,0 +1,108 @@
+import jpegDecoderFactory from "@jsquash/jpeg/codec/dec/mozjpeg_dec.js";
+import jpegDecoderWasm from "@jsquash/jpeg/codec/dec/mozjpeg_dec.wasm";
+import { initSync as initPng, decode as pngDecode } from "@jsquash/png/codec/pkg/squoosh_png.js";
+// @ts-expect-error the package's .wasm.d.ts types the instance's exports; the bundler gives the module
+import pngWasm from "@jsquash/png/codec/pkg/squoosh_png_bg.wasm";
+import { initSync as initResize, resize as wasmResize } from "@jsquash/resize/lib/resize/pkg/squoosh_resize.js";
+// @ts-expect-error as above
+import resizeWasm from "@jsquash/resize/lib/resize/pkg/squoosh_resize_bg.wasm";
+import webpDecoderFactory from "@jsquash/webp/codec/dec/webp_dec.js";
+import webpDecoderWasm from "@jsquash/webp/codec/dec/webp_dec.wasm";
+import webpEncoderFactory from "@jsquash/webp/codec/enc/webp_enc_simd.js";
+import webpEncoderWasm from "@jsquash/webp/codec/enc/webp_enc_simd.wasm";
+import { defaultOptions as webpDefaults } from "@jsquash/webp/meta.js";
+import type { Pixels } from "./pixels";
+
+/**
+ * The WebAssembly image codecs that run inside the Worker (jSquash builds of mozjpeg, libwebp
+ * and the Rust png and resize crates). Each is instantiated on first use from the module the
+ * bundler compiled, and stays: WebAssembly memory only ever grows. Every instance's memory is
+ * recorded, so the budget rule (budget.ts) decides from what this isolate really holds.
+ */
+export const CODECS = ["jpeg-decode", "png-decode", "webp-decode", "webp-encode", "resize"] as const;
+export type Codec = (typeof CODECS)[number];
+
+const memories = new Map<Codec, WebAssembly.Memory>();
+
+/** Bytes of WebAssembly memory each loaded codec holds now. */
+export function codecMemory(): Map<Codec, number> {
+  return new Map([...memories].map(([codec, memory]) => [codec, memory.buffer.byteLength]));
+}
+
+function recordMemory(codec: Codec, exports: WebAssembly.Exports) {
+  const memory = Object.values(exports).find((value) => value instanceof WebAssembly.Memory);
+  if (!memory) throw new Error(`codec ${codec} exports no memory`);
+  memories.set(codec, memory as WebAssembly.Memory);
+}
+
+interface EmscriptenCodec {
+  decode?(data: BufferSource, preserveOrientation?: boolean): Pixels | null;
+  encode?(data: Uint8ClampedArray, width: number, height: number, options: object): Uint8Array | null;
+}
+
+type EmscriptenFactory = (options: object) => Promise<EmscriptenCodec>;
+
+const emscripten = new Map<Codec, Promise<EmscriptenCodec>>();
+
+/** Emscripten builds: instantiated synchronously from the compiled module (no fetch, no eval). */
+function loadEmscripten(codec: Codec, factory: unknown, wasm: WebAssembly.Module): Promise<EmscriptenCodec> {
+  let loading = emscripten.get(codec);
+  if (!loading) {
+    loading = (factory as EmscriptenFactory)({
+      noInitialRun: true,
+      instantiateWasm(imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance) => void) {
+        const instance = new WebAssembly.Instance(wasm, imports);
+        recordMemory(codec, instance.exports);
+        done(instance);
+        return instance.exports;
+      },
+    });
+    // A failed load may be retried by the next job.
+    loading.catch(() => emscripten.delete(codec));
+    emscripten.set(codec, loading);
+  }
+  return loading;
+}
+
+const bindgenLoaded = new Set<Codec>();
+
+/** wasm-bindgen builds keep their instance in the glue module; `initSync` makes it once. */
+function loadBindgen(codec: Codec, init: (module: WebAssembly.Module) => WebAssembly.Exports, wasm: WebAssembly.Module) {
+  if (bindgenLoaded.has(codec)) return;
+  recordMemory(codec, init(wasm));
+  bindgenLoaded.add(codec);
+}
+
+export class CodecError extends Error {
+  override name = "CodecError";
+}
+
+/** Decodes to RGBA in the stored orientation (EXIF orientation is applied by the caller). */
+export async function decode(format: "jpeg" | "png" | "webp", bytes: Uint8Array): Promise<Pixels> {
+  let pixels: Pixels | null | undefined;
+  if (format === "png") {
+    loadBindgen("png-decode", initPng as never, pngWasm);
+    pixels = pngDecode(bytes);
+  } else if (format === "jpeg") {
+    pixels = (await loadEmscripten("jpeg-decode", jpegDecoderFactory, jpegDecoderWasm)).decode!(bytes, false);
+  } else {
+    pixels = (await loadEmscripten("webp-decode", webpDecoderFactory, webpDecoderWasm)).decode!(bytes);
+  }
+  if (!pixels) throw new CodecError(`the ${format} data could not be decoded`);
+  return { data: pixels.data, width: pixels.width, height: pixels.height };
+}
+
+export async function encodeWebp(pixels: Pixels, quality: number): Promise<Uint8Array> {
+  const encoder = await loadEmscripten("webp-encode", webpEncoderFactory, webpEncoderWasm);
+  const encoded = encoder.encode!(pixels.data, pixels.width, pixels.height, { ...webpDefaults, quality });
+  if (!encoded) throw new CodecError("WebP encoding failed");
+  return encoded;
+}
+
+/** Lanczos3 resampling, in premultiplied alpha so transparent edges do not darken. */
+export function resize(pixels: Pixels, width: number, height: number): Pixels {
+  loadBindgen("resize", initResize as never, resizeWasm);
+  const input = new Uint8Array(pixels.data.buffer, pixels.data.byteOffset, pixels.data.byteLength);
+  const output = wasmResize(input, pixels.width, pixels.height, width, height, 3, true, false);
+  return { data: new Uint8ClampedArray(output.buffer, output.byteOffset, output.byteLength), width, height };
+}

@@ -1,0 +1,92 @@
+import { MiB } from "../../config";
+import { readImageHeader } from "../image-info";
+import type { MediaService } from "../service";
+import { sniff } from "../sniff";
+import type { ImageJob, SourceImage } from "./budget";
+import { renderInWorker } from "./worker-engine";
+
+/** A rendered image: the Worker's bytes or the media service's stream. */
+export interface ImageOutput {
+  body: ReadableStream | Uint8Array;
+  width: number | null;
+  height: number | null;
+  engine: "worker" | "service";
+}
+
+export interface RenderDeps {
+  bucket: R2Bucket;
+  media: MediaService;
+}
+
+/** Enough for any header the upload path accepted (it reads at most this much to find one). */
+const HEADER_BYTES = 1 * MiB;
+
+/** An animated WebP (VP8X animation flag) or PNG (acTL before the image data). */
+export function isAnimated(format: string, head: Uint8Array): boolean {
+  if (format === "gif") return true; // decided by its frames; GIF never goes to the Worker anyway
+  const text = new TextDecoder("latin1").decode(head.subarray(0, 64 * 1024));
+  if (format === "webp") return text.slice(12, 16) === "VP8X" && (head[20]! & 0x02) !== 0;
+  if (format === "png") {
+    const actl = text.indexOf("acTL");
+    const idat = text.indexOf("IDAT");
+    return actl !== -1 && (idat === -1 || actl < idat);
+  }
+  return false;
+}
+
+/** What the budget rule needs of a stored image, from its first bytes; null if unreadable. */
+export async function describeStoredImage(bucket: R2Bucket, key: string): Promise<SourceImage | null> {
+  const object = await bucket.get(key, { range: { offset: 0, length: HEADER_BYTES } });
+  if (!object) throw new Error(`stored file ${key} is missing`);
+  const head = new Uint8Array(await object.arrayBuffer());
+  const media = sniff(head);
+  if (media?.type !== "image") return null;
+  const header = readImageHeader(media.format, head);
+  if (!("width" in header)) return null;
+  return {
+    format: media.format,
+    storedWidth: header.storedWidth,
+    storedHeight: header.storedHeight,
+    orientation: header.orientation,
+    animated: isAnimated(media.format, head),
+    bytes: object.size,
+  };
+}
+
+const serviceOperation = (job: ImageJob) =>
+  job.kind === "thumbnail" ? `/image/thumbnail?width=${job.width}` : `/image/webp?quality=${job.quality}`;
+
+/**
+ * Runs image work where it fits: in this Worker when the budget rule says its memory allows
+ * (no round trip, no container to wake), otherwise, or if the Worker's codecs fail on the
+ * file, on the media service, whose native tools have no such limit.
+ */
+export async function renderImage(deps: RenderDeps, key: string, job: ImageJob): Promise<ImageOutput> {
+  const image = await describeStoredImage(deps.bucket, key);
+  if (image) {
+    try {
+      const { plan, result } = await renderInWorker(image, job, async () => {
+        const object = await deps.bucket.get(key);
+        if (!object) throw new Error(`stored file ${key} is missing`);
+        return new Uint8Array(await object.arrayBuffer());
+      });
+      if (result) return { body: result.bytes, width: result.width, height: result.height, engine: "worker" };
+      if (plan.where === "service") log(key, job, plan.reason);
+    } catch (error) {
+      log(key, job, `the Worker's codecs failed: ${String(error)}`);
+    }
+  }
+  const source = await deps.bucket.get(key);
+  if (!source) throw new Error(`stored file ${key} is missing`);
+  const response = await deps.media.call(serviceOperation(job), source.body, source.size);
+  return {
+    body: response.body!,
+    width: Number(response.headers.get("X-Media-Width")) || null,
+    height: Number(response.headers.get("X-Media-Height")) || null,
+    engine: "service",
+  };
+}
+
+function log(key: string, job: ImageJob, reason: string) {
+  console.log(JSON.stringify({ image: key, job: job.kind, engine: "service", reason }));
+}

@@ -1,0 +1,53 @@
+import { planImageJob, type ImageJob, type SourceImage, type WorkerPlan } from "./budget";
+import { codecMemory, decode, encodeWebp, resize } from "./codecs";
+import { needsResample, thumbnailGeometry } from "./geometry";
+import { applyOrientation, shrinkByFactor } from "./pixels";
+
+export interface RenderedImage {
+  bytes: Uint8Array;
+  width: number;
+  height: number;
+}
+
+export const THUMBNAIL_QUALITY = 80;
+
+// One job at a time per isolate: the budget counts one job's buffers, and the memory that a
+// job measures must not be changing under it.
+let queue: Promise<unknown> = Promise.resolve();
+
+function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+  const turn = queue.then(work, work);
+  queue = turn.catch(() => {});
+  return turn;
+}
+
+/**
+ * Runs `job` in this isolate when the budget rule lets it, reading the file only then. Resolves
+ * the plan, and the result when the Worker did the work; a failure here is the caller's to
+ * hand to the media service.
+ */
+export function renderInWorker(
+  image: SourceImage,
+  job: ImageJob,
+  read: () => Promise<Uint8Array>,
+): Promise<{ plan: WorkerPlan; result?: RenderedImage }> {
+  return oneAtATime(async () => {
+    const plan = planImageJob(image, job, codecMemory());
+    if (plan.where === "service") return { plan };
+    const format = image.format as "jpeg" | "png" | "webp";
+    const decoded = await decode(format, await read());
+    if (decoded.width !== image.storedWidth || decoded.height !== image.storedHeight) {
+      throw new Error(`decoded ${decoded.width}x${decoded.height}, header said ${image.storedWidth}x${image.storedHeight}`);
+    }
+    if (job.kind === "webp") {
+      const upright = applyOrientation(decoded, image.orientation);
+      const quality = job.quality as number;
+      return { plan, result: { bytes: await encodeWebp(upright, quality), width: upright.width, height: upright.height } };
+    }
+    const g = thumbnailGeometry(image.storedWidth, image.storedHeight, image.orientation, job.width);
+    let pixels = shrinkByFactor(decoded, g.shrinkFactor);
+    if (needsResample(g)) pixels = resize(pixels, g.storedTarget.width, g.storedTarget.height);
+    pixels = applyOrientation(pixels, image.orientation);
+    return { plan, result: { bytes: await encodeWebp(pixels, THUMBNAIL_QUALITY), width: pixels.width, height: pixels.height } };
+  });
+}
