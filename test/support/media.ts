@@ -36,6 +36,12 @@ const CLIPS: Record<string, string[]> = {
   "optimisable.jpg": ["-f", "lavfi", "-i", "testsrc2=size=4000x3000", "-frames:v", "1", "-vf", "noise=alls=6:allf=u", "-q:v", "2"],
   // Over 1 MB, but no smaller as WebP: kept.
   "incompressible.jpg": ["-f", "lavfi", "-i", "testsrc2=size=12000x9000", "-frames:v", "1", "-q:v", "31"],
+  // Images near what the Worker's memory budget takes (src/media/image/budget.ts).
+  "photo-5mp.jpg": ["-f", "lavfi", "-i", "testsrc2=size=2560x1920", "-frames:v", "1", "-vf", "noise=alls=12:allf=u", "-q:v", "3"],
+  "grey-2mp.jpg": ["-f", "lavfi", "-i", "testsrc2=size=1600x1200", "-frames:v", "1", "-pix_fmt", "gray", "-q:v", "3"],
+  "screenshot-1mp.png": ["-f", "lavfi", "-i", "testsrc2=size=1280x800", "-frames:v", "1", "-vf", "noise=alls=20:allf=u"],
+  "deep-16bit.png": ["-f", "lavfi", "-i", "testsrc2=size=1200x900", "-frames:v", "1", "-vf", "noise=alls=20:allf=u", "-pix_fmt", "rgba64be"],
+  "photo-2mp.webp": ["-f", "lavfi", "-i", "testsrc2=size=1600x1200", "-frames:v", "1", "-vf", "noise=alls=12:allf=u", "-quality", "90"],
   // Just under the 200 MiB file limit: 150 uncompressed 720p frames (quick to make, slow to move).
   "large.avi": [...base(6, "1280x720"), "-frames:v", "150", "-c:v", "rawvideo", "-pix_fmt", "yuv420p", "-c:a", "pcm_s16le"],
 };
@@ -56,7 +62,7 @@ export function generateTestMedia(dir = GENERATED_DIR): string {
   mkdirSync(dir, { recursive: true });
   for (const [name, args] of Object.entries(CLIPS)) {
     const file = path.join(dir, name);
-    if (!existsSync(file)) ffmpeg(/\.(tif|bmp|jpg)$/.test(name) ? args : [...args, "-shortest"], file);
+    if (!existsSync(file)) ffmpeg(/\.(tif|bmp|jpg|png|webp)$/.test(name) ? args : [...args, "-shortest"], file);
   }
   for (const [name, source] of Object.entries(ROTATED)) {
     const file = path.join(dir, name);
