@@ -12,6 +12,8 @@ export interface ImageInfo {
   storedHeight: number;
   /** EXIF orientation 1-8 (1 when absent). 5-8 swap the axes. */
   orientation: number;
+  /** JPEG only: sample precision and colour components of the frame (4 is CMYK or YCCK). */
+  jpegFrame?: { bits: number; components: number };
 }
 
 export type HeaderResult = ImageInfo | { need: "more" } | { invalid: string };
@@ -43,7 +45,7 @@ class Reader {
   }
 }
 
-function info(storedWidth: number, storedHeight: number, orientation = 1): HeaderResult {
+function info(storedWidth: number, storedHeight: number, orientation = 1, extra: Partial<ImageInfo> = {}): HeaderResult {
   if (!(storedWidth > 0 && storedHeight > 0)) return invalid("the image header gives no size");
   const o = orientation >= 1 && orientation <= 8 ? orientation : 1;
   const swap = o >= 5;
@@ -53,6 +55,7 @@ function info(storedWidth: number, storedHeight: number, orientation = 1): Heade
     storedWidth,
     storedHeight,
     orientation: o,
+    ...extra,
   };
 }
 
@@ -102,8 +105,8 @@ function jpeg(b: Uint8Array): HeaderResult {
     if (length < 2) return invalid("broken JPEG segment length");
     const isSof = marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
     if (isSof) {
-      if (!r.has(at + 9, 0)) return more;
-      return info(r.u16(at + 7), r.u16(at + 5), orientation);
+      if (!r.has(at + 9, 1)) return more;
+      return info(r.u16(at + 7), r.u16(at + 5), orientation, { jpegFrame: { bits: r.u8(at + 4), components: r.u8(at + 9) } });
     }
     if (marker === 0xe1) {
       if (!r.has(at, length + 2)) return more;

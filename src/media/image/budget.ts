@@ -29,6 +29,8 @@ export interface SourceImage {
   storedHeight: number;
   orientation: number;
   animated: boolean;
+  /** Why the Worker's codecs cannot decode this file although they know its format, if so. */
+  unsupported?: string;
   /** Size of the encoded file. */
   bytes: number;
 }
@@ -60,6 +62,7 @@ export function planImageJob(image: SourceImage, job: ImageJob, loaded: Readonly
   const decoder = DECODERS[image.format];
   if (!decoder) return { where: "service", reason: `no ${image.format} decoder in the Worker` };
   if (image.animated) return { where: "service", reason: "animated" };
+  if (image.unsupported) return { where: "service", reason: image.unsupported };
   if (job.kind === "webp" && job.quality === "lossless") return { where: "service", reason: "lossless WebP needs about 46 B/px" };
 
   const pixels = image.storedWidth * image.storedHeight;

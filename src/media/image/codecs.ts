@@ -77,6 +77,25 @@ export class CodecError extends Error {
   override name = "CodecError";
 }
 
+/**
+ * An Emscripten codec that failed may have exited its runtime: drop it, so the next job
+ * instantiates a new one and the old memory goes with its last reference.
+ */
+function forget(codec: Codec) {
+  emscripten.delete(codec);
+  memories.delete(codec);
+}
+
+async function callEmscripten<T>(codec: Codec, factory: unknown, wasm: WebAssembly.Module, call: (c: EmscriptenCodec) => T): Promise<T> {
+  const instance = await loadEmscripten(codec, factory, wasm);
+  try {
+    return call(instance);
+  } catch (error) {
+    forget(codec);
+    throw new CodecError(`${codec} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 /** Decodes to RGBA in the stored orientation (EXIF orientation is applied by the caller). */
 export async function decode(format: "jpeg" | "png" | "webp", bytes: Uint8Array): Promise<Pixels> {
   let pixels: Pixels | null | undefined;
@@ -84,17 +103,18 @@ export async function decode(format: "jpeg" | "png" | "webp", bytes: Uint8Array)
     loadBindgen("png-decode", initPng as never, pngWasm);
     pixels = pngDecode(bytes);
   } else if (format === "jpeg") {
-    pixels = (await loadEmscripten("jpeg-decode", jpegDecoderFactory, jpegDecoderWasm)).decode!(bytes, false);
+    pixels = await callEmscripten("jpeg-decode", jpegDecoderFactory, jpegDecoderWasm, (c) => c.decode!(bytes, false));
   } else {
-    pixels = (await loadEmscripten("webp-decode", webpDecoderFactory, webpDecoderWasm)).decode!(bytes);
+    pixels = await callEmscripten("webp-decode", webpDecoderFactory, webpDecoderWasm, (c) => c.decode!(bytes));
   }
   if (!pixels) throw new CodecError(`the ${format} data could not be decoded`);
   return { data: pixels.data, width: pixels.width, height: pixels.height };
 }
 
 export async function encodeWebp(pixels: Pixels, quality: number): Promise<Uint8Array> {
-  const encoder = await loadEmscripten("webp-encode", webpEncoderFactory, webpEncoderWasm);
-  const encoded = encoder.encode!(pixels.data, pixels.width, pixels.height, { ...webpDefaults, quality });
+  const encoded = await callEmscripten("webp-encode", webpEncoderFactory, webpEncoderWasm, (c) =>
+    c.encode!(pixels.data, pixels.width, pixels.height, { ...webpDefaults, quality }),
+  );
   if (!encoded) throw new CodecError("WebP encoding failed");
   return encoded;
 }

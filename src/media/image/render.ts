@@ -43,12 +43,16 @@ export async function describeStoredImage(bucket: R2Bucket, key: string): Promis
   if (media?.type !== "image") return null;
   const header = readImageHeader(media.format, head);
   if (!("width" in header)) return null;
+  const frame = header.jpegFrame;
+  // mozjpeg's build here decodes 8-bit grey and colour JPEG only; it exits on CMYK and 12-bit.
+  const unsupported = frame && (frame.bits !== 8 || (frame.components !== 1 && frame.components !== 3)) ? `${frame.components}-component ${frame.bits}-bit JPEG` : undefined;
   return {
     format: media.format,
     storedWidth: header.storedWidth,
     storedHeight: header.storedHeight,
     orientation: header.orientation,
     animated: isAnimated(media.format, head),
+    unsupported,
     bytes: object.size,
   };
 }

@@ -36,7 +36,7 @@ describe("readImageHeader", () => {
   });
 
   it("swaps the stored axes for orientations 5 to 8", async () => {
-    expect(await header("orientation/landscape_6.jpg")).toEqual({ width: 600, height: 450, storedWidth: 450, storedHeight: 600, orientation: 6 });
+    expect(await header("orientation/landscape_6.jpg")).toEqual({ width: 600, height: 450, storedWidth: 450, storedHeight: 600, orientation: 6, jpegFrame: { bits: 8, components: 3 } });
   });
 
   it("asks for more bytes when the header is cut short, and calls broken headers invalid", async () => {
