@@ -53,8 +53,10 @@ export async function createAccount(server: TestServer, name: string): Promise<T
   return { id: body.data.id, full: body.data.full_key, upload: body.data.upload_key };
 }
 
+export const fixturePath = (relativePath: string) => path.join(FIXTURES_DIR, relativePath);
+
 export async function fixture(relativePath: string): Promise<Uint8Array> {
-  return new Uint8Array(await readFile(path.join(FIXTURES_DIR, relativePath)));
+  return new Uint8Array(await readFile(fixturePath(relativePath)));
 }
 
 /** POST {base_url} with one file, as a browser form would send it. */

@@ -63,7 +63,7 @@ describe("image dimensions", () => {
       [30_001, 10],
       [10, 30_001],
       [65_535, 65_535],
-    ]) {
+    ] as const) {
       const res = await upload(account.full, await make(width, height), { allow_duplicate: "1" });
       expect(res.status, `${width}x${height}`).toBe(422);
       expect(res.body).toEqual({ type: "error", errors: `Image dimensions ${width}x${height} are over the 30000x30000 px limit.` });
