@@ -34,20 +34,23 @@ export function renderInWorker(
   return oneAtATime(async () => {
     const plan = planImageJob(image, job, codecMemory());
     if (plan.where === "service") return { plan };
-    const format = image.format as "jpeg" | "png" | "webp";
-    const decoded = await decode(format, await read());
-    if (decoded.width !== image.storedWidth || decoded.height !== image.storedHeight) {
-      throw new Error(`decoded ${decoded.width}x${decoded.height}, header said ${image.storedWidth}x${image.storedHeight}`);
-    }
-    if (job.kind === "webp") {
-      const upright = applyOrientation(decoded, image.orientation);
-      const quality = job.quality as number;
-      return { plan, result: { bytes: await encodeWebp(upright, quality), width: upright.width, height: upright.height } };
-    }
-    const g = thumbnailGeometry(image.storedWidth, image.storedHeight, image.orientation, job.width);
-    let pixels = shrinkByFactor(decoded, g.shrinkFactor);
-    if (needsResample(g)) pixels = resize(pixels, g.storedTarget.width, g.storedTarget.height);
-    pixels = applyOrientation(pixels, image.orientation);
-    return { plan, result: { bytes: await encodeWebp(pixels, THUMBNAIL_QUALITY), width: pixels.width, height: pixels.height } };
+    return { plan, result: await render(image, job, await read()) };
   });
+}
+
+/** The work itself, whatever its cost: callers go through renderInWorker (benchmarks excepted). */
+export async function render(image: SourceImage, job: ImageJob, bytes: Uint8Array): Promise<RenderedImage> {
+  const decoded = await decode(image.format as "jpeg" | "png" | "webp", bytes);
+  if (decoded.width !== image.storedWidth || decoded.height !== image.storedHeight) {
+    throw new Error(`decoded ${decoded.width}x${decoded.height}, header said ${image.storedWidth}x${image.storedHeight}`);
+  }
+  if (job.kind === "webp") {
+    const upright = applyOrientation(decoded, image.orientation);
+    return { bytes: await encodeWebp(upright, job.quality as number), width: upright.width, height: upright.height };
+  }
+  const g = thumbnailGeometry(image.storedWidth, image.storedHeight, image.orientation, job.width);
+  let pixels = shrinkByFactor(decoded, g.shrinkFactor);
+  if (needsResample(g)) pixels = resize(pixels, g.storedTarget.width, g.storedTarget.height);
+  pixels = applyOrientation(pixels, image.orientation);
+  return { bytes: await encodeWebp(pixels, THUMBNAIL_QUALITY), width: pixels.width, height: pixels.height };
 }
