@@ -1,11 +1,13 @@
-// Helpers shared by the benchmark suites: local servers, accounts, request bodies, load runs
-// and plain-text tables.
+// Helpers shared by the benchmark suites: local servers, accounts, request bodies, load runs,
+// process memory and plain-text tables.
 import { randomBytes, randomFillSync } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { deflateSync } from "node:zlib";
 import autocannon from "autocannon";
+import { startMediaService } from "../scripts/lib/media.mjs";
 import { freePort, ROOT, startServer } from "../scripts/lib/server.mjs";
 
 export { ROOT };
@@ -71,6 +73,53 @@ export async function startService(ctx, { vars = {} } = {}) {
 export async function startMinimal(ctx) {
   const server = await start(ctx, "minimal", { config: "bench/minimal/wrangler.toml", migrate: false, readyPath: "/" });
   return { url: server.url };
+}
+
+/**
+ * The media service (container/src) as a local process; resolves { url, pid, secret }. Its
+ * tools are killed before it is stopped: a job's ffmpeg would otherwise outlive a killed service.
+ */
+export async function startMedia(ctx, { env = {} } = {}) {
+  const secret = randomBytes(24).toString("hex");
+  const media = await startMediaService({ port: await freePort(), secret, env });
+  ctx.defer(async () => {
+    for (const pid of childPids(media.pid)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {}
+    }
+    await media.stop();
+  });
+  return { url: media.url, pid: media.pid, secret };
+}
+
+/** Direct children of a process (Linux /proc); empty once it has gone. */
+export function childPids(pid) {
+  const pids = [];
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        pids.push(...readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").split(" ").filter(Boolean).map(Number));
+      } catch {}
+    }
+  } catch {}
+  return [...new Set(pids)];
+}
+
+/** { name, rssKiB, hwmKiB } of a live process from /proc/<pid>/status, or null once it has gone. */
+export function procMemory(pid) {
+  let status;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, "utf8");
+  } catch {
+    return null;
+  }
+  const field = (name) => new RegExp(`^${name}:\\s*(.*)$`, "m").exec(status)?.[1];
+  const kib = (name) => Number.parseInt(field(name) ?? "", 10);
+  const rssKiB = kib("VmRSS");
+  // A zombie has no memory left to report.
+  if (!Number.isFinite(rssKiB)) return null;
+  return { name: field("Name") ?? "?", rssKiB, hwmKiB: kib("VmHWM") };
 }
 
 export async function createAccount(url, adminToken, name) {
@@ -205,3 +254,12 @@ export function table(title, columns, rows) {
 export const fixed = (digits) => (n) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
 export const ratio = (a, b) => (b > 0 ? a / b : NaN);
 export const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
+export const mib = (bytes) => (Number.isFinite(bytes) ? `${(bytes / 1024 / 1024).toFixed(1)} MiB` : "-");
+
+/** Median of the finite values, NaN if there are none. */
+export function median(values) {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (!sorted.length) return NaN;
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}

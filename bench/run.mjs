@@ -3,9 +3,11 @@
 // numbers to bench/.out/results.json.
 //
 // A suite is a module exporting `description` and `run(ctx, log)`, which resolves
-// { report, results }. It starts what it needs through bench/lib.mjs, which registers every
-// server and temp dir with ctx so they are removed here, whatever happens.
+// { report, results }, and optionally `settings`, shown in its heading instead of the load-run
+// durations (for suites that do not use them). It starts what it needs through bench/lib.mjs,
+// which registers every server and temp dir with ctx so they are removed here, whatever happens.
 //   BENCH_DURATION / BENCH_WARMUP  seconds per measured run / warm-up (default 5 / 1)
+//   BENCH_CONVERSION_RUNS          runs of each conversion measurement (default 2)
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -13,6 +15,7 @@ import { createContext, DURATION, ROOT, WARMUP } from "./lib.mjs";
 
 const SUITES = {
   http: () => import("./http-throughput.mjs"),
+  conversion: () => import("./conversion.mjs"),
 };
 
 const requested = process.argv.slice(2);
@@ -57,7 +60,8 @@ try {
     output.suites[name] = results;
     // Idle servers of one suite would still take memory and CPU from the next one.
     await ctx.cleanup();
-    console.log(`== ${name}: ${suite.description} (${DURATION} s per run after ${WARMUP} s warm-up) ==\n`);
+    const settings = suite.settings ?? `${DURATION} s per run after ${WARMUP} s warm-up`;
+    console.log(`== ${name}: ${suite.description} (${settings}) ==\n`);
     console.log(report);
   }
   const outDir = path.join(ROOT, "bench/.out");
