@@ -1,45 +1,26 @@
 import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startMediaService, type MediaServiceProcess } from "../../scripts/lib/media.mjs";
-import { freePort } from "../../scripts/lib/server.mjs";
-import { createAccount, fixture, startTestServer, uploadFile, type TestAccount, type TestServer } from "./server";
+import { fixture, processedUpload, startWithMediaService, uploadFile, type MediaTestBed, type TestAccount, type TestServer } from "./server";
 
 /**
  * Metadata removal checked with independent tools: exiftool for what metadata is left, ffmpeg
  * for the decoded pixels (which must not change: the removal is lossless).
  */
+let bed: MediaTestBed;
 let server: TestServer;
-let media: MediaServiceProcess;
 let account: TestAccount;
 let dir: string;
-const SECRET = "image-metadata-test-secret";
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), "image-metadata-"));
-  media = await startMediaService({ port: await freePort(), secret: SECRET });
-  server = await startTestServer({ MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: SECRET });
-  account = await createAccount(server, "metadata");
+  bed = await startWithMediaService("image-metadata");
+  ({ server, account, dir } = bed);
 });
 
-afterAll(async () => {
-  await server?.stop();
-  await media?.stop();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => bed?.stop());
 
-/** The upload once its media job has run (conversion, thumbnail). */
-async function processed(id: string) {
-  for (let i = 0; i < 120; i++) {
-    const res = await fetch(`${server.api}/${id}`, { headers: { "X-API-Key": account.full } });
-    const { data } = (await res.json()) as { data: { thumb: string | null; path: string; src: string } };
-    if (data.thumb) return data;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`upload ${id} was not processed`);
-}
+const processed = (id: string) => processedUpload<{ thumb: string | null; path: string; src: string }>(server, account.full, id);
 
 async function write(name: string, bytes: Uint8Array) {
   const file = path.join(dir, name);

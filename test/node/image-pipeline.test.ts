@@ -1,35 +1,33 @@
 import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startMediaService, type MediaServiceProcess } from "../../scripts/lib/media.mjs";
-import { freePort } from "../../scripts/lib/server.mjs";
-import { createAccount, fixturePath, startTestServer, uploadFile, type TestAccount, type TestServer } from "./server";
+import {
+  fixturePath,
+  processedUpload,
+  startWithMediaService,
+  uploadFile,
+  type MediaTestBed,
+  type TestAccount,
+  type TestServer,
+} from "./server";
 
 /**
  * Thumbnails and conversions, whichever engine made them (the Worker's codecs or the media
  * service), checked with tools that are not ours: ffmpeg and libvips decode, exiftool reads
  * metadata, webpinfo reads WebP structure.
  */
+let bed: MediaTestBed;
 let server: TestServer;
-let media: MediaServiceProcess;
 let account: TestAccount;
 let dir: string;
-const SECRET = "image-pipeline-test-secret";
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), "image-pipeline-"));
-  media = await startMediaService({ port: await freePort(), secret: SECRET });
-  server = await startTestServer({ MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: SECRET });
-  account = await createAccount(server, "pipeline");
+  bed = await startWithMediaService("image-pipeline");
+  ({ server, account, dir } = bed);
 });
 
-afterAll(async () => {
-  await server?.stop();
-  await media?.stop();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => bed?.stop());
 
 interface Upload {
   id: string;
@@ -46,12 +44,7 @@ async function uploadProcessed(file: string, fields: Record<string, string> = {}
   const res = await uploadFile(server, account.full, new Uint8Array(await readFile(file)), path.basename(file), { allow_duplicate: "1", ...fields });
   const body = (await res.json()) as { data: Upload };
   expect(res.status, JSON.stringify(body)).toBe(200);
-  for (let i = 0; i < 240; i++) {
-    const { data } = (await (await fetch(`${server.api}/${body.data.id}`, { headers: { "X-API-Key": account.full } })).json()) as { data: Upload };
-    if (data.thumb) return data;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${file} was not processed`);
+  return processedUpload<Upload>(server, account.full, body.data.id);
 }
 
 async function download(url: string, name: string) {

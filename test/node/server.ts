@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { startMediaService } from "../../scripts/lib/media.mjs";
 import { freePort, startServer } from "../../scripts/lib/server.mjs";
 
 export const ADMIN_TOKEN = "node-test-admin-token";
@@ -71,4 +72,44 @@ export function uploadFile(
   for (const [name, value] of Object.entries(fields)) form.append(name, value);
   form.append("uploads", new Blob([bytes]), filename);
   return fetch(server.api, { method: "POST", headers: { "X-API-Key": key }, body: form });
+}
+
+export interface MediaTestBed {
+  server: TestServer;
+  account: TestAccount;
+  /** A temporary directory for the test's files, removed by stop(). */
+  dir: string;
+  stop(): Promise<void>;
+}
+
+/** The dev server wired to a real media service process, with one account and a scratch dir. */
+export async function startWithMediaService(name: string, vars: Record<string, string> = {}): Promise<MediaTestBed> {
+  const secret = `${name}-media-secret-0123456789`;
+  const dir = await mkdtemp(path.join(os.tmpdir(), `${name}-`));
+  const media = await startMediaService({ port: await freePort(), secret });
+  const server = await startTestServer({ MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: secret, ...vars }).catch(async (error) => {
+    await media.stop();
+    throw error;
+  });
+  return {
+    server,
+    account: await createAccount(server, name),
+    dir,
+    async stop() {
+      await server.stop();
+      await media.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** GET {base_url}/{id} until the upload's media job has made its thumbnail. */
+export async function processedUpload<T extends { thumb: string | null }>(server: TestServer, key: string, id: string): Promise<T> {
+  for (let i = 0; i < 240; i++) {
+    const res = await fetch(`${server.api}/${id}`, { headers: { "X-API-Key": key } });
+    const { data } = (await res.json()) as { data: T };
+    if (data.thumb) return data;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`upload ${id} was not processed`);
 }
