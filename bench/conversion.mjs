@@ -7,7 +7,7 @@ import { readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
-import { build } from "esbuild";
+import { bundleForNode } from "../scripts/lib/bundle.mjs";
 import { childPids, fixed, median, mib, procMemory, ratio, ROOT, startMedia, table, tempDir } from "./lib.mjs";
 
 const RUNS = Math.max(1, Number(process.env.BENCH_CONVERSION_RUNS || 2));
@@ -40,15 +40,7 @@ async function makeAvi(dir, { width, height, seconds }) {
  */
 async function loadTranscodeMp4(dir) {
   const outfile = path.join(dir, "media.mjs");
-  await build({
-    entryPoints: [path.join(ROOT, "container/src/media.ts")],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    outfile,
-    logLevel: "warning",
-  });
+  await bundleForNode({ entryPoints: [path.join(ROOT, "container/src/media.ts")], outfile });
   const { transcodeMp4 } = await import(pathToFileURL(outfile).href);
   // The service finds ffmpeg the same way (FFMPEG_PATH, else the one on PATH); the timeout only has to not fire.
   const config = { ffmpeg: process.env.FFMPEG_PATH || "ffmpeg", jobTimeoutMs: 60 * 60_000 };

@@ -16,6 +16,7 @@ import { createContext, DURATION, ROOT, WARMUP } from "./lib.mjs";
 const SUITES = {
   http: () => import("./http-throughput.mjs"),
   conversion: () => import("./conversion.mjs"),
+  images: () => import("./images.mjs"),
 };
 
 const requested = process.argv.slice(2);

@@ -1,26 +1,15 @@
 // Runs the media service (container/src) as a plain process on the host: there is no Docker
 // daemon locally, so `npm run dev` and the tests reach it by URL instead of the Container binding.
 import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { build } from "esbuild";
+import { bundleForNode } from "./bundle.mjs";
 import { ROOT } from "./server.mjs";
 
 const OUT = path.join(ROOT, ".wrangler", "media-service", "server.mjs");
 
 /** Bundles container/src/main.ts the way the Dockerfile does. */
-export async function buildMediaService() {
-  mkdirSync(path.dirname(OUT), { recursive: true });
-  await build({
-    entryPoints: [path.join(ROOT, "container/src/main.ts")],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    outfile: OUT,
-    logLevel: "warning",
-  });
-  return OUT;
+export function buildMediaService() {
+  return bundleForNode({ entryPoints: [path.join(ROOT, "container/src/main.ts")], outfile: OUT });
 }
 
 /** Starts the service on 127.0.0.1:port and resolves once /health answers. */
