@@ -42,6 +42,11 @@ export default defineConfig(async () => {
                   ADMIN_TOKEN: "test-admin-token",
                   MEDIA_SERVICE_URL: inject("mediaServiceUrl"),
                   MEDIA_SECRET,
+                  // Link uploads go to the loopback fixture server (test/support/link-server.ts).
+                  UNSAFE_ALLOW_LOOPBACK_LINKS: "true",
+                  LINK_SERVER_URL: inject("linkServerUrl"),
+                  DNS_RESOLVER_URL: `${inject("linkServerUrl")}/dns-query`,
+                  LINK_TIMEOUT_SECONDS: "30",
                 },
                 serviceBindings: { FIXTURES: serveFixture },
               },

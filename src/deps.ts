@@ -3,6 +3,8 @@ import { mediaService } from "./media/service";
 import type { Database } from "./storage/db";
 import { database } from "./storage/db";
 import type { UploadDeps } from "./uploads/deps";
+import { dohResolver } from "./net/resolve";
+import type { LinkDeps } from "./uploads/link";
 import type { ProcessDeps } from "./uploads/process";
 
 /** Where the domain's dependencies are built from the Worker's bindings, for routes and cron alike. */
@@ -11,10 +13,25 @@ export function uploadDeps(env: Env, db: Database = database(env.DB), now: () =>
 }
 
 export function processDeps(env: Env, db?: Database, now?: () => number): ProcessDeps {
-  const retrySeconds = Number(env.MEDIA_RETRY_SECONDS);
   return {
     ...uploadDeps(env, db, now),
     media: mediaService(env),
-    retryBaseMs: Number.isFinite(retrySeconds) && retrySeconds > 0 ? retrySeconds * 1000 : 60_000,
+    retryBaseMs: positiveNumber(env.MEDIA_RETRY_SECONDS, 60) * 1000,
+  };
+}
+
+const positiveNumber = (value: string | undefined, fallback: number) => {
+  const n = Number(value);
+  return Number.isFinite(n) && n > 0 ? n : fallback;
+};
+
+export const DEFAULT_DNS_RESOLVER = "https://cloudflare-dns.com/dns-query";
+
+export function linkDeps(env: Env): LinkDeps {
+  return {
+    resolve: dohResolver(env.DNS_RESOLVER_URL || DEFAULT_DNS_RESOLVER),
+    fetch: (input, init) => fetch(input, init),
+    allowLoopback: env.UNSAFE_ALLOW_LOOPBACK_LINKS === "true",
+    timeoutMs: positiveNumber(env.LINK_TIMEOUT_SECONDS, 120) * 1000,
   };
 }

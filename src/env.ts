@@ -18,6 +18,12 @@ export interface Env {
   MEDIA_SECRET?: string;
   /** Delay before the first retry of failed media work, in seconds (doubling after). */
   MEDIA_RETRY_SECONDS?: string;
+  /** Time limit of a `url` download, headers and body, in seconds (default 120). */
+  LINK_TIMEOUT_SECONDS?: string;
+  /** DNS-over-HTTPS endpoint (JSON form) used to check link hosts before downloading. */
+  DNS_RESOLVER_URL?: string;
+  /** "true" lets links reach loopback addresses. Unsafe: for a local test fixture server only. */
+  UNSAFE_ALLOW_LOOPBACK_LINKS?: string;
 }
 
 export type AppEnv = {

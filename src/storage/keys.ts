@@ -12,3 +12,8 @@ export const newObjectKey = (uploadId: string, ext: string) =>
 
 /** The file name part of a key, as used in the upload's `path` URL. */
 export const objectName = (key: string) => key.slice(key.lastIndexOf("/") + 1);
+
+/** Pieces of a chunked upload, under the client's upload_id until the file is assembled. */
+export const CHUNKS_PREFIX = "chunks/";
+export const chunkPrefix = (uploadId: string) => `${CHUNKS_PREFIX}${uploadId}/`;
+export const chunkKey = (uploadId: string, index: number) => `${chunkPrefix(uploadId)}${index}`;

@@ -113,3 +113,43 @@ export const mediaJobs = sqliteTable(
 );
 
 export type MediaJobRow = typeof mediaJobs.$inferSelect;
+
+export const CHUNK_SESSION_STATUSES = ["open", "finishing", "consumed", "discarded"] as const;
+export type ChunkSessionStatus = (typeof CHUNK_SESSION_STATUSES)[number];
+
+/**
+ * A file sent in pieces to /api/chunk, under the client's upload_id. The row outlives the
+ * session as a tombstone (consumed or discarded), so a finished or expired upload_id keeps
+ * answering 422 instead of quietly opening a new session.
+ */
+export const chunkSessions = sqliteTable(
+  "chunk_sessions",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    total: integer("total").notNull(),
+    status: text("status", { enum: CHUNK_SESSION_STATUSES }).notNull().default("open"),
+    /** While finishing: when another request may take over (the first one died). */
+    leaseUntil: integer("lease_until"),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("chunk_sessions_status_expires").on(t.status, t.expiresAt)],
+);
+
+/** One row per stored piece (its bytes are in R2); re-sending an index replaces it. */
+export const chunkPieces = sqliteTable(
+  "chunk_pieces",
+  {
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => chunkSessions.id, { onDelete: "cascade" }),
+    index: integer("index").notNull(),
+    size: integer("size").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.index] })],
+);
+
+export type ChunkSessionRow = typeof chunkSessions.$inferSelect;

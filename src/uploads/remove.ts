@@ -1,6 +1,7 @@
 import { secretsEqual, sha256Hex } from "../crypto";
 import { notFound } from "../errors";
 import { uploadPrefix } from "../storage/keys";
+import { deletePrefix } from "../storage/objects";
 import type { UploadRow } from "../storage/schema";
 import { deleteOwnedUpload, deleteUploadByToken, findUpload } from "../storage/uploads";
 import type { UploadDeps } from "./deps";
@@ -30,13 +31,5 @@ export async function uploadForDeleteLink(deps: UploadDeps, id: string, token: s
 
 const invalidLink = () => notFound("This delete link is not valid (already used, or never issued).");
 
-async function removeFiles(bucket: R2Bucket, row: UploadRow) {
-  const keys = [row.objectKey, ...(row.thumbKey ? [row.thumbKey] : [])];
-  let cursor: string | undefined;
-  do {
-    const listing = await bucket.list({ prefix: uploadPrefix(row.id), cursor });
-    keys.push(...listing.objects.map((o) => o.key));
-    cursor = listing.truncated ? listing.cursor : undefined;
-  } while (cursor);
-  await bucket.delete([...new Set(keys)]);
-}
+const removeFiles = (bucket: R2Bucket, row: UploadRow) =>
+  deletePrefix(bucket, uploadPrefix(row.id), [row.objectKey, ...(row.thumbKey ? [row.thumbKey] : [])]);

@@ -10,6 +10,8 @@ declare global {
       TEST_MIGRATIONS: D1Migration[];
       /** ../shared/fixtures by relative path: `env.FIXTURES.fetch("http://f/tiny/gif.gif")`. */
       FIXTURES: Fetcher;
+      /** The loopback fixture web server for link uploads (test/support/link-server.ts). */
+      LINK_SERVER_URL: string;
     }
   }
 }

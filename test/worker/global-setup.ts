@@ -1,6 +1,7 @@
 import type { TestProject } from "vitest/node";
 import { startMediaService } from "../../scripts/lib/media.mjs";
 import { freePort } from "../../scripts/lib/server.mjs";
+import { startLinkServer } from "../support/link-server";
 import { generateTestMedia } from "../support/media";
 
 export const MEDIA_SECRET = "test-media-secret-0123456789";
@@ -9,12 +10,18 @@ export const MEDIA_SECRET = "test-media-secret-0123456789";
 export default async function setup(project: TestProject) {
   generateTestMedia();
   const media = await startMediaService({ port: await freePort(), secret: MEDIA_SECRET });
+  const links = await startLinkServer();
   project.provide("mediaServiceUrl", media.url);
-  return () => media.stop();
+  project.provide("linkServerUrl", links.url);
+  return async () => {
+    await links.close();
+    await media.stop();
+  };
 }
 
 declare module "vitest" {
   export interface ProvidedContext {
     mediaServiceUrl: string;
+    linkServerUrl: string;
   }
 }

@@ -121,6 +121,15 @@ export async function uploadWithEnv(
   return body.data;
 }
 
+/** A request through the app with some bindings overridden; waits for the work it left running. */
+export async function fetchWithEnv(path: string, init: RequestInit, overrides: Partial<Cloudflare.Env> = {}) {
+  const ctx = createExecutionContext();
+  const response = await createApp().fetch(new Request(`${ORIGIN}${path}`, init), { ...env, ...overrides }, ctx);
+  const body = await response.json<any>();
+  await waitOnExecutionContext(ctx);
+  return { status: response.status, body, headers: response.headers };
+}
+
 /** A public URL of the service, fetched, with its bytes. */
 export async function served(url: string) {
   const res = await request(new URL(url).pathname);

@@ -12,6 +12,7 @@ import { removeOwnedUpload } from "../../uploads/remove";
 import { methodNotAllowed } from "../method-not-allowed";
 import { openApiDocument } from "./openapi";
 import { changeBody, listQuery } from "./schemas";
+import { handleChunk } from "./chunk";
 import { handleUpload } from "./upload";
 
 const deps = (c: Context<AppEnv>) => uploadDeps(c.env, c.var.db);
@@ -19,6 +20,10 @@ const deps = (c: Context<AppEnv>) => uploadDeps(c.env, c.var.db);
 export const api = new Hono<AppEnv>()
   .get("/openapi.json", (c) => c.json(openApiDocument(publicOrigin(c))))
   .all("/openapi.json", methodNotAllowed("GET"))
+
+  // Either key may send pieces: an upload-only key must be able to upload a large file.
+  .post("/chunk", requireKey("any"), (c) => handleChunk(c, deps(c)))
+  .all("/chunk", methodNotAllowed("POST"))
 
   .post("/", requireKey("any"), (c) => handleUpload(c, deps(c)))
   .get("/", requireKey("full"), validate("query", listQuery), async (c) => {

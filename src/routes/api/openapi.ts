@@ -2,7 +2,7 @@ import { z } from "zod";
 import { MAX_REQUEST_BYTES, MiB, PAGE_SIZE } from "../../config";
 import { ACCEPTED_FORMATS_TEXT } from "../../media/sniff";
 // Importing the schemas registers the response schemas (`.meta({ id })`) rendered below.
-import { changeBody, listQuery, uploadFields } from "./schemas";
+import { changeBody, chunkFields, listQuery, uploadFields } from "./schemas";
 
 /**
  * The OpenAPI 3.1 description, generated from the zod schemas that validate requests and
@@ -38,6 +38,12 @@ function buildDocument() {
     ([name, schema]) => ({ name, in: "query", required: false, schema }),
   );
   const changeSchema = input(changeBody);
+  const chunkForm = input(chunkFields) as { properties: Record<string, unknown>; required?: string[]; [k: string]: unknown };
+  chunkForm.properties = {
+    ...chunkForm.properties,
+    chunk: { type: "string", format: "binary", description: "The piece's bytes, at most 5MB (5242880 bytes)." },
+  };
+  chunkForm.required = [...(chunkForm.required ?? []), "chunk"];
 
   return {
     openapi: "3.1.0",
@@ -88,6 +94,26 @@ function buildDocument() {
             "401": error("Missing or invalid key, or the upload-only key."),
             "422": error("Invalid page."),
             "429": error("Rate limit exceeded."),
+          },
+        },
+      },
+      "/chunk": {
+        post: {
+          summary: "Send one piece of a large file",
+          operationId: "chunk",
+          description:
+            "Pieces may come in any order and in parallel; sending an index again replaces it. Both key " +
+            "kinds may send pieces; the session belongs to the account whose key sent its first piece. " +
+            "Finish with POST / and `upload_id` within 2 hours of the first piece; after that the " +
+            "session and its pieces are discarded. The pieces may add up to 200MB.",
+          requestBody: { required: true, content: { "multipart/form-data": { schema: chunkForm } } },
+          responses: {
+            "200": json("ChunkResponse"),
+            "401": error("Missing or invalid API key."),
+            "403": error("Account or IP banned from uploading."),
+            "413": error("Piece over 5MB, or pieces adding up to more than 200MB."),
+            "422": error("Bad field, index not below total, total differing from the session's, or an upload_id that is finished, expired or another account's."),
+            "429": error("Rate limit exceeded; see Retry-After."),
           },
         },
       },

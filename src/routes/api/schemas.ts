@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { DESCRIPTION_MAX, EXPIRES_IN_MAX, EXPIRES_IN_MIN, TITLE_MAX } from "../../config";
 import { VISIBILITIES } from "../../storage/schema";
+import { MAX_PIECES, PIECE_BYTES, UPLOAD_ID_PATTERN } from "../../uploads/chunks";
 
 /**
  * Request and response schemas of the API. They validate requests and are the source of the
@@ -58,6 +59,16 @@ export const uploadFields = z.object({
   visibility: visibilityField.optional(),
   title: clearableText("Title", TITLE_MAX).optional(),
   description: clearableText("Description", DESCRIPTION_MAX).optional(),
+});
+
+/** Text fields of POST /api/chunk (the piece itself is the `chunk` part). */
+export const chunkFields = z.object({
+  upload_id: z
+    .string()
+    .regex(UPLOAD_ID_PATTERN, { message: "must be 32 hexadecimal characters" })
+    .meta({ description: "Chosen by the client: 32 random hexadecimal characters, the same for every piece." }),
+  index: wholeNumber(0, MAX_PIECES - 1).meta({ description: "Position of the piece, from 0." }),
+  total: wholeNumber(1, MAX_PIECES).meta({ description: `Number of pieces, at most ${MAX_PIECES}; the same for every piece.` }),
 });
 
 export const changeBody = z.object({
@@ -125,6 +136,10 @@ export const listResponse = z
 export const deleteResponse = z
   .object({ type: z.literal("success"), msg: z.literal("Deleted.") })
   .meta({ id: "DeleteResponse" });
+
+export const chunkResponse = z
+  .object({ type: z.literal("success"), chunk_size: z.literal(PIECE_BYTES) })
+  .meta({ id: "ChunkResponse" });
 
 export const errorResponse = z
   .object({ type: z.literal("error"), errors: z.string() })

@@ -1,19 +1,20 @@
 import type { Context } from "hono";
 import { MAX_REQUEST_BYTES, MAX_TEXT_BODY_BYTES, MiB } from "../../config";
 import type { AppEnv } from "../../env";
-import { ApiError, tooLarge, unprocessable } from "../../errors";
+import { tooLarge, unprocessable } from "../../errors";
 import { assertMayUpload } from "../../http/auth";
 import { readFields } from "../../http/body";
 import { multipartBoundary } from "../../http/multipart";
 import { multipartParts, readTextPart } from "../../http/multipart-parts";
 import { publicOrigin } from "../../http/request-info";
 import { parseOrThrow } from "../../http/validation";
-import { createUpload, newUploadId, type UploadOptions } from "../../uploads/create";
+import { createUpload, newUploadId, type CreateResult, type UploadOptions } from "../../uploads/create";
 import type { UploadDeps } from "../../uploads/deps";
 import { ingestFile, type IngestedFile } from "../../uploads/ingest";
 import { presentUploadResult } from "../../uploads/present";
 import { runMediaJob } from "../../uploads/process";
-import { processDeps } from "../../deps";
+import { linkDeps, processDeps } from "../../deps";
+import { fileFromLink, fileFromPieces } from "../../uploads/sources";
 import { uploadFields } from "./schemas";
 
 const FILE_FIELDS = new Set(["uploads", "uploads[]"]);
@@ -78,8 +79,9 @@ function uploadOptions(fields: Record<string, string>) {
 }
 
 type Source = "uploads" | "url" | "upload_id";
+type UploadFields = ReturnType<typeof uploadOptions>;
 
-function selectSource(file: IngestedFile | null, options: ReturnType<typeof uploadOptions>): Source {
+function selectSource(file: IngestedFile | null, options: UploadFields): Source {
   const sources: Source[] = [];
   if (file) sources.push("uploads");
   if (options.url?.trim()) sources.push("url");
@@ -91,16 +93,24 @@ function selectSource(file: IngestedFile | null, options: ReturnType<typeof uplo
   return sources[0]!;
 }
 
+/** The file of the request, whichever its source; `settle` ends a chunk session's part in it. */
+async function fileFrom(c: Context<AppEnv>, deps: UploadDeps, id: string, sent: IngestedFile | null, options: UploadFields) {
+  const source = selectSource(sent, options);
+  if (source === "uploads") return { file: sent!, settle: async (_created: boolean) => {} };
+  if (source === "url") return { file: await fileFromLink(deps, linkDeps(c.env), id, options.url!), settle: async (_created: boolean) => {} };
+  const { file, session } = await fileFromPieces(deps, c.var.caller.accountId, id, options.upload_id!.trim());
+  return { file, settle: (created: boolean) => (created ? session.consume() : session.release()) };
+}
+
 export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
   await assertMayUpload(c);
   const id = newUploadId();
-  const { fields, file } = await receive(c, id);
+  const { fields, file: sent } = await receive(c, id);
+  let received: Awaited<ReturnType<typeof fileFrom>> | null = null;
+  let result: CreateResult;
   try {
     const options = uploadOptions(fields);
-    const source = selectSource(file, options);
-    if (source !== "uploads" || !file) {
-      throw new ApiError(501, `Uploads by ${source} are not available on this server.`);
-    }
+    received = await fileFrom(c, deps, id, sent, options);
     const settings: UploadOptions = {
       expiresIn: options.expires_in ?? null,
       allowDuplicate: options.allow_duplicate ?? false,
@@ -109,14 +119,18 @@ export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
       title: options.title ?? null,
       description: options.description ?? null,
     };
-    const result = await createUpload(deps, { id, accountId: c.var.caller.accountId, file, options: settings });
-    if (!result.duplicate && result.jobId) {
-      // Conversion starts now, after the response; the cron job re-drives it if this run fails.
-      c.executionCtx.waitUntil(runMediaJob(processDeps(c.env, deps.db, deps.now), result.jobId));
-    }
-    return c.json({ type: "success" as const, msg: "success" as const, data: presentUploadResult(result.row, publicOrigin(c), result) });
+    result = await createUpload(deps, { id, accountId: c.var.caller.accountId, file: received.file, options: settings });
   } catch (error) {
+    const file = received?.file ?? sent;
     if (file) await c.env.FILES.delete(file.key);
+    await received?.settle(false);
     throw error;
   }
+  // The upload exists now, whatever happens to the session's bookkeeping; the cron job sweeps leftover pieces.
+  await received.settle(true).catch((error) => console.error(JSON.stringify({ upload: id, settle: String(error) })));
+  if (!result.duplicate && result.jobId) {
+    // Conversion starts now, after the response; the cron job re-drives it if this run fails.
+    c.executionCtx.waitUntil(runMediaJob(processDeps(c.env, deps.db, deps.now), result.jobId));
+  }
+  return c.json({ type: "success" as const, msg: "success" as const, data: presentUploadResult(result.row, publicOrigin(c), result) });
 }

@@ -1,0 +1,54 @@
+import type { Context } from "hono";
+import { concatBytes } from "../../bytes";
+import { MAX_TEXT_BODY_BYTES, MiB } from "../../config";
+import type { AppEnv } from "../../env";
+import { tooLarge, unprocessable } from "../../errors";
+import { assertMayUpload } from "../../http/auth";
+import { multipartBoundary } from "../../http/multipart";
+import { multipartParts, readTextPart } from "../../http/multipart-parts";
+import { parseOrThrow } from "../../http/validation";
+import { PIECE_BYTES, storePiece } from "../../uploads/chunks";
+import type { UploadDeps } from "../../uploads/deps";
+import { chunkFields } from "./schemas";
+
+const PIECE_TOO_LARGE = `A piece may be at most ${PIECE_BYTES / MiB}MB (${PIECE_BYTES} bytes).`;
+/** A piece and its fields, with room for the multipart framing. */
+const MAX_CHUNK_REQUEST_BYTES = PIECE_BYTES + 64 * 1024;
+
+/** Reads the piece, refusing it as soon as it passes 5 MiB; it is small enough to hold. */
+async function readPiece(body: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for await (const chunk of body) {
+    length += chunk.byteLength;
+    if (length > PIECE_BYTES) throw tooLarge(PIECE_TOO_LARGE);
+    chunks.push(chunk);
+  }
+  return concatBytes(chunks);
+}
+
+/** POST /api/chunk: one piece of a large file, with its fields in any order. */
+export async function handleChunk(c: Context<AppEnv>, deps: UploadDeps) {
+  await assertMayUpload(c);
+  if (Number(c.req.header("content-length") ?? "0") > MAX_CHUNK_REQUEST_BYTES) throw tooLarge(PIECE_TOO_LARGE);
+  const boundary = multipartBoundary(c.req.header("content-type"));
+  if (!boundary || !c.req.raw.body) throw unprocessable("Send the piece as multipart/form-data with upload_id, index, total and chunk.");
+
+  const fields: Record<string, string> = {};
+  let piece: Uint8Array | null = null;
+  const parts = multipartParts(c.req.raw.body, boundary, { maxBytes: MAX_CHUNK_REQUEST_BYTES, tooLargeMessage: PIECE_TOO_LARGE });
+  for await (const part of parts) {
+    if (part.name === "chunk") {
+      if (piece) throw unprocessable("One piece per request: send a single `chunk` part.");
+      piece = await readPiece(part.body);
+    } else if (part.filename === null) {
+      fields[part.name] = await readTextPart(part, MAX_TEXT_BODY_BYTES, () => unprocessable(`Field ${part.name} is too long.`));
+    }
+  }
+  const { upload_id, index, total } = parseOrThrow(chunkFields, fields);
+  if (index >= total) throw unprocessable(`index must be below total (index ${index}, total ${total}).`);
+  if (!piece || piece.byteLength === 0) throw unprocessable("No piece: send its bytes as the `chunk` file part.");
+
+  await storePiece(deps, { accountId: c.var.caller.accountId, uploadId: upload_id.toLowerCase(), index, total, bytes: piece });
+  return c.json({ type: "success" as const, chunk_size: PIECE_BYTES });
+}
