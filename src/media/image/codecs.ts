@@ -92,7 +92,8 @@ async function callEmscripten<T>(codec: Codec, factory: unknown, wasm: WebAssemb
     return call(instance);
   } catch (error) {
     forget(codec);
-    throw new CodecError(`${codec} failed: ${error instanceof Error ? error.message : String(error)}`);
+    // Emscripten's exit() throws an ExitStatus, which is not an Error but has a message.
+    throw new CodecError(`${codec} failed: ${(error as { message?: string })?.message ?? String(error)}`);
   }
 }
 
