@@ -53,7 +53,7 @@ afterAll(async () => {
  * and status, and returns its body.
  */
 async function expectDocumented(res: Response, path: string, method: Method, status: number) {
-  expect(res.status).toBe(status);
+  expect(res.status, await res.clone().text()).toBe(status);
   const declared = doc.paths[path]?.[method]?.responses[String(status)];
   expect(declared, `${method.toUpperCase()} ${path} declares ${status}`).toBeDefined();
   expect(declared?.content?.["application/json"]?.schema).toBeDefined();
@@ -79,6 +79,7 @@ describe("the OpenAPI document", () => {
   it("describes every operation of the API", () => {
     expect(Object.keys(doc.paths["/"] ?? {})).toEqual(expect.arrayContaining(["post", "get"]));
     expect(Object.keys(doc.paths["/{id}"] ?? {})).toEqual(expect.arrayContaining(["get", "patch", "delete"]));
+    expect(Object.keys(doc.paths["/chunk"] ?? {})).toEqual(["post"]);
   });
 
   it("has component schemas that are valid JSON Schema 2020-12", () => {
@@ -119,6 +120,26 @@ describe("real responses match the document", () => {
     });
     const body = (await expectDocumented(res, "/{id}", "patch", 200)) as { data: { title: string | null } };
     expect(body.data.title).toBe("x");
+  });
+
+  it("chunk, and the upload that finishes it", async () => {
+    const uploadId = "0123456789abcdef0123456789abcdef";
+    const bytes = await fixture("tiny/gif.gif");
+    for (const [index, piece] of [bytes.subarray(0, 7), bytes.subarray(7)].entries()) {
+      const form = new FormData();
+      for (const [k, v] of Object.entries({ upload_id: uploadId, index: String(index), total: "2" })) form.append(k, v);
+      form.append("chunk", new Blob([piece]));
+      await expectDocumented(await fetch(`${server.api}/chunk`, { method: "POST", headers: auth(), body: form }), "/chunk", "post", 200);
+    }
+    const oversized = new FormData();
+    for (const [k, v] of Object.entries({ upload_id: uploadId, index: "0", total: "2" })) oversized.append(k, v);
+    oversized.append("chunk", new Blob([new Uint8Array(5 * 1024 * 1024 + 1)]));
+    await expectDocumented(await fetch(`${server.api}/chunk`, { method: "POST", headers: auth(), body: oversized }), "/chunk", "post", 413);
+    const finish = new FormData();
+    finish.append("upload_id", uploadId);
+    finish.append("filename", "tiny.gif");
+    await expectDocumented(await fetch(server.api, { method: "POST", headers: auth(), body: finish }), "/", "post", 200);
+    await expectDocumented(await fetch(server.api, { method: "POST", headers: auth(), body: finish }), "/", "post", 422);
   });
 
   it("delete", async () => {
