@@ -5,6 +5,7 @@ import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { GENERATED_DIR } from "./test/support/media";
+import { GENEROUS_LIMITS } from "./test/support/limits";
 import { MEDIA_SECRET } from "./test/worker/global-setup";
 
 /**
@@ -47,6 +48,8 @@ export default defineConfig(async () => {
                   LINK_SERVER_URL: inject("linkServerUrl"),
                   DNS_RESOLVER_URL: `${inject("linkServerUrl")}/dns-query`,
                   LINK_TIMEOUT_SECONDS: "30",
+                  // Room for the many requests of one test account; the rate-limit tests set the real limits.
+                  ...GENEROUS_LIMITS,
                 },
                 serviceBindings: { FIXTURES: serveFixture },
               },

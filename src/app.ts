@@ -11,12 +11,14 @@ import { api } from "./routes/api";
 import { files } from "./routes/files";
 import { pages } from "./routes/pages";
 
-export function createApp() {
+export function createApp(options: { now?: () => number } = {}) {
   const app = new Hono<AppEnv>({ strict: false });
+  const now = options.now ?? Date.now;
 
   app.use("*", async (c, next) => {
     c.set("requestId", c.req.header("CF-Ray") ?? randomBase62(16));
     c.set("db", database(c.env.DB));
+    c.set("now", now);
     await next();
     c.header("X-Request-Id", c.var.requestId);
   });

@@ -1,5 +1,6 @@
 import type { MediaContainer } from "./media/container";
-import type { KeyOwner } from "./storage/accounts";
+import type { Caller } from "./http/auth";
+import type { RateLimiter } from "./limits/rate-limiter";
 import type { Database } from "./storage/db";
 
 /** Bindings declared in wrangler.toml, plus secrets from .dev.vars / `wrangler secret put`. */
@@ -24,6 +25,16 @@ export interface Env {
   DNS_RESOLVER_URL?: string;
   /** "true" lets links reach loopback addresses. Unsafe: for a local test fixture server only. */
   UNSAFE_ALLOW_LOOPBACK_LINKS?: string;
+  /** One per API key and one per client IP: the spec's rate limits. */
+  RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  /** "off" switches rate limiting off (benchmarks); anything else leaves it on. */
+  RATE_LIMITS?: string;
+  RATE_LIMIT_PER_MINUTE?: string;
+  RATE_LIMIT_FULL_KEY_PER_DAY?: string;
+  RATE_LIMIT_UPLOAD_KEY_PER_DAY?: string;
+  RATE_LIMIT_IP_PER_DAY?: string;
+  RATE_LIMIT_PIECES_PER_MINUTE?: string;
+  RATE_LIMIT_BAD_KEY_PER_MINUTE?: string;
 }
 
 export type AppEnv = {
@@ -31,7 +42,9 @@ export type AppEnv = {
   Variables: {
     requestId: string;
     db: Database;
-    /** Set by the API key middleware. */
-    caller: KeyOwner;
+    /** Set by the API gate. */
+    caller: Caller;
+    /** The clock of rate limits (tests inject their own). */
+    now: () => number;
   };
 };

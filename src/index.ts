@@ -2,6 +2,7 @@ import { createApp } from "./app";
 import { scheduled } from "./cron";
 import type { Env } from "./env";
 
+export { RateLimiter } from "./limits/rate-limiter";
 export { MediaContainer } from "./media/container";
 
 const app = createApp();

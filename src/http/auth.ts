@@ -3,7 +3,12 @@ import type { Context } from "hono";
 import { hashKey } from "../accounts/keys";
 import type { AppEnv } from "../env";
 import { forbidden, unauthorized } from "../errors";
-import { findKeyOwner, isIpBanned } from "../storage/accounts";
+import { findKeyOwner, isIpBanned, type KeyOwner } from "../storage/accounts";
+
+/** The account behind the request's key, and which key it is. */
+export interface Caller extends KeyOwner {
+  keyHash: string;
+}
 import { clientIp } from "./request-info";
 
 /** The key from `X-API-Key`, or from `?key=` for older integrations; the header wins. */
@@ -12,19 +17,23 @@ export function presentedKey(c: Context<AppEnv>): string | undefined {
 }
 
 /**
- * Resolves the API key to its account. Keys are looked up by their SHA-256, so the lookup's
- * timing depends on a hash the caller cannot steer, never on how much of a real key they
- * guessed; a missing key costs the same hash and query as a wrong one.
+ * Resolves the API key to its account, or null. Keys are looked up by their SHA-256, so the
+ * lookup's timing depends on a hash the caller cannot steer, never on how much of a real key
+ * they guessed; a missing key costs the same hash and query as a wrong one.
  */
+export async function authenticate(c: Context<AppEnv>): Promise<Caller | null> {
+  const key = presentedKey(c) ?? "";
+  const keyHash = await hashKey(key);
+  const owner = await findKeyOwner(c.var.db, keyHash);
+  return owner && key !== "" ? { ...owner, keyHash } : null;
+}
+
+/** The key kind a route needs; the API gate (limits/middleware.ts) has resolved the caller. */
 export const requireKey = (needs: "any" | "full") =>
   createMiddleware<AppEnv>(async (c, next) => {
-    const key = presentedKey(c) ?? "";
-    const owner = await findKeyOwner(c.var.db, await hashKey(key));
-    if (!owner || key === "") throw unauthorized();
-    if (needs === "full" && owner.kind !== "full") {
+    if (needs === "full" && c.var.caller.kind !== "full") {
       throw unauthorized("This operation needs the full API key; the upload-only key can only upload.");
     }
-    c.set("caller", owner);
     await next();
   });
 

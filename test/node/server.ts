@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startMediaService } from "../../scripts/lib/media.mjs";
+import { GENEROUS_LIMITS } from "../support/limits";
 import { freePort, startServer } from "../../scripts/lib/server.mjs";
 
 export const ADMIN_TOKEN = "node-test-admin-token";
@@ -22,7 +23,7 @@ export interface TestServer {
 export async function startTestServer(vars: Record<string, string> = {}): Promise<TestServer> {
   const stateDir = await mkdtemp(path.join(os.tmpdir(), "media-host-test-"));
   try {
-    const server = await startServer({ port: await freePort(), stateDir, vars: { ADMIN_TOKEN, ...vars } });
+    const server = await startServer({ port: await freePort(), stateDir, vars: { ADMIN_TOKEN, ...GENEROUS_LIMITS, ...vars } });
     return {
       url: server.url,
       api: `${server.url}/api`,

@@ -1,6 +1,7 @@
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../../env";
 import { requireKey } from "../../http/auth";
+import { apiGate } from "../../limits/middleware";
 import { readFields } from "../../http/body";
 import { publicOrigin } from "../../http/request-info";
 import { parseOrThrow, validate } from "../../http/validation";
@@ -20,6 +21,11 @@ const deps = (c: Context<AppEnv>) => uploadDeps(c.env, c.var.db);
 export const api = new Hono<AppEnv>()
   .get("/openapi.json", (c) => c.json(openApiDocument(publicOrigin(c))))
   .all("/openapi.json", methodNotAllowed("GET"))
+
+  // Every operation of the API, whatever its method: key resolved, request counted.
+  .use("/", apiGate)
+  .use("/:id", apiGate)
+  .use("/:id/replace", apiGate)
 
   // Either key may send pieces: an upload-only key must be able to upload a large file.
   .post("/chunk", requireKey("any"), (c) => handleChunk(c, deps(c)))

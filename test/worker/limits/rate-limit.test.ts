@@ -1,0 +1,208 @@
+import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { hashKey } from "../../../src/accounts/keys";
+import { createApp } from "../../../src/app";
+import { newAccount, ORIGIN, uniquePng, uploadForm } from "../helpers";
+
+/** The spec's limits, small where a test would otherwise need hundreds of requests. */
+const SPEC_LIMITS = {
+  RATE_LIMITS: "on",
+  RATE_LIMIT_PER_MINUTE: "20",
+  RATE_LIMIT_FULL_KEY_PER_DAY: "500",
+  RATE_LIMIT_UPLOAD_KEY_PER_DAY: "2000",
+  RATE_LIMIT_IP_PER_DAY: "2000",
+  RATE_LIMIT_PIECES_PER_MINUTE: "300",
+  RATE_LIMIT_BAD_KEY_PER_MINUTE: "10",
+};
+
+/** An app whose clock the test moves, with the given limits. */
+function service(limits: Record<string, string> = {}) {
+  const clock = { now: Date.now() };
+  const app = createApp({ now: () => clock.now });
+  const bindings = { ...env, ...SPEC_LIMITS, ...limits };
+  async function call(path: string, init: RequestInit & { key?: string; ip?: string } = {}) {
+    const { key, ip, ...rest } = init;
+    const headers = new Headers(rest.headers);
+    if (key) headers.set("X-API-Key", key);
+    headers.set("CF-Connecting-IP", ip ?? "198.51.100.7");
+    const ctx = createExecutionContext();
+    const res = await app.fetch(new Request(`${ORIGIN}${path}`, { ...rest, headers }), bindings, ctx);
+    await waitOnExecutionContext(ctx);
+    return {
+      status: res.status,
+      body: (await res.json()) as any,
+      limit: res.headers.get("X-RateLimit-Limit"),
+      remaining: res.headers.get("X-RateLimit-Remaining"),
+      retryAfter: res.headers.get("Retry-After"),
+    };
+  }
+  return { clock, call, advance: (seconds: number) => (clock.now += seconds * 1000) };
+}
+
+const list = (s: ReturnType<typeof service>, key: string, ip?: string) => s.call("/api", { key, ip });
+
+describe("per key, per minute", () => {
+  it("lets exactly 20 through, counts down in the headers, and says when to retry", async () => {
+    const s = service();
+    const { full } = await newAccount();
+    for (let i = 1; i <= 20; i++) {
+      const res = await list(s, full);
+      expect(res.status).toBe(200);
+      expect([res.limit, res.remaining]).toEqual(["20", String(20 - i)]);
+    }
+    const refused = await list(s, full);
+    expect(refused).toMatchObject({ status: 429, limit: "20", remaining: "0", retryAfter: "3" });
+    expect(refused.body).toEqual({ type: "error", errors: expect.stringMatching(/^Rate limit exceeded \(20 per minute\)\. Retry in 3 s\.$/) });
+    // A refused request used nothing: after Retry-After exactly one more gets through.
+    for (let i = 0; i < 5; i++) expect((await list(s, full)).status).toBe(429);
+    s.advance(2.9);
+    expect((await list(s, full)).status).toBe(429);
+    s.advance(0.1);
+    expect((await list(s, full)).status).toBe(200);
+    expect((await list(s, full)).status).toBe(429);
+    // A whole minute restores the whole budget.
+    s.advance(60);
+    expect((await list(s, full)).remaining).toBe("19");
+  });
+
+  it("is exact under concurrency: of 40 simultaneous requests, 20 succeed", async () => {
+    const s = service();
+    const { full } = await newAccount();
+    const results = await Promise.all(Array.from({ length: 40 }, () => list(s, full)));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(20);
+    expect(results.filter((r) => r.status === 429)).toHaveLength(20);
+  });
+
+  it("keeps keys independent, and uploads, reads, changes and deletes share one budget", async () => {
+    const s = service({ RATE_LIMIT_PER_MINUTE: "4" });
+    const a = await newAccount();
+    const b = await newAccount();
+    const up = await s.call("/api", { method: "POST", key: a.full, body: uploadForm(await uniquePng("shared")) });
+    expect(up.status).toBe(200);
+    const id = up.body.data.id;
+    expect((await s.call(`/api/${id}`, { key: a.full })).status).toBe(200);
+    expect((await s.call(`/api/${id}`, { method: "PATCH", key: a.full, headers: { "Content-Type": "application/json" }, body: '{"title":"x"}' })).status).toBe(200);
+    expect((await s.call(`/api/${id}`, { method: "DELETE", key: a.full })).status).toBe(200);
+    expect((await list(s, a.full)).status).toBe(429);
+    expect((await list(s, b.full)).status).toBe(200);
+    // The upload-only key of the same account is another key, with its own budget.
+    expect((await s.call("/api", { method: "POST", key: a.upload, body: uploadForm(await uniquePng("other")) })).status).toBe(200);
+  });
+});
+
+describe("per day", () => {
+  it("limits a full key per day, whatever the minutes allow", async () => {
+    const s = service({ RATE_LIMIT_PER_MINUTE: "1000", RATE_LIMIT_FULL_KEY_PER_DAY: "30" });
+    const { full } = await newAccount();
+    for (let i = 0; i < 30; i++) expect((await list(s, full)).status).toBe(200);
+    const refused = await list(s, full);
+    expect(refused).toMatchObject({ status: 429, limit: "30", remaining: "0", retryAfter: "2880" });
+    s.advance(2879);
+    expect((await list(s, full)).status).toBe(429);
+    s.advance(1);
+    expect((await list(s, full)).status).toBe(200);
+  });
+
+  it("gives the upload-only key its own, larger, day budget", async () => {
+    const s = service({ RATE_LIMIT_PER_MINUTE: "1000", RATE_LIMIT_FULL_KEY_PER_DAY: "3", RATE_LIMIT_UPLOAD_KEY_PER_DAY: "6" });
+    const { upload } = await newAccount();
+    const statuses = [];
+    for (let i = 0; i < 7; i++) statuses.push((await s.call("/api", { method: "POST", key: upload, body: new FormData() })).status);
+    // Refused uploads (no file: 422) still count; the seventh is over the day budget.
+    expect(statuses).toEqual([422, 422, 422, 422, 422, 422, 429]);
+  });
+
+  it("caps an IP across all its keys, without using the budgets of the keys it refuses", async () => {
+    const s = service({ RATE_LIMIT_IP_PER_DAY: "10" });
+    const keys = [(await newAccount()).full, (await newAccount()).full, (await newAccount()).full];
+    const statuses = [];
+    for (let i = 0; i < 15; i++) statuses.push((await list(s, keys[i % 3]!, "203.0.113.9")).status);
+    expect(statuses.filter((x) => x === 200)).toHaveLength(10);
+    expect(statuses.slice(10)).toEqual([429, 429, 429, 429, 429]);
+    // The same keys from another IP: their minute budgets were not drawn on by the refusals.
+    const elsewhere = await list(s, keys[0]!, "203.0.113.10");
+    expect(elsewhere.status).toBe(200);
+    expect(elsewhere.remaining).toBe("15"); // 20 a minute, 4 used from the first IP, this one
+  });
+});
+
+describe("pieces", () => {
+  it("have their own budget; only the finishing upload counts toward the others", async () => {
+    const s = service({ RATE_LIMIT_PER_MINUTE: "2", RATE_LIMIT_PIECES_PER_MINUTE: "6" });
+    const { full } = await newAccount();
+    const uploadId = crypto.randomUUID().replaceAll("-", "");
+    const png = await uniquePng("pieces");
+    const size = Math.ceil(png.length / 6);
+    for (let index = 0; index < 6; index++) {
+      const form = new FormData();
+      form.append("upload_id", uploadId);
+      form.append("index", String(index));
+      form.append("total", "6");
+      form.append("chunk", new Blob([png.subarray(index * size, (index + 1) * size)]));
+      const res = await s.call("/api/chunk", { method: "POST", key: full, body: form });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.limit).toBe("6");
+    }
+    const seventh = await s.call("/api/chunk", { method: "POST", key: full, body: new FormData() });
+    expect(seventh).toMatchObject({ status: 429, retryAfter: "10" });
+    const finish = new FormData();
+    finish.append("upload_id", uploadId);
+    const done = await s.call("/api", { method: "POST", key: full, body: finish });
+    expect(done.status).toBe(200);
+    expect([done.limit, done.remaining]).toEqual(["2", "1"]);
+  });
+});
+
+describe("requests without a valid key", () => {
+  it("are throttled per IP, so keys cannot be guessed at speed", async () => {
+    const s = service({ RATE_LIMIT_BAD_KEY_PER_MINUTE: "5" });
+    for (let i = 0; i < 5; i++) expect((await list(s, `fk_guess${i}`, "192.0.2.50")).status).toBe(401);
+    const throttled = await list(s, "fk_guess", "192.0.2.50");
+    expect(throttled).toMatchObject({ status: 429, retryAfter: "12" });
+    expect((await list(s, "", "192.0.2.50")).status).toBe(429);
+    expect((await list(s, "fk_guess", "192.0.2.51")).status).toBe(401);
+    // A real key from the throttled IP is not held back.
+    expect((await list(s, (await newAccount()).full, "192.0.2.50")).status).toBe(200);
+  });
+});
+
+describe("headers", () => {
+  it("are on every API response, errors included", async () => {
+    const s = service();
+    const { full, upload } = await newAccount();
+    for (const res of [
+      await list(s, full),
+      await s.call("/api/nosuchid", { key: full }),
+      await s.call("/api/nosuchid", { method: "PATCH", key: full, headers: { "Content-Type": "application/json" }, body: "{" }),
+      await s.call("/api", { method: "POST", key: full, body: new FormData() }),
+      await list(s, upload),
+      await list(s, "fk_wrong"),
+      await s.call("/api", { method: "PUT", key: full }),
+    ]) {
+      expect(res.limit, JSON.stringify(res.body)).toMatch(/^\d+$/);
+      expect(res.remaining).toMatch(/^\d+$/);
+    }
+  });
+
+  it("are absent, and nothing is limited, when limits are switched off", async () => {
+    const s = service({ RATE_LIMITS: "off", RATE_LIMIT_PER_MINUTE: "1" });
+    const { full } = await newAccount();
+    for (let i = 0; i < 3; i++) expect(await list(s, full)).toMatchObject({ status: 200, limit: null });
+  });
+});
+
+describe("durability", () => {
+  it("keeps counts when the Durable Object restarts", async () => {
+    const s = service();
+    const { full } = await newAccount();
+    for (let i = 0; i < 5; i++) await list(s, full);
+    const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${await hashKey(full)}`));
+    await runInDurableObject(stub, (_instance, state) => {
+      // What is kept is in SQLite, not in the object.
+      expect(state.storage.sql.exec("SELECT count(*) AS n FROM budgets").one().n).toBe(2);
+    });
+    await runInDurableObject(stub, (_instance, state) => state.abort("restart")).catch(() => {});
+    expect((await list(s, full)).remaining).toBe("14");
+  });
+});
