@@ -41,6 +41,7 @@ async function readLimited(request: Request, max: number): Promise<Uint8Array> {
 export async function readFields(c: Context): Promise<Record<string, unknown>> {
   const type = c.req.header("content-type") ?? "";
   const bytes = await readLimited(c.req.raw, MAX_TEXT_BODY_BYTES);
+  if (new TextDecoder().decode(bytes).trim() === "") return {};
   const lower = type.toLowerCase();
   if (lower.startsWith("application/json") || /^[^;]+\+json/.test(lower)) return parseJsonObject(bytes);
   if (lower.startsWith("application/x-www-form-urlencoded") || lower.startsWith("multipart/form-data")) {
@@ -51,7 +52,6 @@ export async function readFields(c: Context): Promise<Record<string, unknown>> {
       throw badRequest("Malformed form body.");
     }
   }
-  if (new TextDecoder().decode(bytes).trim() === "") return {};
   throw unprocessable("Send the fields as JSON, application/x-www-form-urlencoded or multipart/form-data.");
 }
 

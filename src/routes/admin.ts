@@ -3,15 +3,21 @@ import { z } from "zod";
 import { createAccount, regenerateKey, setAccountBanned } from "../accounts/accounts";
 import { secretsEqual } from "../crypto";
 import type { AppEnv } from "../env";
-import { notFound, unauthorized } from "../errors";
-import { smallBody } from "../http/body";
-import { validate } from "../http/validation";
+import { uploadDeps } from "../deps";
+import { notFound, unauthorized, unprocessable } from "../errors";
+import { readFields, smallBody } from "../http/body";
+import { parseOrThrow, validate } from "../http/validation";
+import { flagUpload } from "../moderation/flag";
+import { normalizeForModeration } from "../moderation/normalize";
+import { addBlockedTerm, listBlockedTerms, removeBlockedTerm } from "../storage/moderation";
 import { banIp, unbanIp } from "../storage/accounts";
 import { KEY_KINDS } from "../storage/schema";
 import { methodNotAllowed } from "./method-not-allowed";
 
 const createAccountBody = z.object({ name: z.string().trim().min(1, "is required").max(100) });
 const keyBody = z.object({ kind: z.enum(KEY_KINDS, { message: "must be full or upload" }) });
+const termBody = z.object({ term: z.string().trim().min(1, "is required").max(200) });
+const flagBody = z.object({ reason: z.string().trim().max(500).optional() });
 const ipParam = z.object({
   ip: z.string().regex(/^[0-9a-fA-F:.]{2,45}$/, { message: "must be an IPv4 or IPv6 address" }),
 });
@@ -56,4 +62,28 @@ export const admin = new Hono<AppEnv>()
     if (!(await unbanIp(c.var.db, ip))) throw notFound("That IP address is not banned.");
     return c.json({ type: "success" as const, data: { ip, banned: false } });
   })
-  .all("/ip-bans/:ip", methodNotAllowed("PUT", "DELETE"));
+  .all("/ip-bans/:ip", methodNotAllowed("PUT", "DELETE"))
+  .get("/blocked-terms", async (c) => {
+    const terms = await listBlockedTerms(c.var.db);
+    return c.json({ type: "success" as const, data: terms.map(({ term, normalized }) => ({ term, normalized })) });
+  })
+  .post("/blocked-terms", validate("json", termBody), async (c) => {
+    const { term } = c.req.valid("json");
+    const normalized = normalizeForModeration(term);
+    if (!normalized) throw unprocessable("term: has no letters or digits to match.");
+    const added = await addBlockedTerm(c.var.db, { term, normalized, createdAt: Date.now() });
+    return c.json({ type: "success" as const, data: { term, normalized } }, added ? 201 : 200);
+  })
+  .all("/blocked-terms", methodNotAllowed("GET", "POST"))
+  // The term as entered, or any spelling of it: it is removed by its normalised form.
+  .delete("/blocked-terms/:term", async (c) => {
+    const normalized = normalizeForModeration(c.req.param("term"));
+    if (!(await removeBlockedTerm(c.var.db, normalized))) throw notFound("That term is not blocked.");
+    return c.json({ type: "success" as const, data: { normalized, blocked: false } });
+  })
+  .all("/blocked-terms/:term", methodNotAllowed("DELETE"))
+  .post("/uploads/:id/flag", async (c) => {
+    const { reason } = parseOrThrow(flagBody, await readFields(c));
+    return c.json({ type: "success" as const, data: await flagUpload(uploadDeps(c.env, c.var.db), c.req.param("id"), reason ?? null) });
+  })
+  .all("/uploads/:id/flag", methodNotAllowed("POST"));

@@ -74,6 +74,8 @@ export const uploads = sqliteTable(
     index("uploads_account_created").on(t.accountId, t.createdAt, t.id),
     uniqueIndex("uploads_dedup").on(t.accountId, t.dedupHash).where(sql`dedup_hash IS NOT NULL`),
     index("uploads_account_hash").on(t.accountId, t.contentHash),
+    // Flagging takes down every copy of the same bytes, whoever uploaded them.
+    index("uploads_content_hash").on(t.contentHash),
     index("uploads_expires").on(t.expiresAt).where(sql`expires_at IS NOT NULL`),
   ],
 );
@@ -153,3 +155,19 @@ export const chunkPieces = sqliteTable(
 );
 
 export type ChunkSessionRow = typeof chunkSessions.$inferSelect;
+
+/** Terms that titles and descriptions may not contain, kept in their normalised form. */
+export const blockedTerms = sqliteTable("blocked_terms", {
+  normalized: text("normalized").primaryKey(),
+  /** As the operator entered it. */
+  term: text("term").notNull(),
+  createdAt: integer("created_at").notNull(),
+});
+
+/** SHA-256 of files an operator flagged: the same bytes are refused from then on, for everyone. */
+export const flaggedContent = sqliteTable("flagged_content", {
+  contentHash: text("content_hash").primaryKey(),
+  uploadId: text("upload_id").notNull(),
+  reason: text("reason"),
+  createdAt: integer("created_at").notNull(),
+});

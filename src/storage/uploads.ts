@@ -98,3 +98,8 @@ export async function swapUploadFile(db: Database, id: string, sourceKey: string
     .returning({ id: uploads.id });
   return after ? before : undefined;
 }
+
+/** Deletes every upload of these bytes, on any account, and returns them so their files can go too. */
+export function deleteUploadsWithContent(db: Database, contentHash: string) {
+  return db.delete(uploads).where(eq(uploads.contentHash, contentHash)).returning();
+}

@@ -1,4 +1,6 @@
 import { randomBase62, sha256Hex } from "../crypto";
+import { unprocessable } from "../errors";
+import { isFlaggedContent } from "../storage/moderation";
 import type { UploadRow, Visibility } from "../storage/schema";
 import { findDuplicate, insertUpload } from "../storage/uploads";
 import type { UploadDeps } from "./deps";
@@ -32,6 +34,10 @@ export async function createUpload(
 ): Promise<CreateResult> {
   const { db, bucket } = deps;
   const { id, accountId, file, options } = input;
+  if (await isFlaggedContent(db, file.sha256)) {
+    await bucket.delete(file.key);
+    throw unprocessable("This content was previously flagged and cannot be uploaded.");
+  }
   const dedup = options.expiresIn === null && !options.allowDuplicate;
 
   const existing = dedup ? await findDuplicate(db, accountId, file.sha256) : undefined;

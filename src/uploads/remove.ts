@@ -31,5 +31,5 @@ export async function uploadForDeleteLink(deps: UploadDeps, id: string, token: s
 
 const invalidLink = () => notFound("This delete link is not valid (already used, or never issued).");
 
-const removeFiles = (bucket: R2Bucket, row: UploadRow) =>
+export const removeFiles = (bucket: R2Bucket, row: UploadRow) =>
   deletePrefix(bucket, uploadPrefix(row.id), [row.objectKey, ...(row.thumbKey ? [row.thumbKey] : [])]);

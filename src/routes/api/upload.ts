@@ -15,6 +15,7 @@ import { presentUploadResult } from "../../uploads/present";
 import { runMediaJob } from "../../uploads/process";
 import { linkDeps, processDeps } from "../../deps";
 import { fileFromLink, fileFromPieces } from "../../uploads/sources";
+import { assertAcceptableText } from "../../moderation/moderate";
 import { uploadFields } from "./schemas";
 
 const FILE_FIELDS = new Set(["uploads", "uploads[]"]);
@@ -110,6 +111,7 @@ export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
   let result: CreateResult;
   try {
     const options = uploadOptions(fields);
+    await assertAcceptableText(deps.db, { title: options.title, description: options.description });
     received = await fileFrom(c, deps, id, sent, options);
     const settings: UploadOptions = {
       expiresIn: options.expires_in ?? null,

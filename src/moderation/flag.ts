@@ -1,0 +1,19 @@
+import { notFound } from "../errors";
+import { recordFlaggedContent } from "../storage/moderation";
+import { deleteUploadsWithContent, findUpload } from "../storage/uploads";
+import type { UploadDeps } from "../uploads/deps";
+import { removeFiles } from "../uploads/remove";
+
+/**
+ * An operator flags an upload: the hash of its bytes (as they were uploaded) is recorded first,
+ * so no new copy can slip in, then every upload of those bytes, whoever uploaded them, is taken
+ * down with its files.
+ */
+export async function flagUpload(deps: UploadDeps, id: string, reason: string | null) {
+  const upload = await findUpload(deps.db, id, deps.now());
+  if (!upload) throw notFound("No such upload.");
+  await recordFlaggedContent(deps.db, { contentHash: upload.contentHash, uploadId: id, reason, createdAt: deps.now() });
+  const removed = await deleteUploadsWithContent(deps.db, upload.contentHash);
+  for (const row of removed) await removeFiles(deps.bucket, row);
+  return { id, content_hash: upload.contentHash, removed: removed.map((row) => row.id) };
+}

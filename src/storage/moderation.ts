@@ -1,0 +1,27 @@
+import { eq } from "drizzle-orm";
+import type { Database } from "./db";
+import { blockedTerms, flaggedContent } from "./schema";
+
+export function listBlockedTerms(db: Database) {
+  return db.select().from(blockedTerms).orderBy(blockedTerms.normalized);
+}
+
+/** False when the term (in its normalised form) was already blocked. */
+export async function addBlockedTerm(db: Database, term: { normalized: string; term: string; createdAt: number }) {
+  const rows = await db.insert(blockedTerms).values(term).onConflictDoNothing().returning({ normalized: blockedTerms.normalized });
+  return rows.length > 0;
+}
+
+export async function removeBlockedTerm(db: Database, normalized: string) {
+  const rows = await db.delete(blockedTerms).where(eq(blockedTerms.normalized, normalized)).returning({ normalized: blockedTerms.normalized });
+  return rows.length > 0;
+}
+
+export async function recordFlaggedContent(db: Database, entry: { contentHash: string; uploadId: string; reason: string | null; createdAt: number }) {
+  await db.insert(flaggedContent).values(entry).onConflictDoNothing();
+}
+
+export async function isFlaggedContent(db: Database, contentHash: string) {
+  const [row] = await db.select({ hash: flaggedContent.contentHash }).from(flaggedContent).where(eq(flaggedContent.contentHash, contentHash));
+  return !!row;
+}
