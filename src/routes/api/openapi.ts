@@ -55,7 +55,10 @@ function buildDocument() {
         "(or the `key` query parameter). Errors are `{type: \"error\", errors: string}`. " +
         `Requests over ${MAX_REQUEST_BYTES / MiB}MB get 413 (MB means MiB throughout). ` +
         "Booleans accept 1/0, true/false, yes/no, on/off. " +
-        `Lists have ${PAGE_SIZE} items a page; a page past last_page is an empty list, a page below 1 is a 422.`,
+        `Lists have ${PAGE_SIZE} items a page; a page past last_page is an empty list, a page below 1 is a 422. ` +
+        "Every response of an operation carries X-RateLimit-Limit and X-RateLimit-Remaining (the budget closest " +
+        "to running out); a 429 carries Retry-After in seconds. Titles and descriptions containing a blocked term " +
+        "are refused (422), as are files whose content was flagged.",
     },
     servers: [{ url: "/api" }],
     security: [{ apiKeyHeader: [] }, { apiKeyQuery: [] }],
