@@ -186,10 +186,19 @@ describe("POST /api/chunk", () => {
     expect((await finish(account.full, uploadId)).status).toBe(200);
   });
 
-  it("answers 403 to a banned account, and 401 without a key", async () => {
+  it("answers 403 to a banned account or IP until unbanned, and 401 without a key", async () => {
     const account = await newAccount();
     await admin(`/accounts/${account.id}/ban`, { method: "PUT" });
     expect((await sendPiece(account.full, newUploadId(), 0, 1, new Uint8Array(10))).status).toBe(403);
+    await admin(`/accounts/${account.id}/ban`, { method: "DELETE" });
+    expect((await sendPiece(account.full, newUploadId(), 0, 1, new Uint8Array(10))).status).toBe(200);
+    await admin("/ip-bans/192.0.2.99", { method: "PUT" });
+    const form = new FormData();
+    for (const [k, v] of Object.entries({ upload_id: newUploadId(), index: "0", total: "1" })) form.append(k, v);
+    form.append("chunk", new Blob([new Uint8Array(10)]));
+    const fromBanned = await json(request("/api/chunk", { method: "POST", headers: { "X-API-Key": account.full, "CF-Connecting-IP": "192.0.2.99" }, body: form }));
+    expect(fromBanned.status).toBe(403);
+    await admin("/ip-bans/192.0.2.99", { method: "DELETE" });
     const res = await json(request("/api/chunk", { method: "POST", body: new FormData() }));
     expect(res.status).toBe(401);
   });
