@@ -31,6 +31,11 @@ export interface MediaService {
 // The library types its helpers against the global Env; ours is declared by the app.
 const containers = (env: Env) => env.MEDIA_CONTAINER as unknown as DurableObjectNamespace<Container>;
 
+/** A stored file's stream that was not (fully) sent must be cancelled, or its read stays open. */
+async function release(input: ReadableStream | ArrayBuffer | Uint8Array) {
+  if (input instanceof ReadableStream) await input.cancel().catch(() => {});
+}
+
 export function mediaService(env: Env): MediaService {
   const secret = env.MEDIA_SECRET ?? "";
   const send = env.MEDIA_SERVICE_URL
@@ -49,9 +54,11 @@ export function mediaService(env: Env): MediaService {
           }),
         );
       } catch (error) {
+        await release(input);
         throw new MediaServiceError(0, `media service unreachable: ${String(error)}`);
       }
       if (!response.ok) {
+        await release(input);
         const reason = await response
           .json<{ error?: string }>()
           .then((b) => b.error)
