@@ -61,18 +61,25 @@ async function start(ctx, name, options) {
   }
 }
 
-/** The service on a fresh database, with one account; resolves { url, fullKey, uploadKey }. */
+/**
+ * The service on a fresh database, with one account; resolves { url, fullKey, uploadKey, pid, stop }:
+ * pid is wrangler dev's (workerd runs below it), stop() ends it before the run's cleanup does.
+ */
 export async function startService(ctx, { vars = {} } = {}) {
   const adminToken = randomBytes(24).toString("hex");
-  const server = await start(ctx, "service", { vars: { ADMIN_TOKEN: adminToken, ...vars } });
+  // Load runs with one key would meet the rate limits; the limits suite switches them on itself.
+  const server = await start(ctx, "service", { vars: { ADMIN_TOKEN: adminToken, RATE_LIMITS: "off", ...vars } });
   const account = await createAccount(server.url, adminToken, "bench");
-  return { url: server.url, fullKey: account.full_key, uploadKey: account.upload_key };
+  return { url: server.url, fullKey: account.full_key, uploadKey: account.upload_key, pid: server.pid, stop: server.stop };
 }
 
-/** bench/minimal: a Worker that only streams R2 objects, the baseline for file serving. */
+/**
+ * bench/minimal: a Worker that only streams R2 objects, the baseline for file serving.
+ * Resolves { url, pid, stop }, pid and stop as for startService.
+ */
 export async function startMinimal(ctx) {
   const server = await start(ctx, "minimal", { config: "bench/minimal/wrangler.toml", migrate: false, readyPath: "/" });
-  return { url: server.url };
+  return { url: server.url, pid: server.pid, stop: server.stop };
 }
 
 /**

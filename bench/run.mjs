@@ -17,6 +17,8 @@ const SUITES = {
   http: () => import("./http-throughput.mjs"),
   conversion: () => import("./conversion.mjs"),
   images: () => import("./images.mjs"),
+  large: () => import("./large.mjs"),
+  limits: () => import("./limits.mjs"),
 };
 
 const requested = process.argv.slice(2);

@@ -1,0 +1,336 @@
+// Large uploads: a 200 MiB file in 40 pieces through POST /api/chunk (one at a time, and 4 in
+// flight) finished by upload_id, and a ~100 MiB direct POST /api: throughput, and memory and CPU
+// of wrangler dev's workerd processes. A minimal Worker storing the same ~100 MiB body in R2 is
+// the baseline of what the local runtime itself costs. Each run gets a fresh server.
+import { createHash, randomBytes, randomFillSync } from "node:crypto";
+import { readFileSync } from "node:fs";
+import zlib from "node:zlib";
+import { childPids, fixed, median, mib, procMemory, startMinimal, startService, table } from "./lib.mjs";
+
+const RUNS = Math.max(1, Number(process.env.BENCH_LARGE_RUNS || 2));
+const SAMPLE_MS = 50;
+const SETTLE_MS = 3000;
+const REQUEST_TIMEOUT_MS = 60_000;
+const MiB = 1024 * 1024;
+const PIECE_BYTES = 5 * MiB; // the service's piece limit (src/uploads/chunks.ts)
+const CHUNKED_BYTES = 200 * MiB; // 40 pieces exactly
+// The direct request must stay under the 100 MiB request limit including its multipart framing.
+const DIRECT_BYTES = 100 * MiB - 64 * 1024;
+
+export const description = "200 MiB in 5 MiB pieces (sequential, 4 in flight) and a ~100 MiB direct upload";
+export const settings = `median of ${RUNS} run${RUNS === 1 ? "" : "s"} of each; MB/s means MiB/s`;
+
+const CONFIGS = [
+  { key: "chunkedSequential", name: "chunked, sequential", bytes: CHUNKED_BYTES, requests: 41, send: (s, blob) => chunked(s, blob, 1) },
+  { key: "chunkedParallel4", name: "chunked, 4 in flight", bytes: CHUNKED_BYTES, requests: 41, send: (s, blob) => chunked(s, blob, 4) },
+  { key: "direct", name: "direct POST /api", bytes: DIRECT_BYTES, requests: 1, send: direct },
+  { key: "minimalPut", name: "baseline: minimal R2 PUT", bytes: DIRECT_BYTES, requests: 1, send: minimalPut, minimal: true },
+];
+
+// zlib.crc32 arrived in Node 20.15; the table version covers older ones.
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+const crc32 =
+  typeof zlib.crc32 === "function"
+    ? (buf) => zlib.crc32(buf)
+    : (buf) => {
+        let c = 0xffffffff;
+        for (const byte of buf) c = CRC_TABLE[(c ^ byte) & 0xff] ^ (c >>> 8);
+        return (c ^ 0xffffffff) >>> 0;
+      };
+
+/**
+ * A PNG of exactly `total` bytes: a 1x1 RGBA header and one IDAT of random bytes. The service
+ * only checks the structure (chunk CRCs), never inflates it, so the size costs no decoding; and
+ * random bytes make every file new to duplicate detection.
+ */
+function largePng(total) {
+  const png = Buffer.alloc(total);
+  png.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  let at = 8;
+  const chunk = (type, length, fill) => {
+    png.writeUInt32BE(length, at);
+    png.write(type, at + 4, "ascii");
+    fill(png.subarray(at + 8, at + 8 + length));
+    png.writeUInt32BE(crc32(png.subarray(at + 4, at + 8 + length)), at + 8 + length);
+    at += 12 + length;
+  };
+  // 1x1, 8-bit, RGBA, deflate, no filter method, no interlace.
+  chunk("IHDR", 13, (d) => (d.writeUInt32BE(1, 0), d.writeUInt32BE(1, 4), d.set([8, 6, 0, 0, 0], 8)));
+  chunk("IDAT", total - at - 12 - 12, (d) => randomFillSync(d));
+  chunk("IEND", 0, () => {});
+  if (at !== total) throw new Error(`PNG is ${at} bytes, wanted ${total}`);
+  return png;
+}
+
+/** Every descendant of `pid` (wrangler dev runs workerd a level below itself). */
+function descendants(pid) {
+  const all = [];
+  for (let todo = childPids(pid); todo.length; ) {
+    const next = todo.pop();
+    all.push(next);
+    todo.push(...childPids(next));
+  }
+  return all;
+}
+
+/**
+ * wrangler dev runs two workerd processes: a proxy that owns the server's port and forwards every
+ * request, and the runtime of the Worker, which also simulates R2 and D1 locally. Every upload
+ * byte passes through both, so both are measured, apart.
+ */
+function workerdPids(server) {
+  const pids = { worker: [], proxy: [] };
+  const proxyArg = `--socket-addr=entry=${new URL(server.url).host}`;
+  for (const pid of descendants(server.pid)) {
+    if (procMemory(pid)?.name !== "workerd") continue;
+    const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    pids[args.includes(proxyArg) ? "proxy" : "worker"].push(pid);
+  }
+  if (!pids.worker.length || !pids.proxy.length) throw new Error(`expected two workerd under wrangler dev, found ${JSON.stringify(pids)}`);
+  return pids;
+}
+
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/** { rss (bytes), cpu (seconds, user + system) } of each kind of workerd; a process gone counts 0. */
+function usage(pids) {
+  const of = (list) => {
+    let rss = 0;
+    let cpu = 0;
+    for (const pid of list) {
+      rss += (procMemory(pid)?.rssKiB ?? 0) * 1024;
+      try {
+        // utime and stime are fields 14 and 15; the name before them may hold spaces.
+        const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+        cpu += (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+      } catch {}
+    }
+    return { rss, cpu };
+  };
+  return { worker: of(pids.worker), proxy: of(pids.proxy) };
+}
+
+/** Samples RSS every SAMPLE_MS until stop(), which returns the peaks in bytes. */
+function sampleRss(pids) {
+  const peak = { worker: 0, proxy: 0 };
+  const sample = () => {
+    const now = usage(pids);
+    peak.worker = Math.max(peak.worker, now.worker.rss);
+    peak.proxy = Math.max(peak.proxy, now.proxy.rss);
+  };
+  sample();
+  // Unref'd, so an upload that throws leaves nothing keeping the run alive.
+  const timer = setInterval(sample, SAMPLE_MS).unref();
+  return { stop: () => (clearInterval(timer), sample(), peak) };
+}
+
+async function post(server, path, form) {
+  // Far above any request's time here, but well below undici's 5 minutes of silence: a request
+  // stalled in wrangler dev (see SETTLE_MS) then fails the run soon, saying so.
+  const res = await fetch(`${server.url}${path}`, {
+    method: "POST",
+    headers: { "X-API-Key": server.fullKey },
+    body: form,
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  }).catch((error) => {
+    const what = error.name === "TimeoutError" ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s` : String(error);
+    throw new Error(`POST ${path}: ${what}`, { cause: error });
+  });
+  const text = await res.text();
+  let json = null;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  if (res.status !== 200 || json?.type !== "success") throw new Error(`POST ${path} answered ${res.status}: ${text.slice(0, 500)}`);
+  return json;
+}
+
+function form(fields, file) {
+  const f = new FormData();
+  for (const [k, v] of Object.entries(fields)) f.append(k, v);
+  if (file) f.append(file.field, file.blob, file.filename);
+  return f;
+}
+
+/** The pieces from a pool of `parallel` senders, then the finishing request; times both. */
+async function chunked(server, blob, parallel) {
+  const uploadId = randomBytes(16).toString("hex");
+  const total = Math.ceil(blob.size / PIECE_BYTES);
+  let next = 0;
+  const sender = async () => {
+    for (let index; (index = next++) < total; ) {
+      // Blob.slice references the bytes, so building a request copies nothing ahead of sending.
+      const chunk = blob.slice(index * PIECE_BYTES, (index + 1) * PIECE_BYTES);
+      await post(server, "/api/chunk", form({ upload_id: uploadId, index, total }, { field: "chunk", blob: chunk, filename: "blob" }));
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: parallel }, sender));
+  const finishStart = performance.now();
+  const { data } = await post(server, "/api", form({ upload_id: uploadId, filename: "large.png", keep_original: "1" }));
+  const end = performance.now();
+  return { data, seconds: (end - start) / 1000, finishSeconds: (end - finishStart) / 1000 };
+}
+
+async function direct(server, blob) {
+  const start = performance.now();
+  const { data } = await post(server, "/api", form({ keep_original: "1" }, { field: "uploads", blob, filename: "large.png" }));
+  return { data, seconds: (performance.now() - start) / 1000, finishSeconds: NaN };
+}
+
+/** The same bytes as the body of a PUT the minimal Worker streams into R2, and nothing else. */
+async function minimalPut(server, blob) {
+  const start = performance.now();
+  const res = await fetch(`${server.url}/o/large.png`, {
+    method: "PUT",
+    headers: { "Content-Type": "image/png" },
+    body: blob,
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const json = await res.json().catch(() => null);
+  if (res.status !== 201 || json?.size !== blob.size) throw new Error(`minimal PUT answered ${res.status}: ${JSON.stringify(json)}`);
+  return { data: null, seconds: (performance.now() - start) / 1000, finishSeconds: NaN };
+}
+
+/** The served file must be the original, byte for byte; hashed as it streams in. */
+async function verify(data, file) {
+  if (data.size !== file.length) throw new Error(`data.size is ${data.size}, the file ${file.length} bytes`);
+  if (data.duplicate) throw new Error("the upload was taken for a duplicate");
+  const res = await fetch(data.src, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  if (res.status !== 200) throw new Error(`GET ${data.src} answered ${res.status}`);
+  const hash = createHash("sha256");
+  for await (const chunk of res.body) hash.update(chunk);
+  if (hash.digest("hex") !== createHash("sha256").update(file).digest("hex")) throw new Error(`${data.src} differs from the original`);
+}
+
+/**
+ * One upload on a server of its own: workerd keeps the memory it has grown into, so on a shared
+ * one each run's baseline and increase would depend on what ran before it.
+ */
+async function measure(ctx, log, config, verifyIt) {
+  // No MEDIA_SERVICE_URL: nothing converts. The upload's image job (a PNG this size is beyond the
+  // Worker's image budget) goes to the container binding, which is off locally, and fails at once.
+  const server = config.minimal ? await startMinimal(ctx) : await startService(ctx);
+  try {
+    const file = largePng(config.bytes);
+    const blob = new Blob([file]);
+    const pids = workerdPids(server);
+    const before = usage(pids);
+    const clientCpu = process.cpuUsage();
+    const sampler = sampleRss(pids);
+    const result = await config.send(server, blob);
+    const peak = sampler.stop();
+    const { user, system } = process.cpuUsage(clientCpu);
+    const cpu = usage(pids);
+    // Let the upload's after-response work (its image job) end before the next request: under
+    // wrangler dev, a request that arrives within about a second of a 200 MiB chunked upload's
+    // response stalls until some other request comes in. What memory stays is of interest too.
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    const after = usage(pids);
+    log(`    ${fixed(2)(result.seconds)} s; Worker RSS ${mib(before.worker.rss)} -> peak ${mib(peak.worker)}, proxy -> ${mib(peak.proxy)}`);
+    // Outside the timed part: the stored file is the one sent.
+    if (verifyIt && result.data) await verify(result.data, file);
+    return {
+      seconds: result.seconds,
+      finishSeconds: result.finishSeconds,
+      mibPerSecond: file.length / MiB / result.seconds,
+      rss: {
+        workerBefore: before.worker.rss,
+        workerPeak: peak.worker,
+        workerAfter: after.worker.rss,
+        proxyBefore: before.proxy.rss,
+        proxyPeak: peak.proxy,
+      },
+      cpuSeconds: {
+        worker: cpu.worker.cpu - before.worker.cpu,
+        proxy: cpu.proxy.cpu - before.proxy.cpu,
+        client: (user + system) / 1e6,
+      },
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+export async function run(ctx, log) {
+  const rows = [];
+  for (const config of CONFIGS) {
+    const runs = [];
+    for (let i = 1; i <= RUNS; i++) {
+      log(`  ${config.name}, ${mib(config.bytes)}, run ${i}/${RUNS}`);
+      runs.push(await measure(ctx, log, config, i === 1));
+    }
+    const med = (pick) => median(runs.map(pick));
+    rows.push({
+      key: config.key,
+      name: config.name,
+      bytes: config.bytes,
+      requests: config.requests,
+      seconds: med((r) => r.seconds),
+      mibPerSecond: med((r) => r.mibPerSecond),
+      finishSeconds: med((r) => r.finishSeconds),
+      piecesSeconds: med((r) => r.seconds - r.finishSeconds),
+      workerBeforeBytes: med((r) => r.rss.workerBefore),
+      workerPeakBytes: med((r) => r.rss.workerPeak),
+      workerIncreaseBytes: med((r) => r.rss.workerPeak - r.rss.workerBefore),
+      workerAfterBytes: med((r) => r.rss.workerAfter),
+      proxyBeforeBytes: med((r) => r.rss.proxyBefore),
+      proxyPeakBytes: med((r) => r.rss.proxyPeak),
+      workerCpuSeconds: med((r) => r.cpuSeconds.worker),
+      proxyCpuSeconds: med((r) => r.cpuSeconds.proxy),
+      clientCpuSeconds: med((r) => r.cpuSeconds.client),
+      runs,
+    });
+  }
+
+  const report = [
+    table(
+      "Throughput, first request to last response (chunked: 40 pieces of 5 MiB, then POST /api with upload_id; finish: that last request)",
+      [
+        ["upload", (r) => r.name],
+        ["file", (r) => mib(r.bytes)],
+        ["requests", (r) => r.requests],
+        ["total s", (r) => fixed(2)(r.seconds)],
+        ["MiB/s", (r) => fixed(1)(r.mibPerSecond)],
+        ["pieces s", (r) => fixed(2)(r.piecesSeconds)],
+        ["finish s", (r) => fixed(2)(r.finishSeconds)],
+        // With few runs the spread shows whether a difference is more than noise.
+        ["MiB/s runs", (r) => r.runs.map((x) => fixed(1)(x.mibPerSecond)).join(" ")],
+      ],
+      rows,
+    ),
+    table(
+      `Memory: RSS of the two workerd processes, sampled every ${SAMPLE_MS} ms (before: just before the upload; after: ${SETTLE_MS / 1000} s after its response)`,
+      [
+        ["upload", (r) => r.name],
+        ["Worker before", (r) => mib(r.workerBeforeBytes)],
+        ["Worker peak", (r) => mib(r.workerPeakBytes)],
+        ["increase", (r) => mib(r.workerIncreaseBytes)],
+        ["Worker after", (r) => mib(r.workerAfterBytes)],
+        ["proxy before", (r) => mib(r.proxyBeforeBytes)],
+        ["proxy peak", (r) => mib(r.proxyPeakBytes)],
+        ["Worker peak runs", (r) => r.runs.map((x) => mib(x.rss.workerPeak)).join(", ")],
+      ],
+      rows,
+    ),
+    table(
+      "CPU seconds during the upload (user + system; at most 1 per core per wall second); client: this Node process",
+      [
+        ["upload", (r) => r.name],
+        ["wall s", (r) => fixed(2)(r.seconds)],
+        ["Worker", (r) => fixed(2)(r.workerCpuSeconds)],
+        ["proxy", (r) => fixed(2)(r.proxyCpuSeconds)],
+        ["client", (r) => fixed(2)(r.clientCpuSeconds)],
+      ],
+      rows,
+    ),
+  ].join("\n");
+
+  // Keyed by configuration, so results.json holds numbers only.
+  const configs = Object.fromEntries(rows.map(({ key, name, ...numbers }) => [key, numbers]));
+  return { report, results: { runs: RUNS, sampleMs: SAMPLE_MS, settleMs: SETTLE_MS, ...configs } };
+}
