@@ -11,3 +11,12 @@ export const PAGE_SIZE = 50;
 export const MAX_IMAGE_SIDE = 30_000;
 /** Largest JSON or urlencoded body any route accepts. */
 export const MAX_TEXT_BODY_BYTES = 64 * 1024;
+
+/**
+ * The largest expires_in this deployment takes: EXPIRES_IN_MAX_SECONDS when set (the spec's
+ * machine-readable description says 30 days, its prose a year), never outside 60 s to a year.
+ */
+export function expiresInMax(configured: string | undefined): number {
+  const n = Number(configured);
+  return Number.isInteger(n) && n >= EXPIRES_IN_MIN && n <= EXPIRES_IN_MAX ? n : EXPIRES_IN_MAX;
+}

@@ -1,15 +1,17 @@
 import { processDeps } from "./deps";
 import type { Env } from "./env";
 import { sweepChunkSessions } from "./uploads/chunks";
+import { sweepExpiredUploads } from "./uploads/expire";
 import { redriveMediaJobs } from "./uploads/process";
 
 /**
- * Every few minutes: discard chunk sessions left unfinished for 2 hours, and re-drive media jobs
- * that failed, crashed or never ran. One failing does not stop the other.
+ * Every few minutes: remove the files of expired uploads, discard chunk sessions left unfinished
+ * for 2 hours, and re-drive media jobs that failed, crashed or never ran. One failing does not
+ * stop the others.
  */
 export async function scheduled(env: Env, now: () => number = Date.now): Promise<void> {
   const deps = processDeps(env, undefined, now);
-  const results = await Promise.allSettled([sweepChunkSessions(deps), redriveMediaJobs(deps)]);
+  const results = await Promise.allSettled([sweepExpiredUploads(deps), sweepChunkSessions(deps), redriveMediaJobs(deps)]);
   const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed.length) throw new AggregateError(failed.map((r) => r.reason), "scheduled work failed");
 }

@@ -1,4 +1,5 @@
-import type { Env } from "./env";
+import type { Context } from "hono";
+import type { AppEnv, Env } from "./env";
 import { mediaService } from "./media/service";
 import type { Database } from "./storage/db";
 import { database } from "./storage/db";
@@ -6,6 +7,9 @@ import type { UploadDeps } from "./uploads/deps";
 import { dohResolver } from "./net/resolve";
 import type { LinkDeps } from "./uploads/link";
 import type { ProcessDeps } from "./uploads/process";
+
+/** The domain's dependencies for a request: its bindings, its database handle and the app's clock. */
+export const requestDeps = (c: Context<AppEnv>) => uploadDeps(c.env, c.var.db, c.var.now);
 
 /** Where the domain's dependencies are built from the Worker's bindings, for routes and cron alike. */
 export function uploadDeps(env: Env, db: Database = database(env.DB), now: () => number = Date.now): UploadDeps {

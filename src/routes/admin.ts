@@ -3,7 +3,7 @@ import { z } from "zod";
 import { createAccount, regenerateKey, setAccountBanned } from "../accounts/accounts";
 import { secretsEqual } from "../crypto";
 import type { AppEnv } from "../env";
-import { uploadDeps } from "../deps";
+import { requestDeps } from "../deps";
 import { notFound, unauthorized, unprocessable } from "../errors";
 import { readFields, smallBody } from "../http/body";
 import { parseOrThrow, validate } from "../http/validation";
@@ -36,25 +36,25 @@ export const admin = new Hono<AppEnv>()
   })
   .use("*", smallBody)
   .post("/accounts", validate("json", createAccountBody), async (c) => {
-    const account = await createAccount(c.var.db, c.req.valid("json").name, Date.now());
+    const account = await createAccount(c.var.db, c.req.valid("json").name, c.var.now());
     return c.json({ type: "success" as const, data: account }, 201);
   })
   .all("/accounts", methodNotAllowed("POST"))
   .post("/accounts/:id/keys", validate("json", keyBody), async (c) => {
-    const key = await regenerateKey(c.var.db, c.req.param("id"), c.req.valid("json").kind, Date.now());
+    const key = await regenerateKey(c.var.db, c.req.param("id"), c.req.valid("json").kind, c.var.now());
     return c.json({ type: "success" as const, data: key });
   })
   .all("/accounts/:id/keys", methodNotAllowed("POST"))
   .put("/accounts/:id/ban", async (c) => {
-    return c.json({ type: "success" as const, data: await setAccountBanned(c.var.db, c.req.param("id"), true, Date.now()) });
+    return c.json({ type: "success" as const, data: await setAccountBanned(c.var.db, c.req.param("id"), true, c.var.now()) });
   })
   .delete("/accounts/:id/ban", async (c) => {
-    return c.json({ type: "success" as const, data: await setAccountBanned(c.var.db, c.req.param("id"), false, Date.now()) });
+    return c.json({ type: "success" as const, data: await setAccountBanned(c.var.db, c.req.param("id"), false, c.var.now()) });
   })
   .all("/accounts/:id/ban", methodNotAllowed("PUT", "DELETE"))
   .put("/ip-bans/:ip", validate("param", ipParam), async (c) => {
     const { ip } = c.req.valid("param");
-    await banIp(c.var.db, ip, Date.now());
+    await banIp(c.var.db, ip, c.var.now());
     return c.json({ type: "success" as const, data: { ip, banned: true } });
   })
   .delete("/ip-bans/:ip", validate("param", ipParam), async (c) => {
@@ -71,7 +71,7 @@ export const admin = new Hono<AppEnv>()
     const { term } = c.req.valid("json");
     const normalized = normalizeForModeration(term);
     if (!normalized) throw unprocessable("term: has no letters or digits to match.");
-    const added = await addBlockedTerm(c.var.db, { term, normalized, createdAt: Date.now() });
+    const added = await addBlockedTerm(c.var.db, { term, normalized, createdAt: c.var.now() });
     return c.json({ type: "success" as const, data: { term, normalized } }, added ? 201 : 200);
   })
   .all("/blocked-terms", methodNotAllowed("GET", "POST"))
@@ -84,6 +84,6 @@ export const admin = new Hono<AppEnv>()
   .all("/blocked-terms/:term", methodNotAllowed("DELETE"))
   .post("/uploads/:id/flag", async (c) => {
     const { reason } = parseOrThrow(flagBody, await readFields(c));
-    return c.json({ type: "success" as const, data: await flagUpload(uploadDeps(c.env, c.var.db), c.req.param("id"), reason ?? null) });
+    return c.json({ type: "success" as const, data: await flagUpload(requestDeps(c), c.req.param("id"), reason ?? null) });
   })
   .all("/uploads/:id/flag", methodNotAllowed("POST"));

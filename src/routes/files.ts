@@ -22,7 +22,7 @@ const robots = (row: UploadRow): Record<string, string> =>
   row.visibility === "public" ? {} : { "X-Robots-Tag": "noindex" };
 
 async function liveUpload(c: Context<AppEnv>) {
-  const row = await findUpload(c.var.db, c.req.param("id")!, Date.now());
+  const row = await findUpload(c.var.db, c.req.param("id")!, c.var.now());
   if (!row) throw notFound("No such upload.");
   return row;
 }
@@ -64,7 +64,7 @@ export const files = new Hono<AppEnv>()
       size: row.size,
       etag: row.etag,
       mime: row.mime,
-      cacheControl: immutableFor(row, Date.now()),
+      cacheControl: immutableFor(row, c.var.now()),
       filename: c.req.param("name"),
       headers: robots(row),
     });
@@ -81,7 +81,7 @@ export const files = new Hono<AppEnv>()
       size: head.size,
       etag: head.httpEtag,
       mime: "image/webp",
-      cacheControl: immutableFor(row, Date.now()),
+      cacheControl: immutableFor(row, c.var.now()),
       filename: c.req.param("name"),
       headers: robots(row),
     });

@@ -1,15 +1,15 @@
-import { Hono, type Context } from "hono";
-import { uploadDeps } from "../deps";
+import { Hono } from "hono";
+import { requestDeps } from "../deps";
 import type { AppEnv } from "../env";
 import { notFound } from "../errors";
 import { publicOrigin } from "../http/request-info";
-import { findUpload } from "../storage/uploads";
+import { findUpload, findUploadRecord } from "../storage/uploads";
 import { uploadLinks } from "../uploads/links";
 import { removeUploadByToken, uploadForDeleteLink } from "../uploads/remove";
 import { escapeHtml, page, PAGE_HEADERS } from "./html";
 import { methodNotAllowed } from "./method-not-allowed";
 
-const deps = (c: Context<AppEnv>) => uploadDeps(c.env, c.var.db);
+const deps = requestDeps;
 
 export const pages = new Hono<AppEnv>()
   /**
@@ -18,8 +18,15 @@ export const pages = new Hono<AppEnv>()
    * session on pages, so everyone is sent).
    */
   .get("/v/:id", async (c) => {
-    const row = await findUpload(c.var.db, c.req.param("id"), Date.now());
-    if (!row) throw notFound("No such upload.");
+    const row = await findUpload(c.var.db, c.req.param("id"), c.var.now());
+    if (!row) {
+      const record = await findUploadRecord(c.var.db, c.req.param("id"));
+      if (record?.expiresAt != null && record.expiresAt <= c.var.now()) {
+        const body = "<h1>This upload has expired</h1><p>It was set to be deleted automatically, and it has been.</p>";
+        return c.body(page({ title: "Expired", head: '<meta name="robots" content="noindex">', body }), 410, PAGE_HEADERS);
+      }
+      throw notFound("No such upload.");
+    }
     const links = uploadLinks(publicOrigin(c), row);
     if (row.visibility === "private") return c.redirect(links.src, 302);
     const title = escapeHtml(row.title ?? "Untitled upload");

@@ -66,6 +66,11 @@ export const uploads = sqliteTable(
     title: text("title"),
     description: text("description"),
     expiresAt: integer("expires_at"),
+    /**
+     * When the cron job removed the files of an expired upload. The row stays a while longer,
+     * so the upload's page can say it expired (410) rather than that it never existed.
+     */
+    filesRemovedAt: integer("files_removed_at"),
     deleteTokenHash: text("delete_token_hash").notNull(),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),

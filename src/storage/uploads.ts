@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, isNull, or } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, isNotNull, isNull, lt, lte, or } from "drizzle-orm";
 import type { Database } from "./db";
 import { uploads, type NewUploadRow, type UploadRow } from "./schema";
 
@@ -102,4 +102,27 @@ export async function swapUploadFile(db: Database, id: string, sourceKey: string
 /** Deletes every upload of these bytes, on any account, and returns them so their files can go too. */
 export function deleteUploadsWithContent(db: Database, contentHash: string) {
   return db.delete(uploads).where(eq(uploads.contentHash, contentHash)).returning();
+}
+
+/** The upload in any state, expired included (for its page, which answers 410 once expired). */
+export function findUploadRecord(db: Database, id: string) {
+  return db.select().from(uploads).where(eq(uploads.id, id)).get();
+}
+
+/** Expired uploads whose files are still stored. */
+export function expiredWithFiles(db: Database, now: number, limit: number) {
+  return db
+    .select()
+    .from(uploads)
+    .where(and(lte(uploads.expiresAt, now), isNull(uploads.filesRemovedAt)))
+    .limit(limit);
+}
+
+export async function markFilesRemoved(db: Database, id: string, now: number) {
+  await db.update(uploads).set({ filesRemovedAt: now }).where(eq(uploads.id, id));
+}
+
+/** Rows of uploads expired long enough ago that their page may say 404 instead of 410. */
+export async function purgeExpiredRows(db: Database, expiredBefore: number) {
+  await db.delete(uploads).where(and(lt(uploads.expiresAt, expiredBefore), isNotNull(uploads.filesRemovedAt)));
 }

@@ -66,6 +66,7 @@ export async function createUpload(
     title: options.title,
     description: options.description,
     expiresAt: options.expiresIn === null ? null : now + options.expiresIn * 1000,
+    filesRemovedAt: null,
     deleteTokenHash: await sha256Hex(deleteToken),
     createdAt: now,
     updatedAt: now,

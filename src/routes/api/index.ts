@@ -1,12 +1,13 @@
-import { Hono, type Context } from "hono";
+import { Hono } from "hono";
 import type { AppEnv } from "../../env";
+import { expiresInMax } from "../../config";
 import { requireKey } from "../../http/auth";
 import { apiGate } from "../../limits/middleware";
 import { readFields } from "../../http/body";
 import { publicOrigin } from "../../http/request-info";
 import { parseOrThrow, validate } from "../../http/validation";
 import { changeUpload } from "../../uploads/change";
-import { uploadDeps } from "../../deps";
+import { requestDeps } from "../../deps";
 import { presentUpload } from "../../uploads/present";
 import { getOwnedUpload, listPage } from "../../uploads/read";
 import { removeOwnedUpload } from "../../uploads/remove";
@@ -16,10 +17,10 @@ import { changeBody, listQuery } from "./schemas";
 import { handleChunk } from "./chunk";
 import { handleUpload } from "./upload";
 
-const deps = (c: Context<AppEnv>) => uploadDeps(c.env, c.var.db);
+const deps = requestDeps;
 
 export const api = new Hono<AppEnv>()
-  .get("/openapi.json", (c) => c.json(openApiDocument(publicOrigin(c))))
+  .get("/openapi.json", (c) => c.json(openApiDocument(publicOrigin(c), expiresInMax(c.env.EXPIRES_IN_MAX_SECONDS))))
   .all("/openapi.json", methodNotAllowed("GET"))
 
   // Every operation of the API, whatever its method: key resolved, request counted.

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_REQUEST_BYTES, MiB, PAGE_SIZE } from "../../config";
+import { EXPIRES_IN_MIN, MAX_REQUEST_BYTES, MiB, PAGE_SIZE } from "../../config";
 import { ACCEPTED_FORMATS_TEXT } from "../../media/sniff";
 // Importing the schemas registers the response schemas (`.meta({ id })`) rendered below.
 import { changeBody, chunkFields, listQuery, uploadFields } from "./schemas";
@@ -25,11 +25,17 @@ const json = (id: string, description = "Success") => ({
 
 const idParam = { name: "id", in: "path", required: true, schema: { type: "string" } };
 
-let cached: Record<string, unknown> | null = null;
+const cached = new Map<number, Record<string, unknown>>();
 
-function buildDocument() {
+function buildDocument(maxExpiry: number) {
   const { schemas } = z.toJSONSchema(z.globalRegistry, { uri: (id) => `#/components/schemas/${id}` });
-  const uploadForm = input(uploadFields) as { properties: Record<string, unknown>; [k: string]: unknown };
+  const uploadForm = input(uploadFields) as { properties: Record<string, Record<string, unknown>>; [k: string]: unknown };
+  // This deployment's bound (EXPIRES_IN_MAX_SECONDS), which may be below the spec's year.
+  uploadForm.properties.expires_in = {
+    ...uploadForm.properties.expires_in,
+    description: `Seconds until automatic deletion, ${EXPIRES_IN_MIN} to ${maxExpiry}.`,
+    maximum: maxExpiry,
+  };
   uploadForm.properties = {
     uploads: { type: "string", format: "binary", description: `The file (${ACCEPTED_FORMATS_TEXT}), up to 100MB.` },
     ...uploadForm.properties,
@@ -181,7 +187,8 @@ function buildDocument() {
 }
 
 /** `servers` is absolute so that tools fetching the document from elsewhere still resolve it. */
-export function openApiDocument(origin: string) {
-  cached ??= buildDocument();
-  return { ...cached, servers: [{ url: `${origin}/api` }] };
+export function openApiDocument(origin: string, maxExpiry: number) {
+  let document = cached.get(maxExpiry);
+  if (!document) cached.set(maxExpiry, (document = buildDocument(maxExpiry)));
+  return { ...document, servers: [{ url: `${origin}/api` }] };
 }

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { MAX_REQUEST_BYTES, MAX_TEXT_BODY_BYTES, MiB } from "../../config";
+import { expiresInMax, MAX_REQUEST_BYTES, MAX_TEXT_BODY_BYTES, MiB } from "../../config";
 import type { AppEnv } from "../../env";
 import { tooLarge, unprocessable } from "../../errors";
 import { assertMayUpload } from "../../http/auth";
@@ -111,6 +111,8 @@ export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
   let result: CreateResult;
   try {
     const options = uploadOptions(fields);
+    const maxExpiry = expiresInMax(c.env.EXPIRES_IN_MAX_SECONDS);
+    if (options.expires_in !== undefined && options.expires_in > maxExpiry) throw unprocessable(`expires_in: must be at most ${maxExpiry}`);
     await assertAcceptableText(deps.db, { title: options.title, description: options.description });
     received = await fileFrom(c, deps, id, sent, options);
     const settings: UploadOptions = {

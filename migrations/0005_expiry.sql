@@ -1,0 +1,1 @@
+ALTER TABLE `uploads` ADD `files_removed_at` integer;
