@@ -126,3 +126,31 @@ export async function markFilesRemoved(db: Database, id: string, now: number) {
 export async function purgeExpiredRows(db: Database, expiredBefore: number) {
   await db.delete(uploads).where(and(lt(uploads.expiresAt, expiredBefore), isNotNull(uploads.filesRemovedAt)));
 }
+
+export type ReplacedFile = Pick<
+  UploadRow,
+  "type" | "objectKey" | "mime" | "size" | "etag" | "width" | "height" | "thumbKey" | "contentHash" | "dedupHash" | "keepOriginal"
+>;
+
+/**
+ * Points the upload at a new file, if it still points at `previousKey` (no other replace or
+ * conversion got there first). One UPDATE: readers see the old file or the new one, never a mix.
+ */
+export async function replaceUploadFile(db: Database, id: string, previousKey: string, file: ReplacedFile, now: number) {
+  const [row] = await db
+    .update(uploads)
+    .set({ ...file, updatedAt: now })
+    .where(and(eq(uploads.id, id), eq(uploads.objectKey, previousKey), live(now)))
+    .returning();
+  return row;
+}
+
+/** Whether another upload of the account already answers duplicates of these bytes. */
+export async function dedupSlotTaken(db: Database, accountId: string, contentHash: string, exceptId: string) {
+  const row = await db
+    .select({ id: uploads.id })
+    .from(uploads)
+    .where(and(eq(uploads.accountId, accountId), eq(uploads.dedupHash, contentHash)))
+    .get();
+  return !!row && row.id !== exceptId;
+}

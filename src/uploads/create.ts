@@ -20,6 +20,14 @@ export type CreateResult =
   | { duplicate: false; row: UploadRow; deleteToken: string; jobId: string | null }
   | { duplicate: true; row: UploadRow };
 
+/** Flagged bytes are refused, whichever way they arrive; the stored copy is dropped. */
+export async function assertNotFlagged(deps: UploadDeps, file: IngestedFile) {
+  if (await isFlaggedContent(deps.db, file.sha256)) {
+    await deps.bucket.delete(file.key);
+    throw unprocessable("This content was previously flagged and cannot be uploaded.");
+  }
+}
+
 /** Upload ids: 10 base62 characters (about 59 bits), short enough for share links. */
 export const newUploadId = () => randomBase62(10);
 
@@ -34,10 +42,7 @@ export async function createUpload(
 ): Promise<CreateResult> {
   const { db, bucket } = deps;
   const { id, accountId, file, options } = input;
-  if (await isFlaggedContent(db, file.sha256)) {
-    await bucket.delete(file.key);
-    throw unprocessable("This content was previously flagged and cannot be uploaded.");
-  }
+  await assertNotFlagged(deps, file);
   const dedup = options.expiresIn === null && !options.allowDuplicate;
 
   const existing = dedup ? await findDuplicate(db, accountId, file.sha256) : undefined;

@@ -80,6 +80,7 @@ describe("the OpenAPI document", () => {
     expect(Object.keys(doc.paths["/"] ?? {})).toEqual(expect.arrayContaining(["post", "get"]));
     expect(Object.keys(doc.paths["/{id}"] ?? {})).toEqual(expect.arrayContaining(["get", "patch", "delete"]));
     expect(Object.keys(doc.paths["/chunk"] ?? {})).toEqual(["post"]);
+    expect(Object.keys(doc.paths["/{id}/replace"] ?? {})).toEqual(expect.arrayContaining(["post"]));
   });
 
   it("has component schemas that are valid JSON Schema 2020-12", () => {
@@ -140,6 +141,13 @@ describe("real responses match the document", () => {
     finish.append("filename", "tiny.gif");
     await expectDocumented(await fetch(server.api, { method: "POST", headers: auth(), body: finish }), "/", "post", 200);
     await expectDocumented(await fetch(server.api, { method: "POST", headers: auth(), body: finish }), "/", "post", 422);
+  });
+
+  it("replace", async () => {
+    const form = new FormData();
+    form.append("uploads", new Blob([await fixture("tiny/gif.gif")]), "new.gif");
+    await expectDocumented(await fetch(`${server.api}/${id}/replace`, { method: "POST", headers: auth(), body: form }), "/{id}/replace", "post", 200);
+    await expectDocumented(await fetch(`${server.api}/nosuchid00/replace`, { method: "POST", headers: auth(), body: form }), "/{id}/replace", "post", 404);
   });
 
   it("delete", async () => {

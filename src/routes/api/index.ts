@@ -15,7 +15,7 @@ import { methodNotAllowed } from "../method-not-allowed";
 import { openApiDocument } from "./openapi";
 import { changeBody, listQuery } from "./schemas";
 import { handleChunk } from "./chunk";
-import { handleUpload } from "./upload";
+import { handleReplace, handleUpload } from "./upload";
 
 const deps = requestDeps;
 
@@ -54,4 +54,6 @@ export const api = new Hono<AppEnv>()
     await removeOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
     return c.json({ type: "success" as const, msg: "Deleted." as const });
   })
-  .all("/:id", methodNotAllowed("GET", "PATCH", "DELETE"));
+  .all("/:id", methodNotAllowed("GET", "PATCH", "DELETE"))
+  .post("/:id/replace", requireKey("full"), (c) => handleReplace(c, deps(c)))
+  .all("/:id/replace", methodNotAllowed("POST"));

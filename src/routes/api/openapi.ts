@@ -126,6 +126,44 @@ function buildDocument(maxExpiry: number) {
           },
         },
       },
+      "/{id}/replace": {
+        parameters: [idParam],
+        post: {
+          summary: "Replace the file behind an upload",
+          operationId: "replace",
+          description:
+            "The new file (`uploads`, or `upload_id` of a file sent in pieces, or `url`) gets the same checks and " +
+            "conversions as a new upload and may be of another type; id, page and links stay, `src` serves the new " +
+            "file from the response on, and the previous file is removed. Answers with the updated upload. The new " +
+            "bytes take over duplicate detection unless another upload of the account already holds them.",
+          requestBody: {
+            required: true,
+            content: {
+              "multipart/form-data": {
+                schema: {
+                  type: "object",
+                  properties: {
+                    uploads: { type: "string", format: "binary", description: "The new file, up to 100MB." },
+                    upload_id: uploadForm.properties.upload_id,
+                    url: uploadForm.properties.url,
+                    keep_original: uploadForm.properties.keep_original,
+                  },
+                },
+              },
+            },
+          },
+          responses: {
+            "200": json("UploadItemResponse", "The updated upload."),
+            "401": error("Missing or invalid key, or the upload-only key."),
+            "403": error("Account or IP banned from uploading."),
+            "404": error("No such upload on this account."),
+            "409": error("The upload changed while it was being replaced."),
+            "413": error("Request over 100MB."),
+            "422": error("Validation failure: no file, unsupported type, flagged content."),
+            "429": error("Rate limit exceeded; see Retry-After."),
+          },
+        },
+      },
       "/{id}": {
         parameters: [idParam],
         get: {

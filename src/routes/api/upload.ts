@@ -11,7 +11,9 @@ import { parseOrThrow } from "../../http/validation";
 import { createUpload, newUploadId, type CreateResult, type UploadOptions } from "../../uploads/create";
 import type { UploadDeps } from "../../uploads/deps";
 import { ingestFile, type IngestedFile } from "../../uploads/ingest";
-import { presentUploadResult } from "../../uploads/present";
+import { presentUpload, presentUploadResult } from "../../uploads/present";
+import { replaceFile } from "../../uploads/replace";
+import { getOwnedUpload } from "../../uploads/read";
 import { runMediaJob } from "../../uploads/process";
 import { linkDeps, processDeps } from "../../deps";
 import { fileFromLink, fileFromPieces } from "../../uploads/sources";
@@ -137,4 +139,31 @@ export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
     c.executionCtx.waitUntil(runMediaJob(processDeps(c.env, deps.db, deps.now), result.jobId));
   }
   return c.json({ type: "success" as const, msg: "success" as const, data: presentUploadResult(result.row, publicOrigin(c), result) });
+}
+
+/**
+ * POST /api/{id}/replace: a new file for an existing upload, from `uploads` or `upload_id` (or
+ * `url`), with optional keep_original. Answers with the updated upload (as GET does).
+ */
+export async function handleReplace(c: Context<AppEnv>, deps: UploadDeps) {
+  await assertMayUpload(c);
+  const id = c.req.param("id")!;
+  // A 404 before reading what may be a 100 MB body.
+  await getOwnedUpload(deps, c.var.caller.accountId, id);
+  const { fields, file: sent } = await receive(c, id);
+  let received: Awaited<ReturnType<typeof fileFrom>> | null = null;
+  let result: Awaited<ReturnType<typeof replaceFile>>;
+  try {
+    const options = uploadOptions(fields);
+    received = await fileFrom(c, deps, id, sent, options);
+    result = await replaceFile(deps, { accountId: c.var.caller.accountId, id, file: received.file, keepOriginal: options.keep_original ?? false });
+  } catch (error) {
+    const file = received?.file ?? sent;
+    if (file) await c.env.FILES.delete(file.key);
+    await received?.settle(false);
+    throw error;
+  }
+  await received.settle(true).catch((error) => console.error(JSON.stringify({ upload: id, settle: String(error) })));
+  if (result.jobId) c.executionCtx.waitUntil(runMediaJob(processDeps(c.env, deps.db, deps.now), result.jobId));
+  return c.json({ type: "success" as const, msg: "success" as const, data: presentUpload(result.row, publicOrigin(c)) });
 }

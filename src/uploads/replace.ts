@@ -1,0 +1,49 @@
+import { ApiError, notFound } from "../errors";
+import { dedupSlotTaken, findOwnedUpload, replaceUploadFile } from "../storage/uploads";
+import { assertNotFlagged } from "./create";
+import type { UploadDeps } from "./deps";
+import type { IngestedFile } from "./ingest";
+import { cancelProcessing, needsProcessing, planProcessing } from "./process";
+
+/**
+ * Swaps the file behind an upload: id, page and links stay. The new file was stored under a new
+ * name (ingest), so until the one conditional UPDATE it is invisible and after it `src` serves
+ * only the new file; then the previous file and thumbnail are removed. The new file gets the
+ * same checks and conversions as a new upload (its media job), and takes over duplicate
+ * detection for its bytes unless another upload of the account already answers for them.
+ */
+export async function replaceFile(deps: UploadDeps, input: { accountId: string; id: string; file: IngestedFile; keepOriginal: boolean }) {
+  const { db, bucket } = deps;
+  const { accountId, id, file } = input;
+  const current = await findOwnedUpload(db, accountId, id, deps.now());
+  if (!current) throw notFound("No upload with that id on this account.");
+  await assertNotFlagged(deps, file);
+
+  const dedup = current.expiresAt === null && !(await dedupSlotTaken(db, accountId, file.sha256, id));
+  const jobId = needsProcessing(file.media) ? await planProcessing(deps, id, file.key) : null;
+  const row = await replaceUploadFile(
+    db,
+    id,
+    current.objectKey,
+    {
+      type: file.media.type,
+      objectKey: file.key,
+      mime: file.media.mime,
+      size: file.size,
+      etag: file.etag,
+      width: file.image?.width ?? null,
+      height: file.image?.height ?? null,
+      thumbKey: null,
+      contentHash: file.sha256,
+      dedupHash: dedup ? file.sha256 : null,
+      keepOriginal: input.keepOriginal,
+    },
+    deps.now(),
+  );
+  if (!row) {
+    if (jobId) await cancelProcessing(deps, jobId);
+    throw new ApiError(409, "The upload changed while it was being replaced (another replace, or it was deleted). Try again.");
+  }
+  await bucket.delete([current.objectKey, ...(current.thumbKey ? [current.thumbKey] : [])]);
+  return { row, jobId };
+}
