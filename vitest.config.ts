@@ -43,6 +43,7 @@ export default defineConfig(async () => {
                   ADMIN_TOKEN: "test-admin-token",
                   MEDIA_SERVICE_URL: inject("mediaServiceUrl"),
                   MEDIA_SECRET,
+                  LINK_SIGNING_SECRET: "test-link-signing-secret-0123456789",
                   // Link uploads go to the loopback fixture server (test/support/link-server.ts).
                   UNSAFE_ALLOW_LOOPBACK_LINKS: "true",
                   LINK_SERVER_URL: inject("linkServerUrl"),

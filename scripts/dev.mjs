@@ -21,6 +21,7 @@ const secrets = readFileSync(devVars, "utf8");
 const adminToken = /^ADMIN_TOKEN=(.*)$/m.exec(secrets)?.[1]?.trim();
 // An older .dev.vars may predate the media service: a random secret then does for this run.
 const mediaSecret = /^MEDIA_SECRET=(.*)$/m.exec(secrets)?.[1]?.trim() || randomBytes(24).toString("hex");
+const linkSecret = /^LINK_SIGNING_SECRET=(.*)$/m.exec(secrets)?.[1]?.trim() || randomBytes(24).toString("hex");
 
 // No Docker here: the media service (container/) runs as a plain process beside the Worker.
 const media = await startMediaService({ port: await freePort(), secret: mediaSecret, log: true });
@@ -33,7 +34,7 @@ try {
     port,
     stateDir,
     log: true,
-    vars: { MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: mediaSecret },
+    vars: { MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: mediaSecret, LINK_SIGNING_SECRET: linkSecret },
   });
 } catch (error) {
   await media.stop();

@@ -25,6 +25,8 @@ export interface Env {
   DNS_RESOLVER_URL?: string;
   /** "true" lets links reach loopback addresses. Unsafe: for a local test fixture server only. */
   UNSAFE_ALLOW_LOOPBACK_LINKS?: string;
+  /** Signs the short-lived links of password-protected uploads (16+ characters). */
+  LINK_SIGNING_SECRET?: string;
   /** Largest expires_in accepted, in seconds (60 to 31536000; default 31536000). */
   EXPIRES_IN_MAX_SECONDS?: string;
   /** One per API key and one per client IP: the spec's rate limits. */

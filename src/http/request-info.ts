@@ -11,3 +11,6 @@ export function publicOrigin(c: Context<AppEnv>): string {
 export function clientIp(c: Context<AppEnv>): string {
   return c.req.header("CF-Connecting-IP") ?? "unknown";
 }
+
+/** Signing of locked uploads' links, for this request. */
+export const linkSigning = (c: Context<AppEnv>) => ({ secret: c.env.LINK_SIGNING_SECRET ?? "", now: c.var.now() });

@@ -1,7 +1,10 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { requestDeps } from "../deps";
 import type { AppEnv } from "../env";
 import { notFound } from "../errors";
+import { readFields, smallBody } from "../http/body";
+import type { UploadRow } from "../storage/schema";
+import { signUrl, verifyPassword } from "../uploads/locks";
 import { publicOrigin } from "../http/request-info";
 import { findUpload, findUploadRecord } from "../storage/uploads";
 import { uploadLinks } from "../uploads/links";
@@ -11,6 +14,49 @@ import { methodNotAllowed } from "./method-not-allowed";
 
 const deps = requestDeps;
 
+const gonePage = (c: Context<AppEnv>, heading: string, text: string) =>
+  c.body(page({ title: heading, head: '<meta name="robots" content="noindex">', body: `<h1>${heading}</h1><p>${text}</p>` }), 410, PAGE_HEADERS);
+
+/** The live upload a page is about, or the page that says why there is none. */
+async function pageUpload(c: Context<AppEnv>): Promise<UploadRow | Response> {
+  const row = await findUpload(c.var.db, c.req.param("id")!, c.var.now());
+  if (!row) {
+    const record = await findUploadRecord(c.var.db, c.req.param("id")!);
+    if (record?.expiresAt != null && record.expiresAt <= c.var.now()) {
+      return gonePage(c, "This upload has expired", "It was set to be deleted automatically, and it has been.");
+    }
+    throw notFound("No such upload.");
+  }
+  if (row.maxViews !== null && row.views >= row.maxViews) return gonePage(c, "This upload is no longer available", "It could be viewed a limited number of times, and it has been.");
+  return row;
+}
+
+function passwordForm(c: Context<AppEnv>, status: 200 | 401, message = "") {
+  const body = `<h1>This upload is password-protected</h1>
+${message ? `<p><strong>${escapeHtml(message)}</strong></p>` : ""}
+<form method="post"><label>Password <input type="password" name="password" autofocus required></label> <button type="submit">Open</button></form>`;
+  return c.body(page({ title: "Password required", head: '<meta name="robots" content="noindex">', body }), status, PAGE_HEADERS);
+}
+
+/** The page showing the file at `src` (a signed link for a locked upload). */
+function uploadPage(c: Context<AppEnv>, row: UploadRow, src: string) {
+  const title = escapeHtml(row.title ?? "Untitled upload");
+  const media = row.type === "video" ? `<video controls preload="metadata" src="${escapeHtml(src)}"></video>` : `<img src="${escapeHtml(src)}" alt="${title}">`;
+  const indexable = row.visibility === "public" && !row.passwordHash;
+  const head = [
+    indexable ? "" : '<meta name="robots" content="noindex">',
+    `<meta property="og:title" content="${title}">`,
+    // A locked upload's file must not leak through link previews.
+    row.passwordHash ? "" : `<meta property="${row.type === "video" ? "og:video" : "og:image"}" content="${escapeHtml(src)}">`,
+    row.description ? `<meta property="og:description" content="${escapeHtml(row.description)}">` : "",
+  ].join("\n");
+  const body = `<h1>${title}</h1>
+${media}
+${row.description ? `<p>${escapeHtml(row.description)}</p>` : ""}
+<p><a href="${escapeHtml(src)}">Direct link</a></p>`;
+  return c.body(page({ title, head, body }), 200, { ...PAGE_HEADERS, ...(indexable ? {} : { "X-Robots-Tag": "noindex" }) });
+}
+
 export const pages = new Hono<AppEnv>()
   /**
    * The upload's page. A private upload has no page for visitors: the link leads to the file
@@ -18,39 +64,22 @@ export const pages = new Hono<AppEnv>()
    * session on pages, so everyone is sent).
    */
   .get("/v/:id", async (c) => {
-    const row = await findUpload(c.var.db, c.req.param("id"), c.var.now());
-    if (!row) {
-      const record = await findUploadRecord(c.var.db, c.req.param("id"));
-      if (record?.expiresAt != null && record.expiresAt <= c.var.now()) {
-        const body = "<h1>This upload has expired</h1><p>It was set to be deleted automatically, and it has been.</p>";
-        return c.body(page({ title: "Expired", head: '<meta name="robots" content="noindex">', body }), 410, PAGE_HEADERS);
-      }
-      throw notFound("No such upload.");
-    }
-    const links = uploadLinks(publicOrigin(c), row);
-    if (row.visibility === "private") return c.redirect(links.src, 302);
-    const title = escapeHtml(row.title ?? "Untitled upload");
-    const media =
-      row.type === "video"
-        ? `<video controls preload="metadata" src="${escapeHtml(links.src)}"></video>`
-        : `<img src="${escapeHtml(links.src)}" alt="${title}">`;
-    const ogType = row.type === "video" ? "og:video" : "og:image";
-    const head = [
-      row.visibility === "public" ? "" : '<meta name="robots" content="noindex">',
-      `<meta property="og:title" content="${title}">`,
-      `<meta property="${ogType}" content="${escapeHtml(links.src)}">`,
-      row.description ? `<meta property="og:description" content="${escapeHtml(row.description)}">` : "",
-    ].join("\n");
-    const body = `<h1>${title}</h1>
-${media}
-${row.description ? `<p>${escapeHtml(row.description)}</p>` : ""}
-<p><a href="${escapeHtml(links.src)}">Direct link</a></p>`;
-    return c.body(page({ title, head, body }), 200, {
-      ...PAGE_HEADERS,
-      ...(row.visibility === "public" ? {} : { "X-Robots-Tag": "noindex" }),
-    });
+    const row = await pageUpload(c);
+    if (row instanceof Response) return row;
+    if (row.passwordHash) return passwordForm(c, 200);
+    if (row.visibility === "private") return c.redirect(uploadLinks(publicOrigin(c), row).src, 302);
+    return uploadPage(c, row, uploadLinks(publicOrigin(c), row).src);
   })
-  .all("/v/:id", methodNotAllowed("GET"))
+  /** The password of a locked upload: right, and the page shows the file through a signed link. */
+  .post("/v/:id", smallBody, async (c) => {
+    const row = await pageUpload(c);
+    if (row instanceof Response) return row;
+    if (!row.passwordHash) return c.redirect(`/v/${row.id}`, 303);
+    const { password } = await readFields(c);
+    if (typeof password !== "string" || !(await verifyPassword(password, row.passwordHash))) return passwordForm(c, 401, "Wrong password.");
+    return uploadPage(c, row, await signUrl(c.env.LINK_SIGNING_SECRET ?? "", uploadLinks(publicOrigin(c), row).src, c.var.now()));
+  })
+  .all("/v/:id", methodNotAllowed("GET", "POST"))
   /** delete_url: GET only asks (link previews and prefetchers must not delete); POST or DELETE deletes. */
   .get("/d/:id/:token", async (c) => {
     const row = await uploadForDeleteLink(deps(c), c.req.param("id"), c.req.param("token"));

@@ -71,6 +71,11 @@ export const uploads = sqliteTable(
      * so the upload's page can say it expired (410) rather than that it never existed.
      */
     filesRemovedAt: integer("files_removed_at"),
+    /** PBKDF2 of the upload's password ("pbkdf2-sha256$iterations$salt$hash"); null when not locked. */
+    passwordHash: text("password_hash"),
+    /** The file is served this many times (views), then no more; null for no limit. */
+    maxViews: integer("max_views"),
+    views: integer("views").notNull().default(0),
     deleteTokenHash: text("delete_token_hash").notNull(),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, isNotNull, isNull, lt, lte, or } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Database } from "./db";
 import { uploads, type NewUploadRow, type UploadRow } from "./schema";
 
@@ -48,7 +48,7 @@ export async function listUploads(db: Database, accountId: string, now: number, 
   return { rows, total: totals[0]?.total ?? 0 };
 }
 
-export type UploadMetaPatch = Partial<Pick<UploadRow, "visibility" | "title" | "description">>;
+export type UploadMetaPatch = Partial<Pick<UploadRow, "visibility" | "title" | "description" | "passwordHash" | "maxViews" | "views">>;
 
 export async function updateUploadMeta(
   db: Database,
@@ -153,4 +153,17 @@ export async function dedupSlotTaken(db: Database, accountId: string, contentHas
     .where(and(eq(uploads.accountId, accountId), eq(uploads.dedupHash, contentHash)))
     .get();
   return !!row && row.id !== exceptId;
+}
+
+/**
+ * Counts one view of a view-limited upload, if any are left: one UPDATE, so of many
+ * simultaneous downloads exactly the limit's worth get through.
+ */
+export async function takeView(db: Database, id: string) {
+  const [row] = await db
+    .update(uploads)
+    .set({ views: sql`${uploads.views} + 1` })
+    .where(and(eq(uploads.id, id), lt(uploads.views, uploads.maxViews)))
+    .returning({ views: uploads.views });
+  return !!row;
 }

@@ -14,6 +14,9 @@ export interface UploadOptions {
   visibility: Visibility;
   title: string | null;
   description: string | null;
+  /** Already hashed (src/uploads/locks.ts). */
+  passwordHash: string | null;
+  maxViews: number | null;
 }
 
 export type CreateResult =
@@ -72,6 +75,9 @@ export async function createUpload(
     description: options.description,
     expiresAt: options.expiresIn === null ? null : now + options.expiresIn * 1000,
     filesRemovedAt: null,
+    passwordHash: options.passwordHash,
+    maxViews: options.maxViews,
+    views: 0,
     deleteTokenHash: await sha256Hex(deleteToken),
     createdAt: now,
     updatedAt: now,

@@ -1,17 +1,35 @@
 import type { UploadRow } from "../storage/schema";
 import { isoTimestamp } from "../time";
 import { deleteLink, uploadLinks } from "./links";
+import { signUrl } from "./locks";
+
+/** How to sign a locked upload's links: the secret, and the time they count from. */
+export interface Signing {
+  secret: string;
+  now: number;
+}
+
+/** A locked upload's `path` and `thumb` are short-lived signed links; `src` and `direct` stay. */
+async function links(row: UploadRow, origin: string, signing: Signing) {
+  const plain = uploadLinks(origin, row);
+  if (!row.passwordHash) return plain;
+  return {
+    ...plain,
+    path: await signUrl(signing.secret, plain.path, signing.now),
+    thumb: plain.thumb ? await signUrl(signing.secret, plain.thumb, signing.now) : null,
+  };
+}
 
 /** The Upload resource of the spec, as list items, GET and PATCH return it. */
-export function presentUpload(row: UploadRow, origin: string) {
+export async function presentUpload(row: UploadRow, origin: string, signing: Signing) {
   return {
     id: row.id,
     type: row.type,
-    ...uploadLinks(origin, row),
+    ...(await links(row, origin, signing)),
     width: row.width,
     height: row.height,
     size: row.size,
-    locked: false,
+    locked: row.passwordHash !== null,
     visibility: row.visibility,
     title: row.title,
     description: row.description,
@@ -21,12 +39,13 @@ export function presentUpload(row: UploadRow, origin: string) {
 }
 
 /** The Upload resource as the upload response returns it. */
-export function presentUploadResult(
+export async function presentUploadResult(
   row: UploadRow,
   origin: string,
+  signing: Signing,
   result: { duplicate: boolean; deleteToken?: string },
 ) {
-  const { created_at: _, ...upload } = presentUpload(row, origin);
+  const { created_at: _, ...upload } = await presentUpload(row, origin, signing);
   return {
     ...upload,
     duplicate: result.duplicate,

@@ -1,9 +1,17 @@
 import { ApiError, notFound } from "../errors";
+import type { UploadRow } from "../storage/schema";
 import { dedupSlotTaken, findOwnedUpload, replaceUploadFile } from "../storage/uploads";
 import { assertNotFlagged } from "./create";
 import type { UploadDeps } from "./deps";
 import type { IngestedFile } from "./ingest";
 import { cancelProcessing, needsProcessing, planProcessing } from "./process";
+
+/** The spec's 409: a password-protected or view-limited upload keeps its file. */
+export function assertReplaceable(upload: Pick<UploadRow, "passwordHash" | "maxViews">) {
+  if (upload.passwordHash || upload.maxViews !== null) {
+    throw new ApiError(409, "This upload is password-protected or view-limited; its file cannot be replaced.");
+  }
+}
 
 /**
  * Swaps the file behind an upload: id, page and links stay. The new file was stored under a new
@@ -17,6 +25,7 @@ export async function replaceFile(deps: UploadDeps, input: { accountId: string; 
   const { accountId, id, file } = input;
   const current = await findOwnedUpload(db, accountId, id, deps.now());
   if (!current) throw notFound("No upload with that id on this account.");
+  assertReplaceable(current);
   await assertNotFlagged(deps, file);
 
   const dedup = current.expiresAt === null && !(await dedupSlotTaken(db, accountId, file.sha256, id));

@@ -23,7 +23,7 @@ export interface TestServer {
 export async function startTestServer(vars: Record<string, string> = {}): Promise<TestServer> {
   const stateDir = await mkdtemp(path.join(os.tmpdir(), "media-host-test-"));
   try {
-    const server = await startServer({ port: await freePort(), stateDir, vars: { ADMIN_TOKEN, ...GENEROUS_LIMITS, ...vars } });
+    const server = await startServer({ port: await freePort(), stateDir, vars: { ADMIN_TOKEN, LINK_SIGNING_SECRET: "node-test-link-signing-secret", ...GENEROUS_LIMITS, ...vars } });
     return {
       url: server.url,
       api: `${server.url}/api`,

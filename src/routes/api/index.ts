@@ -4,7 +4,7 @@ import { expiresInMax } from "../../config";
 import { requireKey } from "../../http/auth";
 import { apiGate } from "../../limits/middleware";
 import { readFields } from "../../http/body";
-import { publicOrigin } from "../../http/request-info";
+import { linkSigning, publicOrigin } from "../../http/request-info";
 import { parseOrThrow, validate } from "../../http/validation";
 import { changeUpload } from "../../uploads/change";
 import { requestDeps } from "../../deps";
@@ -37,18 +37,18 @@ export const api = new Hono<AppEnv>()
     const { page } = c.req.valid("query");
     const { rows, meta } = await listPage(deps(c), c.var.caller.accountId, page);
     const origin = publicOrigin(c);
-    return c.json({ type: "success" as const, data: rows.map((row) => presentUpload(row, origin)), meta });
+    return c.json({ type: "success" as const, data: await Promise.all(rows.map((row) => presentUpload(row, origin, linkSigning(c)))), meta });
   })
   .all("/", methodNotAllowed("GET", "POST"))
 
   .get("/:id", requireKey("full"), async (c) => {
     const row = await getOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
-    return c.json({ type: "success" as const, msg: "success" as const, data: presentUpload(row, publicOrigin(c)) });
+    return c.json({ type: "success" as const, msg: "success" as const, data: await presentUpload(row, publicOrigin(c), linkSigning(c)) });
   })
   .patch("/:id", requireKey("full"), async (c) => {
     const patch = parseOrThrow(changeBody, await readFields(c));
     const row = await changeUpload(deps(c), c.var.caller.accountId, c.req.param("id"), patch);
-    return c.json({ type: "success" as const, msg: "success" as const, data: presentUpload(row, publicOrigin(c)) });
+    return c.json({ type: "success" as const, msg: "success" as const, data: await presentUpload(row, publicOrigin(c), linkSigning(c)) });
   })
   .delete("/:id", requireKey("full"), async (c) => {
     await removeOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));

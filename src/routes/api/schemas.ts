@@ -46,6 +46,18 @@ const wholeNumber = (min: number, max: number) =>
         .max(max, { message: `must be at most ${max}` }),
     );
 
+/** Extension: a password makes the upload `locked` (its files only through signed links). */
+const passwordField = z
+  .string()
+  .max(128, { message: "must be at most 128 characters" })
+  .meta({ description: "Extension: protects the upload with this password (locked). On PATCH an empty value removes it." });
+
+const MAX_VIEWS_LIMIT = 1_000_000;
+/** Extension: the file is served this many times, then no more. */
+const maxViewsField = wholeNumber(1, MAX_VIEWS_LIMIT).meta({
+  description: "Extension: the file is served this many times (downloads from the start), then no more. On PATCH an empty value removes the limit; setting it starts the count afresh.",
+});
+
 /** Text fields of POST /api (the file itself is the `uploads` part). */
 export const uploadFields = z.object({
   url: z.string().optional().meta({ description: "Public http(s) link to an image or video." }),
@@ -59,6 +71,8 @@ export const uploadFields = z.object({
   visibility: visibilityField.optional(),
   title: clearableText("Title", TITLE_MAX).optional(),
   description: clearableText("Description", DESCRIPTION_MAX).optional(),
+  password: passwordField.optional(),
+  max_views: maxViewsField.optional(),
 });
 
 /** Text fields of POST /api/chunk (the piece itself is the `chunk` part). */
@@ -75,6 +89,11 @@ export const changeBody = z.object({
   visibility: visibilityField.optional(),
   title: clearableText("Title", TITLE_MAX).optional(),
   description: clearableText("Description", DESCRIPTION_MAX).optional(),
+  password: passwordField.nullable().transform((p) => p || null).optional(),
+  max_views: z
+    .union([z.literal(""), z.null(), maxViewsField])
+    .transform((v) => (v === "" || v === null ? null : v))
+    .optional(),
 });
 
 export const listQuery = z.object({

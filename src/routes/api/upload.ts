@@ -6,13 +6,14 @@ import { assertMayUpload } from "../../http/auth";
 import { readFields } from "../../http/body";
 import { multipartBoundary } from "../../http/multipart";
 import { multipartParts, readTextPart } from "../../http/multipart-parts";
-import { publicOrigin } from "../../http/request-info";
+import { linkSigning, publicOrigin } from "../../http/request-info";
 import { parseOrThrow } from "../../http/validation";
 import { createUpload, newUploadId, type CreateResult, type UploadOptions } from "../../uploads/create";
 import type { UploadDeps } from "../../uploads/deps";
 import { ingestFile, type IngestedFile } from "../../uploads/ingest";
 import { presentUpload, presentUploadResult } from "../../uploads/present";
-import { replaceFile } from "../../uploads/replace";
+import { assertReplaceable, replaceFile } from "../../uploads/replace";
+import { hashPassword } from "../../uploads/locks";
 import { getOwnedUpload } from "../../uploads/read";
 import { runMediaJob } from "../../uploads/process";
 import { linkDeps, processDeps } from "../../deps";
@@ -124,6 +125,8 @@ export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
       visibility: options.visibility ?? "unlisted",
       title: options.title ?? null,
       description: options.description ?? null,
+      passwordHash: options.password ? await hashPassword(options.password) : null,
+      maxViews: options.max_views ?? null,
     };
     result = await createUpload(deps, { id, accountId: c.var.caller.accountId, file: received.file, options: settings });
   } catch (error) {
@@ -138,7 +141,7 @@ export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
     // Conversion starts now, after the response; the cron job re-drives it if this run fails.
     c.executionCtx.waitUntil(runMediaJob(processDeps(c.env, deps.db, deps.now), result.jobId));
   }
-  return c.json({ type: "success" as const, msg: "success" as const, data: presentUploadResult(result.row, publicOrigin(c), result) });
+  return c.json({ type: "success" as const, msg: "success" as const, data: await presentUploadResult(result.row, publicOrigin(c), linkSigning(c), result) });
 }
 
 /**
@@ -148,8 +151,8 @@ export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
 export async function handleReplace(c: Context<AppEnv>, deps: UploadDeps) {
   await assertMayUpload(c);
   const id = c.req.param("id")!;
-  // A 404 before reading what may be a 100 MB body.
-  await getOwnedUpload(deps, c.var.caller.accountId, id);
+  // A 404 or 409 before reading what may be a 100 MB body.
+  assertReplaceable(await getOwnedUpload(deps, c.var.caller.accountId, id));
   const { fields, file: sent } = await receive(c, id);
   let received: Awaited<ReturnType<typeof fileFrom>> | null = null;
   let result: Awaited<ReturnType<typeof replaceFile>>;
@@ -165,5 +168,5 @@ export async function handleReplace(c: Context<AppEnv>, deps: UploadDeps) {
   }
   await received.settle(true).catch((error) => console.error(JSON.stringify({ upload: id, settle: String(error) })));
   if (result.jobId) c.executionCtx.waitUntil(runMediaJob(processDeps(c.env, deps.db, deps.now), result.jobId));
-  return c.json({ type: "success" as const, msg: "success" as const, data: presentUpload(result.row, publicOrigin(c)) });
+  return c.json({ type: "success" as const, msg: "success" as const, data: await presentUpload(result.row, publicOrigin(c), linkSigning(c)) });
 }

@@ -19,7 +19,7 @@ describe("error envelope", () => {
       ["PUT", "/api", "GET, POST, HEAD"],
       ["PUT", "/api/abc", "GET, PATCH, DELETE, HEAD"],
       ["POST", "/i/abc", "GET, HEAD"],
-      ["DELETE", "/v/abc", "GET, HEAD"],
+      ["DELETE", "/v/abc", "GET, POST, HEAD"],
       ["PUT", "/d/abc/def", "GET, POST, DELETE, HEAD"],
       ["POST", "/api/openapi.json", "GET, HEAD"],
     ];
