@@ -89,8 +89,15 @@ export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<voi
       const file = upload.type === "video" ? await processVideo(deps, upload, written) : await processImage(deps, upload, written);
       const before = await swapUploadFile(deps.db, upload.id, job.sourceKey, file, deps.now());
       if (before) {
+        // The new files are the upload's now: nothing below may remove them.
+        written.length = 0;
         const old = [before.objectKey, before.thumbKey].filter((k): k is string => !!k && k !== file.objectKey && k !== file.thumbKey);
-        if (old.length) await deps.bucket.delete(old);
+        // Left behind if this fails: the cron job's sweep removes files nothing points at.
+        try {
+          if (old.length) await deps.bucket.delete(old);
+        } catch (error) {
+          console.error(JSON.stringify({ job: job.id, removePrevious: String(error) }));
+        }
       } else {
         await deps.bucket.delete(written);
       }

@@ -53,6 +53,12 @@ export async function replaceFile(deps: UploadDeps, input: { accountId: string; 
     if (jobId) await cancelProcessing(deps, jobId);
     throw new ApiError(409, "The upload changed while it was being replaced (another replace, or it was deleted). Try again.");
   }
-  await bucket.delete([current.objectKey, ...(current.thumbKey ? [current.thumbKey] : [])]);
+  // The upload points at the new file now: a failure from here on must not undo that, and a
+  // previous file left behind is removed by the cron job's sweep.
+  try {
+    await bucket.delete([current.objectKey, ...(current.thumbKey ? [current.thumbKey] : [])]);
+  } catch (error) {
+    console.error(JSON.stringify({ upload: id, removePrevious: String(error) }));
+  }
   return { row, jobId };
 }
