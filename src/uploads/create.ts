@@ -23,6 +23,21 @@ export type CreateResult =
   | { duplicate: false; row: UploadRow; deleteToken: string; jobId: string | null }
   | { duplicate: true; row: UploadRow };
 
+/** What an upload's row says of a newly stored file (until its media job fills in the rest). */
+export function fileColumns(file: IngestedFile) {
+  return {
+    type: file.media.type,
+    objectKey: file.key,
+    mime: file.media.mime,
+    size: file.size,
+    etag: file.etag,
+    width: file.image?.width ?? null,
+    height: file.image?.height ?? null,
+    thumbKey: null,
+    contentHash: file.sha256,
+  };
+}
+
 /** Flagged bytes are refused, whichever way they arrive; the stored copy is dropped. */
 export async function assertNotFlagged(deps: UploadDeps, file: IngestedFile) {
   if (await isFlaggedContent(deps.db, file.sha256)) {
@@ -59,15 +74,7 @@ export async function createUpload(
   const row: UploadRow = {
     id,
     accountId,
-    type: file.media.type,
-    objectKey: file.key,
-    mime: file.media.mime,
-    size: file.size,
-    etag: file.etag,
-    width: file.image?.width ?? null,
-    height: file.image?.height ?? null,
-    thumbKey: null,
-    contentHash: file.sha256,
+    ...fileColumns(file),
     dedupHash: dedup ? file.sha256 : null,
     keepOriginal: options.keepOriginal,
     visibility: options.visibility,

@@ -1,7 +1,7 @@
 import { ApiError, notFound } from "../errors";
 import type { UploadRow } from "../storage/schema";
 import { dedupSlotTaken, findOwnedUpload, replaceUploadFile } from "../storage/uploads";
-import { assertNotFlagged } from "./create";
+import { assertNotFlagged, fileColumns } from "./create";
 import type { UploadDeps } from "./deps";
 import type { IngestedFile } from "./ingest";
 import { cancelProcessing, needsProcessing, planProcessing } from "./process";
@@ -35,15 +35,7 @@ export async function replaceFile(deps: UploadDeps, input: { accountId: string; 
     id,
     current.objectKey,
     {
-      type: file.media.type,
-      objectKey: file.key,
-      mime: file.media.mime,
-      size: file.size,
-      etag: file.etag,
-      width: file.image?.width ?? null,
-      height: file.image?.height ?? null,
-      thumbKey: null,
-      contentHash: file.sha256,
+      ...fileColumns(file),
       dedupHash: dedup ? file.sha256 : null,
       keepOriginal: input.keepOriginal,
     },

@@ -8,7 +8,7 @@ import { multipartBoundary } from "../../http/multipart";
 import { multipartParts, readTextPart } from "../../http/multipart-parts";
 import { linkSigning, publicOrigin } from "../../http/request-info";
 import { parseOrThrow } from "../../http/validation";
-import { createUpload, newUploadId, type CreateResult, type UploadOptions } from "../../uploads/create";
+import { createUpload, newUploadId, type UploadOptions } from "../../uploads/create";
 import type { UploadDeps } from "../../uploads/deps";
 import { ingestFile, type IngestedFile } from "../../uploads/ingest";
 import { presentUpload, presentUploadResult } from "../../uploads/present";
@@ -106,18 +106,47 @@ async function fileFrom(c: Context<AppEnv>, deps: UploadDeps, id: string, sent: 
   return { file, settle: (created: boolean) => (created ? session.consume() : session.release()) };
 }
 
+/**
+ * Receives the request's file (whichever its source) and hands it to `use`. If anything fails
+ * before `use` has made the upload, the stored file is removed and a chunk session given back;
+ * once it has, the session is spent.
+ */
+async function withFile<T>(
+  c: Context<AppEnv>,
+  deps: UploadDeps,
+  id: string,
+  use: (file: IngestedFile, options: UploadFields) => Promise<T>,
+): Promise<T> {
+  const { fields, file: sent } = await receive(c, id);
+  let received: Awaited<ReturnType<typeof fileFrom>> | null = null;
+  let result: T;
+  try {
+    const options = uploadOptions(fields);
+    received = await fileFrom(c, deps, id, sent, options);
+    result = await use(received.file, options);
+  } catch (error) {
+    const file = received?.file ?? sent;
+    if (file) await c.env.FILES.delete(file.key);
+    await received?.settle(false);
+    throw error;
+  }
+  // The upload is made, whatever happens to the session's bookkeeping; the cron job sweeps leftover pieces.
+  await received.settle(true).catch((error) => console.error(JSON.stringify({ upload: id, settle: String(error) })));
+  return result;
+}
+
+/** Conversion starts now, after the response; the cron job re-drives it if this run fails. */
+const startMediaJob = (c: Context<AppEnv>, deps: UploadDeps, jobId: string | null) => {
+  if (jobId) c.executionCtx.waitUntil(runMediaJob(processDeps(c.env, deps.db, deps.now), jobId));
+};
+
 export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
   await assertMayUpload(c);
   const id = newUploadId();
-  const { fields, file: sent } = await receive(c, id);
-  let received: Awaited<ReturnType<typeof fileFrom>> | null = null;
-  let result: CreateResult;
-  try {
-    const options = uploadOptions(fields);
+  const result = await withFile(c, deps, id, async (file, options) => {
     const maxExpiry = expiresInMax(c.env.EXPIRES_IN_MAX_SECONDS);
     if (options.expires_in !== undefined && options.expires_in > maxExpiry) throw unprocessable(`expires_in: must be at most ${maxExpiry}`);
     await assertAcceptableText(deps.db, { title: options.title, description: options.description });
-    received = await fileFrom(c, deps, id, sent, options);
     const settings: UploadOptions = {
       expiresIn: options.expires_in ?? null,
       allowDuplicate: options.allow_duplicate ?? false,
@@ -128,19 +157,9 @@ export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
       passwordHash: options.password ? await hashPassword(options.password) : null,
       maxViews: options.max_views ?? null,
     };
-    result = await createUpload(deps, { id, accountId: c.var.caller.accountId, file: received.file, options: settings });
-  } catch (error) {
-    const file = received?.file ?? sent;
-    if (file) await c.env.FILES.delete(file.key);
-    await received?.settle(false);
-    throw error;
-  }
-  // The upload exists now, whatever happens to the session's bookkeeping; the cron job sweeps leftover pieces.
-  await received.settle(true).catch((error) => console.error(JSON.stringify({ upload: id, settle: String(error) })));
-  if (!result.duplicate && result.jobId) {
-    // Conversion starts now, after the response; the cron job re-drives it if this run fails.
-    c.executionCtx.waitUntil(runMediaJob(processDeps(c.env, deps.db, deps.now), result.jobId));
-  }
+    return createUpload(deps, { id, accountId: c.var.caller.accountId, file, options: settings });
+  });
+  if (!result.duplicate) startMediaJob(c, deps, result.jobId);
   return c.json({ type: "success" as const, msg: "success" as const, data: await presentUploadResult(result.row, publicOrigin(c), linkSigning(c), result) });
 }
 
@@ -153,20 +172,9 @@ export async function handleReplace(c: Context<AppEnv>, deps: UploadDeps) {
   const id = c.req.param("id")!;
   // A 404 or 409 before reading what may be a 100 MB body.
   assertReplaceable(await getOwnedUpload(deps, c.var.caller.accountId, id));
-  const { fields, file: sent } = await receive(c, id);
-  let received: Awaited<ReturnType<typeof fileFrom>> | null = null;
-  let result: Awaited<ReturnType<typeof replaceFile>>;
-  try {
-    const options = uploadOptions(fields);
-    received = await fileFrom(c, deps, id, sent, options);
-    result = await replaceFile(deps, { accountId: c.var.caller.accountId, id, file: received.file, keepOriginal: options.keep_original ?? false });
-  } catch (error) {
-    const file = received?.file ?? sent;
-    if (file) await c.env.FILES.delete(file.key);
-    await received?.settle(false);
-    throw error;
-  }
-  await received.settle(true).catch((error) => console.error(JSON.stringify({ upload: id, settle: String(error) })));
-  if (result.jobId) c.executionCtx.waitUntil(runMediaJob(processDeps(c.env, deps.db, deps.now), result.jobId));
+  const result = await withFile(c, deps, id, (file, options) =>
+    replaceFile(deps, { accountId: c.var.caller.accountId, id, file, keepOriginal: options.keep_original ?? false }),
+  );
+  startMediaJob(c, deps, result.jobId);
   return c.json({ type: "success" as const, msg: "success" as const, data: await presentUpload(result.row, publicOrigin(c), linkSigning(c)) });
 }
