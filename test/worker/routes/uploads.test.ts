@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, json, newAccount, request, upload, uniquePng } from "../helpers";
+import { api, newAccount, request, upload, uniquePng } from "../helpers";
 
 describe("GET /api (list)", () => {
   it("pages 50 uploads at a time, newest first, with meta", async () => {
