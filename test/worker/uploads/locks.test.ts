@@ -127,7 +127,7 @@ describe("replace", () => {
   it("answers 409 for a password-protected or view-limited upload", async () => {
     const s = service();
     const account = await newAccount();
-    for (const fields of [{ password: "x" }, { max_views: "5" }]) {
+    for (const fields of [{ password: "x" }, { max_views: "5" }] as Record<string, string>[]) {
       const upload = (await s.json("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng(JSON.stringify(fields)), fields) })).body.data;
       const res = await s.json(`/api/${upload.id}/replace`, { method: "POST", key: account.full, body: uploadForm(await uniquePng("new")) });
       expect(res.status).toBe(409);
