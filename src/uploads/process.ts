@@ -165,7 +165,7 @@ async function convertToWebp(deps: ProcessDeps, upload: UploadRow, written: stri
   const image = await describeStoredImage(deps.bucket, upload.objectKey);
   const plan = webpPlan(upload, image);
   if (!plan) return null;
-  const output = await renderImage(deps, upload.objectKey, { kind: "webp", quality: plan.quality });
+  const output = await renderImage(deps, upload.objectKey, { kind: "webp", quality: plan.quality }, image);
   const objectKey = newObjectKey(upload.id, "webp");
   const stored = await put(deps, objectKey, output.body, "image/webp", written);
   if (plan.onlyIfSmaller && stored.size > upload.size * (1 - OPTIMISE_MIN_SAVING)) {

@@ -65,8 +65,14 @@ const serviceOperation = (job: ImageJob) =>
  * (no round trip, no container to wake), otherwise, or if the Worker's codecs fail on the
  * file, on the media service, whose native tools have no such limit.
  */
-export async function renderImage(deps: RenderDeps, key: string, job: ImageJob): Promise<ImageOutput> {
-  const image = await describeStoredImage(deps.bucket, key);
+export async function renderImage(
+  deps: RenderDeps,
+  key: string,
+  job: ImageJob,
+  described?: SourceImage | null,
+): Promise<ImageOutput> {
+  // The caller may already have read the header (it decided on the job from it).
+  const image = described !== undefined ? described : await describeStoredImage(deps.bucket, key);
   if (image) {
     try {
       const { plan, result } = await renderInWorker(image, job, async () => {
