@@ -5,8 +5,9 @@ import os from "node:os";
 const require = createRequire(import.meta.url);
 
 /**
- * The system's ffmpeg when there is one (current, with the distribution's codecs), otherwise the
- * static build that the npm registry ships, so `npm run dev` works on a machine with only Node.
+ * The one named by the environment, else the system's when there is one (current, with the
+ * distribution's codecs), otherwise the static build that the npm registry ships, so `npm run dev`
+ * works on a machine with only Node.
  */
 function binary(name: "ffmpeg" | "ffprobe", env: string | undefined, npmPackage: string): string {
   if (env) return env;
@@ -22,15 +23,20 @@ function binary(name: "ffmpeg" | "ffprobe", env: string | undefined, npmPackage:
   }
 }
 
+/** The video tools this machine gives the service: FFMPEG_PATH/FFPROBE_PATH, the system's, or npm's. */
+export function mediaTools(env: NodeJS.ProcessEnv = process.env) {
+  return {
+    ffmpeg: binary("ffmpeg", env.FFMPEG_PATH, "@ffmpeg-installer/ffmpeg"),
+    ffprobe: binary("ffprobe", env.FFPROBE_PATH, "@ffprobe-installer/ffprobe"),
+  };
+}
+
 export interface Config {
   port: number;
   host: string;
   secret: string;
   ffmpeg: string;
   ffprobe: string;
-  /** libvips' command-line tools, for images (HEIC/HEIF/AVIF through libheif). */
-  vipsthumbnail: string;
-  vipsheader: string;
   tmpDir: string;
   jobTimeoutMs: number;
   maxConcurrentJobs: number;
@@ -45,10 +51,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: Number(env.PORT ?? 8080),
     host: env.HOST ?? "0.0.0.0",
     secret,
-    ffmpeg: binary("ffmpeg", env.FFMPEG_PATH, "@ffmpeg-installer/ffmpeg"),
-    ffprobe: binary("ffprobe", env.FFPROBE_PATH, "@ffprobe-installer/ffprobe"),
-    vipsthumbnail: env.VIPSTHUMBNAIL_PATH ?? "vipsthumbnail",
-    vipsheader: env.VIPSHEADER_PATH ?? "vipsheader",
+    ...mediaTools(env),
     tmpDir: env.MEDIA_TMP_DIR ?? os.tmpdir(),
     jobTimeoutMs: Number(env.JOB_TIMEOUT_MS ?? 15 * 60_000),
     maxConcurrentJobs: Number(env.MAX_CONCURRENT_JOBS ?? 2),

@@ -6,12 +6,12 @@ import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import type { Config } from "./config";
 import { Limiter } from "./limiter";
-import { imageSize, imageThumbnail, toWebp } from "./image";
+import { imageThumbnail, toWebp } from "./image";
 import { probe, stripMetadata, thumbnail, transcodeMp4, type Probe } from "./media";
 import { JobError } from "./run";
 
 /**
- * The media service: ffmpeg behind a small HTTP interface. Every job receives the input as the
+ * The media service: ffmpeg and sharp behind a small HTTP interface. Every job receives the input as the
  * request body (streamed to a temporary file, since MP4 and friends need seeking), runs one
  * tool, and streams the output file back. Temporary files are removed however the job ends.
  *
@@ -106,14 +106,12 @@ export function createServer(config: Config) {
         throw new JobError(400, "quality must be 1 to 100, or lossless");
       }
       const output = path.join(dir, "out.webp");
-      await toWebp(config, input, output, quality);
-      await sendFile(res, output, "image/webp", sizeHeaders(await imageSize(config, output)));
+      await sendFile(res, output, "image/webp", sizeHeaders(await toWebp(config, input, output, quality)));
     },
     "/image/thumbnail": async (input, dir, url, res) => {
       const width = thumbnailWidth(url);
       const output = path.join(dir, "thumb.webp");
-      await imageThumbnail(config, input, output, width);
-      await sendFile(res, output, "image/webp", sizeHeaders(await imageSize(config, output)));
+      await sendFile(res, output, "image/webp", sizeHeaders(await imageThumbnail(config, input, output, width)));
     },
     "/thumbnail": async (input, dir, url, res) => {
       const output = path.join(dir, "thumb.webp");

@@ -7,9 +7,12 @@ import { ROOT } from "./server.mjs";
 
 const OUT = path.join(ROOT, ".wrangler", "media-service", "server.mjs");
 
-/** Bundles container/src/main.ts the way the Dockerfile does. */
+/**
+ * Bundles container/src/main.ts the way the Dockerfile does: packages (sharp with its native
+ * libvips, libheif-js with its WebAssembly) stay outside and load from node_modules.
+ */
 export function buildMediaService() {
-  return bundleForNode({ entryPoints: [path.join(ROOT, "container/src/main.ts")], outfile: OUT });
+  return bundleForNode({ entryPoints: [path.join(ROOT, "container/src/main.ts")], outfile: OUT, packages: "external" });
 }
 
 /** Starts the service on 127.0.0.1:port and resolves once /health answers. */
@@ -20,6 +23,8 @@ export async function startMediaService({ port, secret, env = {}, log = false, t
     env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", MEDIA_SECRET: secret, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  /** Settles with the exit code when the process ends, whoever ended it. */
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal)));
   let output = "";
   const collect = (chunk) => {
     output = (output + chunk).slice(-20_000);
@@ -47,5 +52,5 @@ export async function startMediaService({ port, secret, env = {}, log = false, t
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url, pid: child.pid, process: child, stop, output: () => output };
+  return { url, pid: child.pid, process: child, stop, exited, output: () => output };
 }
