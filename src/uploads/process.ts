@@ -51,6 +51,8 @@ const CONVERTED_TO_WEBP = new Set(["image/heic", "image/heif", "image/tiff", "im
 export const OPTIMISE_OVER_BYTES = 1024 * 1024;
 /** The optimised WebP replaces the original only when it is at least this much smaller. */
 export const OPTIMISE_MIN_SAVING = 0.1;
+/** WebP holds at most this many pixels a side: a conversion that must happen is scaled to fit. */
+const WEBP_MAX_SIDE = 16383;
 
 type WebpPlan = { quality: number | "lossless"; onlyIfSmaller: boolean } | null;
 
@@ -60,8 +62,9 @@ function webpPlan(upload: UploadRow, image: SourceImage | null): WebpPlan {
   if (upload.mime === "image/bmp") return { quality: "lossless", onlyIfSmaller: false };
   const optimisable = upload.mime === "image/jpeg" || upload.mime === "image/png";
   if (!optimisable || upload.keepOriginal || upload.size <= OPTIMISE_OVER_BYTES) return null;
-  // An animated PNG would lose its animation.
+  // An animated PNG would lose its animation; a wider image than WebP holds, resolution.
   if (image?.animated) return null;
+  if (image && Math.max(image.storedWidth, image.storedHeight) > WEBP_MAX_SIDE) return null;
   return { quality: 82, onlyIfSmaller: true };
 }
 
