@@ -1,15 +1,13 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { startMediaService } from "../../scripts/lib/media.mjs";
 import { GENEROUS_LIMITS } from "../support/limits";
+import { FIXTURES_DIR } from "../support/media";
+import { MEDIA_TOOLS_ENV } from "../support/tools";
 import { freePort, startServer } from "../../scripts/lib/server.mjs";
 
 export const ADMIN_TOKEN = "node-test-admin-token";
-
-/** ../shared/fixtures, next to the repository. */
-const FIXTURES_DIR = fileURLToPath(new URL("../../../shared/fixtures/", import.meta.url));
 
 export interface TestServer {
   /** Origin of the service, e.g. http://127.0.0.1:43210 */
@@ -83,11 +81,11 @@ export interface MediaTestBed {
   stop(): Promise<void>;
 }
 
-/** The dev server wired to a real media service process, with one account and a scratch dir. */
+/** The dev server wired to a real media service process (running npm's ffmpeg), with one account and a scratch dir. */
 export async function startWithMediaService(name: string, vars: Record<string, string> = {}): Promise<MediaTestBed> {
   const secret = `${name}-media-secret-0123456789`;
   const dir = await mkdtemp(path.join(os.tmpdir(), `${name}-`));
-  const media = await startMediaService({ port: await freePort(), secret });
+  const media = await startMediaService({ port: await freePort(), secret, env: MEDIA_TOOLS_ENV });
   const server = await startTestServer({ MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: secret, ...vars }).catch(async (error) => {
     await media.stop();
     throw error;

@@ -1,10 +1,11 @@
-import { execFileSync } from "node:child_process";
+import { readFileSync, readdirSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startMediaService, type MediaServiceProcess } from "../../scripts/lib/media.mjs";
 import { freePort } from "../../scripts/lib/server.mjs";
+import { ffmpeg, ffprobe, MEDIA_TOOLS_ENV } from "../support/tools";
 import { createAccount, startTestServer, uploadFile, type TestServer } from "./server";
 
 const SECRET = "video-retry-test-secret";
@@ -19,11 +20,11 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "video-retry-"));
   // Long enough that the conversion is still running when the service is killed.
   const file = path.join(dir, "long.avi");
-  execFileSync("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=960x540:rate=25:duration=8",
+  ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=960x540:rate=25:duration=8",
     "-f", "lavfi", "-i", "sine=duration=8", "-c:v", "mpeg4", "-q:v", "5", "-c:a", "mp3", "-shortest", file]);
   video = new Uint8Array(await readFile(file));
   mediaPort = await freePort();
-  media = await startMediaService({ port: mediaPort, secret: SECRET });
+  media = await startMediaService({ port: mediaPort, secret: SECRET, env: MEDIA_TOOLS_ENV });
   server = await startTestServer({ MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: SECRET, MEDIA_RETRY_SECONDS: "1" });
 });
 
@@ -45,11 +46,19 @@ async function until<T>(what: string, check: () => Promise<T | undefined>, timeo
   }
 }
 
+/** The processes a process started, from /proc (Linux). */
+function children(pid: number): number[] {
+  const tasks = `/proc/${pid}/task`;
+  return readdirSync(tasks).flatMap((task) => readFileSync(`${tasks}/${task}/children`, "utf8").split(" ").filter(Boolean).map(Number));
+}
+
 /** Like a container dying: the service and the ffmpeg it started go at once. */
 function killMediaService(service: MediaServiceProcess) {
-  try {
-    execFileSync("pkill", ["-KILL", "-P", String(service.pid)]);
-  } catch {}
+  for (const child of children(service.pid)) {
+    try {
+      process.kill(child, "SIGKILL");
+    } catch {}
+  }
   service.process.kill("SIGKILL");
 }
 
@@ -72,7 +81,7 @@ it("finishes a conversion whose media service died mid-job, serving the original
   expect(during.headers.get("Content-Type")).toBe("video/x-msvideo");
   expect(new Uint8Array(await during.arrayBuffer())).toEqual(video);
 
-  media = await startMediaService({ port: mediaPort, secret: SECRET });
+  media = await startMediaService({ port: mediaPort, secret: SECRET, env: MEDIA_TOOLS_ENV });
   // The cron job re-drives the failed job once its (1 s) retry delay has passed.
   const converted = await until("the retried conversion", async () => {
     await fetch(`${server.url}/cdn-cgi/handler/scheduled?cron=*+*+*+*+*`);
@@ -87,7 +96,7 @@ it("finishes a conversion whose media service died mid-job, serving the original
   expect(after.headers.get("Content-Type")).toBe("video/mp4");
   const out = path.join(dir, "served.mp4");
   await writeFile(out, new Uint8Array(await after.arrayBuffer()));
-  const streams = execFileSync("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", out], { encoding: "utf8" });
+  const streams = ffprobe(["-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", out]);
   expect(streams).toContain("h264,960,540");
   expect(streams).toContain("aac");
   // The old path now leads to the converted file.

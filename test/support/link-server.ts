@@ -3,14 +3,14 @@ import { stat } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { FIXTURES_DIR } from "./media";
 
 /**
  * A loopback web server for `url` upload tests: files, redirects, errors, slow and oversized
  * responses, and a DNS-over-HTTPS endpoint (JSON form) with a fixed zone, so that names can
  * be tested without the outside internet.
  *
- *   /file/<fixture path>          a file of ../shared/fixtures, with Content-Length
+ *   /file/<fixture path>          a file of test/fixtures, with Content-Length
  *   /redirect/<n>/<fixture path>  n redirects, then the file
  *   /redirect-to?to=<url>         one redirect to any URL
  *   /status/<code>                that status, no body
@@ -21,8 +21,6 @@ import { fileURLToPath } from "node:url";
  *   /endless                      an MP4 header, then zeros past 200 MiB without Content-Length
  *   /dns-query?name=&type=        DNS answers from ZONE
  */
-const FIXTURES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../shared/fixtures");
-
 const ZONE: Record<string, { A?: string[]; AAAA?: string[] }> = {
   "private.test": { A: ["10.0.0.7"] },
   "mixed.test": { A: ["93.184.216.34", "192.168.1.1"] },

@@ -1,14 +1,18 @@
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import sharp from "sharp";
+import { ffmpeg } from "./tools";
 
-/** Generated test videos live here (ignored by git), made with the machine's ffmpeg. */
-export const GENERATED_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../.wrangler/test-media");
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+
+/** Real-world test files by relative path, e.g. `tiny/gif.gif` (sources and licences in its README). */
+export const FIXTURES_DIR = path.resolve(HERE, "../fixtures");
+
+/** Generated test videos live here (ignored by git), made with npm's ffmpeg (test/support/tools.ts). */
+export const GENERATED_DIR = path.resolve(HERE, "../../.wrangler/test-media");
 
 export const LOCATION = "+48.8584+002.2945/";
-
-const FIXTURES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../shared/fixtures");
 
 const base = (seconds: number, size: string) => [
   "-f", "lavfi", "-i", `testsrc=size=${size}:rate=25:duration=${seconds}`,
@@ -38,7 +42,6 @@ const CLIPS: Record<string, string[]> = {
   "incompressible.jpg": ["-f", "lavfi", "-i", "testsrc2=size=12000x9000", "-frames:v", "1", "-q:v", "31"],
   // Images near what the Worker's memory budget takes (src/media/image/budget.ts).
   "photo-5mp.jpg": ["-f", "lavfi", "-i", "testsrc2=size=2560x1920", "-frames:v", "1", "-vf", "noise=alls=12:allf=u", "-q:v", "3"],
-  "grey-2mp.jpg": ["-f", "lavfi", "-i", "testsrc2=size=1600x1200", "-frames:v", "1", "-pix_fmt", "gray", "-q:v", "3"],
   "screenshot-1mp.png": ["-f", "lavfi", "-i", "testsrc2=size=1280x800", "-frames:v", "1", "-vf", "noise=alls=20:allf=u"],
   "deep-16bit.png": ["-f", "lavfi", "-i", "testsrc2=size=1200x900", "-frames:v", "1", "-vf", "noise=alls=20:allf=u", "-pix_fmt", "rgba64be"],
   "photo-2mp.webp": ["-f", "lavfi", "-i", "testsrc2=size=1600x1200", "-frames:v", "1", "-vf", "noise=alls=12:allf=u", "-quality", "90"],
@@ -52,28 +55,39 @@ const CLIPS: Record<string, string[]> = {
  */
 const ROTATED: Record<string, string> = { "rotated.mp4": "clip.mp4", "rotated.mov": "clip.mov" };
 
-function ffmpeg(args: string[], output: string) {
+/** Writes output through a temporary file, so that an interrupted run leaves nothing behind. */
+async function make(output: string, write: (temp: string) => unknown) {
   const temp = `${output}.part${path.extname(output)}`;
-  execFileSync("ffmpeg", ["-v", "error", "-y", ...args, temp], { stdio: "pipe" });
-  execFileSync("mv", [temp, output]);
+  await write(temp);
+  renameSync(temp, output);
 }
 
-export function generateTestMedia(dir = GENERATED_DIR): string {
+/** A greyscale JPEG of ffmpeg's first frame for args: ffmpeg's JPEG encoder writes colour only. */
+export async function makeGreyJpeg(args: string[], output: string) {
+  const png = `${output}.grey.png`;
+  ffmpeg([...args, "-frames:v", "1", "-pix_fmt", "gray", png]);
+  await sharp(png).toColourspace("b-w").jpeg({ quality: 90 }).toFile(output);
+  rmSync(png);
+}
+
+export async function generateTestMedia(dir = GENERATED_DIR): Promise<string> {
   mkdirSync(dir, { recursive: true });
-  for (const [name, args] of Object.entries(CLIPS)) {
-    const file = path.join(dir, name);
-    if (!existsSync(file)) ffmpeg(/\.(tif|bmp|jpg|png|webp)$/.test(name) ? args : [...args, "-shortest"], file);
+  const missing = (name: string) => !existsSync(path.join(dir, name));
+  for (const [name, args] of Object.entries(CLIPS).filter(([name]) => missing(name))) {
+    const still = /\.(tif|bmp|jpg|png|webp)$/.test(name);
+    await make(path.join(dir, name), (temp) => ffmpeg([...args, ...(still ? [] : ["-shortest"]), temp]));
   }
-  for (const [name, source] of Object.entries(ROTATED)) {
-    const file = path.join(dir, name);
-    if (existsSync(file)) continue;
-    ffmpeg(["-i", path.join(dir, source), "-c", "copy", "-metadata:s:v:0", "rotate=90", "-metadata", `location=${LOCATION}`], file);
+  for (const [name, source] of Object.entries(ROTATED).filter(([name]) => missing(name))) {
+    const args = ["-i", path.join(dir, source), "-c", "copy", "-metadata:s:v:0", "rotate=90", "-metadata", `location=${LOCATION}`];
+    await make(path.join(dir, name), (temp) => ffmpeg([...args, temp]));
   }
-  // An AVIF that still carries a camera's EXIF, GPS included (libvips copies it over).
-  const avif = path.join(dir, "gps.avif");
-  if (!existsSync(avif)) {
-    execFileSync("vips", ["copy", path.join(FIXTURES_DIR, "gps/DSCN0010.jpg"), `${avif}.part.avif`], { stdio: "pipe" });
-    execFileSync("mv", [`${avif}.part.avif`, avif]);
+  // Near what the Worker's memory budget takes, one channel.
+  if (missing("grey-2mp.jpg")) {
+    await make(path.join(dir, "grey-2mp.jpg"), (temp) => makeGreyJpeg(["-f", "lavfi", "-i", "testsrc2=size=1600x1200"], temp));
+  }
+  // An AVIF that still carries a camera's EXIF, GPS included.
+  if (missing("gps.avif")) {
+    await make(path.join(dir, "gps.avif"), (temp) => sharp(path.join(FIXTURES_DIR, "gps/DSCN0010.jpg")).keepExif().avif().toFile(temp));
   }
   return dir;
 }

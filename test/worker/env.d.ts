@@ -8,7 +8,7 @@ declare global {
     }
     interface Env extends AppBindings {
       TEST_MIGRATIONS: D1Migration[];
-      /** ../shared/fixtures by relative path: `env.FIXTURES.fetch("http://f/tiny/gif.gif")`. */
+      /** test/fixtures by relative path (and generated/ media): `env.FIXTURES.fetch("http://f/tiny/gif.gif")`. */
       FIXTURES: Fetcher;
       /** The loopback fixture web server for link uploads (test/support/link-server.ts). */
       LINK_SERVER_URL: string;

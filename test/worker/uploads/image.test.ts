@@ -55,7 +55,6 @@ describe("image conversion and thumbnails", () => {
       ["orientation/landscape_3.jpg", 280, 210],
       ["gps/DSCN0010.jpg", 280, 210],
       ["pngsuite/basn6a16.png", 32, 32],
-      ["tiny/webp.webp", 280, 11],
     ] as const) {
       const uploaded = await uploadWith(account, await fixture(name));
       const { body } = await api(account.full, `/${uploaded.id}`);
@@ -66,6 +65,19 @@ describe("image conversion and thumbnails", () => {
       expect(thumb.res.headers.get("Content-Type")).toBe("image/webp");
       expect(await webpSize(thumb.bytes), name).toEqual({ width, height });
     }
+  });
+
+  it("keeps serving an image whose picture cannot be decoded, without a thumbnail", async () => {
+    // 26 bytes: a valid RIFF/VP8L header declaring 11330x446, and a bitstream no decoder reads.
+    const account = await newAccount();
+    const uploaded = await uploadWith(account, await fixture("tiny/webp.webp"));
+    const { body } = await api(account.full, `/${uploaded.id}`);
+    expect(body.data).toMatchObject({ thumb: null, path: uploaded.path, width: 11330, height: 446 });
+    expect((await served(body.data.src)).res.status).toBe(200);
+    const job = await env.DB.prepare("SELECT status, last_error FROM media_jobs WHERE upload_id = ?").bind(uploaded.id).first<{ status: string; last_error: string }>();
+    // Failed at once with the decoder's reason, not retried: the file will not get better.
+    expect(job?.status).toBe("failed");
+    expect(job?.last_error).toMatch(/webp/i);
   });
 });
 
