@@ -2,6 +2,7 @@
 // and a demo account.
 //   PORT       port to listen on (default 8787)
 //   STATE_DIR  where local D1/R2/Durable Object state lives (default .wrangler/state)
+//   DEV_CRON_SECONDS  how often the scheduled job runs (default 60; 0: never)
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
@@ -78,9 +79,45 @@ Admin API token: from .dev.vars (ADMIN_TOKEN). Stop with Ctrl+C.
   process.exit(1);
 }
 
-const shutdown = async () => {
+/**
+ * Deployed, Cron Triggers run the scheduled job (expiry, sweeps, media retries). wrangler dev has
+ * no scheduler, so it is fired here through wrangler's local trigger endpoint, once a minute
+ * (DEV_CRON_SECONDS; 0 turns it off): shorter than the deployed 5 minutes, so that local expiry
+ * and retries show up promptly.
+ */
+const cronSeconds = Number(process.env.DEV_CRON_SECONDS ?? 60);
+const cron = encodeURIComponent(/^crons\s*=\s*\["([^"]+)"/m.exec(readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"))?.[1] ?? "* * * * *");
+const ticker =
+  cronSeconds > 0
+    ? setInterval(async () => {
+        try {
+          const res = await fetch(`${server.url}/cdn-cgi/handler/scheduled?cron=${cron}`);
+          if (!res.ok) console.error(`[cron] the scheduled job answered ${res.status}`);
+        } catch (error) {
+          console.error(`[cron] could not reach the service: ${String(error)}`);
+        }
+      }, cronSeconds * 1000)
+    : undefined;
+if (ticker) console.log(`The scheduled job runs every ${cronSeconds} s (DEV_CRON_SECONDS).`);
+
+let stopping = false;
+const shutdown = async (code = 0) => {
+  if (stopping) return;
+  stopping = true;
+  clearInterval(ticker);
   await Promise.all([server.stop(), media.stop()]);
-  process.exit(0);
+  process.exit(code);
 };
-process.on("SIGINT", shutdown);
-process.on("SIGTERM", shutdown);
+process.on("SIGINT", () => shutdown(0));
+process.on("SIGTERM", () => shutdown(0));
+// Either process ending on its own ends the whole service, with a reason, instead of leaving half of it running.
+server.exited.then((code) => {
+  if (stopping) return;
+  console.error(`wrangler dev exited on its own (${code}); stopping the media service.`);
+  shutdown(typeof code === "number" && code !== 0 ? code : 1);
+});
+media.exited.then((code) => {
+  if (stopping) return;
+  console.error(`The media service exited on its own (${code}):\n${media.output().slice(-2000)}\nStopping the Worker.`);
+  shutdown(1);
+});

@@ -81,12 +81,14 @@ export async function startServer({
   child.stderr.on("data", collect);
 
   const url = `http://127.0.0.1:${port}`;
+  /** Settles with the exit code when wrangler ends, whoever ended it. */
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal)));
   const stop = () => {
     try {
       process.kill(-child.pid, "SIGTERM");
     } catch {}
     return new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve();
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
       const timer = setTimeout(() => {
         try {
           process.kill(-child.pid, "SIGKILL");
@@ -110,5 +112,5 @@ export async function startServer({
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { url, pid: child.pid, stop, output: () => output };
+  return { url, pid: child.pid, stop, exited, output: () => output };
 }
