@@ -8,7 +8,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { bundleForNode } from "../scripts/lib/bundle.mjs";
-import { childPids, fixed, median, mib, procMemory, ratio, ROOT, startMedia, table, tempDir } from "./lib.mjs";
+import { childPids, fixed, median, mediaTools, mib, procMemory, ratio, ROOT, startMedia, table, tempDir } from "./lib.mjs";
 
 const RUNS = Math.max(1, Number(process.env.BENCH_CONVERSION_RUNS || 2));
 const SAMPLE_MS = 50;
@@ -22,9 +22,9 @@ const VIDEOS = [
 ];
 
 /** An AVI such as an older camera writes: MPEG-4 Part 2 video, MP3 audio. */
-async function makeAvi(dir, { width, height, seconds }) {
+async function makeAvi(ffmpeg, dir, { width, height, seconds }) {
   const file = path.join(dir, `${width}x${height}-${seconds}s.avi`);
-  await promisify(execFile)("ffmpeg", [
+  await promisify(execFile)(ffmpeg, [
     "-nostdin", "-y", "-v", "error",
     "-f", "lavfi", "-i", `testsrc2=size=${width}x${height}:rate=30:duration=${seconds}`,
     "-f", "lavfi", "-i", `sine=frequency=440:sample_rate=48000:duration=${seconds}`,
@@ -38,12 +38,12 @@ async function makeAvi(dir, { width, height, seconds }) {
  * transcodeMp4 from container/src/media.ts itself, bundled the way the service is: the direct
  * runs then use its exact ffmpeg arguments (and the same spawn), with no copy of them to drift.
  */
-async function loadTranscodeMp4(dir) {
+async function loadTranscodeMp4(dir, ffmpeg) {
   const outfile = path.join(dir, "media.mjs");
   await bundleForNode({ entryPoints: [path.join(ROOT, "container/src/media.ts")], outfile });
   const { transcodeMp4 } = await import(pathToFileURL(outfile).href);
-  // The service finds ffmpeg the same way (FFMPEG_PATH, else the one on PATH); the timeout only has to not fire.
-  const config = { ffmpeg: process.env.FFMPEG_PATH || "ffmpeg", jobTimeoutMs: 60 * 60_000 };
+  // The timeout only has to not fire.
+  const config = { ffmpeg, jobTimeoutMs: 60 * 60_000 };
   return (input, output) => transcodeMp4(config, input, output);
 }
 
@@ -117,13 +117,16 @@ async function direct(transcode, input, output) {
 
 export async function run(ctx, log) {
   const dir = await tempDir(ctx, "bench-conversion-");
-  const transcode = await loadTranscodeMp4(dir);
-  const media = await startMedia(ctx);
+  // The ffmpeg the service picks, passed to it explicitly so that both paths surely run the same binary.
+  const { ffmpeg } = await mediaTools();
+  log(`  ffmpeg: ${ffmpeg}`);
+  const transcode = await loadTranscodeMp4(dir, ffmpeg);
+  const media = await startMedia(ctx, { env: { FFMPEG_PATH: ffmpeg } });
 
   const rows = [];
   for (const video of VIDEOS) {
     log(`  generating ${video.name} AVI`);
-    const input = await makeAvi(dir, video);
+    const input = await makeAvi(ffmpeg, dir, video);
     const runs = [];
     for (let i = 1; i <= RUNS; i++) {
       // Alternating which goes first keeps any drift (heat, page cache) fair to both.

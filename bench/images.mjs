@@ -1,15 +1,17 @@
 // Image jobs (the WebP conversion and the 280 px thumbnail of src/uploads/process.ts): upload to
 // finished thumbnail through the real service; each job in the Worker's engine (run in Node),
-// through the media service and with the reference tools on the same file; and the budget rule's
-// memory estimate next to the WebAssembly memory the job really took.
+// through the media service (sharp in-process; libheif for HEIC) and, when they are installed,
+// with the reference tools on the same file (cwebp, vipsthumbnail; for HEIC the vips command line
+// the service used before); the media service's peak memory per job; and the budget rule's
+// memory estimate next to the WebAssembly memory the Worker's job really took.
 //   BENCH_IMAGE_RUNS  runs of each measurement (default 3), of which the median is reported
 import { execFile } from "node:child_process";
-import { readFile, rm, stat } from "node:fs/promises";
+import { copyFile, readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { bundleForNode } from "../scripts/lib/bundle.mjs";
-import { fixed, kib, median, mib, ratio, ROOT, startMedia, startService, table, tempDir, upload } from "./lib.mjs";
+import { childPids, fixed, kib, median, mediaTools, mib, onPath, procMemory, ratio, ROOT, startMedia, startService, table, tempDir, upload } from "./lib.mjs";
 
 const exec = promisify(execFile);
 const RUNS = Math.max(1, Number(process.env.BENCH_IMAGE_RUNS || 3));
@@ -20,41 +22,53 @@ const MiB = 1024 * 1024;
 export const description = "image jobs: upload to thumbnail, Worker engine vs media service vs cwebp/vipsthumbnail";
 export const settings = `median of ${RUNS} run${RUNS === 1 ? "" : "s"} of each`;
 
-// Both over 1 MiB, so the pipeline converts them to WebP as well as making the thumbnail.
+// All over 1 MiB, so the pipeline converts them to WebP as well as making the thumbnail.
 // Uniform noise keeps the files from compressing down to what no real photo or screenshot is.
+// The HEIC was made once the same way (4032x3024, noise 8) with libheif's heif-enc -q 55:
+// nothing on npm encodes HEIC.
 const IMAGES = [
   { key: "photo", name: "12 MP photo JPEG", file: "photo.jpg", format: "jpeg", type: "image/jpeg", width: 4000, height: 3000, encode: ["-q:v", "2"] },
   { key: "screenshot", name: "1 MP screenshot PNG", file: "screenshot.png", format: "png", type: "image/png", width: 1280, height: 800, encode: [] },
+  { key: "heic", name: "12 MP photo HEIC", file: "photo-12mp.heic", format: "heic", type: "image/heic", width: 4032, height: 3024, fixture: "bench/fixtures/photo-12mp.heic" },
 ];
 
-// The jobs process.ts runs, and the reference tool for each (writing `out` + ".webp").
+// The jobs process.ts runs, and the reference tool for each (writing `out` + ".webp"): cwebp and
+// vipsthumbnail, except that cwebp cannot read HEIC, for which the service's previous engine
+// (libvips' command line with libheif) stands in.
 const JOBS = [
   {
     key: "webp",
     name: "WebP q82",
     job: { kind: "webp", quality: 82 },
     route: "/image/webp?quality=82",
-    tool: "cwebp",
-    command: (input, out) => ["cwebp", ["-quiet", "-q", "82", input, "-o", `${out}.webp`]],
+    tool: (image) =>
+      image.format === "heic"
+        ? { name: "vipsthumbnail", command: (input, out) => ["vipsthumbnail", [input, "--size", "30000x30000>", "-o", `${out}.webp[Q=82,strip]`]] }
+        : { name: "cwebp", command: (input, out) => ["cwebp", ["-quiet", "-q", "82", input, "-o", `${out}.webp`]] },
   },
   {
     key: "thumbnail",
     name: "thumbnail 280",
     job: { kind: "thumbnail", width: 280 },
     route: "/image/thumbnail?width=280",
-    tool: "vipsthumbnail",
-    command: (input, out) => ["vipsthumbnail", [input, "--size", "280x", "-o", `${out}.webp[Q=80]`]],
+    tool: () => ({ name: "vipsthumbnail", command: (input, out) => ["vipsthumbnail", [input, "--size", "280x", "-o", `${out}.webp[Q=80]`]] }),
   },
 ];
 
-async function makeImage(dir, image) {
+const TARGETS = { webp: 1.1, thumbnail: 1.2 };
+
+async function makeImage(ffmpeg, dir, image) {
   const file = path.join(dir, image.file);
-  await exec("ffmpeg", [
-    "-nostdin", "-y", "-v", "error",
-    "-f", "lavfi", "-i", `testsrc2=size=${image.width}x${image.height}`,
-    "-vf", "noise=alls=8:allf=u", "-frames:v", "1", ...image.encode,
-    file,
-  ]);
+  if (image.fixture) {
+    await copyFile(path.join(ROOT, image.fixture), file);
+  } else {
+    await exec(ffmpeg, [
+      "-nostdin", "-y", "-v", "error",
+      "-f", "lavfi", "-i", `testsrc2=size=${image.width}x${image.height}`,
+      "-vf", "noise=alls=8:allf=u", "-frames:v", "1", ...image.encode,
+      file,
+    ]);
+  }
   const data = await readFile(file);
   if (data.length <= MiB) throw new Error(`${image.file} is ${data.length} bytes; the WebP job only runs on files over 1 MiB`);
   return { ...image, path: file, data };
@@ -134,9 +148,31 @@ async function viaService(media, image, job) {
   return { ms, outBytes: body.byteLength };
 }
 
-async function viaTool(dir, image, job) {
-  const out = path.join(dir, `${image.key}-${job.key}`);
-  const [command, args] = job.command(image.path, out);
+/**
+ * The media service's peak memory for one job: a fresh service runs just that job, and its
+ * VmHWM (plus any ffmpeg it spawned) is read before it stops; minus its peak before the job,
+ * that is what the job itself took.
+ */
+async function servicePeak(ctx, ffmpeg, image, job) {
+  const media = await startMedia(ctx, { env: { FFMPEG_PATH: ffmpeg } });
+  const idle = procMemory(media.pid).hwmKiB * 1024;
+  let children = 0;
+  const timer = setInterval(() => {
+    for (const pid of childPids(media.pid)) children = Math.max(children, (procMemory(pid)?.hwmKiB ?? 0) * 1024);
+  }, 10);
+  try {
+    await viaService(media, image, job);
+  } finally {
+    clearInterval(timer);
+  }
+  const peak = procMemory(media.pid).hwmKiB * 1024;
+  await media.stop();
+  return { idle, peak, children };
+}
+
+async function viaTool(dir, image, tool) {
+  const out = path.join(dir, `${image.key}-${tool.name}`);
+  const [command, args] = tool.command(image.path, out);
   const start = performance.now();
   await exec(command, args);
   const ms = performance.now() - start;
@@ -166,13 +202,16 @@ export async function run(ctx, log) {
   const enginePath = await buildEngine();
   const engineUrl = pathToFileURL(enginePath).href;
   const engine = await import(engineUrl);
-  const media = await startMedia(ctx);
+  const { ffmpeg } = await mediaTools();
+  const media = await startMedia(ctx, { env: { FFMPEG_PATH: ffmpeg } });
   const service = await startService(ctx, { vars: { MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: media.secret } });
+  const missingTools = ["cwebp", "vipsthumbnail"].filter((tool) => !onPath(tool));
+  if (missingTools.length) log(`  not installed, so not compared: ${missingTools.join(", ")}`);
 
   const images = [];
   for (const spec of IMAGES) {
     log(`  generating ${spec.name}`);
-    images.push(await makeImage(dir, spec));
+    images.push(await makeImage(ffmpeg, dir, spec));
   }
   // What the upload path reads from the header; these files are upright and not animated.
   const sourceOf = (image) => ({
@@ -185,6 +224,8 @@ export async function run(ctx, log) {
   });
   // A fresh isolate: no codec loaded yet.
   const planOf = (image, job) => engine.planImageJob(sourceOf(image), job.job, new Map());
+  // The Worker has no HEIC decoder: there is nothing of it to time.
+  const workerCan = (image) => image.format !== "heic";
 
   // One untimed upload, so the first measured one does not pay for the Worker's start.
   await uploadUntilProcessed(service, images[1]);
@@ -202,29 +243,37 @@ export async function run(ctx, log) {
   const jobs = [];
   for (const image of images) {
     for (const job of JOBS) {
+      const tool = job.tool(image);
+      const haveTool = onPath(tool.name);
       const runs = [];
+      // One untimed job, so that loading libheif or sharp's first use is not in the first run.
+      await viaService(media, image, job);
       for (let i = 1; i <= RUNS; i++) {
-        log(`  ${image.name}, ${job.name}: Worker engine, media service, ${job.tool}, run ${i}/${RUNS}`);
+        log(`  ${image.name}, ${job.name}: Worker engine, media service, ${tool.name}, run ${i}/${RUNS}`);
         runs.push({
-          worker: await inWorkerEngine(engineUrl, image, sourceOf(image), job),
+          worker: workerCan(image) ? await inWorkerEngine(engineUrl, image, sourceOf(image), job) : null,
           service: await viaService(media, image, job),
-          tool: await viaTool(dir, image, job),
+          tool: haveTool ? await viaTool(dir, image, tool) : null,
         });
       }
+      log(`  ${image.name}, ${job.name}: the media service's peak memory`);
+      const memory = await servicePeak(ctx, ffmpeg, image, job);
       const med = (pick) => median(runs.map(pick));
       const plan = planOf(image, job);
       jobs.push({
         image,
         job,
         plan,
-        workerMs: med((r) => r.worker.ms),
-        workerWarmMs: med((r) => r.worker.warmMs),
+        tool: haveTool ? tool.name : `${tool.name} (not installed)`,
+        workerMs: med((r) => r.worker?.ms),
+        workerWarmMs: med((r) => r.worker?.warmMs),
         serviceMs: med((r) => r.service.ms),
-        toolMs: med((r) => r.tool.ms),
-        wasmBytes: med((r) => r.worker.wasmBytes),
+        toolMs: med((r) => r.tool?.ms),
+        wasmBytes: med((r) => r.worker?.wasmBytes),
         // Memory is the same every run; one run's split by codec is enough to show where it goes.
-        wasm: runs[0].worker.wasm,
-        outBytes: { worker: runs[0].worker.outBytes, service: runs[0].service.outBytes, tool: runs[0].tool.outBytes },
+        wasm: runs[0].worker?.wasm ?? {},
+        memory,
+        outBytes: { worker: runs[0].worker?.outBytes, service: runs[0].service.outBytes, tool: runs[0].tool?.outBytes },
       });
     }
   }
@@ -256,17 +305,30 @@ export async function run(ctx, log) {
         ["Worker", (r) => fixed(0)(r.workerMs)],
         ["Worker warm", (r) => fixed(0)(r.workerWarmMs)],
         ["service", (r) => fixed(0)(r.serviceMs)],
-        ["tool", (r) => r.job.tool],
+        ["tool", (r) => r.tool],
         ["tool ms", (r) => fixed(0)(r.toolMs)],
         ["Worker/tool", (r) => fixed(2)(ratio(r.workerMs, r.toolMs))],
         ["service/tool", (r) => fixed(2)(ratio(r.serviceMs, r.toolMs))],
-        ["note", (r) => (r.plan.where === "worker" ? "" : "over budget (media service in production)")],
+        // The media service's targets: thumbnails within 1.2x vipsthumbnail, WebP within 1.1x cwebp.
+        ["target", (r) => `<= ${TARGETS[r.job.key]}`],
+        ["note", (r) => (!workerCan(r.image) ? "no HEIC codec in the Worker" : r.plan.where === "worker" ? "" : "over budget (media service in production)")],
       ],
       jobs,
     ),
     table(
       "Output size, KiB",
       [...jobColumns, ["Worker", (r) => fixed(1)(r.outBytes.worker / 1024)], ["service", (r) => fixed(1)(r.outBytes.service / 1024)], ["tool", (r) => fixed(1)(r.outBytes.tool / 1024)]],
+      jobs,
+    ),
+    table(
+      "Media service peak memory per job (a fresh service running that one job: its VmHWM before and after, and any ffmpeg it spawned)",
+      [
+        ...jobColumns,
+        ["idle service", (r) => mib(r.memory.idle)],
+        ["peak with the job", (r) => mib(r.memory.peak)],
+        ["job's own", (r) => mib(r.memory.peak - r.memory.idle)],
+        ["ffmpeg", (r) => (r.memory.children ? mib(r.memory.children) : "-")],
+      ],
       jobs,
     ),
     table(
@@ -297,6 +359,9 @@ export async function run(ctx, log) {
       workerOutBytes: j.outBytes.worker,
       serviceOutBytes: j.outBytes.service,
       toolOutBytes: j.outBytes.tool,
+      tool: j.tool,
+      servicePeakBytes: j.memory.peak,
+      serviceIdleBytes: j.memory.idle,
     };
   }
   return { report, results };

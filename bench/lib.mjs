@@ -1,12 +1,14 @@
 // Helpers shared by the benchmark suites: local servers, accounts, request bodies, load runs,
 // process memory and plain-text tables.
 import { randomBytes, randomFillSync } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { deflateSync } from "node:zlib";
 import autocannon from "autocannon";
+import { pathToFileURL } from "node:url";
+import { bundleForNode } from "../scripts/lib/bundle.mjs";
 import { startMediaService } from "../scripts/lib/media.mjs";
 import { freePort, ROOT, startServer } from "../scripts/lib/server.mjs";
 
@@ -83,21 +85,46 @@ export async function startMinimal(ctx) {
 }
 
 /**
- * The media service (container/src) as a local process; resolves { url, pid, secret }. Its
+ * The media service (container/src) as a local process; resolves { url, pid, secret, stop }. Its
  * tools are killed before it is stopped: a job's ffmpeg would otherwise outlive a killed service.
  */
 export async function startMedia(ctx, { env = {} } = {}) {
   const secret = randomBytes(24).toString("hex");
   const media = await startMediaService({ port: await freePort(), secret, env });
-  ctx.defer(async () => {
+  const stop = async () => {
     for (const pid of childPids(media.pid)) {
       try {
         process.kill(pid, "SIGKILL");
       } catch {}
     }
     await media.stop();
+  };
+  ctx.defer(stop);
+  return { url: media.url, pid: media.pid, secret, stop };
+}
+
+/**
+ * { ffmpeg, ffprobe } found the way the media service finds them (FFMPEG_PATH/FFPROBE_PATH, the
+ * system's, npm's): the service's own code, bundled under bench/.out so npm packages resolve.
+ */
+export async function mediaTools() {
+  const outfile = await bundleForNode({
+    entryPoints: [path.join(ROOT, "container/src/config.ts")],
+    outfile: path.join(ROOT, "bench/.out/media-config.mjs"),
+    packages: "external",
   });
-  return { url: media.url, pid: media.pid, secret };
+  return (await import(pathToFileURL(outfile).href)).mediaTools();
+}
+
+/** Whether a command is on the PATH (the reference tools are optional). */
+export function onPath(command) {
+  return (process.env.PATH ?? "").split(path.delimiter).some((dir) => {
+    try {
+      return statSync(path.join(dir, command)).isFile();
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Direct children of a process (Linux /proc); empty once it has gone. */
