@@ -86,6 +86,7 @@ Admin API token: from .dev.vars (ADMIN_TOKEN). Stop with Ctrl+C.
  * and retries show up promptly.
  */
 const cronSeconds = Number(process.env.DEV_CRON_SECONDS ?? 60);
+let cronRan = false;
 const cron = encodeURIComponent(/^crons\s*=\s*\["([^"]+)"/m.exec(readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"))?.[1] ?? "* * * * *");
 const ticker =
   cronSeconds > 0
@@ -93,6 +94,8 @@ const ticker =
         try {
           const res = await fetch(`${server.url}/cdn-cgi/handler/scheduled?cron=${cron}`);
           if (!res.ok) console.error(`[cron] the scheduled job answered ${res.status}`);
+          else if (!cronRan) console.log(`[cron] the scheduled job ran; it runs again every ${cronSeconds} s.`);
+          cronRan ||= res.ok;
         } catch (error) {
           console.error(`[cron] could not reach the service: ${String(error)}`);
         }
