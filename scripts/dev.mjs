@@ -18,8 +18,16 @@ if (!existsSync(devVars)) {
   copyFileSync(path.join(ROOT, ".dev.vars.example"), devVars);
   console.log("Created .dev.vars from .dev.vars.example.");
 }
-const secrets = readFileSync(devVars, "utf8");
-const adminToken = /^ADMIN_TOKEN=(.*)$/m.exec(secrets)?.[1]?.trim();
+let secrets = readFileSync(devVars, "utf8");
+let adminToken = /^ADMIN_TOKEN=(.*)$/m.exec(secrets)?.[1]?.trim();
+// The Worker leaves /admin off with a token under 32 characters (src/routes/admin.ts); an older
+// .dev.vars may hold one that short: it gets a random one, kept in .dev.vars.
+if (adminToken && adminToken.length < 32) {
+  adminToken = randomBytes(24).toString("hex");
+  secrets = secrets.replace(/^ADMIN_TOKEN=.*$/m, `ADMIN_TOKEN=${adminToken}`);
+  writeFileSync(devVars, secrets);
+  console.log("ADMIN_TOKEN in .dev.vars was shorter than the 32 characters /admin needs: replaced it with a random one.");
+}
 // An older .dev.vars may predate the media service: a random secret then does for this run.
 const mediaSecret = /^MEDIA_SECRET=(.*)$/m.exec(secrets)?.[1]?.trim() || randomBytes(24).toString("hex");
 const linkSecret = /^LINK_SIGNING_SECRET=(.*)$/m.exec(secrets)?.[1]?.trim() || randomBytes(24).toString("hex");

@@ -4,6 +4,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "./env";
 import { ApiError, errorBody } from "./errors";
+import { NO_STORE } from "./http/cache-control";
 import { randomBase62 } from "./crypto";
 import { database } from "./storage/db";
 import { admin } from "./routes/admin";
@@ -40,9 +41,11 @@ export function createApp(options: { now?: () => number } = {}) {
   app.route("/", files);
   app.route("/", pages);
 
-  app.notFound((c) => c.json(errorBody("Not found."), 404));
+  // Errors are kept by no cache: a 404 or 410 is about the upload as it is now, a 429 about this moment.
+  app.notFound((c) => c.json(errorBody("Not found."), 404, { "Cache-Control": NO_STORE }));
 
   app.onError((error, c) => {
+    c.header("Cache-Control", NO_STORE);
     if (error instanceof ApiError) return c.json(errorBody(error.message), error.status, error.headers);
     if (error instanceof HTTPException) {
       const status = error.status as ContentfulStatusCode;

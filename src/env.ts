@@ -9,7 +9,7 @@ export interface Env {
   FILES: R2Bucket;
   /** Absolute origin for public URLs; empty means the request's origin. */
   PUBLIC_ORIGIN?: string;
-  /** Enables /admin when set. */
+  /** Enables /admin when set to 32 characters or more. */
   ADMIN_TOKEN?: string;
   /** The ffmpeg media service in production. */
   MEDIA_CONTAINER: DurableObjectNamespace<MediaContainer>;
@@ -29,7 +29,7 @@ export interface Env {
   LINK_SIGNING_SECRET?: string;
   /** Largest expires_in accepted, in seconds (60 to 31536000; default 31536000). */
   EXPIRES_IN_MAX_SECONDS?: string;
-  /** One per API key and one per client IP: the spec's rate limits. */
+  /** One per API key, per client IP and per locked upload: the spec's rate limits and the guess throttles. */
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   /** "off" switches rate limiting off (benchmarks); anything else leaves it on. */
   RATE_LIMITS?: string;
@@ -38,6 +38,10 @@ export interface Env {
   RATE_LIMIT_UPLOAD_KEY_PER_DAY?: string;
   RATE_LIMIT_IP_PER_DAY?: string;
   RATE_LIMIT_PIECES_PER_MINUTE?: string;
+  /** Bytes of pieces per API key per day (default 4 GiB). */
+  RATE_LIMIT_PIECE_BYTES_PER_DAY?: string;
+  /** Bytes of pieces per client IP per day, across keys (default 8 GiB). */
+  RATE_LIMIT_IP_PIECE_BYTES_PER_DAY?: string;
   RATE_LIMIT_BAD_KEY_PER_MINUTE?: string;
 }
 

@@ -10,6 +10,11 @@ export interface ServedObject {
   filename: string;
   /** Extra response headers (robots, ...). */
   headers?: Record<string, string>;
+  /**
+   * Called just before bytes of the object are sent (a GET answered 200 or 206, not HEAD, 304
+   * or 416); `fromStart` when they begin at its first byte. It may refuse by throwing.
+   */
+  beforeBody?: (sent: { fromStart: boolean }) => Promise<void>;
 }
 
 type ByteRange = { offset: number; length: number };
@@ -71,6 +76,7 @@ export async function serveObject(c: Context, object: ServedObject): Promise<Res
   if (range) headers.set("Content-Range", `bytes ${range.offset}-${range.offset + range.length - 1}/${object.size}`);
   if (c.req.method === "HEAD") return new Response(null, { status, headers });
 
+  await object.beforeBody?.({ fromStart: !range || range.offset === 0 });
   const body = await c.env.FILES.get(object.key, range ? { range } : undefined);
   if (!body) throw notFound("File not found.");
   return new Response(body.body, { status, headers });

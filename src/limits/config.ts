@@ -1,4 +1,5 @@
 import type { Env } from "../env";
+import type { GuessRule } from "./backoff";
 import type { Rule } from "./gcra";
 
 /** The spec's Limits table; each is a var because "limits may change". */
@@ -9,12 +10,21 @@ export interface Limits {
   uploadKeyPerDay: number;
   ipPerDay: number;
   piecesPerMinute: number;
+  /**
+   * Bytes of pieces per key and per IP a day: unfinished pieces stay stored for up to 2 hours,
+   * so the count of pieces alone would let one key park gigabytes a minute.
+   */
+  pieceBytesPerDay: number;
+  ipPieceBytesPerDay: number;
   /** Requests with a missing or invalid key, per IP: keys cannot be guessed at speed. */
   badKeyPerMinute: number;
 }
 
-const MINUTE = 60_000;
-const DAY = 24 * 60 * MINUTE;
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const GiB = 2 ** 30;
 
 const count = (value: string | undefined, fallback: number) => {
   const n = Number(value);
@@ -29,6 +39,8 @@ export function limitsFrom(env: Env): Limits {
     uploadKeyPerDay: count(env.RATE_LIMIT_UPLOAD_KEY_PER_DAY, 2000),
     ipPerDay: count(env.RATE_LIMIT_IP_PER_DAY, 2000),
     piecesPerMinute: count(env.RATE_LIMIT_PIECES_PER_MINUTE, 300),
+    pieceBytesPerDay: count(env.RATE_LIMIT_PIECE_BYTES_PER_DAY, 4 * GiB),
+    ipPieceBytesPerDay: count(env.RATE_LIMIT_IP_PIECE_BYTES_PER_DAY, 8 * GiB),
     badKeyPerMinute: count(env.RATE_LIMIT_BAD_KEY_PER_MINUTE, 10),
   };
 }
@@ -51,3 +63,38 @@ export function rulesFor(limits: Limits, budget: Budget, kind: "full" | "upload"
 }
 
 export const badKeyRule = (limits: Limits): Rule => ({ name: "bad-key-minute", limit: limits.badKeyPerMinute, periodMs: MINUTE });
+
+/** "4 GiB", "5 MiB" or "1000 bytes": how a refusal names a budget of bytes. */
+function bytesLabel(bytes: number): string {
+  for (const [unit, size] of [["GiB", GiB], ["MiB", 2 ** 20]] as const) {
+    if (bytes % size === 0) return `${bytes / size} ${unit}`;
+  }
+  return `${bytes} bytes`;
+}
+
+/** Bytes of pieces, charged to the key's Durable Object and the IP's, each piece its size. */
+export function pieceByteRules(limits: Limits): { key: Rule[]; ip: Rule[] } {
+  const rule = (name: string, limit: number): Rule => ({ name, limit, periodMs: DAY, label: `${bytesLabel(limit)} of pieces` });
+  return { key: [rule("piece-bytes-day", limits.pieceBytesPerDay)], ip: [rule("piece-bytes-day", limits.ipPieceBytesPerDay)] };
+}
+
+/**
+ * Passwords given on a locked upload's page, checked before PBKDF2 runs. Per upload and client:
+ * 5 free, then 1 s, 2 s, 4 s... up to 15 minutes (a right password starts afresh). Per upload
+ * across clients (guessing from many addresses): 20 free, the same waits. Per client across
+ * uploads: 30 free, then up to an hour. One wrong guess is forgotten per hour without a guess.
+ * The two limiters' names: the upload's Durable Object and the IP's.
+ */
+export function passwordRules(ip: string): { upload: GuessRule[]; ip: GuessRule[] } {
+  const backoff = { baseMs: SECOND, decayMs: HOUR };
+  return {
+    upload: [
+      { name: `password:${ip}`, free: 5, capMs: 15 * MINUTE, onSuccess: "reset", ...backoff },
+      { name: "password", free: 20, capMs: 15 * MINUTE, onSuccess: "withdraw", ...backoff },
+    ],
+    ip: [{ name: "password", free: 30, capMs: HOUR, onSuccess: "withdraw", ...backoff }],
+  };
+}
+
+/** Wrong admin tokens per IP: 5 free, then 1 s, 2 s, 4 s... up to an hour. */
+export const adminTokenRule: GuessRule = { name: "admin-token", free: 5, baseMs: SECOND, capMs: HOUR, decayMs: HOUR, onSuccess: "reset" };

@@ -4,11 +4,11 @@ import type { AppEnv } from "../env";
 import { ApiError, unauthorized } from "../errors";
 import { authenticate } from "../http/auth";
 import { clientIp } from "../http/request-info";
-import { badKeyRule, limitsFrom, rulesFor } from "./config";
+import { badKeyRule, limitsFrom, pieceByteRules, rulesFor } from "./config";
 import type { Rule } from "./gcra";
 import type { BudgetState } from "./rate-limiter";
 
-const limiter = (c: Context<AppEnv>, name: string) => c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(name));
+export const limiter = (c: Context<AppEnv>, name: string) => c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(name));
 
 /** The budget closest to running out is the one a client needs to see. */
 function setHeaders(c: Context<AppEnv>, budgets: BudgetState[]) {
@@ -17,31 +17,61 @@ function setHeaders(c: Context<AppEnv>, budgets: BudgetState[]) {
   c.header("X-RateLimit-Remaining", String(tightest.remaining));
 }
 
+/** Whole seconds to wait, never 0: what Retry-After says. */
+export const retryAfterSeconds = (waitMs: number) => Math.max(1, Math.ceil(waitMs / 1000));
+
 function tooMany(budgets: BudgetState[]) {
-  const waitMs = Math.max(...budgets.map((b) => b.retryAfterMs));
-  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-  const refused = budgets.filter((b) => b.retryAfterMs > 0).map((b) => `${b.rule.limit} per ${b.rule.periodMs >= 86_400_000 ? "day" : "minute"}`);
+  const seconds = retryAfterSeconds(Math.max(...budgets.map((b) => b.retryAfterMs)));
+  const refused = budgets
+    .filter((b) => b.retryAfterMs > 0)
+    .map((b) => `${b.rule.label ?? b.rule.limit} per ${b.rule.periodMs >= 86_400_000 ? "day" : "minute"}`);
   return new ApiError(429, `Rate limit exceeded (${refused.join(", ")}). Retry in ${seconds} s.`, { "Retry-After": String(seconds) });
 }
 
-/** Draws on the key's budgets, then the IP's; a request refused by either uses neither. */
-async function limit(c: Context<AppEnv>, keyName: string, rules: { key: Rule[]; ip: Rule[] }) {
+/**
+ * Draws `cost` on the key's budgets, then the IP's; a request refused by either uses neither.
+ * The X-RateLimit headers are set from these budgets when `headers` is on.
+ */
+async function limit(c: Context<AppEnv>, keyName: string, rules: { key: Rule[]; ip: Rule[] }, options: { cost?: number; headers?: boolean } = {}) {
+  const { cost = 1, headers = true } = options;
   const now = c.var.now();
   const key = limiter(c, keyName);
-  const taken = await key.take(rules.key, now);
+  const taken = await key.take(rules.key, now, cost);
   let budgets = taken.budgets;
   let allowed = taken.allowed;
   if (allowed && rules.ip.length) {
-    const ip = await limiter(c, `ip:${clientIp(c)}`).take(rules.ip, now);
+    const ip = await limiter(c, `ip:${clientIp(c)}`).take(rules.ip, now, cost);
     if (!ip.allowed) {
       allowed = false;
-      await key.giveBack(rules.key, now);
-      budgets = budgets.map((b) => ({ ...b, remaining: b.remaining + 1 }));
+      await key.giveBack(rules.key, now, cost);
+      budgets = budgets.map((b) => ({ ...b, remaining: b.remaining + cost }));
     }
     budgets = [...budgets, ...ip.budgets];
   }
-  setHeaders(c, budgets);
+  if (headers) setHeaders(c, budgets);
   if (!allowed) throw tooMany(budgets);
+}
+
+/**
+ * Stores a piece of `bytes` bytes (`store`) if the key's and the IP's daily budgets of piece
+ * bytes have room, charging them first; a piece refused for any reason (the budget, or `store`
+ * failing) costs nothing. The X-RateLimit headers keep counting pieces, not bytes.
+ */
+export async function withPieceBytes<T>(c: Context<AppEnv>, bytes: number, store: () => Promise<T>): Promise<T> {
+  const limits = limitsFrom(c.env);
+  if (!limits.enabled) return store();
+  const rules = pieceByteRules(limits);
+  await limit(c, `key:${c.var.caller.keyHash}`, rules, { cost: bytes, headers: false });
+  try {
+    return await store();
+  } catch (error) {
+    const now = c.var.now();
+    await Promise.all([
+      limiter(c, `key:${c.var.caller.keyHash}`).giveBack(rules.key, now, bytes),
+      limiter(c, `ip:${clientIp(c)}`).giveBack(rules.ip, now, bytes),
+    ]);
+    throw error;
+  }
 }
 
 /**

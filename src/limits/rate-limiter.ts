@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import { counted, waitFor, type GuessRule, type Tally } from "./backoff";
 import { decide, refund, type Rule } from "./gcra";
 
 export interface BudgetState {
@@ -13,16 +14,25 @@ export interface TakeResult {
   budgets: BudgetState[];
 }
 
+/** A guess let through by `guess`, to settle once its outcome is known. */
+export interface GuessTicket {
+  entries: { name: string; before: Tally | null; after: Tally }[];
+}
+
+export type GuessResult = { allowed: true; ticket: GuessTicket } | { allowed: false; retryAfterMs: number };
+
 /**
- * One per API key and one per client IP. Each holds the GCRA state of its budgets in SQLite, so
- * counts survive eviction and restarts. A Durable Object runs one call at a time and these
- * methods never wait on I/O (SQLite calls are synchronous), so every take is atomic: of many
- * simultaneous requests, exactly the budget's worth get through.
+ * One per API key, one per client IP and one per locked upload. Each holds the GCRA state of its
+ * budgets and the tallies of its guess throttles (backoff.ts) in SQLite, so counts survive
+ * eviction and restarts. A Durable Object runs one call at a time and these methods never wait
+ * on I/O (SQLite calls are synchronous), so every take and guess is atomic: of many simultaneous
+ * requests, exactly the budget's worth get through.
  */
 export class RateLimiter extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS budgets (name TEXT PRIMARY KEY, tat REAL NOT NULL)");
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS guesses (name TEXT PRIMARY KEY, guesses INTEGER NOT NULL, last_at REAL NOT NULL)");
   }
 
   private tat(name: string): number | null {
@@ -34,27 +44,85 @@ export class RateLimiter extends DurableObject<Env> {
     this.ctx.storage.sql.exec("INSERT INTO budgets (name, tat) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET tat = excluded.tat", name, tat);
   }
 
-  /** Lets one request through every rule, or through none: a refused request uses no budget. */
-  take(rules: Rule[], now: number): TakeResult {
-    const decisions = rules.map((rule) => ({ rule, decision: decide(rule, this.tat(rule.name), now) }));
+  /** Lets one request (of `cost` units) through every rule, or through none: a refused request uses no budget. */
+  take(rules: Rule[], now: number, cost = 1): TakeResult {
+    const decisions = rules.map((rule) => ({ rule, decision: decide(rule, this.tat(rule.name), now, cost) }));
     const allowed = decisions.every((d) => d.decision.allowed);
     if (allowed) for (const { rule, decision } of decisions) this.store(rule.name, decision.tat);
     return {
       allowed,
       budgets: decisions.map(({ rule, decision }) => ({
         rule,
-        // Refused: what is left now (nothing was used); the refusing budgets have none.
-        remaining: allowed ? decision.remaining : decision.allowed ? decision.remaining + 1 : 0,
+        // Refused: what is left now (nothing was used).
+        remaining: allowed || !decision.allowed ? decision.remaining : decision.remaining + cost,
         retryAfterMs: decision.retryAfterMs,
       })),
     };
   }
 
-  /** Undoes a take whose request another limiter then refused. */
-  giveBack(rules: Rule[], now: number): void {
+  /** Undoes a take whose request another limiter then refused, or that failed before using anything. */
+  giveBack(rules: Rule[], now: number, cost = 1): void {
     for (const rule of rules) {
       const tat = this.tat(rule.name);
-      if (tat !== null) this.store(rule.name, refund(rule, tat, now));
+      if (tat !== null) this.store(rule.name, refund(rule, tat, now, cost));
     }
+  }
+
+  private tally(name: string): Tally | null {
+    const row = this.ctx.storage.sql.exec<{ guesses: number; last_at: number }>("SELECT guesses, last_at FROM guesses WHERE name = ?", name).toArray()[0];
+    return row ? { guesses: row.guesses, lastAt: row.last_at } : null;
+  }
+
+  private record(name: string, tally: Tally | null) {
+    if (!tally || tally.guesses <= 0) this.ctx.storage.sql.exec("DELETE FROM guesses WHERE name = ?", name);
+    else this.ctx.storage.sql.exec("INSERT INTO guesses (name, guesses, last_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET guesses = excluded.guesses, last_at = excluded.last_at", name, tally.guesses, tally.lastAt);
+  }
+
+  /**
+   * Counts a guess on every throttle before it is checked (so simultaneous guesses cannot slip
+   * past a throttle together), or on none when one of them says to wait.
+   */
+  guess(rules: GuessRule[], now: number): GuessResult {
+    const tallies = rules.map((rule) => ({ rule, before: this.tally(rule.name) }));
+    const retryAfterMs = Math.max(0, ...tallies.map(({ rule, before }) => waitFor(rule, before, now)));
+    if (retryAfterMs > 0) return { allowed: false, retryAfterMs };
+    const entries = tallies.map(({ rule, before }) => ({ name: rule.name, before, after: counted(rule, before, now) }));
+    for (const { name, after } of entries) this.record(name, after);
+    return { allowed: true, ticket: { entries } };
+  }
+
+  /** The guess was right: each throttle starts afresh or does not count it, as its rule says. */
+  guessedRight(ticket: GuessTicket, rules: GuessRule[]): void {
+    const resets = new Set(rules.filter((r) => r.onSuccess === "reset").map((r) => r.name));
+    for (const name of resets) this.record(name, null);
+    this.withdraw({ entries: ticket.entries.filter((e) => !resets.has(e.name)) });
+  }
+
+  /** The guess was not made after all (another throttle refused it) or does not count. */
+  withdraw(ticket: GuessTicket): void {
+    for (const { name, before, after } of ticket.entries) {
+      const current = this.tally(name);
+      // Untouched since: exactly as before. Otherwise one guess fewer.
+      if (current && current.guesses === after.guesses && current.lastAt === after.lastAt) this.record(name, before);
+      else if (current) this.record(name, { ...current, guesses: current.guesses - 1 });
+    }
+  }
+
+  /** How long until a guess is let through, without counting one (for cheap checks; see failed()). */
+  waitForGuess(rules: GuessRule[], now: number): { retryAfterMs: number; guesses: number } {
+    const tallies = rules.map((rule) => ({ rule, stored: this.tally(rule.name) }));
+    return {
+      retryAfterMs: Math.max(0, ...tallies.map(({ rule, stored }) => waitFor(rule, stored, now))),
+      guesses: Math.max(0, ...tallies.map(({ stored }) => stored?.guesses ?? 0)),
+    };
+  }
+
+  /** Counts a wrong guess that was checked first and counted after. */
+  failed(rules: GuessRule[], now: number): void {
+    for (const rule of rules) this.record(rule.name, counted(rule, this.tally(rule.name), now));
+  }
+
+  forget(names: string[]): void {
+    for (const name of names) this.record(name, null);
   }
 }

@@ -4,8 +4,9 @@ import { createAccount, regenerateKey, setAccountBanned } from "../accounts/acco
 import { secretsEqual } from "../crypto";
 import type { AppEnv } from "../env";
 import { requestDeps } from "../deps";
-import { notFound, unauthorized, unprocessable } from "../errors";
+import { ApiError, notFound, unauthorized, unprocessable } from "../errors";
 import { readFields, smallBody } from "../http/body";
+import { throttledAdminToken } from "../limits/guesses";
 import { parseOrThrow, validate } from "../http/validation";
 import { flagUpload } from "../moderation/flag";
 import { normalizeForModeration } from "../moderation/normalize";
@@ -22,16 +23,38 @@ const ipParam = z.object({
   ip: z.string().regex(/^[0-9a-fA-F:.]{2,45}$/, { message: "must be an IPv4 or IPv6 address" }),
 });
 
+/** Shorter tokens are refused outright: the operator API must not rest on a guessable secret. */
+export const ADMIN_TOKEN_MIN_LENGTH = 32;
+
+let warnedShortToken = false;
+
+/** The configured token, or null when /admin is off (unset, or too short: said once in the log). */
+function adminToken(configured: string | undefined): string | null {
+  if (!configured) return null;
+  if (configured.length >= ADMIN_TOKEN_MIN_LENGTH) return configured;
+  if (!warnedShortToken) {
+    warnedShortToken = true;
+    console.error(JSON.stringify({ admin: `ADMIN_TOKEN is shorter than ${ADMIN_TOKEN_MIN_LENGTH} characters, so /admin is off (404). Set a long random one: wrangler secret put ADMIN_TOKEN.` }));
+  }
+  return null;
+}
+
 /**
- * The operator API. It does not exist (404) unless the ADMIN_TOKEN secret is set, and then
- * needs `Authorization: Bearer <ADMIN_TOKEN>`.
+ * The operator API. It does not exist (404) unless the ADMIN_TOKEN secret is set (32 characters
+ * or more), and then needs `Authorization: Bearer <ADMIN_TOKEN>`; wrong tokens are throttled per
+ * client IP, which then waits before any token of it is looked at.
  */
 export const admin = new Hono<AppEnv>()
   .use("*", async (c, next) => {
-    const token = c.env.ADMIN_TOKEN;
+    const token = adminToken(c.env.ADMIN_TOKEN);
     if (!token) throw notFound();
     const given = /^Bearer\s+(.+)$/i.exec(c.req.header("Authorization") ?? "")?.[1] ?? "";
-    if (!(await secretsEqual(given, token))) throw unauthorized("Missing or invalid admin token.");
+    const guess = await throttledAdminToken(c, () => secretsEqual(given, token));
+    if (guess.outcome === "wait") {
+      const wait = String(guess.retryAfterSeconds);
+      throw new ApiError(429, `Too many wrong admin tokens from this address. Retry in ${wait} s.`, { "Retry-After": wait });
+    }
+    if (guess.outcome === "wrong") throw unauthorized("Missing or invalid admin token.");
     await next();
   })
   .use("*", smallBody)

@@ -1,6 +1,7 @@
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError, forbidden, notFound, unauthorized } from "../errors";
+import { immutableUntil, NO_STORE, REVALIDATE } from "../http/cache-control";
 import { checkSignedUrl } from "../uploads/locks";
 import { awaitsConversion } from "../uploads/process";
 import { serveObject } from "../http/serve-object";
@@ -11,12 +12,14 @@ import { uploadLinks } from "../uploads/links";
 import { publicOrigin } from "../http/request-info";
 import { methodNotAllowed } from "./method-not-allowed";
 
-const YEAR = 31_536_000;
-
-/** Stored objects never change under a name, so they may be cached until the upload expires. */
-function immutableFor(row: UploadRow, now: number): string {
-  const seconds = row.expiresAt === null ? YEAR : Math.max(0, Math.floor((row.expiresAt - now) / 1000));
-  return `public, max-age=${Math.min(seconds, YEAR)}, immutable`;
+/**
+ * A locked or view-limited upload's files are kept by no cache: a cached copy would outlive the
+ * signed link's expiry or the last view. Others: src is revalidated on every use (a replaced file
+ * shows at once); a stored object never changes under its name, so path and thumb are immutable.
+ */
+function caching(row: UploadRow, url: "src" | "stored", now: number): string {
+  if (row.passwordHash !== null || row.maxViews !== null) return NO_STORE;
+  return url === "src" ? REVALIDATE : immutableUntil(row.expiresAt, now);
 }
 
 const robots = (row: UploadRow): Record<string, string> =>
@@ -36,32 +39,41 @@ function servable(row: UploadRow) {
   return row;
 }
 
-/** A download from the start: what counts as a view (a player's later range requests do not). */
-const fromStart = (c: Context<AppEnv>) => {
-  const range = c.req.header("Range");
-  return !range || /^bytes=0-/.test(range.trim());
-};
+const usedUp = () => new ApiError(410, "This upload has reached its view limit.");
 
 /**
  * A locked upload's files need a valid signed link (src without one leads to the page, which
- * asks for the password); a view-limited upload's file counts a view per download from the
- * start and is not served once the limit is reached. Thumbnails show no file, so they do not count.
+ * asks for the password). A view-limited upload whose views are used up answers 410 to every
+ * request for its files, whatever the method, range or validators.
  */
-async function guard(c: Context<AppEnv>, row: UploadRow, counts: boolean): Promise<Response | null> {
+async function guard(c: Context<AppEnv>, row: UploadRow, url: "src" | "stored"): Promise<Response | null> {
   if (row.passwordHash) {
     const check = await checkSignedUrl(c.env.LINK_SIGNING_SECRET ?? "", new URL(c.req.url), c.var.now());
     if (check === "missing") {
-      if (counts && c.req.path.startsWith("/i/")) return c.redirect(uploadLinks(publicOrigin(c), row).direct, 302);
+      if (url === "src") {
+        c.header("Cache-Control", NO_STORE);
+        return c.redirect(uploadLinks(publicOrigin(c), row).direct, 302);
+      }
       throw unauthorized("This upload is password-protected: open its page and give the password.");
     }
     if (check === "expired") throw forbidden("This link has expired; open the upload's page for a new one.");
     if (check === "invalid") throw forbidden("This link is not valid.");
   }
-  if (counts && row.maxViews !== null && c.req.method === "GET" && fromStart(c)) {
-    if (!(await takeView(c.var.db, row.id))) throw new ApiError(410, "This upload has reached its view limit.");
-  }
+  if (row.maxViews !== null && row.views >= row.maxViews) throw usedUp();
   return null;
 }
+
+/**
+ * A view is a download that starts at the first byte, decided on what is actually sent: a
+ * malformed, multiple or stale (If-Range) range is answered with the whole file and counts; a
+ * player's later range requests, HEAD and 304s do not. Thumbnails show no file and never count.
+ */
+const countingViews = (c: Context<AppEnv>, row: UploadRow) =>
+  row.maxViews === null
+    ? undefined
+    : async ({ fromStart }: { fromStart: boolean }) => {
+        if (fromStart && !(await takeView(c.var.db, row.id))) throw usedUp();
+      };
 
 /**
  * Public file URLs. The database row is consulted on every request, so a deleted or expired
@@ -71,16 +83,17 @@ export const files = new Hono<AppEnv>()
   // src: the current file, revalidated on every use so a replaced file shows at once.
   .get("/i/:id", async (c) => {
     const row = servable(await liveUpload(c));
-    const guarded = await guard(c, row, true);
+    const guarded = await guard(c, row, "src");
     if (guarded) return guarded;
     return serveObject(c, {
       key: row.objectKey,
       size: row.size,
       etag: row.etag,
       mime: row.mime,
-      cacheControl: "public, no-cache",
+      cacheControl: caching(row, "src", c.var.now()),
       filename: `${row.id}.${objectName(row.objectKey).split(".").pop()}`,
       headers: robots(row),
+      beforeBody: countingViews(c, row),
     });
   })
   .all("/i/:id", methodNotAllowed("GET"))
@@ -89,15 +102,16 @@ export const files = new Hono<AppEnv>()
   .get("/f/:id/:name", async (c) => {
     const row = servable(await liveUpload(c));
     if (objectName(row.objectKey) !== c.req.param("name")) return c.redirect(uploadLinks(publicOrigin(c), row).src, 302);
-    await guard(c, row, true);
+    await guard(c, row, "stored");
     return serveObject(c, {
       key: row.objectKey,
       size: row.size,
       etag: row.etag,
       mime: row.mime,
-      cacheControl: immutableFor(row, c.var.now()),
+      cacheControl: caching(row, "stored", c.var.now()),
       filename: c.req.param("name"),
       headers: robots(row),
+      beforeBody: countingViews(c, row),
     });
   })
   .all("/f/:id/:name", methodNotAllowed("GET"))
@@ -105,7 +119,7 @@ export const files = new Hono<AppEnv>()
   .get("/t/:id/:name", async (c) => {
     const row = await liveUpload(c);
     if (!row.thumbKey || objectName(row.thumbKey) !== c.req.param("name")) throw notFound("No such thumbnail.");
-    await guard(c, row, false);
+    await guard(c, row, "stored");
     const head = await c.env.FILES.head(row.thumbKey);
     if (!head) throw notFound("No such thumbnail.");
     return serveObject(c, {
@@ -113,7 +127,7 @@ export const files = new Hono<AppEnv>()
       size: head.size,
       etag: head.httpEtag,
       mime: "image/webp",
-      cacheControl: immutableFor(row, c.var.now()),
+      cacheControl: caching(row, "stored", c.var.now()),
       filename: c.req.param("name"),
       headers: robots(row),
     });

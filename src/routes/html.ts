@@ -1,3 +1,5 @@
+import { NO_STORE } from "../http/cache-control";
+
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
 export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (ch) => ESCAPES[ch]!);
@@ -23,9 +25,13 @@ ${options.body}
 </html>`;
 }
 
-/** Pages carry no scripts and load nothing but our own media. */
+/**
+ * Pages carry no scripts and load nothing but our own media. No cache keeps them: a page shows
+ * the upload as it is now (deleted, locked, used up) and may carry a signed link.
+ */
 export const PAGE_HEADERS = {
   "Content-Type": "text/html; charset=utf-8",
+  "Cache-Control": NO_STORE,
   "Content-Security-Policy": "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; form-action 'self'",
   "X-Content-Type-Options": "nosniff",
   "Referrer-Policy": "no-referrer",

@@ -3,6 +3,7 @@ import { requestDeps } from "../deps";
 import type { AppEnv } from "../env";
 import { notFound } from "../errors";
 import { readFields, smallBody } from "../http/body";
+import { throttledPassword } from "../limits/guesses";
 import type { UploadRow } from "../storage/schema";
 import { signUrl, verifyPassword } from "../uploads/locks";
 import { publicOrigin } from "../http/request-info";
@@ -31,12 +32,14 @@ async function pageUpload(c: Context<AppEnv>): Promise<UploadRow | Response> {
   return row;
 }
 
-function passwordForm(c: Context<AppEnv>, status: 200 | 401, message = "") {
+function passwordForm(c: Context<AppEnv>, status: 200 | 401 | 429, message = "", headers: Record<string, string> = {}) {
   const body = `<h1>This upload is password-protected</h1>
 ${message ? `<p><strong>${escapeHtml(message)}</strong></p>` : ""}
 <form method="post"><label>Password <input type="password" name="password" autofocus required></label> <button type="submit">Open</button></form>`;
-  return c.body(page({ title: "Password required", head: '<meta name="robots" content="noindex">', body }), status, PAGE_HEADERS);
+  return c.body(page({ title: "Password required", head: '<meta name="robots" content="noindex">', body }), status, { ...PAGE_HEADERS, ...headers });
 }
+
+const seconds = (n: number) => `${n} second${n === 1 ? "" : "s"}`;
 
 /** The page showing the file at `src` (a signed link for a locked upload). */
 function uploadPage(c: Context<AppEnv>, row: UploadRow, src: string) {
@@ -70,13 +73,23 @@ export const pages = new Hono<AppEnv>()
     if (row.visibility === "private") return c.redirect(uploadLinks(publicOrigin(c), row).src, 302);
     return uploadPage(c, row, uploadLinks(publicOrigin(c), row).src);
   })
-  /** The password of a locked upload: right, and the page shows the file through a signed link. */
+  /**
+   * The password of a locked upload: right, and the page shows the file through a signed link.
+   * Guesses are throttled per upload and per client before the (slow) check runs.
+   */
   .post("/v/:id", smallBody, async (c) => {
     const row = await pageUpload(c);
     if (row instanceof Response) return row;
-    if (!row.passwordHash) return c.redirect(`/v/${row.id}`, 303);
+    const hash = row.passwordHash;
+    if (!hash) return c.redirect(`/v/${row.id}`, 303);
     const { password } = await readFields(c);
-    if (typeof password !== "string" || !(await verifyPassword(password, row.passwordHash))) return passwordForm(c, 401, "Wrong password.");
+    if (typeof password !== "string") return passwordForm(c, 401, "Wrong password.");
+    const guess = await throttledPassword(c, row.id, () => verifyPassword(password, hash));
+    if (guess.outcome === "wait") {
+      const wait = guess.retryAfterSeconds;
+      return passwordForm(c, 429, `Too many wrong passwords. Please wait ${seconds(wait)} before trying again.`, { "Retry-After": String(wait) });
+    }
+    if (guess.outcome === "wrong") return passwordForm(c, 401, "Wrong password.");
     return uploadPage(c, row, await signUrl(c.env.LINK_SIGNING_SECRET ?? "", uploadLinks(publicOrigin(c), row).src, c.var.now()));
   })
   .all("/v/:id", methodNotAllowed("GET", "POST"))

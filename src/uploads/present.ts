@@ -9,10 +9,13 @@ export interface Signing {
   now: number;
 }
 
-/** A locked upload's `path` and `thumb` are short-lived signed links; `src` and `direct` stay. */
-async function links(row: UploadRow, origin: string, signing: Signing) {
+/**
+ * A locked upload's `path` and `thumb` are short-lived signed links; `src` and `direct` stay.
+ * Without `signing` (a caller that may not open the upload) they stay unsigned, and so refused.
+ */
+async function links(row: UploadRow, origin: string, signing: Signing | null) {
   const plain = uploadLinks(origin, row);
-  if (!row.passwordHash) return plain;
+  if (!row.passwordHash || !signing) return plain;
   return {
     ...plain,
     path: await signUrl(signing.secret, plain.path, signing.now),
@@ -21,7 +24,7 @@ async function links(row: UploadRow, origin: string, signing: Signing) {
 }
 
 /** The Upload resource of the spec, as list items, GET and PATCH return it. */
-export async function presentUpload(row: UploadRow, origin: string, signing: Signing) {
+export async function presentUpload(row: UploadRow, origin: string, signing: Signing | null) {
   return {
     id: row.id,
     type: row.type,
@@ -38,11 +41,11 @@ export async function presentUpload(row: UploadRow, origin: string, signing: Sig
   };
 }
 
-/** The Upload resource as the upload response returns it. */
+/** The Upload resource as the upload response returns it (`signing` null: links unsigned). */
 export async function presentUploadResult(
   row: UploadRow,
   origin: string,
-  signing: Signing,
+  signing: Signing | null,
   result: { duplicate: boolean; deleteToken?: string },
 ) {
   const { created_at: _, ...upload } = await presentUpload(row, origin, signing);

@@ -7,7 +7,7 @@ import { FIXTURES_DIR } from "../support/media";
 import { MEDIA_TOOLS_ENV } from "../support/tools";
 import { freePort, startServer } from "../../scripts/lib/server.mjs";
 
-export const ADMIN_TOKEN = "node-test-admin-token";
+export const ADMIN_TOKEN = "node-test-admin-token-0123456789abcdefghij";
 
 export interface TestServer {
   /** Origin of the service, e.g. http://127.0.0.1:43210 */

@@ -4,8 +4,9 @@ import { MAX_TEXT_BODY_BYTES, MiB } from "../../config";
 import type { AppEnv } from "../../env";
 import { tooLarge, unprocessable } from "../../errors";
 import { assertMayUpload } from "../../http/auth";
+import { withPieceBytes } from "../../limits/middleware";
 import { multipartBoundary } from "../../http/multipart";
-import { multipartParts, readTextPart } from "../../http/multipart-parts";
+import { multipartParts, TextFields } from "../../http/multipart-parts";
 import { parseOrThrow } from "../../http/validation";
 import { PIECE_BYTES, storePiece } from "../../uploads/chunks";
 import type { UploadDeps } from "../../uploads/deps";
@@ -34,7 +35,7 @@ export async function handleChunk(c: Context<AppEnv>, deps: UploadDeps) {
   const boundary = multipartBoundary(c.req.header("content-type"));
   if (!boundary || !c.req.raw.body) throw unprocessable("Send the piece as multipart/form-data with upload_id, index, total and chunk.");
 
-  const fields: Record<string, string> = {};
+  const fields = new TextFields(MAX_TEXT_BODY_BYTES);
   let piece: Uint8Array | null = null;
   const parts = multipartParts(c.req.raw.body, boundary, { maxBytes: MAX_CHUNK_REQUEST_BYTES, tooLargeMessage: PIECE_TOO_LARGE });
   for await (const part of parts) {
@@ -42,13 +43,17 @@ export async function handleChunk(c: Context<AppEnv>, deps: UploadDeps) {
       if (piece) throw unprocessable("One piece per request: send a single `chunk` part.");
       piece = await readPiece(part.body);
     } else if (part.filename === null) {
-      fields[part.name] = await readTextPart(part, MAX_TEXT_BODY_BYTES, () => unprocessable(`Field ${part.name} is too long.`));
+      await fields.read(part);
     }
   }
-  const { upload_id, index, total } = parseOrThrow(chunkFields, fields);
+  const { upload_id, index, total } = parseOrThrow(chunkFields, fields.values);
   if (index >= total) throw unprocessable(`index must be below total (index ${index}, total ${total}).`);
   if (!piece || piece.byteLength === 0) throw unprocessable("No piece: send its bytes as the `chunk` file part.");
 
-  await storePiece(deps, { accountId: c.var.caller.accountId, uploadId: upload_id.toLowerCase(), index, total, bytes: piece });
+  // Charged its size before it is stored: the daily byte budgets bound what pieces can park in storage.
+  const bytes: Uint8Array = piece;
+  await withPieceBytes(c, bytes.byteLength, () =>
+    storePiece(deps, { accountId: c.var.caller.accountId, uploadId: upload_id.toLowerCase(), index, total, bytes }),
+  );
   return c.json({ type: "success" as const, chunk_size: PIECE_BYTES });
 }

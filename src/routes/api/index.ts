@@ -3,6 +3,7 @@ import type { AppEnv } from "../../env";
 import { expiresInMax } from "../../config";
 import { requireKey } from "../../http/auth";
 import { apiGate } from "../../limits/middleware";
+import { NO_STORE } from "../../http/cache-control";
 import { readFields } from "../../http/body";
 import { linkSigning, publicOrigin } from "../../http/request-info";
 import { parseOrThrow, validate } from "../../http/validation";
@@ -22,6 +23,13 @@ const deps = requestDeps;
 export const api = new Hono<AppEnv>()
   .get("/openapi.json", (c) => c.json(openApiDocument(publicOrigin(c), expiresInMax(c.env.EXPIRES_IN_MAX_SECONDS))))
   .all("/openapi.json", methodNotAllowed("GET"))
+
+  // Answers are an account's own, may carry signed links, and may come for a key in the query:
+  // no cache keeps them.
+  .use("*", async (c, next) => {
+    await next();
+    c.header("Cache-Control", NO_STORE);
+  })
 
   // Every operation of the API, whatever its method: key resolved, request counted.
   .use("/", apiGate)

@@ -5,7 +5,7 @@ import { tooLarge, unprocessable } from "../../errors";
 import { assertMayUpload } from "../../http/auth";
 import { readFields } from "../../http/body";
 import { multipartBoundary } from "../../http/multipart";
-import { multipartParts, readTextPart } from "../../http/multipart-parts";
+import { multipartParts, TextFields } from "../../http/multipart-parts";
 import { linkSigning, publicOrigin } from "../../http/request-info";
 import { parseOrThrow } from "../../http/validation";
 import { createUpload, newUploadId, type UploadOptions } from "../../uploads/create";
@@ -34,7 +34,7 @@ interface ReceivedBody {
  * piped to storage. Fields may come before or after the file.
  */
 async function receiveMultipart(c: Context<AppEnv>, boundary: string, uploadId: string): Promise<ReceivedBody> {
-  const fields: Record<string, string> = {};
+  const fields = new TextFields(MAX_TEXT_BODY_BYTES);
   let file: IngestedFile | null = null;
   let fileParts = 0;
   try {
@@ -44,16 +44,28 @@ async function receiveMultipart(c: Context<AppEnv>, boundary: string, uploadId: 
         if (++fileParts > 1) throw unprocessable("One file per request: send a single `uploads` part.");
         file = await ingestFile(c.env.FILES, uploadId, part.body);
       } else if (part.filename === null) {
-        fields[part.name] = await readTextPart(part, MAX_TEXT_BODY_BYTES, () =>
-          unprocessable(`Field ${part.name} is too long.`),
-        );
+        await fields.read(part);
       }
     }
   } catch (error) {
     if (file) await c.env.FILES.delete(file.key);
     throw error;
   }
-  return { fields, file };
+  return { fields: fields.values, file };
+}
+
+/**
+ * JSON fields as the text a form would carry. An array or object has no such text (turning a
+ * deeply nested one into a string would even exhaust the stack): it is refused.
+ */
+function formFields(raw: Record<string, unknown>): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (value === null || value === undefined) continue;
+    if (typeof value === "object") throw unprocessable(`${key}: must be a string, number or boolean.`);
+    fields[key] = String(value);
+  }
+  return fields;
 }
 
 async function receive(c: Context<AppEnv>, uploadId: string): Promise<ReceivedBody> {
@@ -65,13 +77,7 @@ async function receive(c: Context<AppEnv>, uploadId: string): Promise<ReceivedBo
     throw unprocessable("multipart/form-data body without a boundary.");
   }
   // Without a file, the fields (url or upload_id and options) may also come as a form or JSON.
-  const raw = await readFields(c);
-  const fields = Object.fromEntries(
-    Object.entries(raw)
-      .filter(([, v]) => v !== null && v !== undefined)
-      .map(([k, v]) => [k, String(v)]),
-  );
-  return { fields, file: null };
+  return { fields: formFields(await readFields(c)), file: null };
 }
 
 function uploadOptions(fields: Record<string, string>) {
@@ -160,7 +166,10 @@ export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
     return createUpload(deps, { id, accountId: c.var.caller.accountId, file, options: settings });
   });
   if (!result.duplicate) startMediaJob(c, deps, result.jobId);
-  return c.json({ type: "success" as const, msg: "success" as const, data: await presentUploadResult(result.row, publicOrigin(c), linkSigning(c), result) });
+  // A duplicate is an existing upload, which the upload-only key (public by design) may not open:
+  // its links come unsigned, so a locked one's path and thumb stay refused.
+  const signing = result.duplicate && c.var.caller.kind !== "full" ? null : linkSigning(c);
+  return c.json({ type: "success" as const, msg: "success" as const, data: await presentUploadResult(result.row, publicOrigin(c), signing, result) });
 }
 
 /**

@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { hashKey } from "../../../src/accounts/keys";
 import { createApp } from "../../../src/app";
+import { chunkKey } from "../../../src/storage/keys";
 import { newAccount, ORIGIN, uniquePng, uploadForm } from "../helpers";
 
 /** The spec's limits, small where a test would otherwise need hundreds of requests. */
@@ -13,6 +14,8 @@ const SPEC_LIMITS = {
   RATE_LIMIT_UPLOAD_KEY_PER_DAY: "2000",
   RATE_LIMIT_IP_PER_DAY: "2000",
   RATE_LIMIT_PIECES_PER_MINUTE: "300",
+  RATE_LIMIT_PIECE_BYTES_PER_DAY: "4294967296",
+  RATE_LIMIT_IP_PIECE_BYTES_PER_DAY: "8589934592",
   RATE_LIMIT_BAD_KEY_PER_MINUTE: "10",
 };
 
@@ -151,6 +154,69 @@ describe("pieces", () => {
     const done = await s.call("/api", { method: "POST", key: full, body: finish });
     expect(done.status).toBe(200);
     expect([done.limit, done.remaining]).toEqual(["2", "1"]);
+  });
+});
+
+describe("bytes of pieces", () => {
+  const pieceForm = (uploadId: string, index: number, bytes: number) => {
+    const form = new FormData();
+    form.append("upload_id", uploadId);
+    form.append("index", String(index));
+    form.append("total", "100");
+    form.append("chunk", new Blob([new Uint8Array(bytes).fill(index + 1)]));
+    return form;
+  };
+  const newUploadId = () => crypto.randomUUID().replaceAll("-", "");
+  const send = (s: ReturnType<typeof service>, key: string, uploadId: string, index: number, bytes: number, ip?: string) =>
+    s.call("/api/chunk", { method: "POST", key, ip, body: pieceForm(uploadId, index, bytes) });
+
+  it("are budgeted per key per day by their size, and a refused piece is not stored", async () => {
+    const s = service({ RATE_LIMIT_PIECE_BYTES_PER_DAY: "1000" });
+    const { upload } = await newAccount();
+    const uploadId = newUploadId();
+    for (let index = 0; index < 3; index++) expect((await send(s, upload, uploadId, index, 300)).status).toBe(200);
+    // 900 of 1000 bytes used: another 300 must wait until 200 bytes are back (a day / 1000 per byte).
+    const refused = await send(s, upload, uploadId, 3, 300);
+    expect(refused).toMatchObject({ status: 429, retryAfter: "17280" });
+    expect(refused.body).toEqual({ type: "error", errors: expect.stringMatching(/1000 bytes of pieces per day/) });
+    expect(await env.FILES.head(chunkKey(uploadId, 3))).toBeNull();
+    // What is left still fits a smaller piece.
+    expect((await send(s, upload, uploadId, 3, 100)).status).toBe(200);
+    expect(await send(s, upload, uploadId, 4, 300)).toMatchObject({ status: 429, retryAfter: "25920" });
+    // (Hours later: the session has expired by then, so a new one.)
+    s.advance(25919);
+    expect((await send(s, upload, newUploadId(), 0, 300)).status).toBe(429);
+    s.advance(1);
+    expect((await send(s, upload, newUploadId(), 0, 300)).status).toBe(200);
+  });
+
+  it("are budgeted per IP across keys, without using the budget of a key the IP refuses", async () => {
+    const s = service({ RATE_LIMIT_PIECE_BYTES_PER_DAY: "1000", RATE_LIMIT_IP_PIECE_BYTES_PER_DAY: "1500" });
+    const a = await newAccount();
+    const b = await newAccount();
+    expect((await send(s, a.upload, newUploadId(), 0, 800, "203.0.113.60")).status).toBe(200);
+    const refused = await send(s, b.upload, newUploadId(), 0, 800, "203.0.113.60");
+    expect(refused).toMatchObject({ status: 429 });
+    expect(refused.body.errors).toMatch(/1500 bytes of pieces per day/);
+    // b's own budget was given back: all 1000 bytes of it from another IP.
+    expect((await send(s, b.upload, newUploadId(), 0, 1000, "203.0.113.61")).status).toBe(200);
+  });
+
+  it("are not charged for a piece that is refused for another reason", async () => {
+    const s = service({ RATE_LIMIT_PIECE_BYTES_PER_DAY: "1000" });
+    const owner = await newAccount();
+    const other = await newAccount();
+    const uploadId = newUploadId();
+    expect((await send(s, owner.upload, uploadId, 0, 10)).status).toBe(200);
+    // Another account's session: 422, and nothing is charged.
+    expect((await send(s, other.upload, uploadId, 1, 1000)).status).toBe(422);
+    expect((await send(s, other.upload, newUploadId(), 0, 1000)).status).toBe(200);
+  });
+
+  it("default to 4 GiB a day per key and 8 GiB per IP", async () => {
+    const { limitsFrom } = await import("../../../src/limits/config");
+    const limits = limitsFrom({} as Cloudflare.Env) as unknown as Record<string, number>;
+    expect([limits.pieceBytesPerDay, limits.ipPieceBytesPerDay]).toEqual([4 * 2 ** 30, 8 * 2 ** 30]);
   });
 });
 

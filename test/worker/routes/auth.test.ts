@@ -129,6 +129,49 @@ describe("admin API", () => {
     }
   });
 
+  /** The admin API on a clock the test moves, from a client IP of its own (or the one given). */
+  function adminService(overrides: Partial<Cloudflare.Env> = {}) {
+    const clock = { now: Date.now() };
+    const app = createApp({ now: () => clock.now });
+    const ownIp = `2001:db8::${crypto.randomUUID().slice(0, 4)}`;
+    const call = async (token: string | undefined, ip = ownIp) => {
+      const headers: Record<string, string> = { "Content-Type": "application/json", "CF-Connecting-IP": ip };
+      if (token !== undefined) headers.Authorization = `Bearer ${token}`;
+      const res = await app.fetch(new Request("http://media.test/admin/accounts", { method: "POST", headers, body: JSON.stringify({ name: "x" }) }), { ...env, ...overrides });
+      return { status: res.status, retryAfter: res.headers.get("Retry-After"), body: (await res.json()) as any };
+    };
+    return { call, advance: (seconds: number) => (clock.now += seconds * 1000) };
+  }
+
+  it("throttles wrong tokens per IP before comparing, with growing waits; the right token resets the count", async () => {
+    const s = adminService();
+    for (let i = 0; i < 5; i++) expect((await s.call(`wrong-${i}`)).status).toBe(401);
+    const throttled = await s.call("wrong");
+    expect(throttled).toMatchObject({ status: 429, retryAfter: "1", body: { type: "error", errors: expect.stringMatching(/admin token/) } });
+    // Nothing is compared while the IP waits, the right token included.
+    expect((await s.call(env.ADMIN_TOKEN)).status).toBe(429);
+    expect((await s.call(undefined)).status).toBe(429);
+    // Another IP is not held back.
+    expect((await s.call("wrong", "2001:db8::1:1")).status).toBe(401);
+    s.advance(1);
+    expect((await s.call("wrong")).status).toBe(401);
+    expect((await s.call("wrong")).retryAfter).toBe("2");
+    s.advance(2);
+    expect((await s.call(env.ADMIN_TOKEN)).status).toBe(201);
+    for (let i = 0; i < 5; i++) expect((await s.call("wrong")).status).toBe(401);
+    expect((await s.call("wrong")).status).toBe(429);
+  });
+
+  it("is off, as without a token, when ADMIN_TOKEN is shorter than 32 characters", async () => {
+    const short = "a".repeat(31);
+    const s = adminService({ ADMIN_TOKEN: short });
+    expect(await s.call(short)).toMatchObject({ status: 404, body: { type: "error", errors: expect.any(String) } });
+    const long = "b".repeat(32);
+    expect((await adminService({ ADMIN_TOKEN: long }).call(long)).status).toBe(201);
+    // The tests' own token is long enough.
+    expect(env.ADMIN_TOKEN!.length).toBeGreaterThanOrEqual(32);
+  });
+
   it("validates its input", async () => {
     expect((await json(admin("/accounts", { method: "POST", body: {} }))).status).toBe(422);
     expect((await json(admin("/accounts", { method: "POST", body: { name: "   " } }))).status).toBe(422);

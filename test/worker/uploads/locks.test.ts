@@ -101,6 +101,36 @@ describe("password", () => {
   });
 });
 
+describe("duplicates", () => {
+  it("answer the upload-only key without signed links; the full key still gets them", async () => {
+    const s = service();
+    const account = await newAccount();
+    const png = await uniquePng("locked-duplicate");
+    const created = (await s.json("/api", { method: "POST", key: account.full, body: uploadForm(png, { password: "s3cret" }) })).body.data;
+    const owner = (await s.json(`/api/${created.id}`, { key: account.full })).body.data;
+    expect(owner.thumb).toMatch(/sig=/);
+
+    const dup = await s.json("/api", { method: "POST", key: account.upload, body: uploadForm(png) });
+    expect(dup.status).toBe(200);
+    expect(dup.body.data).toMatchObject({
+      id: created.id,
+      duplicate: true,
+      locked: true,
+      src: created.src,
+      direct: created.direct,
+      path: owner.path.split("?")[0],
+      thumb: owner.thumb.split("?")[0],
+    });
+    expect(JSON.stringify(dup.body)).not.toMatch(/sig=|exp=/);
+    expect(dup.body.data).not.toHaveProperty("delete_url");
+    expect((await s.call(local(dup.body.data.path))).status).toBe(401);
+    expect((await s.call(local(dup.body.data.thumb))).status).toBe(401);
+
+    const again = await s.json("/api", { method: "POST", key: account.full, body: uploadForm(png) });
+    expect(again.body.data).toMatchObject({ duplicate: true, path: expect.stringMatching(/\?exp=\d+&sig=/) });
+  });
+});
+
 describe("view limit", () => {
   it("serves the file max_views times, counting exactly under concurrency, then no more", async () => {
     const s = service();
@@ -120,6 +150,66 @@ describe("view limit", () => {
     expect((await s.call(local(upload.src))).status).toBe(410);
     await patch(s, account.full, upload.id, { max_views: "" });
     expect((await s.call(local(upload.src))).status).toBe(200);
+  });
+});
+
+describe("view limit, used up", () => {
+  /** A view-limited upload with its thumbnail made, and the owner's view of it. */
+  async function limited(s: ReturnType<typeof service>, maxViews: number) {
+    const account = await newAccount();
+    const created = (await s.json("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng(crypto.randomUUID()), { max_views: String(maxViews) }) })).body.data;
+    const upload = (await s.json(`/api/${created.id}`, { key: account.full })).body.data;
+    expect(upload.thumb).toBeTruthy();
+    return { account, upload, src: local(upload.src), path: local(upload.path), thumb: local(upload.thumb) };
+  }
+
+  it("answers every request for the file with 410: any Range, If-Range, conditional, HEAD, src, path and thumb", async () => {
+    const s = service();
+    const { src, path, thumb } = await limited(s, 1);
+    const etag = (await s.call(src)).headers.get("ETag")!;
+    expect((await s.call(src)).status).toBe(410);
+    const variants: Record<string, string>[] = [
+      {},
+      { Range: "none" },
+      { Range: "bytes= 0-" },
+      { Range: "bytes=5-" },
+      { Range: "bytes=0-0" },
+      { Range: "bytes=-100000" },
+      { Range: "bytes=0-1,5-9" },
+      { Range: "bytes=5-", "If-Range": etag },
+      { Range: "bytes=0-9", "If-Range": '"stale"' },
+      { "If-None-Match": etag },
+    ];
+    for (const url of [src, path, thumb]) {
+      for (const headers of variants) {
+        for (const method of ["GET", "HEAD"]) {
+          const res = await s.call(url, { method, headers });
+          expect(res.status, `${method} ${url} ${JSON.stringify(headers)}`).toBe(410);
+        }
+      }
+    }
+  });
+
+  it("counts any request that is answered from the first byte as a view: malformed, multiple or stale ranges, whole-file suffixes", async () => {
+    const s = service();
+    const variants: Record<string, string>[] = [{ Range: "none" }, { Range: "bytes= 0-" }, { Range: "bytes=0-1,5-9" }, { Range: "bytes=-100000" }, { Range: "bytes=5-", "If-Range": '"stale"' }];
+    for (const headers of variants) {
+      const { src } = await limited(s, 1);
+      const first = await s.call(src, { headers });
+      expect(first.status, JSON.stringify(headers)).toBeLessThan(300);
+      expect((await s.call(src, { headers: { Range: "bytes=5-" } })).status, JSON.stringify(headers)).toBe(410);
+    }
+  });
+
+  it("does not count HEAD, ranges past the first byte or thumbnails while views are left", async () => {
+    const s = service();
+    const { src, path, thumb } = await limited(s, 2);
+    expect((await s.call(src, { method: "HEAD" })).status).toBe(200);
+    expect((await s.call(path, { headers: { Range: "bytes=5-" } })).status).toBe(206);
+    expect((await s.call(thumb)).status).toBe(200);
+    expect((await s.call(src)).status).toBe(200);
+    expect((await s.call(path)).status).toBe(200);
+    expect((await s.call(src)).status).toBe(410);
   });
 });
 

@@ -1,0 +1,18 @@
+/** What browsers and shared caches may keep of a response, and for how long. */
+
+/**
+ * Kept by no cache at all: anything that must stop being served the moment a signed link
+ * expires, a view limit is used up or an upload is deleted, and anything carrying a secret.
+ */
+export const NO_STORE = "private, no-store";
+
+/** Kept, but revalidated on every use (the ETag makes that cheap), so a new file shows at once. */
+export const REVALIDATE = "public, no-cache";
+
+const YEAR_SECONDS = 31_536_000;
+
+/** A stored object never changes under its name: cacheable for a year, or until the upload expires. */
+export function immutableUntil(expiresAt: number | null, now: number): string {
+  const seconds = expiresAt === null ? YEAR_SECONDS : Math.max(0, Math.floor((expiresAt - now) / 1000));
+  return `public, max-age=${Math.min(seconds, YEAR_SECONDS)}, immutable`;
+}
