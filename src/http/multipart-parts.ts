@@ -1,4 +1,5 @@
 import { concatBytes } from "../bytes";
+import { unprocessable } from "../errors";
 import { readMultipart, type MultipartOptions } from "./multipart";
 
 export interface MultipartPart {
@@ -39,9 +40,10 @@ export async function* multipartParts(
 }
 
 const decoder = new TextDecoder();
+const encoder = new TextEncoder();
 
-/** Reads a text field's body, refusing more than `max` bytes. */
-export async function readTextPart(part: MultipartPart, max: number, onTooLong: () => Error): Promise<string> {
+/** A text field's bytes, refusing more than `max`. */
+async function readTextBytes(part: MultipartPart, max: number, onTooLong: () => Error): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let length = 0;
   for await (const chunk of part.body) {
@@ -49,5 +51,32 @@ export async function readTextPart(part: MultipartPart, max: number, onTooLong: 
     if (length > max) throw onTooLong();
     chunks.push(chunk);
   }
-  return decoder.decode(concatBytes(chunks));
+  return concatBytes(chunks);
+}
+
+/** Reads a text field's body, refusing more than `max` bytes. */
+export async function readTextPart(part: MultipartPart, max: number, onTooLong: () => Error): Promise<string> {
+  return decoder.decode(await readTextBytes(part, max, onTooLong));
+}
+
+/**
+ * The text fields of a multipart body, names and values within `max` bytes in all: a body may
+ * have many parts, and each held whole within its own limit would still add up.
+ */
+export class TextFields {
+  readonly values: Record<string, string> = {};
+  private left: number;
+
+  constructor(private readonly max: number) {
+    this.left = max;
+  }
+
+  async read(part: MultipartPart): Promise<void> {
+    const tooLong = () => unprocessable(`Field ${part.name} is too long: text fields may have ${this.max} bytes in all.`);
+    this.left -= encoder.encode(part.name).length;
+    if (this.left < 0) throw tooLong();
+    const bytes = await readTextBytes(part, this.left, tooLong);
+    this.left -= bytes.length;
+    this.values[part.name] = decoder.decode(bytes);
+  }
 }

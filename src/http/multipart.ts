@@ -1,5 +1,5 @@
-import { concatBytes } from "../bytes";
 import { ApiError, tooLarge, unprocessable } from "../errors";
+import { UnreadBytes } from "./unread-bytes";
 
 /**
  * A streaming multipart/form-data reader. Unlike Request.formData() it never holds a file
@@ -24,7 +24,8 @@ const HEADER_END = new Uint8Array([13, 10, 13, 10]);
 
 export function multipartBoundary(contentType: string | undefined): string | null {
   if (!contentType || !/^multipart\/form-data\s*(;|$)/i.test(contentType.trim())) return null;
-  const match = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;]{1,70}))/i.exec(contentType);
+  // At most 70 characters (RFC 2046): a longer one is refused, not cut to a different boundary.
+  const match = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;"]{1,70}))\s*(?:;|$)/i.exec(contentType);
   return match ? (match[1] ?? match[2] ?? null) : null;
 }
 
@@ -39,15 +40,31 @@ function indexOf(haystack: Uint8Array, needle: Uint8Array, from = 0): number {
   return -1;
 }
 
+/**
+ * One `; key=value` parameter at the sticky position: a quoted-string (with backslash escapes)
+ * or a bare value. Read in order from the start, so that text inside a quoted value (a field
+ * named `a; filename="b"`) is never taken for a parameter of its own.
+ */
+const PARAMETER = /\s*;\s*([^\s;=]+)\s*=(?:\s*"((?:[^"\\]|\\.)*)"\s*|([^;"]*))(?=;|$)/y;
+
+/** The parameters after a header value's first token, keys lower-cased, the first of each kept. */
+function headerParameters(value: string, from: number): Map<string, string> {
+  const params = new Map<string, string>();
+  PARAMETER.lastIndex = from;
+  for (let m = PARAMETER.exec(value); m; m = PARAMETER.exec(value)) {
+    const key = m[1]!.toLowerCase();
+    const text = m[2] !== undefined ? m[2].replace(/\\(.)/g, "$1") : m[3]!.trim();
+    if (!params.has(key)) params.set(key, text);
+  }
+  // Anything unreadable ends the parameters: what came before it still counts.
+  return params;
+}
+
 function parseDisposition(value: string): { name: string | null; filename: string | null } {
-  const param = (key: string) => {
-    const re = new RegExp(`;\\s*${key}=(?:"((?:[^"\\\\]|\\\\.)*)"|([^;\\s]*))`, "i");
-    const m = re.exec(value);
-    if (!m) return null;
-    return m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : (m[2] ?? null);
-  };
-  if (!/^\s*form-data\s*(;|$)/i.test(value)) return { name: null, filename: null };
-  return { name: param("name"), filename: param("filename") };
+  const type = /^\s*form-data\s*(?=;|$)/i.exec(value);
+  if (!type) return { name: null, filename: null };
+  const params = headerParameters(value, type[0].length);
+  return { name: params.get("name") ?? null, filename: params.get("filename") ?? null };
 }
 
 function parseHeaders(block: Uint8Array) {
@@ -60,7 +77,16 @@ function parseHeaders(block: Uint8Array) {
   return headers;
 }
 
-const malformed = () => unprocessable("Malformed multipart/form-data body.");
+const MALFORMED = "Malformed multipart/form-data body.";
+const malformed = () => unprocessable(MALFORMED);
+const headersTooLarge = () => unprocessable("Multipart part headers are too large.");
+
+/**
+ * Spaces or tabs a sender may put between a boundary and its CRLF (RFC 2046's transport
+ * padding). Real clients send none; a bound keeps a body of nothing but padding from being
+ * read to its end before it is refused.
+ */
+const MAX_PADDING_BYTES = 256;
 
 export async function* readMultipart(
   body: ReadableStream<Uint8Array>,
@@ -74,7 +100,9 @@ export async function* readMultipart(
   const maxHeaderBytes = options.maxHeaderBytes ?? 16 * 1024;
   const maxParts = options.maxParts ?? 64;
   const reader = body.getReader();
-  let buffer: Uint8Array = CRLF;
+  // What is held is bounded in every state: a delimiter's length while looking for one, the
+  // padding bound after one, maxHeaderBytes in a header block (plus the chunk that brought it).
+  const unread = new UnreadBytes(CRLF);
   let received = 0;
   let done = false;
   let parts = 0;
@@ -89,60 +117,65 @@ export async function* readMultipart(
     }
     received += result.value.byteLength;
     if (received > options.maxBytes) throw tooLarge(options.tooLargeMessage);
-    buffer = buffer.length === 0 ? result.value : concatBytes([buffer, result.value]);
+    unread.append(result.value);
     return true;
+  };
+  const need = async (count: number) => {
+    while (unread.length < count) if (!(await pull())) throw malformed();
   };
 
   try {
     for (;;) {
       if (state === "preamble" || state === "body") {
-        const at = indexOf(buffer, delimiter);
+        const at = indexOf(unread.bytes, delimiter);
         if (at === -1) {
           // Keep enough of the tail to recognise a delimiter split across chunks.
-          const keep = delimiter.length - 1;
-          if (state === "body" && buffer.length > keep) {
-            const chunk = buffer.subarray(0, buffer.length - keep);
-            buffer = buffer.subarray(buffer.length - keep);
-            yield { kind: "data", chunk };
-          } else if (state === "preamble" && buffer.length > keep) {
-            buffer = buffer.subarray(buffer.length - keep);
+          const settled = unread.length - (delimiter.length - 1);
+          if (settled > 0) {
+            const chunk = unread.take(settled);
+            if (state === "body") yield { kind: "data", chunk };
           }
           if (!(await pull())) throw malformed();
           continue;
         }
-        if (state === "body" && at > 0) yield { kind: "data", chunk: buffer.subarray(0, at) };
-        buffer = buffer.subarray(at + delimiter.length);
+        const chunk = unread.take(at);
+        if (state === "body" && at > 0) yield { kind: "data", chunk };
+        unread.take(delimiter.length);
         state = "after-boundary";
       }
       if (state === "after-boundary") {
-        while (buffer.length < 2) if (!(await pull())) throw malformed();
-        if (buffer[0] === 45 && buffer[1] === 45) {
-          // Closing boundary: the epilogue, if any, is ignored.
+        await need(2);
+        if (unread.at(0) === 45 && unread.at(1) === 45) {
+          // Closing boundary: the epilogue, if any, is neither read nor held.
           yield { kind: "end" };
           return;
         }
-        // Transport padding (spaces/tabs) may follow a boundary before its CRLF.
-        let i = 0;
-        for (;;) {
-          while (i >= buffer.length) if (!(await pull())) throw malformed();
-          if (buffer[i] === 32 || buffer[i] === 9) i++;
-          else break;
+        for (let padding = 0; ; padding++) {
+          await need(1);
+          const byte = unread.at(0);
+          if (byte !== 32 && byte !== 9) break;
+          if (padding === MAX_PADDING_BYTES) throw unprocessable(`${MALFORMED} More than ${MAX_PADDING_BYTES} bytes of padding after a boundary.`);
+          unread.take(1);
         }
-        while (buffer.length < i + 2) if (!(await pull())) throw malformed();
-        if (buffer[i] !== 13 || buffer[i + 1] !== 10) throw malformed();
-        buffer = buffer.subarray(i + 2);
+        await need(2);
+        if (unread.at(0) !== 13 || unread.at(1) !== 10) throw malformed();
+        unread.take(2);
         state = "headers";
       }
       if (state === "headers") {
-        let end = indexOf(buffer, HEADER_END);
+        // Only the first maxHeaderBytes (and the blank line) are ever searched, and each byte once.
+        const limit = maxHeaderBytes + HEADER_END.length;
+        let searched = 0;
+        let end = indexOf(unread.bytes.subarray(0, limit), HEADER_END);
         while (end === -1) {
-          if (buffer.length > maxHeaderBytes) throw unprocessable("Multipart part headers are too large.");
+          if (unread.length >= limit) throw headersTooLarge();
+          searched = Math.max(0, unread.length - (HEADER_END.length - 1));
           if (!(await pull())) throw malformed();
-          end = indexOf(buffer, HEADER_END);
+          end = indexOf(unread.bytes.subarray(0, limit), HEADER_END, searched);
         }
         if (++parts > maxParts) throw unprocessable(`Too many multipart parts (at most ${maxParts}).`);
-        const headers = parseHeaders(buffer.subarray(0, end));
-        buffer = buffer.subarray(end + HEADER_END.length);
+        const headers = parseHeaders(unread.take(end));
+        unread.take(HEADER_END.length);
         const { name, filename } = parseDisposition(headers.get("content-disposition") ?? "");
         if (name === null) throw unprocessable("A multipart part has no form-data name.");
         yield { kind: "part", name, filename, contentType: headers.get("content-type") ?? null };

@@ -12,6 +12,9 @@ declare global {
       FIXTURES: Fetcher;
       /** The loopback fixture web server for link uploads (test/support/link-server.ts). */
       LINK_SERVER_URL: string;
+      /** Seed and runs per property of the fuzz suite; empty for its fixed defaults. */
+      FUZZ_SEED: string;
+      FUZZ_RUNS: string;
     }
   }
 }

@@ -99,6 +99,18 @@ describe("multipart reader", () => {
     expect(parts).toEqual([{ name: "uploads", filename: 'a "quoted" name.png', data: encoder.encode("xyz") }]);
   });
 
+  it("never takes text inside a quoted parameter for a parameter of its own", async () => {
+    const body = encoder.encode(
+      '--b\r\nContent-Disposition: form-data; name="title; filename=\\"x.png\\""\r\n\r\nv\r\n' +
+        '--b\r\nContent-Disposition: form-data; filename="name=\\"uploads\\""; name=caption\r\n\r\nw\r\n--b--\r\n',
+    );
+    const parts = await collect(body, "b", 7);
+    expect(parts).toEqual([
+      { name: 'title; filename="x.png"', filename: null, data: encoder.encode("v") },
+      { name: "caption", filename: 'name="uploads"', data: encoder.encode("w") },
+    ]);
+  });
+
   it("reads the boundary from the Content-Type header", () => {
     expect(multipartBoundary("multipart/form-data; boundary=abc")).toBe("abc");
     expect(multipartBoundary('multipart/form-data; charset=utf-8; boundary="a b"')).toBe("a b");

@@ -238,6 +238,20 @@ describe("POST /api: fields", () => {
       expect(res.body.data.id).toBe(first.body.data.id);
     }
   });
+
+  it("refuses JSON fields that are not text, numbers or booleans, however deeply nested", async () => {
+    const account = await newAccount();
+    for (const title of [["a"], { a: 1 }]) {
+      const res = await api(account.upload, "", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ url: "https://example.com/a.png", title }) });
+      expect(res.status, JSON.stringify(title)).toBe(422);
+      expect(res.body.errors).toMatch(/^title: /);
+    }
+    // Turning this into text once recursed until the stack ran out: a 500.
+    const deep = `{"title":${"[".repeat(20_000)}${"]".repeat(20_000)}}`;
+    const res = await api(account.upload, "", { method: "POST", headers: { "Content-Type": "application/json" }, body: deep });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ type: "error", errors: expect.stringMatching(/^title: /) });
+  });
 });
 
 describe("POST /api: duplicates", () => {

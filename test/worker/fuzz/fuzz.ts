@@ -1,0 +1,110 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import fc from "fast-check";
+import { expect } from "vitest";
+import { createApp } from "../../../src/app";
+import { ORIGIN } from "../helpers";
+
+/**
+ * What every fuzz property shares: a fixed seed, so a failure found once is found again, and the
+ * pass condition for a request (it answers, never with a 5xx, errors in the envelope, nothing
+ * stored when refused).
+ *
+ * FUZZ_SEED and FUZZ_RUNS (environment variables of `npx vitest`) replay another seed or run a
+ * longer campaign; a failure names the seed and path that reproduce it.
+ */
+export const SEED = Number(env.FUZZ_SEED) || 20260705;
+
+/** Runs per property: `normal` unless FUZZ_RUNS says otherwise. */
+export const runs = (normal: number) => Number(env.FUZZ_RUNS) || normal;
+
+/** Runs the property under the suite's seed; a failure says how to replay it. */
+export async function checkProperty<T>(property: fc.IRawProperty<T>, numRuns: number) {
+  const details = await fc.check(property, { seed: SEED, numRuns: runs(numRuns), includeErrorInReport: true });
+  if (details.failed) {
+    // fast-check's own report (counterexample, shrunk), led by how to replay it.
+    const replay = `FUZZ_SEED=${details.seed} (path ${details.counterexamplePath}, after ${details.numRuns} runs)`;
+    throw new Error(`${replay}\n${fc.defaultReportMessage(details)}`, { cause: details.errorInstance });
+  }
+}
+
+/** Longest a request may take to answer; a hostile body must never make one hang. */
+const ANSWER_MS = 15_000;
+
+/**
+ * The app's answer to `request`, after the work it left running (media jobs) is done, so that
+ * the storage seen by the next run is settled.
+ */
+export async function send(request: Request): Promise<{ status: number; headers: Headers; text: string }> {
+  const ctx = createExecutionContext();
+  const answering = (async () => {
+    const response = await createApp().fetch(request, env, ctx);
+    return { status: response.status, headers: response.headers, text: new TextDecoder().decode(await response.arrayBuffer()) };
+  })();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ANSWER_MS} ms: ${request.method} ${request.url}`)), ANSWER_MS);
+  });
+  try {
+    const answer = await Promise.race([answering, timeout]);
+    await waitOnExecutionContext(ctx);
+    return answer;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export const url = (path: string) => `${ORIGIN}${path}`;
+
+/** No 5xx, and an error (JSON, as every API and file route answers) is exactly the envelope. */
+export function expectWellFormed(answer: { status: number; headers: Headers; text: string }, what: string, options: { htmlPages?: boolean } = {}) {
+  expect(answer.status, `${what}: ${answer.text.slice(0, 300)}`).toBeLessThan(500);
+  if (answer.status < 400) return;
+  const type = answer.headers.get("content-type") ?? "";
+  // Pages answer a person: a wrong password or a gone upload is an HTML page, by design.
+  if (options.htmlPages && type.startsWith("text/html")) return;
+  expect(type, what).toMatch(/^application\/json/);
+  const body = JSON.parse(answer.text) as Record<string, unknown>;
+  expect(Object.keys(body).sort(), what).toEqual(["errors", "type"]);
+  expect(body.type, what).toBe("error");
+  expect(typeof body.errors, what).toBe("string");
+}
+
+export interface StoredState {
+  uploads: number;
+  jobs: number;
+  sessions: number;
+  pieces: number;
+  objects: string[];
+}
+
+async function count(table: string): Promise<number> {
+  return (await env.DB.prepare(`SELECT count(*) AS n FROM ${table}`).first<{ n: number }>())!.n;
+}
+
+async function objectKeys(): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await env.FILES.list({ cursor });
+    keys.push(...page.objects.map((o) => o.key));
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  return keys.sort();
+}
+
+/** Everything a request could leave behind: rows of uploads, jobs and chunk sessions, and objects. */
+export async function storedState(): Promise<StoredState> {
+  return {
+    uploads: await count("uploads"),
+    jobs: await count("media_jobs"),
+    sessions: await count("chunk_sessions"),
+    pieces: await count("chunk_pieces"),
+    objects: await objectKeys(),
+  };
+}
+
+/** A refused request leaves storage exactly as it was. */
+export async function expectNothingStored(before: StoredState, what: string) {
+  expect(await storedState(), what).toEqual(before);
+}
