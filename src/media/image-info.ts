@@ -14,6 +14,12 @@ export interface ImageInfo {
   orientation: number;
   /** JPEG only: sample precision and colour components of the frame (4 is CMYK or YCCK). */
   jpegFrame?: { bits: number; components: number };
+  /**
+   * The largest other size the header declares (a TIFF page, a HEIF item), stored axes, when it
+   * has a longer side than the image itself: size limits apply to it too, since a decoder may
+   * pick it.
+   */
+  largest?: { width: number; height: number };
 }
 
 export type HeaderResult = ImageInfo | { need: "more" } | { invalid: string };
@@ -57,6 +63,18 @@ function info(storedWidth: number, storedHeight: number, orientation = 1, extra:
     orientation: o,
     ...extra,
   };
+}
+
+type Size = { width: number; height: number };
+
+const longestSide = (s: Size) => Math.max(s.width, s.height);
+
+/** `header` with `largest` set when one of `sizes` has a longer side than the image itself. */
+function withLargest(header: HeaderResult, sizes: Size[]): HeaderResult {
+  if (!("width" in header)) return header;
+  const own = { width: header.storedWidth, height: header.storedHeight };
+  const biggest = sizes.reduce((a, s) => (longestSide(s) > longestSide(a) ? s : a), own);
+  return biggest === own ? header : { ...header, largest: { width: biggest.width, height: biggest.height } };
 }
 
 /** Orientation (tag 0x0112) from a TIFF structure (EXIF payload or a TIFF file), or 1. */
@@ -134,7 +152,11 @@ function webp(b: Uint8Array): HeaderResult {
   const r = new Reader(b, true);
   const chunk = r.ascii(12, 4);
   if (b.length < (chunk === "VP8L" ? 25 : 30)) return more;
-  if (chunk === "VP8X") return info(1 + (r.u32(24) & 0xffffff), 1 + (r.u32(27) & 0xffffff));
+  if (chunk === "VP8X") {
+    // 10 bytes by the specification; anything else is not a WebP any decoder agrees on.
+    if (r.u32(16) !== 10) return invalid(`a VP8X chunk of ${r.u32(16)} bytes`);
+    return info(1 + (r.u32(24) & 0xffffff), 1 + (r.u32(27) & 0xffffff));
+  }
   if (chunk === "VP8L") {
     if (r.u8(20) !== 0x2f) return invalid("broken WebP lossless header");
     const bits = r.u32(21);
@@ -155,13 +177,61 @@ function bmp(b: Uint8Array): HeaderResult {
   return info(r.u32(18) | 0, Math.abs(height));
 }
 
-function tiff(b: Uint8Array): HeaderResult {
-  const tags = tiffTags(b, [256, 257, 0x0112]);
+/** Pages (directories) of a TIFF read at most; more is refused rather than followed. */
+const MAX_TIFF_DIRECTORIES = 256;
+const TIFF_SUB_IFDS = 330;
+
+/**
+ * Every directory of a TIFF (the chain of pages and their sub-directories), since a decoder may
+ * read any of them: the first gives the size and orientation, the largest is checked too.
+ * Directories must lie in the bytes given (the first MiB, or the whole file when `complete`).
+ */
+function tiff(b: Uint8Array, complete: boolean): HeaderResult {
+  if (b.length < 8) return more;
   const r = new Reader(b, b[0] === 0x49);
-  if (r.ascii(0, 2) === "II" && r.u16(2) === 43) return invalid("BigTIFF is not supported");
-  const ifd = r.u32(4);
-  if (!r.has(ifd, 2) || !r.has(ifd + 2, r.u16(ifd) * 12)) return more;
-  return info(tags.get(256) ?? 0, tags.get(257) ?? 0, tags.get(0x0112) ?? 1);
+  if (r.u16(2) === 43) return invalid("BigTIFF is not supported");
+  if (r.u16(2) !== 42) return invalid("broken TIFF header");
+  const pending = [r.u32(4)];
+  if (pending[0] === 0) return invalid("TIFF without a directory");
+  const seen = new Set<number>();
+  const pages: (Size & { orientation: number })[] = [];
+  let entriesRead = 0;
+  while (pending.length) {
+    const ifd = pending.shift()!;
+    if (ifd === 0 || seen.has(ifd)) continue;
+    if (seen.size === MAX_TIFF_DIRECTORIES) return invalid(`a TIFF of more than ${MAX_TIFF_DIRECTORIES} directories`);
+    seen.add(ifd);
+    if (!r.has(ifd, 2)) return more;
+    const count = r.u16(ifd);
+    if (!r.has(ifd + 2, count * 12)) return more;
+    // Directories that overlap could make this read far more than the bytes it was given.
+    entriesRead += count;
+    if (entriesRead * 12 > b.length) return invalid("TIFF directories overlap");
+    const page = { width: 0, height: 0, orientation: 1 };
+    for (let i = 0; i < count; i++) {
+      const entry = ifd + 2 + i * 12;
+      const tag = r.u16(entry);
+      const type = r.u16(entry + 2);
+      const value = type === 3 ? r.u16(entry + 8) : r.u32(entry + 8);
+      if (tag === 256) page.width = value;
+      else if (tag === 257) page.height = value;
+      else if (tag === 0x0112) page.orientation = value;
+      else if (tag === TIFF_SUB_IFDS) {
+        const n = r.u32(entry + 4);
+        if (n > MAX_TIFF_DIRECTORIES) return invalid(`a TIFF of more than ${MAX_TIFF_DIRECTORIES} directories`);
+        const at = n === 1 ? entry + 8 : r.u32(entry + 8);
+        if (!r.has(at, 4 * n)) return more;
+        for (let k = 0; k < n; k++) pending.push(r.u32(at + 4 * k));
+      }
+    }
+    // A complete file may end right after its last directory, without the next-directory offset.
+    const next = ifd + 2 + count * 12;
+    if (r.has(next, 4)) pending.push(r.u32(next));
+    else if (!complete || next !== b.length) return more;
+    pages.push(page);
+  }
+  const first = pages[0]!;
+  return withLargest(info(first.width, first.height, first.orientation), pages);
 }
 
 /**
@@ -235,10 +305,16 @@ function heif(b: Uint8Array): HeaderResult {
   if (!width || !height) return invalid("HEIF without an image size");
   // Express the rotation as the EXIF orientation it is equivalent to.
   const orientation = [1, 8, 3, 6][quarterTurns]!;
-  return info(width, height, orientation);
+  // Every item's size counts, not only the primary's (thumbnails, grid tiles, hidden images).
+  const items = properties.filter((p) => p.type === "ispe").map((p) => ({ width: r.u32(p.body + 4), height: r.u32(p.body + 8) }));
+  return withLargest(info(width, height, orientation), items);
 }
 
-export function readImageHeader(format: Format, bytes: Uint8Array): HeaderResult {
+/**
+ * The header of an image from its first bytes: `complete` when they are the whole file (then a
+ * structure running past them is truncated, not waiting for more).
+ */
+export function readImageHeader(format: Format, bytes: Uint8Array, complete = false): HeaderResult {
   switch (format) {
     case "jpeg":
       return jpeg(bytes);
@@ -251,7 +327,7 @@ export function readImageHeader(format: Format, bytes: Uint8Array): HeaderResult
     case "bmp":
       return bmp(bytes);
     case "tiff":
-      return tiff(bytes);
+      return tiff(bytes, complete);
     case "heic":
     case "heif":
     case "avif":

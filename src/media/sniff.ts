@@ -63,7 +63,8 @@ function sniffFtyp(b: Uint8Array): Format | null {
   if (boxSize < 16 || boxSize % 4 !== 0) return null;
   const major = ascii(b, 8, 4);
   const brands = [major];
-  for (let at = 16; at + 4 <= Math.min(boxSize, b.length); at += 4) brands.push(ascii(b, at, 4));
+  // Brands are read from the first bytes only, however large the box says it is.
+  for (let at = 16; at + 4 <= Math.min(boxSize, b.length, SNIFF_BYTES); at += 4) brands.push(ascii(b, at, 4));
   // The major brand says what the file is; compatible brands only break ties.
   if (AVIF_BRANDS.has(major)) return "avif";
   if (HEIC_BRANDS.has(major)) return "heic";
@@ -112,6 +113,12 @@ function sniffBmp(b: Uint8Array): boolean {
   if (b.length < 26 || !startsWith(b, [0x42, 0x4d])) return false;
   const dibSize = b[14]! | (b[15]! << 8) | (b[16]! << 16) | (b[17]! << 24);
   return [12, 16, 40, 52, 56, 64, 108, 124].includes(dibSize);
+}
+
+/** The format a stored file was sniffed as, from the MIME type recorded with it (one per format). */
+export function formatOfMime(mime: string): Format | null {
+  const found = Object.entries(FORMATS).find(([, known]) => known.mime === mime);
+  return found ? (found[0] as Format) : null;
 }
 
 export function sniff(bytes: Uint8Array): Sniffed | null {

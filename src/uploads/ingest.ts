@@ -1,7 +1,8 @@
 import { concatBytes } from "../bytes";
-import { MAX_IMAGE_SIDE, MiB } from "../config";
+import { MiB } from "../config";
 import { unprocessable } from "../errors";
 import { readImageHeader, type ImageInfo } from "../media/image-info";
+import { assertWithinSideLimit } from "../media/side-limit";
 import { ACCEPTED_FORMATS_TEXT, SNIFF_BYTES, sniff, type Sniffed } from "../media/sniff";
 import { newObjectKey } from "../storage/keys";
 import { ObjectWriter, type WrittenObject } from "../storage/object-writer";
@@ -21,7 +22,11 @@ export interface IngestLimit {
   error: () => Error;
 }
 
-/** Headers with large EXIF blocks (camera previews) still fit well within this. */
+/**
+ * Headers with large EXIF blocks (camera previews) still fit well within this. The header reader
+ * sees no more than this, whatever the size of the pieces the file arrives in, so that what it
+ * accepts is what the later jobs (which read this much of the stored file) see.
+ */
 const MAX_HEADER_BYTES = 1 * MiB;
 
 type Examined = { media: Sniffed; image: ImageInfo | null };
@@ -35,16 +40,16 @@ function examine(head: Uint8Array, complete: boolean): Examined | null {
   const media = sniff(head);
   if (!media) throw unprocessable(`Unsupported file type. Accepted: ${ACCEPTED_FORMATS_TEXT}.`);
   if (media.type !== "image") return { media, image: null };
-  const header = readImageHeader(media.format, head);
+  const bounded = head.subarray(0, MAX_HEADER_BYTES);
+  const header = readImageHeader(media.format, bounded, complete && bounded.length === head.length);
   if ("invalid" in header) throw unprocessable(`Unreadable image data (${media.ext}): ${header.invalid}.`);
   if ("need" in header) {
-    if (complete) throw unprocessable(`Unreadable image data (${media.ext}): the file is truncated.`);
     if (head.length >= MAX_HEADER_BYTES) throw unprocessable(`Unreadable image data (${media.ext}): no image size in the first MB.`);
+    if (complete) throw unprocessable(`Unreadable image data (${media.ext}): the file is truncated.`);
     return null;
   }
-  if (header.width > MAX_IMAGE_SIDE || header.height > MAX_IMAGE_SIDE) {
-    throw unprocessable(`Image dimensions ${header.width}x${header.height} are over the ${MAX_IMAGE_SIDE}x${MAX_IMAGE_SIDE} px limit.`);
-  }
+  assertWithinSideLimit(header.width, header.height);
+  if (header.largest) assertWithinSideLimit(header.largest.width, header.largest.height);
   return { media, image: header };
 }
 
@@ -108,6 +113,8 @@ export async function ingestFile(
 ): Promise<IngestedFile | null> {
   const head: Uint8Array[] = [];
   let headBytes = 0;
+  // The head is joined and examined each time it has doubled: linear in its size, however small the pieces.
+  let examineAt = SNIFF_BYTES;
   let received = 0;
   const hash = hasher();
   let opened: Sink | null = null;
@@ -118,14 +125,16 @@ export async function ingestFile(
       await hash.write(chunk);
       if (opened) {
         await opened.write(chunk);
-      } else {
-        head.push(chunk);
-        headBytes += chunk.byteLength;
-        const bytes = concatBytes(head);
-        head.splice(0, head.length, bytes);
-        const examined = examine(bytes, false);
-        if (examined) opened = await open(bucket, uploadId, bytes, examined);
+        continue;
       }
+      head.push(chunk);
+      headBytes += chunk.byteLength;
+      if (headBytes < examineAt) continue;
+      const bytes = concatBytes(head);
+      head.splice(0, head.length, bytes);
+      examineAt = Math.min(2 * headBytes, MAX_HEADER_BYTES);
+      const examined = examine(bytes, false);
+      if (examined) opened = await open(bucket, uploadId, bytes, examined);
     }
     if (!opened) {
       if (headBytes === 0) {

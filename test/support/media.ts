@@ -81,6 +81,12 @@ export async function generateTestMedia(dir = GENERATED_DIR): Promise<string> {
     const args = ["-i", path.join(dir, source), "-c", "copy", "-metadata:s:v:0", "rotate=90", "-metadata", `location=${LOCATION}`];
     await make(path.join(dir, name), (temp) => ffmpeg([...args, temp]));
   }
+  // As an iPhone tags its videos: QuickTime metadata keys (mdta), the location among them.
+  if (missing("phone.mov")) {
+    const keys = ["-metadata", `com.apple.quicktime.location.ISO6709=${LOCATION}`, "-metadata", "com.apple.quicktime.make=Apple"];
+    const args = ["-i", path.join(dir, "clip.mov"), "-c", "copy", "-movflags", "use_metadata_tags", ...keys];
+    await make(path.join(dir, "phone.mov"), (temp) => ffmpeg([...args, temp]));
+  }
   // Near what the Worker's memory budget takes, one channel.
   if (missing("grey-2mp.jpg")) {
     await make(path.join(dir, "grey-2mp.jpg"), (temp) => makeGreyJpeg(["-f", "lavfi", "-i", "testsrc2=size=1600x1200"], temp));

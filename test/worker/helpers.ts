@@ -41,6 +41,11 @@ export async function fixture(relativePath: string): Promise<Uint8Array> {
   return new Uint8Array(await response.arrayBuffer());
 }
 
+/** Every file of test/fixtures, by relative path (`tiny/gif.gif`). */
+export async function fixtureNames(): Promise<string[]> {
+  return (await env.FIXTURES.fetch("http://fixtures/")).json<string[]>();
+}
+
 /** Distinct bytes that still sniff as a PNG, for tests that need many different files. */
 export async function uniquePng(seed: string | number): Promise<Uint8Array> {
   const base = await fixture("tiny/png-transparent.png");

@@ -1,7 +1,7 @@
 import { MiB } from "../../config";
 import { readImageHeader } from "../image-info";
 import type { MediaService } from "../service";
-import { sniff } from "../sniff";
+import { sniff, type Format } from "../sniff";
 import type { ImageJob, SourceImage } from "./budget";
 import { renderInWorker } from "./worker-engine";
 
@@ -41,7 +41,7 @@ export async function describeStoredImage(bucket: R2Bucket, key: string): Promis
   const head = new Uint8Array(await object.arrayBuffer());
   const media = sniff(head);
   if (media?.type !== "image") return null;
-  const header = readImageHeader(media.format, head);
+  const header = readImageHeader(media.format, head, head.length === object.size);
   if (!("width" in header)) return null;
   const frame = header.jpegFrame;
   // mozjpeg's build here decodes 8-bit grey and colour JPEG only; it exits on CMYK and 12-bit.
@@ -57,8 +57,15 @@ export async function describeStoredImage(bucket: R2Bucket, key: string): Promis
   };
 }
 
-const serviceOperation = (job: ImageJob) =>
-  job.kind === "thumbnail" ? `/image/thumbnail?width=${job.width}` : `/image/webp?quality=${job.quality}`;
+/** A stored image and the format it was sniffed as when uploaded. */
+export interface StoredImage {
+  key: string;
+  format: Format;
+}
+
+/** The service reads the file as the format named here, and refuses it if its bytes are another. */
+const serviceOperation = (job: ImageJob, format: Format) =>
+  job.kind === "thumbnail" ? `/image/thumbnail?width=${job.width}&format=${format}` : `/image/webp?quality=${job.quality}&format=${format}`;
 
 /**
  * Runs image work where it fits: in this Worker when the budget rule says its memory allows
@@ -67,7 +74,7 @@ const serviceOperation = (job: ImageJob) =>
  */
 export async function renderImage(
   deps: RenderDeps,
-  key: string,
+  { key, format }: StoredImage,
   job: ImageJob,
   described?: SourceImage | null,
 ): Promise<ImageOutput> {
@@ -88,7 +95,7 @@ export async function renderImage(
   }
   const source = await deps.bucket.get(key);
   if (!source) throw new Error(`stored file ${key} is missing`);
-  const response = await deps.media.call(serviceOperation(job), source.body, source.size);
+  const response = await deps.media.call(serviceOperation(job, format), source.body, source.size);
   return {
     body: response.body!,
     width: Number(response.headers.get("X-Media-Width")) || null,

@@ -1,3 +1,4 @@
+import { assertWithinSideLimit } from "../side-limit";
 import { malformed, UnitStripper } from "./stripper";
 
 const bad = (reason: string) => malformed("gif", reason);
@@ -5,26 +6,33 @@ const bad = (reason: string) => malformed("gif", reason);
 /** Application extensions that affect display: looping of animations, and colour profiles. */
 const KEEP_APPLICATIONS = ["NETSCAPE2.0", "ANIMEXTS1.0", "ICCRGBG1012"];
 
-/** Removes comments and metadata application extensions (XMP and others) from a GIF. */
+const u16 = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8);
+const colourTable = (flags: number) => (flags & 0x80 ? 3 * 2 ** ((flags & 7) + 1) : 0);
+
+/**
+ * Removes comments and metadata application extensions (XMP and others) from a GIF. Its units
+ * are small by construction (sub-blocks of at most 255 bytes, colour tables of at most 768).
+ */
 export class GifStripper extends UnitStripper {
   private state: "header" | "block" | "subblocks" = "header";
   private keep = true;
 
   protected step(b: Uint8Array): number {
     if (this.state === "header") {
-      if (b.length < 13) return 0;
-      const table = b[10]! & 0x80 ? 3 * 2 ** ((b[10]! & 7) + 1) : 0;
-      if (b.length < 13 + table) return 0;
-      this.emit(b.subarray(0, 13 + table));
+      if (b.length < 13) return this.wait(13);
+      const size = 13 + colourTable(b[10]!);
+      if (b.length < size) return this.wait(size);
+      assertWithinSideLimit(u16(b, 6), u16(b, 8));
+      this.emit(b.subarray(0, size));
       this.state = "block";
-      return 13 + table;
+      return size;
     }
     if (this.state === "subblocks") {
-      const size = b[0]!;
-      if (b.length < 1 + size) return 0;
-      if (this.keep) this.emit(b.subarray(0, 1 + size));
-      if (size === 0) this.state = "block";
-      return 1 + size;
+      const size = 1 + b[0]!;
+      if (b.length < size) return this.wait(size);
+      if (this.keep) this.emit(b.subarray(0, size));
+      if (size === 1) this.state = "block";
+      return size;
     }
     const introducer = b[0]!;
     if (introducer === 0x3b) {
@@ -33,21 +41,14 @@ export class GifStripper extends UnitStripper {
       this.finished = true;
       return 1;
     }
-    if (introducer === 0x2c) {
-      if (b.length < 10) return 0;
-      const table = b[9]! & 0x80 ? 3 * 2 ** ((b[9]! & 7) + 1) : 0;
-      if (b.length < 11 + table) return 0; // descriptor, colour table, LZW minimum code size
-      this.emit(b.subarray(0, 11 + table));
-      this.keep = true;
-      this.state = "subblocks";
-      return 11 + table;
-    }
+    if (introducer === 0x2c) return this.image(b);
     if (introducer === 0x21) {
-      if (b.length < 2) return 0;
+      if (b.length < 2) return this.wait(2);
       const label = b[1]!;
       if (label === 0xff) {
         // The application identifier is the first sub-block (11 bytes).
-        if (b.length < 3 || b.length < 3 + b[2]!) return 0;
+        if (b.length < 3) return this.wait(3);
+        if (b.length < 3 + b[2]!) return this.wait(3 + b[2]!);
         const id = String.fromCharCode(...b.subarray(3, 3 + b[2]!));
         this.keep = KEEP_APPLICATIONS.includes(id);
       } else {
@@ -58,6 +59,21 @@ export class GifStripper extends UnitStripper {
       return 2;
     }
     throw bad(`unexpected block 0x${introducer.toString(16)}`);
+  }
+
+  /**
+   * Every frame's extent is checked, not only the logical screen's: decoders that grow the
+   * canvas to fit a frame would otherwise allocate what the screen size hid.
+   */
+  private image(b: Uint8Array): number {
+    if (b.length < 10) return this.wait(10);
+    const size = 11 + colourTable(b[9]!); // descriptor, colour table, LZW minimum code size
+    if (b.length < size) return this.wait(size);
+    assertWithinSideLimit(u16(b, 1) + u16(b, 5), u16(b, 3) + u16(b, 7));
+    this.emit(b.subarray(0, size));
+    this.keep = true;
+    this.state = "subblocks";
+    return size;
   }
 
   protected checkComplete() {

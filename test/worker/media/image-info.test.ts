@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { readImageHeader } from "../../../src/media/image-info";
 import { sniff } from "../../../src/media/sniff";
+import { join, latin1, tiffIfd, u16be, u32be, u32le } from "../../support/build";
 import { fixture } from "../helpers";
 
 async function header(path: string, limit?: number) {
   const bytes = await fixture(path);
   const format = sniff(bytes)!.format;
-  return readImageHeader(format, limit ? bytes.subarray(0, limit) : bytes);
+  return readImageHeader(format, limit ? bytes.subarray(0, limit) : bytes, !limit);
 }
 
 describe("readImageHeader", () => {
@@ -70,5 +71,46 @@ describe("readImageHeader", () => {
     const ftyp = box("ftyp", new TextEncoder().encode("heicmif1"));
     const file = new Uint8Array([...ftyp, ...meta]);
     expect(readImageHeader("heic", file)).toEqual({ width: 300, height: 400, storedWidth: 400, storedHeight: 300, orientation: 8 });
+  });
+
+  describe("TIFF", () => {
+    const page = (little: boolean, width: number, height: number, next: number) =>
+      tiffIfd(little, [[256, 4, width], [257, 3, height], [0x0112, 3, 6]], next);
+    const pages = (little: boolean) => {
+      const header = join(latin1(little ? "II" : "MM"), little ? [42, 0] : [0, 42], (little ? u32le : u32be)(8));
+      return join(header, page(little, 300, 200, 8 + 42), page(little, 40_000, 10, 8 + 84), page(little, 500, 500, 0));
+    };
+
+    it.each([true, false])("reads every directory (little-endian: %s): the first gives the size, the largest is reported", (little) => {
+      expect(readImageHeader("tiff", pages(little), true)).toEqual({
+        width: 200, height: 300, storedWidth: 300, storedHeight: 200, orientation: 6, largest: { width: 40_000, height: 10 },
+      });
+    });
+
+    it("waits for a directory (or the offset of the next) past the bytes it has, unless they are the whole file", async () => {
+      expect(readImageHeader("tiff", pages(true).subarray(0, 100))).toEqual({ need: "more" });
+      // 46 bytes: one directory, and the file ends where the next-directory offset would be.
+      const tiny = await fixture("tiny/tiff.tif");
+      expect(readImageHeader("tiff", tiny)).toEqual({ need: "more" });
+      expect(readImageHeader("tiff", tiny, true)).toMatchObject({ width: 1, height: 1 });
+    });
+
+    it.each(["II", "MM"])("calls a BigTIFF (%s) unsupported", (order) => {
+      const little = order === "II";
+      const bigtiff = join(latin1(order), little ? [43, 0, 8, 0, 0, 0] : [0, 43, 0, 8, 0, 0], new Uint8Array(8), page(little, 1, 1, 0));
+      expect(readImageHeader("tiff", bigtiff, true)).toEqual({ invalid: "BigTIFF is not supported" });
+    });
+
+    it("refuses directories that loop or overlap rather than reading them again", () => {
+      const header = join(latin1("MM"), [0, 42], u32be(8));
+      const loop = join(header, page(false, 1, 1, 8));
+      expect(readImageHeader("tiff", loop, true)).toMatchObject({ width: 1, height: 1 });
+      // Sub-directories one byte apart over the same 50 KB of entries: each would read them all again.
+      const region = new Uint8Array(50_000).fill(0x10);
+      const offsets = Array.from({ length: 255 }, (_, i) => 3000 + i);
+      const subIfds = join(u16be(1), u16be(330), u16be(4), u32be(offsets.length), u32be(1000), u32be(0));
+      const overlapping = join(header, subIfds, new Uint8Array(1000 - 8 - subIfds.length), offsets.flatMap((o) => u32be(o)), new Uint8Array(3000 - 1000 - 4 * 255), region);
+      expect(readImageHeader("tiff", overlapping, true)).toEqual({ invalid: "TIFF directories overlap" });
+    });
   });
 });

@@ -63,4 +63,15 @@ describe("sniff", () => {
     expect(sniff(new Uint8Array())).toBeNull();
     expect(sniff(new TextEncoder().encode("BM not really a bitmap header"))).toBeNull();
   });
+
+  it("reads the brands of a huge ftyp box no further than its first bytes", () => {
+    // 64 MiB declared and received in one piece: 16 million would-be brands.
+    const huge = new Uint8Array(64 * 1024 * 1024);
+    huge.set([0x04, 0, 0, 0, ...new TextEncoder().encode("ftypmif1\0\0\0\0mif1")]);
+    huge.fill(0x61, 20, 4000);
+    huge.set(new TextEncoder().encode("heic"), huge.length - 8);
+    const start = performance.now();
+    expect(sniff(huge)?.format).toBe("heif");
+    expect(performance.now() - start).toBeLessThan(100);
+  });
 });
