@@ -86,13 +86,13 @@ async function viaService(media, input) {
   const hash = createHash("sha1");
   let bytes = 0;
   const start = performance.now();
-  const res = await fetch(`${media.url}/video/mp4`, {
+  const res = await fetch(`${media.url}/video/mp4?format=avi`, {
     method: "POST",
     headers: { Authorization: `Bearer ${media.secret}`, "Content-Type": "video/x-msvideo", "Content-Length": String(size) },
     body: createReadStream(input),
     duplex: "half",
   });
-  if (res.status !== 200) throw new Error(`POST /video/mp4 answered ${res.status}: ${await res.text()}`);
+  if (res.status !== 200) throw new Error(`POST /video/mp4?format=avi answered ${res.status}: ${await res.text()}`);
   // Hashing as it arrives costs milliseconds and shows whether both paths wrote the same file.
   for await (const chunk of res.body) {
     hash.update(chunk);

@@ -137,7 +137,8 @@ async function inWorkerEngine(engineUrl, image, source, job) {
 /** The job through the media service: the file as the body, the WebP read to its end. */
 async function viaService(media, image, job) {
   const start = performance.now();
-  const res = await fetch(`${media.url}${job.route}`, {
+  // The service reads the file as the format the Worker sniffed, named like this.
+  const res = await fetch(`${media.url}${job.route}&format=${image.format}`, {
     method: "POST",
     headers: { Authorization: `Bearer ${media.secret}`, "Content-Type": image.type },
     body: image.data,

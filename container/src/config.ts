@@ -42,20 +42,30 @@ export interface Config {
   maxConcurrentJobs: number;
   maxQueuedJobs: number;
   maxInputBytes: number;
+  /** Job inputs on the temporary disk, all jobs together (outputs come on top). */
+  maxTempBytes: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const secret = env.MEDIA_SECRET ?? "";
   if (secret.length < 16) throw new Error("MEDIA_SECRET must be set to at least 16 characters");
-  return {
+  const maxConcurrentJobs = Number(env.MAX_CONCURRENT_JOBS ?? 2);
+  const maxInputBytes = Number(env.MAX_INPUT_BYTES ?? 210 * 1024 * 1024);
+  const config: Config = {
     port: Number(env.PORT ?? 8080),
     host: env.HOST ?? "0.0.0.0",
     secret,
     ...mediaTools(env),
     tmpDir: env.MEDIA_TMP_DIR ?? os.tmpdir(),
     jobTimeoutMs: Number(env.JOB_TIMEOUT_MS ?? 15 * 60_000),
-    maxConcurrentJobs: Number(env.MAX_CONCURRENT_JOBS ?? 2),
+    maxConcurrentJobs,
     maxQueuedJobs: Number(env.MAX_QUEUED_JOBS ?? 8),
-    maxInputBytes: Number(env.MAX_INPUT_BYTES ?? 210 * 1024 * 1024),
+    maxInputBytes,
+    // Inputs of the largest size for every running job and two waiting (840 MiB by default), or
+    // more smaller ones; the running jobs' outputs need about as much again at most.
+    maxTempBytes: Number(env.MAX_TEMP_BYTES ?? (maxConcurrentJobs + 2) * maxInputBytes),
   };
+  // Otherwise an input of the largest size could never be taken.
+  if (!(config.maxTempBytes >= config.maxInputBytes)) throw new Error("MAX_TEMP_BYTES must be at least MAX_INPUT_BYTES");
+  return config;
 }

@@ -1,9 +1,9 @@
-import { open as openFile, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import sharp from "sharp";
-import type { Config } from "./config";
+import { BMP_DEMUXER, head, inputArgs, type ImageFormat } from "./formats";
 import { decodeHeic } from "./heic";
-import { JobError, run } from "./run";
+import { JobError, run, timedOut, timeLeft, type Job } from "./run";
 
 /**
  * Image work in-process with sharp (libvips): it decodes JPEG, PNG, WebP, GIF, TIFF and AVIF,
@@ -21,15 +21,38 @@ const THUMBNAIL_QUALITY = 80;
 // Every job reads a new file once: libvips' operation cache would only hold memory.
 sharp.cache(false);
 
+// Only the loaders of the formats above may run, whatever a file's bytes say: libvips would also
+// read SVG, PDF, CSV, matrix and its own format, some of which follow references to other files.
+sharp.block({ operation: ["VipsForeignLoad"] });
+sharp.unblock({
+  operation: [
+    "VipsForeignLoadJpeg", "VipsForeignLoadPng", "VipsForeignLoadNsgif", "VipsForeignLoadWebp", "VipsForeignLoadHeif",
+    "VipsForeignLoadTiffFile", "VipsForeignLoadTiffBuffer", "VipsForeignLoadTiffSource",
+  ],
+});
+
+/** What sharp's metadata says of each declared format (AVIF and HEIC are both HEIF, told apart by codec). */
+const SHARP_FORMATS: Record<Exclude<ImageFormat, "bmp">, { format: string; compression?: string }> = {
+  jpeg: { format: "jpeg" },
+  png: { format: "png" },
+  gif: { format: "gif" },
+  webp: { format: "webp" },
+  tiff: { format: "tiff" },
+  avif: { format: "heif", compression: "av1" },
+  heic: { format: "heif", compression: "hevc" },
+  heif: { format: "heif" },
+};
+
 export interface ImageSize {
   width: number;
   height: number;
 }
 
 /** The whole image as WebP, upright (the first frame: animated formats are not sent here). */
-export async function toWebp(config: Config, input: string, output: string, quality: number | "lossless"): Promise<ImageSize> {
-  const image = await decode(config, input, path.dirname(output));
+export async function toWebp(job: Job, input: string, format: ImageFormat, output: string, quality: number | "lossless"): Promise<ImageSize> {
+  const image = await decode(job, input, format, path.dirname(output));
   return write(
+    job,
     image
       .resize({ width: WEBP_MAX_SIDE, height: WEBP_MAX_SIDE, fit: "inside", withoutEnlargement: true })
       .webp(quality === "lossless" ? { lossless: true } : { quality }),
@@ -38,73 +61,68 @@ export async function toWebp(config: Config, input: string, output: string, qual
 }
 
 /** The first frame, upright, `width` pixels wide at most, as WebP. */
-export async function imageThumbnail(config: Config, input: string, output: string, width: number): Promise<ImageSize> {
-  const image = await decode(config, input, path.dirname(output));
-  return write(image.resize({ width, withoutEnlargement: true }).webp({ quality: THUMBNAIL_QUALITY }), output);
+export async function imageThumbnail(job: Job, input: string, format: ImageFormat, output: string, width: number): Promise<ImageSize> {
+  const image = await decode(job, input, format, path.dirname(output));
+  return write(job, image.resize({ width, withoutEnlargement: true }).webp({ quality: THUMBNAIL_QUALITY }), output);
 }
 
-async function write(image: sharp.Sharp, output: string): Promise<ImageSize> {
+async function write(job: Job, image: sharp.Sharp, output: string): Promise<ImageSize> {
   try {
-    const info = await image.toFile(output);
+    const info = await image.timeout({ seconds: Math.max(1, Math.ceil(timeLeft(job) / 1000)) }).toFile(output);
     return { width: info.width, height: info.height };
   } catch (error) {
-    throw asJobError(error);
+    throw asJobError(job, error);
   }
 }
 
-/** A sharp pipeline over the input's first frame, turned upright; `dir` is the job's own folder. */
-async function decode(config: Config, input: string, dir: string): Promise<sharp.Sharp> {
+/**
+ * A sharp pipeline over the input's first frame, turned upright, if the input is the declared
+ * `format` (else 422); `dir` is the job's own folder.
+ */
+async function decode(job: Job, input: string, format: ImageFormat, dir: string): Promise<sharp.Sharp> {
   const options: sharp.SharpOptions = {
     limitInputPixels: MAX_PIXELS,
     // Like the Worker: a damaged file is refused there already; minor warnings are not fatal.
     failOn: "error",
   };
-  const timeout = { seconds: Math.max(1, Math.ceil(config.jobTimeoutMs / 1000)) };
-  const head = await readHead(input);
-  if (head.toString("latin1", 0, 2) === "BM") {
-    return sharp(await bmpToPng(config, input, head, dir), options).timeout(timeout);
-  }
+  if (format === "bmp") return sharp(await bmpToPng(job, input, dir), options);
   let metadata: sharp.Metadata;
   try {
     metadata = await sharp(input, options).metadata();
   } catch (error) {
-    throw asJobError(error);
+    throw asJobError(job, error);
+  }
+  const expected = SHARP_FORMATS[format];
+  if (metadata.format !== expected.format || (expected.compression && metadata.compression !== expected.compression)) {
+    const found = [metadata.format, metadata.compression].filter(Boolean).join("/");
+    throw new JobError(422, `the file is ${found}, not ${format}`);
   }
   if (metadata.format === "heif" && metadata.compression === "hevc") {
     const raw = await decodeHeic(await readFile(input), MAX_PIXELS);
-    return sharp(raw.data, { ...options, raw: { width: raw.width, height: raw.height, channels: raw.channels } }).timeout(timeout);
+    return sharp(raw.data, { ...options, raw: { width: raw.width, height: raw.height, channels: raw.channels } });
   }
-  return sharp(input, options).rotate().timeout(timeout);
-}
-
-async function readHead(file: string): Promise<Buffer> {
-  const handle = await openFile(file, "r");
-  try {
-    const head = Buffer.alloc(32);
-    const { bytesRead } = await handle.read(head, 0, head.length, 0);
-    return head.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
+  return sharp(input, options).rotate();
 }
 
 /** BMP decoded by ffmpeg, told the format so that nothing else is guessed, after a size check. */
-async function bmpToPng(config: Config, input: string, head: Buffer, dir: string): Promise<string> {
-  if (head.length < 26) throw new JobError(422, "truncated BMP header");
+async function bmpToPng(job: Job, input: string, dir: string): Promise<string> {
+  const bytes = await head(input, 32);
+  if (bytes.toString("latin1", 0, 2) !== "BM") throw new JobError(422, "the file is not a BMP");
+  if (bytes.length < 26) throw new JobError(422, "truncated BMP header");
   // BITMAPINFOHEADER and later: signed 32-bit sizes (negative height means top-down rows).
-  const core = head.readUInt32LE(14) === 12;
-  const width = core ? head.readUInt16LE(18) : Math.abs(head.readInt32LE(18));
-  const height = core ? head.readUInt16LE(20) : Math.abs(head.readInt32LE(22));
+  const core = bytes.readUInt32LE(14) === 12;
+  const width = core ? bytes.readUInt16LE(18) : Math.abs(bytes.readInt32LE(18));
+  const height = core ? bytes.readUInt16LE(20) : Math.abs(bytes.readInt32LE(22));
   if (width * height > MAX_PIXELS) throw new JobError(422, `image of ${width}x${height} px is over the pixel limit`);
   const png = path.join(dir, "decoded.png");
-  await run(config.ffmpeg, ["-nostdin", "-v", "error", "-f", "bmp_pipe", "-i", input, "-frames:v", "1", "-c:v", "png", "-f", "image2", png], config.jobTimeoutMs);
+  await run(job, "ffmpeg", ["-nostdin", "-v", "error", ...inputArgs(BMP_DEMUXER, input), "-frames:v", "1", "-c:v", "png", "-f", "image2", png]);
   return png;
 }
 
 /** sharp's failures on a file it was given are about the file: bad or unsupported media. */
-function asJobError(error: unknown): JobError {
+function asJobError(job: Job, error: unknown): JobError {
   if (error instanceof JobError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  if (/timeout/i.test(message)) return new JobError(504, message);
+  if (/timeout/i.test(message)) return timedOut(job);
   return new JobError(422, message);
 }

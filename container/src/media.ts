@@ -1,5 +1,21 @@
-import type { Config } from "./config";
-import { JobError, run } from "./run";
+import { inputArgs, type Demuxer } from "./formats";
+import { JobError, run, ToolCrashed, type Job } from "./run";
+
+/** A job's input file and the demuxer its declared format allows. */
+export interface Source {
+  file: string;
+  demuxer: Demuxer;
+}
+
+/**
+ * Videos refused before anything decodes them, on what the probe reads from the headers.
+ * 8192 px a side takes 8K (7680 x 4320, DCI 8192 x 4320) and anything a phone or camera
+ * records; beyond it a frame is a decoding bomb more likely than a picture. 4 hours is far more
+ * than a conversion finishes within the job's time limit; a longer declared duration is a
+ * crafted or broken file, whose timestamps could make ffmpeg produce frames without end.
+ */
+export const MAX_VIDEO_SIDE = 8192;
+export const MAX_VIDEO_SECONDS = 4 * 3600;
 
 export interface Probe {
   container: string;
@@ -18,6 +34,7 @@ export interface Probe {
 
 interface FfprobeStream {
   codec_type?: string;
+  duration?: string;
   codec_name?: string;
   width?: number;
   height?: number;
@@ -25,13 +42,8 @@ interface FfprobeStream {
   side_data_list?: { rotation?: number }[];
 }
 
-export async function probe(config: Config, input: string): Promise<Probe> {
-  const out = await run(
-    config.ffprobe,
-    ["-v", "error", "-print_format", "json", "-show_format", "-show_streams", input],
-    config.jobTimeoutMs,
-  );
-  const data = JSON.parse(out) as { format?: { format_name?: string; duration?: string }; streams?: FfprobeStream[] };
+export async function probe(job: Job, source: Source): Promise<Probe> {
+  const data = await ffprobe(job, source);
   const video = data.streams?.find((s) => s.codec_type === "video");
   const audio = data.streams?.find((s) => s.codec_type === "audio");
   if (!data.format) throw new JobError(422, "not a media file");
@@ -56,17 +68,58 @@ export async function probe(config: Config, input: string): Promise<Probe> {
   };
 }
 
+interface FfprobeOutput {
+  format?: { format_name?: string; duration?: string };
+  streams?: FfprobeStream[];
+}
+
+async function ffprobe(job: Job, source: Source): Promise<FfprobeOutput> {
+  const out = await run(job, "ffprobe", ["-v", "error", "-print_format", "json", "-show_format", "-show_streams", ...inputArgs(source.demuxer, source.file)]);
+  return JSON.parse(out) as FfprobeOutput;
+}
+
+/** Refuses (422) a video over the limits above, from its headers, before it is decoded. */
+export async function checkVideo(job: Job, source: Source): Promise<void> {
+  let data: FfprobeOutput;
+  try {
+    data = await ffprobe(job, source);
+  } catch (error) {
+    // The npm-shipped ffprobe (4.1, the local fallback) crashes on every MPEG transport stream.
+    // The check is an early refusal only: -max_pixels and the job's time limit still hold.
+    if (error instanceof ToolCrashed) return;
+    throw error;
+  }
+  if (!data.format) throw new JobError(422, "not a media file");
+  for (const stream of data.streams ?? []) {
+    if (stream.codec_type !== "video") continue;
+    const [w, h] = [stream.width ?? 0, stream.height ?? 0];
+    if (w > MAX_VIDEO_SIDE || h > MAX_VIDEO_SIDE) throw new JobError(422, `video frames of ${w}x${h} px are over the ${MAX_VIDEO_SIDE} px limit`);
+  }
+  const durations = [data.format.duration, ...(data.streams ?? []).map((s) => s.duration)].map(Number).filter(Number.isFinite);
+  const longest = Math.max(0, ...durations);
+  if (longest > MAX_VIDEO_SECONDS) {
+    throw new JobError(422, `a duration of ${(longest / 3600).toFixed(1)} hours is over the ${MAX_VIDEO_SECONDS / 3600} hours limit`);
+  }
+}
+
+/**
+ * Decoder options ahead of the input: no frame over the side limit squared, in case one grows
+ * past what the headers said.
+ */
+const DECODE_LIMITS = ["-max_pixels", String(MAX_VIDEO_SIDE * MAX_VIDEO_SIDE)];
+
 const NO_METADATA = ["-map_metadata", "-1", "-map_chapters", "-1", "-fflags", "+bitexact"];
 
 /**
  * H.264 + AAC in MP4 for the web: rotation applied to the pixels (ffmpeg autorotates while
  * decoding), even dimensions (yuv420p needs them), metadata dropped, index at the front.
  */
-export async function transcodeMp4(config: Config, input: string, output: string): Promise<void> {
+export async function transcodeMp4(job: Job, source: Source, output: string): Promise<void> {
   await run(
-    config.ffmpeg,
+    job,
+    "ffmpeg",
     [
-      "-nostdin", "-y", "-i", input,
+      "-nostdin", "-y", ...DECODE_LIMITS, ...inputArgs(source.demuxer, source.file),
       "-map", "0:v:0", "-map", "0:a:0?",
       "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-pix_fmt", "yuv420p",
       "-vf", "scale=trunc(iw/2)*2:trunc(ih/2)*2",
@@ -75,37 +128,36 @@ export async function transcodeMp4(config: Config, input: string, output: string
       "-movflags", "+faststart",
       "-f", "mp4", output,
     ],
-    config.jobTimeoutMs,
   );
 }
 
 /** The same streams without metadata (location, device, dates), not re-encoded. */
-export async function stripMetadata(config: Config, input: string, output: string, format: "mp4" | "webm"): Promise<void> {
+export async function stripMetadata(job: Job, source: Source, output: string, format: "mp4" | "webm"): Promise<void> {
   await run(
-    config.ffmpeg,
+    job,
+    "ffmpeg",
     [
-      "-nostdin", "-y", "-i", input,
+      "-nostdin", "-y", ...inputArgs(source.demuxer, source.file),
       "-map", "0:v?", "-map", "0:a?", "-c", "copy",
       ...NO_METADATA,
       ...(format === "mp4" ? ["-movflags", "+faststart"] : []),
       "-f", format, output,
     ],
-    config.jobTimeoutMs,
   );
 }
 
 /** The first frame, upright, as a WebP `width` pixels wide (never upscaled). */
-export async function thumbnail(config: Config, input: string, output: string, width: number): Promise<void> {
+export async function thumbnail(job: Job, source: Source, output: string, width: number): Promise<void> {
   await run(
-    config.ffmpeg,
+    job,
+    "ffmpeg",
     [
-      "-nostdin", "-y", "-i", input,
+      "-nostdin", "-y", ...DECODE_LIMITS, ...inputArgs(source.demuxer, source.file),
       "-map", "0:v:0", "-frames:v", "1",
       "-vf", `scale='min(${width},iw)':-2`,
       "-c:v", "libwebp", "-quality", "80",
       ...NO_METADATA,
       "-f", "webp", output,
     ],
-    config.jobTimeoutMs,
   );
 }

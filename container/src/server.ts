@@ -1,30 +1,36 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
+import { createReadStream } from "node:fs";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import type { Config } from "./config";
-import { Limiter } from "./limiter";
+import { declaredFormat, IMAGE_FORMATS, VIDEO_FORMATS, videoDemuxer } from "./formats";
 import { imageThumbnail, toWebp } from "./image";
-import { probe, stripMetadata, thumbnail, transcodeMp4, type Probe } from "./media";
-import { JobError } from "./run";
+import { dropRest, receive, takeDeclared } from "./intake";
+import { Limiter } from "./limiter";
+import { checkVideo, probe, stripMetadata, thumbnail, transcodeMp4, type Probe, type Source } from "./media";
+import { JobError, type Job } from "./run";
+import { TempSpace } from "./temp-space";
 
 /**
  * The media service: ffmpeg and sharp behind a small HTTP interface. Every job receives the input as the
- * request body (streamed to a temporary file, since MP4 and friends need seeking), runs one
- * tool, and streams the output file back. Temporary files are removed however the job ends.
+ * request body (streamed to a temporary file, since MP4 and friends need seeking), runs its
+ * tools, and streams the output file back. Temporary files are removed however the job ends.
+ * Every job names its input's format (the one the Worker sniffed), and the input is read as
+ * that format only.
  *
  *   GET  /health
- *   POST /probe                        -> JSON Probe
- *   POST /video/mp4                    -> H.264/AAC MP4 (X-Media-Width/Height/Duration of the output)
- *   POST /video/strip?format=mp4|webm  -> same streams, no metadata
- *   POST /thumbnail?width=280          -> a video's first frame as WebP
- *   POST /image/webp?quality=82|lossless -> a still image as WebP, upright, no metadata
- *   POST /image/thumbnail?width=280    -> an image's first frame as WebP, never upscaled
+ *   POST /probe?format=                          -> JSON Probe
+ *   POST /video/mp4?format=                      -> H.264/AAC MP4 (X-Media-Width/Height/Duration of the output)
+ *   POST /video/strip?format=mp4|webm            -> same streams, no metadata
+ *   POST /thumbnail?width=280&format=            -> a video's first frame as WebP
+ *   POST /image/webp?quality=82|lossless&format= -> a still image as WebP, upright, no metadata
+ *   POST /image/thumbnail?width=280&format=      -> an image's first frame as WebP, never upscaled
  */
 export function createServer(config: Config) {
   const limiter = new Limiter(config.maxConcurrentJobs, config.maxQueuedJobs);
+  const space = new TempSpace(config.maxTempBytes);
   const secretDigest = createHash("sha256").update(config.secret).digest();
 
   const authorized = (req: http.IncomingMessage) => {
@@ -42,23 +48,6 @@ export function createServer(config: Config) {
     res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text), ...headers });
     res.end(text);
   };
-
-  async function receive(req: http.IncomingMessage, file: string) {
-    const declared = Number(req.headers["content-length"] ?? 0);
-    if (declared > config.maxInputBytes) throw new JobError(413, `input over ${config.maxInputBytes} bytes`);
-    let received = 0;
-    req.on("data", (chunk: Buffer) => {
-      received += chunk.length;
-      if (received > config.maxInputBytes) req.destroy(new JobError(413, `input over ${config.maxInputBytes} bytes`));
-    });
-    try {
-      await pipeline(req, createWriteStream(file));
-    } catch (error) {
-      if (error instanceof JobError) throw error;
-      throw new JobError(400, "the request body ended early");
-    }
-    if (received === 0) throw new JobError(400, "empty input");
-  }
 
   async function sendFile(res: http.ServerResponse, file: string, type: string, headers: http.OutgoingHttpHeaders = {}) {
     const { size } = await stat(file);
@@ -83,67 +72,115 @@ export function createServer(config: Config) {
     return width;
   };
 
-  type Handler = (input: string, dir: string, url: URL, res: http.ServerResponse) => Promise<void>;
+  const videoSource = async (format: string, file: string): Promise<Source> => ({ file, demuxer: await videoDemuxer(format, file) });
+  const OUTPUT_DEMUXERS = { mp4: VIDEO_FORMATS.mp4!, webm: VIDEO_FORMATS.webm! };
+  const videoFormats = Object.keys(VIDEO_FORMATS);
 
-  const routes: Record<string, Handler> = {
-    "/probe": async (input, _dir, _url, res) => sendJson(res, 200, await probe(config, input)),
-    "/video/mp4": async (input, dir, _url, res) => {
-      const output = path.join(dir, "out.mp4");
-      await transcodeMp4(config, input, output);
-      await sendFile(res, output, "video/mp4", mediaHeaders(await probe(config, output)));
+  /** The work on one input; `dir` is the job's own folder. */
+  type Work = (job: Job, input: string, dir: string, res: http.ServerResponse) => Promise<void>;
+  /** Reads a route's parameters (400 when wrong) before anything is received, then does its work. */
+  type Route = (url: URL) => Work;
+
+  const routes: Record<string, Route> = {
+    "/probe": (url) => {
+      const format = declaredFormat(url, videoFormats);
+      return async (job, input, _dir, res) => sendJson(res, 200, await probe(job, await videoSource(format, input)));
     },
-    "/video/strip": async (input, dir, url, res) => {
-      const format = url.searchParams.get("format");
-      if (format !== "mp4" && format !== "webm") throw new JobError(400, "format must be mp4 or webm");
-      const output = path.join(dir, `out.${format}`);
-      await stripMetadata(config, input, output, format);
-      await sendFile(res, output, `video/${format}`, mediaHeaders(await probe(config, output)));
+    "/video/mp4": (url) => {
+      const format = declaredFormat(url, videoFormats);
+      return async (job, input, dir, res) => {
+        const source = await videoSource(format, input);
+        await checkVideo(job, source);
+        const output = path.join(dir, "out.mp4");
+        await transcodeMp4(job, source, output);
+        await sendFile(res, output, "video/mp4", mediaHeaders(await probe(job, { file: output, demuxer: OUTPUT_DEMUXERS.mp4 })));
+      };
     },
-    "/image/webp": async (input, dir, url, res) => {
+    "/video/strip": (url) => {
+      // The container stays: the input's format is the output's.
+      const format = declaredFormat(url, ["mp4", "webm"] as const);
+      return async (job, input, dir, res) => {
+        const source = await videoSource(format, input);
+        await checkVideo(job, source);
+        const output = path.join(dir, `out.${format}`);
+        await stripMetadata(job, source, output, format);
+        await sendFile(res, output, `video/${format}`, mediaHeaders(await probe(job, { file: output, demuxer: OUTPUT_DEMUXERS[format] })));
+      };
+    },
+    "/image/webp": (url) => {
+      const format = declaredFormat(url, IMAGE_FORMATS);
       const given = url.searchParams.get("quality") ?? "82";
       const quality = given === "lossless" ? given : Number(given);
       if (quality !== "lossless" && (!Number.isInteger(quality) || quality < 1 || quality > 100)) {
         throw new JobError(400, "quality must be 1 to 100, or lossless");
       }
-      const output = path.join(dir, "out.webp");
-      await sendFile(res, output, "image/webp", sizeHeaders(await toWebp(config, input, output, quality)));
+      return async (job, input, dir, res) => {
+        const output = path.join(dir, "out.webp");
+        await sendFile(res, output, "image/webp", sizeHeaders(await toWebp(job, input, format, output, quality)));
+      };
     },
-    "/image/thumbnail": async (input, dir, url, res) => {
+    "/image/thumbnail": (url) => {
+      const format = declaredFormat(url, IMAGE_FORMATS);
       const width = thumbnailWidth(url);
-      const output = path.join(dir, "thumb.webp");
-      await sendFile(res, output, "image/webp", sizeHeaders(await imageThumbnail(config, input, output, width)));
+      return async (job, input, dir, res) => {
+        const output = path.join(dir, "thumb.webp");
+        await sendFile(res, output, "image/webp", sizeHeaders(await imageThumbnail(job, input, format, output, width)));
+      };
     },
-    "/thumbnail": async (input, dir, url, res) => {
-      const output = path.join(dir, "thumb.webp");
-      await thumbnail(config, input, output, thumbnailWidth(url));
-      await sendFile(res, output, "image/webp");
+    "/thumbnail": (url) => {
+      const format = declaredFormat(url, videoFormats);
+      const width = thumbnailWidth(url);
+      return async (job, input, dir, res) => {
+        const source = await videoSource(format, input);
+        await checkVideo(job, source);
+        const output = path.join(dir, "thumb.webp");
+        await thumbnail(job, source, output, width);
+        await sendFile(res, output, "image/webp");
+      };
     },
   };
 
   return http.createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://media");
     if (req.method === "GET" && url.pathname === "/health") {
-      return sendJson(res, 200, { status: "ok", running: limiter.running, queued: limiter.queued });
+      return sendJson(res, 200, { status: "ok", running: limiter.running, queued: limiter.queued, receiving: limiter.receiving, tempBytes: space.used });
     }
-    const handler = routes[url.pathname];
-    if (!handler) return sendJson(res, 404, { error: "no such route" });
+    const route = routes[url.pathname];
+    if (!route) return sendJson(res, 404, { error: "no such route" });
     if (req.method !== "POST") return sendJson(res, 405, { error: "use POST" }, { Allow: "POST" });
     if (!authorized(req)) return sendJson(res, 401, { error: "missing or wrong secret" });
 
+    // Aborts the job's tools, or its wait for a place, when the client goes before the answer.
+    const client = new AbortController();
+    res.on("close", () => {
+      if (!res.writableFinished) client.abort();
+    });
+    const share = space.share();
+    let leave: (() => void) | null = null;
     let dir: string | null = null;
     try {
-      limiter.admit();
+      const work = route(url);
+      leave = limiter.admit();
+      const declared = takeDeclared(req, config.maxInputBytes, share);
       dir = await mkdtemp(path.join(config.tmpDir, "media-job-"));
       const input = path.join(dir, "input");
-      await receive(req, input);
-      await limiter.run(() => handler(input, dir!, url, res));
+      await receive(req, input, config.maxInputBytes, share, declared);
+      await limiter.run(() => work({ config, deadline: Date.now() + config.jobTimeoutMs, signal: client.signal }, input, dir!, res), client.signal);
     } catch (error) {
       const status = error instanceof JobError ? error.status : 500;
       const reason = error instanceof Error ? error.message : String(error);
       if (status === 500) console.error(`${url.pathname}: ${reason}`);
-      sendJson(res, status, { error: reason }, status === 503 ? { "Retry-After": "5" } : {});
+      const headers: http.OutgoingHttpHeaders = status === 503 ? { "Retry-After": "5" } : {};
+      if (!req.complete) {
+        headers.Connection = "close";
+        dropRest(req, res);
+      }
+      sendJson(res, status, { error: reason }, headers);
     } finally {
+      // The place and the space are free once the job's files are gone.
       if (dir) await rm(dir, { recursive: true, force: true });
+      share.release();
+      leave?.();
     }
   });
 }

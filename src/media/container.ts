@@ -1,5 +1,17 @@
 import { Container } from "@cloudflare/containers";
 import type { Env } from "../env";
+import { MEDIA_JOB_TIMEOUT_MS } from "./timeouts";
+
+/**
+ * The service's settings. Its job time limit is the Worker's, so that a job's lease and each
+ * call's deadline (src/media/timeouts.ts) are known to outlast it.
+ */
+export const mediaServiceVars = (env: Env): Record<string, string> => ({
+  MEDIA_SECRET: env.MEDIA_SECRET ?? "",
+  PORT: "8080",
+  MAX_CONCURRENT_JOBS: "2",
+  JOB_TIMEOUT_MS: String(MEDIA_JOB_TIMEOUT_MS),
+});
 
 /**
  * The ffmpeg media service (container/) as a Cloudflare Container. Instances sleep when idle;
@@ -12,6 +24,6 @@ export class MediaContainer extends Container<Env> {
 
   constructor(ctx: DurableObjectState<{}>, env: Env) {
     super(ctx, env);
-    this.envVars = { MEDIA_SECRET: env.MEDIA_SECRET ?? "", PORT: "8080", MAX_CONCURRENT_JOBS: "2" };
+    this.envVars = mediaServiceVars(env);
   }
 }

@@ -1,8 +1,11 @@
 import { getRandom, type Container } from "@cloudflare/containers";
 import type { Env } from "../env";
+import { MEDIA_CALL_TIMEOUT_MS } from "./timeouts";
 
 /** Instances of the container that jobs are spread over (wrangler.toml's max_instances). */
 export const MEDIA_INSTANCES = 3;
+
+const PERMANENT = new Set([400, 413, 422, 504]);
 
 export class MediaServiceError extends Error {
   constructor(
@@ -14,9 +17,13 @@ export class MediaServiceError extends Error {
     this.name = "MediaServiceError";
   }
 
-  /** 422 means the media itself is bad: retrying cannot help. */
+  /**
+   * Answers that the same input would get again, so retrying cannot help: 400 and 422 (a bad
+   * request or bad media), 413 (too large) and 504 (the job used all of its time limit: the same
+   * file takes as long next time, and each try would hold a place in the service that long).
+   */
   get permanent() {
-    return this.status === 422 || this.status === 400;
+    return PERMANENT.has(this.status);
   }
 }
 
@@ -36,7 +43,8 @@ async function release(input: ReadableStream | ArrayBuffer | Uint8Array) {
   if (input instanceof ReadableStream) await input.cancel().catch(() => {});
 }
 
-export function mediaService(env: Env): MediaService {
+/** `callTimeoutMs` bounds a call from its request to the end of its answer's body. */
+export function mediaService(env: Env, { callTimeoutMs = MEDIA_CALL_TIMEOUT_MS } = {}): MediaService {
   const secret = env.MEDIA_SECRET ?? "";
   const send = env.MEDIA_SERVICE_URL
     ? (request: Request) => fetch(request)
@@ -44,17 +52,26 @@ export function mediaService(env: Env): MediaService {
   const base = (env.MEDIA_SERVICE_URL || "http://media.container").replace(/\/+$/, "");
   return {
     async call(operation, input, length) {
+      const deadline = AbortSignal.timeout(callTimeoutMs);
+      // Not every way of sending may heed the signal: the wait for the answer is cut short here too.
+      const abandoned = new Promise<never>((_, reject) => deadline.addEventListener("abort", () => reject(deadline.reason), { once: true }));
       let response: Response;
       try {
-        response = await send(
-          new Request(`${base}${operation}`, {
-            method: "POST",
-            headers: { Authorization: `Bearer ${secret}`, "Content-Length": String(length) },
-            body: input,
-          }),
-        );
+        response = await Promise.race([
+          send(
+            new Request(`${base}${operation}`, {
+              method: "POST",
+              headers: { Authorization: `Bearer ${secret}`, "Content-Length": String(length) },
+              body: input,
+              signal: deadline,
+            }),
+          ),
+          abandoned,
+        ]);
       } catch (error) {
         await release(input);
+        // No answer in time is not the media's fault (the service may be busy): worth a retry.
+        if (deadline.aborted) throw new MediaServiceError(0, `media service did not answer within ${callTimeoutMs / 1000} s`);
         throw new MediaServiceError(0, `media service unreachable: ${String(error)}`);
       }
       if (!response.ok) {

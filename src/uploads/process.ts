@@ -2,6 +2,8 @@ import { randomBase62 } from "../crypto";
 import { MediaServiceError, type MediaService } from "../media/service";
 import type { SourceImage } from "../media/image/budget";
 import { describeStoredImage, renderImage } from "../media/image/render";
+import { formatOfMime, type Format } from "../media/sniff";
+import { MEDIA_CALL_TIMEOUT_MS } from "../media/timeouts";
 import { newObjectKey } from "../storage/keys";
 import {
   claimMediaJob,
@@ -26,7 +28,13 @@ import type { UploadDeps } from "./deps";
  * what is left to do and the cron job re-drives it.
  */
 export const MAX_ATTEMPTS = 5;
-export const LEASE_MS = 20 * 60_000;
+/** A job calls the media service at most twice: the conversion (or optimisation) and the thumbnail. */
+export const MEDIA_CALLS_PER_JOB = 2;
+/**
+ * Longer than a job's runner can take, so that no other runner takes the job over while it still
+ * works: each call is abandoned at its deadline, which outlasts the service's own time limit.
+ */
+export const LEASE_MS = MEDIA_CALLS_PER_JOB * MEDIA_CALL_TIMEOUT_MS + 5 * 60_000;
 export const THUMB_WIDTH = 280;
 /** A job's first run is the one started right after the upload; the cron job waits this long before stepping in. */
 const FIRST_RUN_GRACE_MS = 2 * 60_000;
@@ -111,7 +119,7 @@ export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<voi
     if (written.length) await deps.bucket.delete(written).catch(() => {});
     const permanent = error instanceof MediaServiceError && error.permanent;
     const exhausted = job.attempts >= MAX_ATTEMPTS;
-    const message = error instanceof Error ? error.message : String(error);
+    const message = failure(error);
     console.error(JSON.stringify({ job: job.id, upload: job.uploadId, attempt: job.attempts, error: message }));
     await finishMediaJob(
       deps.db,
@@ -124,28 +132,45 @@ export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<voi
   }
 }
 
+/** What a failed attempt records: with the service's status (504: its time limit ran out), since the reason alone may not say. */
+function failure(error: unknown): string {
+  if (error instanceof MediaServiceError && error.status) return `media service ${error.status}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
 async function put(deps: ProcessDeps, key: string, body: ReadableStream | Uint8Array | null, contentType: string, written: string[]) {
   written.push(key);
   return deps.bucket.put(key, body, { httpMetadata: { contentType } });
 }
 
-async function callOnObject(deps: ProcessDeps, key: string, operation: string) {
+/** The format the upload was sniffed as, which the media service is told to read the file as. */
+function sniffedFormat(upload: Pick<UploadRow, "id" | "mime">): Format {
+  const format = formatOfMime(upload.mime);
+  if (!format) throw new Error(`upload ${upload.id} has a type no format gives: ${upload.mime}`);
+  return format;
+}
+
+/** `operation` on a stored file, which the service reads as `format` and nothing else. */
+async function callOnObject(deps: ProcessDeps, key: string, format: Format, operation: string) {
   const source = await deps.bucket.get(key);
   if (!source) throw new Error(`stored file ${key} is missing`);
-  return deps.media.call(operation, source.body, source.size);
+  const url = new URL(operation, "http://media");
+  url.searchParams.set("format", format);
+  return deps.media.call(`${url.pathname}${url.search}`, source.body, source.size);
 }
 
 async function processVideo(deps: ProcessDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
   const keep = upload.mime === "video/mp4" || upload.mime === "video/webm";
   const format = upload.mime === "video/webm" ? "webm" : "mp4";
-  const response = await callOnObject(deps, upload.objectKey, keep ? `/video/strip?format=${format}` : "/video/mp4");
+  // Stripping keeps the container: the input's format is the output's.
+  const response = await callOnObject(deps, upload.objectKey, sniffedFormat(upload), keep ? "/video/strip" : "/video/mp4");
   const width = Number(response.headers.get("X-Media-Width")) || null;
   const height = Number(response.headers.get("X-Media-Height")) || null;
   const mime = `video/${format}`;
   const objectKey = newObjectKey(upload.id, format);
   const stored = await put(deps, objectKey, response.body, mime, written);
 
-  return { objectKey, mime, size: stored.size, etag: stored.httpEtag, width, height, thumbKey: await videoThumbnail(deps, upload.id, objectKey, written) };
+  return { objectKey, mime, size: stored.size, etag: stored.httpEtag, width, height, thumbKey: await videoThumbnail(deps, upload.id, objectKey, format, written) };
 }
 
 async function processImage(deps: ProcessDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
@@ -157,7 +182,7 @@ async function processImage(deps: ProcessDeps, upload: UploadRow, written: strin
     width: upload.width,
     height: upload.height,
   };
-  const thumb = await renderImage(deps, file.objectKey, { kind: "thumbnail", width: THUMB_WIDTH });
+  const thumb = await renderImage(deps, { key: file.objectKey, format: sniffedFormat({ id: upload.id, mime: file.mime }) }, { kind: "thumbnail", width: THUMB_WIDTH });
   const thumbKey = newObjectKey(upload.id, "webp");
   await put(deps, thumbKey, thumb.body, "image/webp", written);
   return { ...file, thumbKey };
@@ -168,7 +193,7 @@ async function convertToWebp(deps: ProcessDeps, upload: UploadRow, written: stri
   const image = await describeStoredImage(deps.bucket, upload.objectKey);
   const plan = webpPlan(upload, image);
   if (!plan) return null;
-  const output = await renderImage(deps, upload.objectKey, { kind: "webp", quality: plan.quality }, image);
+  const output = await renderImage(deps, { key: upload.objectKey, format: sniffedFormat(upload) }, { kind: "webp", quality: plan.quality }, image);
   const objectKey = newObjectKey(upload.id, "webp");
   const stored = await put(deps, objectKey, output.body, "image/webp", written);
   if (plan.onlyIfSmaller && stored.size > upload.size * (1 - OPTIMISE_MIN_SAVING)) {
@@ -187,10 +212,10 @@ async function convertToWebp(deps: ProcessDeps, upload: UploadRow, written: stri
 }
 
 /** A video without a decodable first frame still gets its converted file, just no thumbnail. */
-async function videoThumbnail(deps: ProcessDeps, uploadId: string, videoKey: string, written: string[]) {
+async function videoThumbnail(deps: ProcessDeps, uploadId: string, videoKey: string, format: Format, written: string[]) {
   let response: Response;
   try {
-    response = await callOnObject(deps, videoKey, `/thumbnail?width=${THUMB_WIDTH}`);
+    response = await callOnObject(deps, videoKey, format, `/thumbnail?width=${THUMB_WIDTH}`);
   } catch (error) {
     if (error instanceof MediaServiceError && error.permanent) return null;
     throw error;

@@ -98,14 +98,14 @@ describe("the media service's image engine", () => {
 
   it("decodes an iPhone HEIC with libheif: upright WebP and thumbnail, no metadata", async () => {
     const heic = await fixture("heic/IMG_5195.HEIC");
-    const webp = await job("/image/webp?quality=82", heic);
+    const webp = await job("/image/webp?quality=82&format=heic", heic);
     expect(webp.status).toBe(200);
     expect(webp.size).toEqual({ width: 2566, height: 3313 });
     const meta = await sharp(webp.bytes).metadata();
     expect([meta.format, meta.width, meta.height, meta.hasAlpha]).toEqual(["webp", 2566, 3313, false]);
     expect(metadataTags(webp.bytes)).toEqual([]);
 
-    const thumb = await job("/image/thumbnail?width=280", heic);
+    const thumb = await job("/image/thumbnail?width=280&format=heic", heic);
     expect(thumb.status).toBe(200);
     expect(thumb.size).toEqual({ width: 280, height: 362 });
     expect(metadataTags(thumb.bytes)).toEqual([]);
@@ -113,7 +113,7 @@ describe("the media service's image engine", () => {
 
   it("decodes BMP through ffmpeg: lossless WebP has exactly the BMP's pixels", async () => {
     const pixel = (x: number, y: number): [number, number, number] => [(x * 37) % 256, (y * 53) % 256, (x * y) % 256];
-    const webp = await job("/image/webp?quality=lossless", bmp(33, 17, pixel));
+    const webp = await job("/image/webp?quality=lossless&format=bmp", bmp(33, 17, pixel));
     expect(webp.status).toBe(200);
     expect(webp.size).toEqual({ width: 33, height: 17 });
     const { data, info } = await sharp(webp.bytes).removeAlpha().raw().toBuffer({ resolveWithObject: true });
@@ -124,28 +124,28 @@ describe("the media service's image engine", () => {
   });
 
   it("refuses images over 30000 x 30000 px in the decoder (422), whatever the format", async () => {
-    const png = await job("/image/thumbnail?width=280", pngDeclaring(30001, 30001));
+    const png = await job("/image/thumbnail?width=280&format=png", pngDeclaring(30001, 30001));
     expect(png.status).toBe(422);
     expect(png.error).toMatch(/pixel limit/i);
     const huge = Buffer.from(bmp(1, 1, () => [0, 0, 0]));
     huge.writeInt32LE(40000, 18);
     huge.writeInt32LE(-40000, 22);
-    const bitmap = await job("/image/webp?quality=lossless", huge);
+    const bitmap = await job("/image/webp?quality=lossless&format=bmp", huge);
     expect(bitmap.status).toBe(422);
     expect(bitmap.error).toMatch(/pixel limit/);
   });
 
   it("scales a WebP conversion down to WebP's 16383 px side limit", async () => {
     const wide = await sharp({ create: { width: 20000, height: 40, channels: 3, background: "#3a7" } }).png().toBuffer();
-    const webp = await job("/image/webp?quality=82", wide);
+    const webp = await job("/image/webp?quality=82&format=png", wide);
     expect(webp.status).toBe(200);
     expect(webp.size.width).toBe(16383);
     expect((await sharp(webp.bytes).metadata()).width).toBe(16383);
   });
 
   it("answers 422 with the decoder's reason for files with no image in them", async () => {
-    for (const name of ["tiny/gif.gif", "tiny/pdf.pdf", "tiny/zip.zip"]) {
-      const result = await job("/image/thumbnail?width=280", await fixture(name));
+    for (const [name, format] of [["tiny/gif.gif", "gif"], ["tiny/pdf.pdf", "png"], ["tiny/zip.zip", "jpeg"]] as const) {
+      const result = await job(`/image/thumbnail?width=280&format=${format}`, await fixture(name));
       expect(result.status, name).toBe(422);
       expect(result.error, name).toBeTruthy();
     }
@@ -153,7 +153,7 @@ describe("the media service's image engine", () => {
 
   it("turns EXIF orientations upright and drops the EXIF", async () => {
     for (const n of [1, 3, 6, 8]) {
-      const thumb = await job("/image/thumbnail?width=280", await fixture(`orientation/landscape_${n}.jpg`));
+      const thumb = await job("/image/thumbnail?width=280&format=jpeg", await fixture(`orientation/landscape_${n}.jpg`));
       expect(thumb.status).toBe(200);
       // landscape_N.jpg all display as 600x450 landscape once upright.
       expect(thumb.size, `orientation ${n}`).toEqual({ width: 280, height: 210 });

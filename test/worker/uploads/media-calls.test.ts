@@ -1,0 +1,121 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { processDeps } from "../../../src/deps";
+import { mediaServiceVars } from "../../../src/media/container";
+import { mediaService, MediaServiceError, type MediaService } from "../../../src/media/service";
+import { MEDIA_CALL_TIMEOUT_MS, MEDIA_JOB_TIMEOUT_MS } from "../../../src/media/timeouts";
+import { LEASE_MS, MEDIA_CALLS_PER_JOB, runMediaJob } from "../../../src/uploads/process";
+import { DEAD_SERVICE, fixture, newAccount, uploadWithEnv } from "../helpers";
+
+/**
+ * How media jobs call the media service, with a stand-in service: each call names the format
+ * the upload was sniffed as, a timed-out job is not retried, and neither a call nor a job's
+ * lease can be outlived by the work they cover.
+ */
+async function jobOf(uploadId: string) {
+  return env.DB.prepare("SELECT id, status, attempts, last_error, lease_until FROM media_jobs WHERE upload_id = ?")
+    .bind(uploadId)
+    .first<{ id: string; status: string; attempts: number; last_error: string | null; lease_until: number | null }>();
+}
+
+/** An upload whose job is left pending (the real service is never reached). */
+async function pendingUpload(name: string) {
+  const account = await newAccount();
+  const uploaded = await uploadWithEnv(account, await fixture(name), { MEDIA_SERVICE_URL: DEAD_SERVICE }, { allow_duplicate: "1" });
+  const job = await jobOf(uploaded.id);
+  expect(job?.status).toBe("pending");
+  return { uploadId: uploaded.id as string, jobId: job!.id };
+}
+
+/** Runs the upload's job past its retry delay with `media` standing in for the service. */
+async function runWith(jobId: string, media: MediaService, now = Date.now() + 2 * 3600_000) {
+  await runMediaJob({ ...processDeps(env, undefined, () => now), media }, jobId);
+}
+
+/** Bytes no decoder takes for an image: the Worker hands their thumbnail to the service too. */
+const OUTPUT = new Uint8Array(64).fill(7);
+
+/** A service that records each operation and answers every one with OUTPUT. */
+function recording() {
+  const calls: string[] = [];
+  const media: MediaService = {
+    async call(operation, input) {
+      calls.push(operation);
+      if (input instanceof ReadableStream) await input.cancel();
+      return new Response(OUTPUT, { headers: { "X-Media-Width": "320", "X-Media-Height": "240" } });
+    },
+  };
+  return { media, calls };
+}
+
+const route = (operation: string) => {
+  const url = new URL(operation, "http://media");
+  return `${url.pathname} ${url.searchParams.get("format")}`;
+};
+
+describe("calls to the media service", () => {
+  it.each([
+    ["generated/clip.avi", ["/video/mp4 avi", "/thumbnail mp4"]],
+    ["generated/clip.3gp", ["/video/mp4 3gp", "/thumbnail mp4"]],
+    ["generated/clip.mpg", ["/video/mp4 mpeg", "/thumbnail mp4"]],
+    ["generated/clip.webm", ["/video/strip webm", "/thumbnail webm"]],
+    ["generated/clip.mp4", ["/video/strip mp4", "/thumbnail mp4"]],
+    ["heic/IMG_5195.HEIC", ["/image/webp heic", "/image/thumbnail webp"]],
+    ["generated/photo.bmp", ["/image/webp bmp", "/image/thumbnail webp"]],
+    ["generated/photo.tif", ["/image/webp tiff", "/image/thumbnail webp"]],
+  ])("name the format %s was sniffed as, and then the converted file's", async (name, expected) => {
+    const { uploadId, jobId } = await pendingUpload(name);
+    const { media, calls } = recording();
+    await runWith(jobId, media);
+    expect(calls.map(route)).toEqual(expected);
+    expect((await jobOf(uploadId))?.status).toBe("done");
+  });
+
+  it("fails a job for good when the service timed out (504), recording why", async () => {
+    const { uploadId, jobId } = await pendingUpload("generated/clip.flv");
+    const media: MediaService = {
+      async call(_operation, input) {
+        if (input instanceof ReadableStream) await input.cancel();
+        throw new MediaServiceError(504, "timed out after 900 s");
+      },
+    };
+    await runWith(jobId, media);
+    const job = await jobOf(uploadId);
+    expect(job).toMatchObject({ status: "failed", attempts: 2 });
+    expect(job?.last_error).toMatch(/timed out after 900 s/);
+    expect(job?.last_error).toMatch(/504/);
+    // The cron job leaves it alone from now on.
+    await runWith(jobId, recording().media, Date.now() + 4 * 3600_000);
+    expect((await jobOf(uploadId))?.attempts).toBe(2);
+  });
+
+  it("holds a job's lease longer than all its calls may last, each longer than the service's time limit", async () => {
+    expect(Number(mediaServiceVars(env).JOB_TIMEOUT_MS)).toBe(MEDIA_JOB_TIMEOUT_MS);
+    expect(MEDIA_CALL_TIMEOUT_MS).toBeGreaterThan(MEDIA_JOB_TIMEOUT_MS);
+    expect(LEASE_MS).toBeGreaterThan(MEDIA_CALLS_PER_JOB * MEDIA_CALL_TIMEOUT_MS);
+
+    const { uploadId, jobId } = await pendingUpload("generated/clip.wmv");
+    const now = Date.now() + 2 * 3600_000;
+    const leases: (number | null)[] = [];
+    const { media: answer } = recording();
+    const media: MediaService = {
+      async call(operation, input, length) {
+        leases.push((await jobOf(uploadId))!.lease_until);
+        return answer.call(operation, input, length);
+      },
+    };
+    await runWith(jobId, media, now);
+    expect(leases).toHaveLength(MEDIA_CALLS_PER_JOB);
+    for (const lease of leases) expect(lease! - now).toBeGreaterThan(MEDIA_CALLS_PER_JOB * MEDIA_CALL_TIMEOUT_MS);
+  });
+
+  it("gives up on a call the service never answers, as a failure worth retrying", async () => {
+    const stalled = mediaService({ ...env, MEDIA_SERVICE_URL: `${env.LINK_SERVER_URL}/stall-headers` }, { callTimeoutMs: 300 });
+    const start = Date.now();
+    const error = await stalled.call("/probe?format=mp4", new Uint8Array([1, 2, 3]), 3).catch((e) => e);
+    expect(Date.now() - start).toBeLessThan(5000);
+    expect(error).toBeInstanceOf(MediaServiceError);
+    expect(error.message).toMatch(/did not answer within/);
+    expect(error.permanent).toBe(false);
+  }, 10_000);
+});
