@@ -3,9 +3,8 @@
 // of wrangler dev's workerd processes. A minimal Worker storing the same ~100 MiB body in R2 is
 // the baseline of what the local runtime itself costs. Each run gets a fresh server.
 import { createHash, randomBytes, randomFillSync } from "node:crypto";
-import { readFileSync } from "node:fs";
 import zlib from "node:zlib";
-import { childPids, fixed, median, mib, procMemory, startMinimal, startService, table } from "./lib.mjs";
+import { fixed, median, mib, sampleRss, startMinimal, startService, table, usage, workerdPids } from "./lib.mjs";
 
 const RUNS = Math.max(1, Number(process.env.BENCH_LARGE_RUNS || 2));
 const SAMPLE_MS = 50;
@@ -64,68 +63,6 @@ function largePng(total) {
   chunk("IEND", 0, () => {});
   if (at !== total) throw new Error(`PNG is ${at} bytes, wanted ${total}`);
   return png;
-}
-
-/** Every descendant of `pid` (wrangler dev runs workerd a level below itself). */
-function descendants(pid) {
-  const all = [];
-  for (let todo = childPids(pid); todo.length; ) {
-    const next = todo.pop();
-    all.push(next);
-    todo.push(...childPids(next));
-  }
-  return all;
-}
-
-/**
- * wrangler dev runs two workerd processes: a proxy that owns the server's port and forwards every
- * request, and the runtime of the Worker, which also simulates R2 and D1 locally. Every upload
- * byte passes through both, so both are measured, apart.
- */
-function workerdPids(server) {
-  const pids = { worker: [], proxy: [] };
-  const proxyArg = `--socket-addr=entry=${new URL(server.url).host}`;
-  for (const pid of descendants(server.pid)) {
-    if (procMemory(pid)?.name !== "workerd") continue;
-    const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-    pids[args.includes(proxyArg) ? "proxy" : "worker"].push(pid);
-  }
-  if (!pids.worker.length || !pids.proxy.length) throw new Error(`expected two workerd under wrangler dev, found ${JSON.stringify(pids)}`);
-  return pids;
-}
-
-const TICKS_PER_SECOND = 100; // USER_HZ on Linux
-
-/** { rss (bytes), cpu (seconds, user + system) } of each kind of workerd; a process gone counts 0. */
-function usage(pids) {
-  const of = (list) => {
-    let rss = 0;
-    let cpu = 0;
-    for (const pid of list) {
-      rss += (procMemory(pid)?.rssKiB ?? 0) * 1024;
-      try {
-        // utime and stime are fields 14 and 15; the name before them may hold spaces.
-        const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-        cpu += (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-      } catch {}
-    }
-    return { rss, cpu };
-  };
-  return { worker: of(pids.worker), proxy: of(pids.proxy) };
-}
-
-/** Samples RSS every SAMPLE_MS until stop(), which returns the peaks in bytes. */
-function sampleRss(pids) {
-  const peak = { worker: 0, proxy: 0 };
-  const sample = () => {
-    const now = usage(pids);
-    peak.worker = Math.max(peak.worker, now.worker.rss);
-    peak.proxy = Math.max(peak.proxy, now.proxy.rss);
-  };
-  sample();
-  // Unref'd, so an upload that throws leaves nothing keeping the run alive.
-  const timer = setInterval(sample, SAMPLE_MS).unref();
-  return { stop: () => (clearInterval(timer), sample(), peak) };
 }
 
 async function post(server, path, form) {
@@ -221,7 +158,7 @@ async function measure(ctx, log, config, verifyIt) {
     const pids = workerdPids(server);
     const before = usage(pids);
     const clientCpu = process.cpuUsage();
-    const sampler = sampleRss(pids);
+    const sampler = sampleRss(pids, SAMPLE_MS);
     const result = await config.send(server, blob);
     const peak = sampler.stop();
     const { user, system } = process.cpuUsage(clientCpu);

@@ -64,15 +64,16 @@ async function start(ctx, name, options) {
 }
 
 /**
- * The service on a fresh database, with one account; resolves { url, fullKey, uploadKey, pid, stop }:
- * pid is wrangler dev's (workerd runs below it), stop() ends it before the run's cleanup does.
+ * The service on a fresh database, with one account; resolves { url, fullKey, uploadKey, pid, stop, output }:
+ * pid is wrangler dev's (workerd runs below it), stop() ends it before the run's cleanup does,
+ * output() is the tail of its log (at `logLevel`: "info" lists every request with its status).
  */
-export async function startService(ctx, { vars = {} } = {}) {
+export async function startService(ctx, { vars = {}, logLevel } = {}) {
   const adminToken = randomBytes(24).toString("hex");
   // Load runs with one key would meet the rate limits; the limits suite switches them on itself.
-  const server = await start(ctx, "service", { vars: { ADMIN_TOKEN: adminToken, RATE_LIMITS: "off", ...vars } });
+  const server = await start(ctx, "service", { vars: { ADMIN_TOKEN: adminToken, RATE_LIMITS: "off", ...vars }, logLevel });
   const account = await createAccount(server.url, adminToken, "bench");
-  return { url: server.url, fullKey: account.full_key, uploadKey: account.upload_key, pid: server.pid, stop: server.stop };
+  return { url: server.url, fullKey: account.full_key, uploadKey: account.upload_key, pid: server.pid, stop: server.stop, output: server.output };
 }
 
 /**
@@ -154,6 +155,68 @@ export function procMemory(pid) {
   // A zombie has no memory left to report.
   if (!Number.isFinite(rssKiB)) return null;
   return { name: field("Name") ?? "?", rssKiB, hwmKiB: kib("VmHWM") };
+}
+
+/** Every descendant of `pid` (wrangler dev runs workerd a level below itself). */
+export function descendants(pid) {
+  const all = [];
+  for (let todo = childPids(pid); todo.length; ) {
+    const next = todo.pop();
+    all.push(next);
+    todo.push(...childPids(next));
+  }
+  return all;
+}
+
+/**
+ * wrangler dev runs two workerd processes: a proxy that owns the server's port and forwards every
+ * request, and the runtime of the Worker, which also simulates R2 and D1 locally. Every upload
+ * byte passes through both, so both are measured, apart.
+ */
+export function workerdPids(server) {
+  const pids = { worker: [], proxy: [] };
+  const proxyArg = `--socket-addr=entry=${new URL(server.url).host}`;
+  for (const pid of descendants(server.pid)) {
+    if (procMemory(pid)?.name !== "workerd") continue;
+    const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    pids[args.includes(proxyArg) ? "proxy" : "worker"].push(pid);
+  }
+  if (!pids.worker.length || !pids.proxy.length) throw new Error(`expected two workerd under wrangler dev, found ${JSON.stringify(pids)}`);
+  return pids;
+}
+
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/** { rss (bytes), cpu (seconds, user + system) } of each kind of workerd; a process gone counts 0. */
+export function usage(pids) {
+  const of = (list) => {
+    let rss = 0;
+    let cpu = 0;
+    for (const pid of list) {
+      rss += (procMemory(pid)?.rssKiB ?? 0) * 1024;
+      try {
+        // utime and stime are fields 14 and 15; the name before them may hold spaces.
+        const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+        cpu += (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+      } catch {}
+    }
+    return { rss, cpu };
+  };
+  return { worker: of(pids.worker), proxy: of(pids.proxy) };
+}
+
+/** Samples RSS every `intervalMs` until stop(), which returns the peaks in bytes. */
+export function sampleRss(pids, intervalMs) {
+  const peak = { worker: 0, proxy: 0 };
+  const sample = () => {
+    const now = usage(pids);
+    peak.worker = Math.max(peak.worker, now.worker.rss);
+    peak.proxy = Math.max(peak.proxy, now.proxy.rss);
+  };
+  sample();
+  // Unref'd, so an upload that throws leaves nothing keeping the run alive.
+  const timer = setInterval(sample, intervalMs).unref();
+  return { stop: () => (clearInterval(timer), sample(), peak) };
 }
 
 export async function createAccount(url, adminToken, name) {

@@ -19,6 +19,7 @@ const SUITES = {
   images: () => import("./images.mjs"),
   large: () => import("./large.mjs"),
   limits: () => import("./limits.mjs"),
+  hostile: () => import("./hostile.mjs"),
 };
 
 const requested = process.argv.slice(2);

@@ -63,13 +63,14 @@ export async function startServer({
   vars = {},
   migrate = true,
   log = false,
+  logLevel = log ? "info" : "warn",
   readyPath = "/api/openapi.json",
   timeoutMs = 60_000,
 }) {
   if (await portInUse(port)) throw new Error(`port ${port} is already in use on 127.0.0.1`);
   if (migrate) applyMigrations({ stateDir, config, cwd });
   const args = [WRANGLER, "dev", "--config", config, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", stateDir,
-    "--show-interactive-dev-session=false", "--log-level", log ? "info" : "warn"];
+    "--show-interactive-dev-session=false", "--log-level", logLevel];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   const child = spawn(process.execPath, args, { cwd, env: quietEnv(), detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
