@@ -126,6 +126,33 @@ export async function uploadWithEnv(
   return body.data;
 }
 
+export interface AppCall extends RequestInit {
+  /** Sent as X-API-Key. */
+  key?: string;
+  /** The client's address, as CF-Connecting-IP. */
+  ip?: string;
+}
+
+/**
+ * The app on a clock the test moves (`clock.now`), with some bindings overridden. `call` sends
+ * one request (a path or a whole URL) and waits for the work it left running.
+ */
+export function clockedApp(bindings: Partial<Cloudflare.Env> = {}, start = Date.now()) {
+  const clock = { now: start };
+  const app = createApp({ now: () => clock.now });
+  async function call(path: string, { key, ip, ...init }: AppCall = {}) {
+    const headers = new Headers(init.headers);
+    if (key) headers.set("X-API-Key", key);
+    if (ip) headers.set("CF-Connecting-IP", ip);
+    const url = path.startsWith("http") ? path : `${ORIGIN}${path}`;
+    const ctx = createExecutionContext();
+    const res = await app.fetch(new Request(url, { redirect: "manual", ...init, headers }), { ...env, ...bindings }, ctx);
+    await waitOnExecutionContext(ctx);
+    return res;
+  }
+  return { clock, call };
+}
+
 /** A request through the app with some bindings overridden; waits for the work it left running. */
 export async function fetchWithEnv(path: string, init: RequestInit, overrides: Partial<Cloudflare.Env> = {}) {
   const ctx = createExecutionContext();

@@ -1,10 +1,9 @@
-import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { hashKey } from "../../../src/accounts/keys";
-import { createApp } from "../../../src/app";
 import { chunkKey } from "../../../src/storage/keys";
-import { newAccount, ORIGIN, uniquePng, uploadForm } from "../helpers";
+import { type AppCall, clockedApp, newAccount, uniquePng, uploadForm } from "../helpers";
 
 /** The spec's limits, small where a test would otherwise need hundreds of requests. */
 const SPEC_LIMITS = {
@@ -21,17 +20,10 @@ const SPEC_LIMITS = {
 
 /** An app whose clock the test moves, with the given limits. */
 function service(limits: Record<string, string> = {}) {
-  const clock = { now: Date.now() };
-  const app = createApp({ now: () => clock.now });
-  const bindings = { ...env, ...SPEC_LIMITS, ...limits };
-  async function call(path: string, init: RequestInit & { key?: string; ip?: string } = {}) {
-    const { key, ip, ...rest } = init;
-    const headers = new Headers(rest.headers);
-    if (key) headers.set("X-API-Key", key);
-    headers.set("CF-Connecting-IP", ip ?? "198.51.100.7");
-    const ctx = createExecutionContext();
-    const res = await app.fetch(new Request(`${ORIGIN}${path}`, { ...rest, headers }), bindings, ctx);
-    await waitOnExecutionContext(ctx);
+  const app = clockedApp({ ...SPEC_LIMITS, ...limits });
+  const clock = app.clock;
+  async function call(path: string, { ip, ...init }: AppCall = {}) {
+    const res = await app.call(path, { ip: ip ?? "198.51.100.7", ...init });
     return {
       status: res.status,
       body: (await res.json()) as any,

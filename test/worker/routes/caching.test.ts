@@ -1,8 +1,5 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../../src/app";
-import { admin, newAccount, ORIGIN, uniquePng, uploadForm } from "../helpers";
+import { admin, clockedApp, newAccount, uniquePng, uploadForm } from "../helpers";
 
 /** What shared caches may keep of an upload's URLs, in each state the upload can be in. */
 
@@ -15,20 +12,7 @@ type State = "unlisted" | "public" | "expiring" | "locked" | "view-limited" | "u
 const PASSWORD = "open sesame";
 
 /** Every request below is made from a fresh app on its own clock. */
-function service() {
-  const clock = { now: Date.now() };
-  const app = createApp({ now: () => clock.now });
-  async function call(url: string, init: RequestInit & { key?: string } = {}) {
-    const { key, ...rest } = init;
-    const headers = new Headers(rest.headers);
-    if (key) headers.set("X-API-Key", key);
-    const ctx = createExecutionContext();
-    const res = await app.fetch(new Request(url.startsWith("http") ? url : `${ORIGIN}${url}`, { redirect: "manual", ...rest, headers }), env, ctx);
-    await waitOnExecutionContext(ctx);
-    return res;
-  }
-  return { clock, call };
-}
+const service = () => clockedApp();
 
 const FIELDS: Record<State, Record<string, string>> = {
   unlisted: {},

@@ -1,25 +1,10 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../../src/app";
 import { scheduled } from "../../../src/cron";
-import { newAccount, ORIGIN, uniquePng, uploadForm } from "../helpers";
+import { clockedApp, newAccount, uniquePng, uploadForm } from "../helpers";
 
 /** The app on a clock the test moves. */
-function service(bindings: Partial<Cloudflare.Env> = {}) {
-  const clock = { now: Math.floor(Date.now() / 1000) * 1000 };
-  const app = createApp({ now: () => clock.now });
-  async function call(path: string, init: RequestInit & { key?: string } = {}) {
-    const { key, ...rest } = init;
-    const headers = new Headers(rest.headers);
-    if (key) headers.set("X-API-Key", key);
-    const ctx = createExecutionContext();
-    const res = await app.fetch(new Request(path.startsWith("http") ? path : `${ORIGIN}${path}`, { ...rest, headers }), { ...env, ...bindings }, ctx);
-    await waitOnExecutionContext(ctx);
-    return res;
-  }
-  return { clock, call };
-}
+const service = (bindings: Partial<Cloudflare.Env> = {}) => clockedApp(bindings, Math.floor(Date.now() / 1000) * 1000);
 
 const pathOf = (url: string) => new URL(url).pathname;
 

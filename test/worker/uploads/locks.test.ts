@@ -1,24 +1,10 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../../src/app";
 import { SIGNED_LINK_SECONDS } from "../../../src/uploads/locks";
-import { fixture, newAccount, ORIGIN, uniquePng, uploadForm } from "../helpers";
+import { clockedApp, fixture, newAccount, ORIGIN, uniquePng, uploadForm } from "../helpers";
 
 /** The app on a clock the test moves. */
 function service() {
-  const clock = { now: Date.now() };
-  const app = createApp({ now: () => clock.now });
-  async function call(path: string, init: RequestInit & { key?: string } = {}) {
-    const { key, ...rest } = init;
-    const headers = new Headers(rest.headers);
-    if (key) headers.set("X-API-Key", key);
-    const url = path.startsWith("http") ? path : `${ORIGIN}${path}`;
-    const ctx = createExecutionContext();
-    const res = await app.fetch(new Request(url, { redirect: "manual", ...rest, headers }), env, ctx);
-    await waitOnExecutionContext(ctx);
-    return res;
-  }
+  const { clock, call } = clockedApp();
   const json = async (path: string, init: RequestInit & { key?: string } = {}) => {
     const res = await call(path, init);
     return { status: res.status, body: (await res.json()) as any };

@@ -1,24 +1,12 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createApp } from "../../../src/app";
-import { newAccount, ORIGIN, uniquePng, uploadForm } from "../helpers";
+import { type AppCall, clockedApp, newAccount, uniquePng, uploadForm } from "../helpers";
 
 /** The app on a clock the test moves; page requests come from the given client IP, or this service's own. */
 function service() {
-  const clock = { now: Date.now() };
   const ownIp = `2001:db8::${crypto.randomUUID().slice(0, 4)}`;
-  const app = createApp({ now: () => clock.now });
-  async function call(path: string, init: RequestInit & { key?: string; ip?: string } = {}) {
-    const { key, ip, ...rest } = init;
-    const headers = new Headers(rest.headers);
-    if (key) headers.set("X-API-Key", key);
-    headers.set("CF-Connecting-IP", ip ?? ownIp);
-    const ctx = createExecutionContext();
-    const res = await app.fetch(new Request(`${ORIGIN}${path}`, { redirect: "manual", ...rest, headers }), env, ctx);
-    await waitOnExecutionContext(ctx);
-    return res;
-  }
+  const app = clockedApp();
+  const clock = app.clock;
+  const call = (path: string, { ip, ...init }: AppCall = {}) => app.call(path, { ip: ip ?? ownIp, ...init });
   async function lockedUpload(account: { full: string }, password: string) {
     const res = await call("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng(crypto.randomUUID()), { password }) });
     return ((await res.json()) as any).data as { id: string };
