@@ -7,6 +7,7 @@
 // fresh server, as workerd keeps the memory it has grown into.
 //   BENCH_HOSTILE_SCALE        fraction of the sizes (default 1; 0.05 for a quick look)
 //   BENCH_HOSTILE_TIMEOUT      seconds a request may take before it counts as unanswered (default 180)
+//   BENCH_HOSTILE_ONLY         run only the bodies whose name contains this text (e.g. "baseline")
 import { randomFillSync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -294,13 +295,13 @@ async function send(url, headers, pieces, length, method = "POST") {
  * a fresh server: the seconds merely to send them, and what storing them costs the local runtime
  * itself in RSS (wrangler dev's workerd also simulates R2).
  */
-async function sendOnly(ctx, length) {
+async function sendOnly(ctx, length, route = "/o/hostile") {
   const minimal = await startMinimal(ctx);
   try {
     const pids = workerdPids(minimal);
     const before = usage(pids).worker.rss;
     const sampler = sampleRss(pids, SAMPLE_MS);
-    const result = await send(`${minimal.url}/o/hostile`, { "Content-Type": "application/octet-stream" }, filler(length, 0), length, "PUT");
+    const result = await send(`${minimal.url}${route}`, { "Content-Type": "application/octet-stream" }, filler(length, 0), length, "PUT");
     const peak = sampler.stop().worker;
     if (result.status !== 201) throw new Error(`minimal PUT answered ${result.status}: ${result.message}`);
     return { seconds: result.seconds, rssGrowth: peak - before };
@@ -339,7 +340,8 @@ async function measure(ctx, log, hostile, length) {
 
 export async function run(ctx, log) {
   const rows = [];
-  for (const hostile of bodies()) {
+  const only = process.env.BENCH_HOSTILE_ONLY;
+  for (const hostile of bodies().filter((body) => !only || body.name.includes(only))) {
     const length = measureLength(hostile.body);
     log(`  ${hostile.name} (${mib(length)})`);
     const result = await measure(ctx, log, hostile, length);
@@ -347,6 +349,13 @@ export async function run(ctx, log) {
     log(`    send only: ${fixed(2)(baseline.seconds)} s, minimal Worker RSS +${mib(baseline.rssGrowth)}`);
     rows.push({ name: hostile.name, bytes: length, sendOnlySeconds: baseline.seconds, sendOnlyRssGrowth: baseline.rssGrowth, ...result });
   }
+
+  // What the runtime itself costs for a body of unknown length: a bare Worker holding each 8 MiB
+  // part until full and writing it as an R2 multipart part, as the service must.
+  const bare = size(90);
+  log(`  bare Worker: ${mib(bare)} as R2 multipart parts`);
+  const parts = await sendOnly(ctx, bare, "/m/hostile");
+  log(`    ${fixed(2)(parts.seconds)} s, Worker RSS +${mib(parts.rssGrowth)}`);
 
   const report = table(
     "Each body once, on a fresh server (answer: seconds to the response headers; sent: body bytes handed to the connection by then; send only: the same number of bytes PUT to bench/minimal, its seconds and its Worker's RSS growth; " +
@@ -369,6 +378,9 @@ export async function run(ctx, log) {
       ["answer", (r) => r.message.slice(0, 70)],
     ],
     rows,
-  );
-  return { report, results: { scale: SCALE, sampleMs: SAMPLE_MS, settleMs: SETTLE_MS, rssTargetBytes: RSS_TARGET, bodies: rows } };
+  ) + `\nA bare Worker writing ${mib(bare)} of unknown length as 8 MiB R2 multipart parts (bench/minimal PUT /m): ${fixed(2)(parts.seconds)} s, Worker RSS +${mib(parts.rssGrowth)}.\n`;
+  return {
+    report,
+    results: { scale: SCALE, sampleMs: SAMPLE_MS, settleMs: SETTLE_MS, rssTargetBytes: RSS_TARGET, bodies: rows, bareMultipart: { bytes: bare, ...parts } },
+  };
 }

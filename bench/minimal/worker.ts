@@ -1,6 +1,8 @@
 // The least a Worker can do to serve a file from R2, so the benchmark can tell how much of a
 // src GET's cost is the service's own work (routing, D1 lookup, headers) rather than the runtime.
 //   PUT /o/:key  stores the request body (benchmark setup)
+//   PUT /m/:key  stores the request body as an R2 multipart upload of 8 MiB parts, each held until
+//                full: what any Worker must do with a body whose length it does not know
 //   GET /o/:key  streams the object back
 //   GET /        readiness check
 
@@ -12,6 +14,8 @@ export default {
   async fetch(request, env) {
     const { pathname } = new URL(request.url);
     if (pathname === "/") return new Response("ok");
+    const parts = /^\/m\/(.+)$/.exec(pathname)?.[1];
+    if (parts && request.method === "PUT" && request.body) return putInParts(env.FILES, parts, request.body);
     const key = /^\/o\/(.+)$/.exec(pathname)?.[1];
     if (!key) return new Response("Not found", { status: 404 });
 
@@ -34,3 +38,29 @@ export default {
     return new Response("Method not allowed", { status: 405, headers: { Allow: "GET, PUT" } });
   },
 } satisfies ExportedHandler<Env>;
+
+const PART_BYTES = 8 * 1024 * 1024;
+
+async function putInParts(bucket: R2Bucket, key: string, body: ReadableStream<Uint8Array>): Promise<Response> {
+  const upload = await bucket.createMultipartUpload(key);
+  const uploaded: R2UploadedPart[] = [];
+  let part = new Uint8Array(PART_BYTES);
+  let filled = 0;
+  const flush = async () => {
+    uploaded.push(await upload.uploadPart(uploaded.length + 1, part.subarray(0, filled)));
+    part = new Uint8Array(PART_BYTES);
+    filled = 0;
+  };
+  for await (const chunk of body) {
+    for (let at = 0; at < chunk.byteLength; ) {
+      const n = Math.min(PART_BYTES - filled, chunk.byteLength - at);
+      part.set(chunk.subarray(at, at + n), filled);
+      filled += n;
+      at += n;
+      if (filled === PART_BYTES) await flush();
+    }
+  }
+  if (filled > 0 || uploaded.length === 0) await flush();
+  const stored = await upload.complete(uploaded);
+  return Response.json({ key, size: stored.size, etag: stored.httpEtag }, { status: 201 });
+}
