@@ -63,7 +63,8 @@ function buildDocument(maxExpiry: number) {
         "Booleans accept 1/0, true/false, yes/no, on/off. " +
         `Lists have ${PAGE_SIZE} items a page; a page past last_page is an empty list, a page below 1 is a 422. ` +
         "Every response of an operation carries X-RateLimit-Limit and X-RateLimit-Remaining (the budget closest " +
-        "to running out); a 429 carries Retry-After in seconds. Titles and descriptions containing a blocked term " +
+        "to running out); a 429 carries Retry-After in seconds. Pieces also draw on daily byte budgets per key and " +
+        "per IP. Responses are `Cache-Control: private, no-store`. Titles and descriptions containing a blocked term " +
         "are refused (422), as are files whose content was flagged.",
     },
     servers: [{ url: "/api" }],
@@ -76,7 +77,8 @@ function buildDocument(maxExpiry: number) {
           description:
             "Exactly one of `uploads`, `url`, `upload_id`. The type is decided from the file's bytes. " +
             "An identical file already uploaded by the account (not expiring, no allow_duplicate) is " +
-            "answered with that upload and `duplicate: true`; nothing new is stored.",
+            "answered with that upload and `duplicate: true`; nothing new is stored. Answered to the upload-only " +
+            "key, `path` and `thumb` are unsigned (a password-protected upload's are refused without a signature).",
           requestBody: {
             required: true,
             content: {
@@ -122,7 +124,7 @@ function buildDocument(maxExpiry: number) {
             "403": error("Account or IP banned from uploading."),
             "413": error("Piece over 5MB, or pieces adding up to more than 200MB."),
             "422": error("Bad field, index not below total, total differing from the session's, or an upload_id that is finished, expired or another account's."),
-            "429": error("Rate limit exceeded; see Retry-After."),
+            "429": error("Rate limit exceeded (pieces per minute, or bytes of pieces per day per key or IP); see Retry-After."),
           },
         },
       },
