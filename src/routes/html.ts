@@ -1,12 +1,16 @@
+import { html } from "hono/html";
 import { NO_STORE } from "../http/cache-control";
 
-const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+/**
+ * Markup built with `html`: every value it interpolates was escaped (unless it is itself
+ * markup), so titles, descriptions, ids and URLs can go in as they are.
+ */
+export type Markup = ReturnType<typeof html>;
 
-export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (ch) => ESCAPES[ch]!);
+export const NOINDEX = html`<meta name="robots" content="noindex">`;
 
-/** A complete, self-contained HTML page; every interpolated value must already be escaped. */
-export function page(options: { title: string; head?: string; body: string }): string {
-  return `<!doctype html>
+/** A complete, self-contained HTML page; `title` is plain text. */
+export const page = (options: { title: string; head?: Markup; body: Markup }): Markup => html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -23,7 +27,6 @@ button{font:inherit;padding:.5rem 1rem}
 ${options.body}
 </body>
 </html>`;
-}
 
 /**
  * Pages carry no scripts and load nothing but our own media. No cache keeps them: a page shows

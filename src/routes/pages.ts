@@ -1,4 +1,5 @@
 import { Hono, type Context } from "hono";
+import { html } from "hono/html";
 import { requestDeps } from "../deps";
 import type { AppEnv } from "../env";
 import { notFound } from "../errors";
@@ -10,13 +11,14 @@ import { publicOrigin } from "../http/request-info";
 import { findUpload, findUploadRecord } from "../storage/uploads";
 import { uploadLinks } from "../uploads/links";
 import { removeUploadByToken, uploadForDeleteLink } from "../uploads/remove";
-import { escapeHtml, page, PAGE_HEADERS } from "./html";
+import { deletedResponse } from "./api/responses";
+import { NOINDEX, page, PAGE_HEADERS } from "./html";
 import { methodNotAllowed } from "./method-not-allowed";
 
 const deps = requestDeps;
 
 const gonePage = (c: Context<AppEnv>, heading: string, text: string) =>
-  c.body(page({ title: heading, head: '<meta name="robots" content="noindex">', body: `<h1>${heading}</h1><p>${text}</p>` }), 410, PAGE_HEADERS);
+  c.html(page({ title: heading, head: NOINDEX, body: html`<h1>${heading}</h1><p>${text}</p>` }), 410, PAGE_HEADERS);
 
 /** The live upload a page is about, or the page that says why there is none. */
 async function pageUpload(c: Context<AppEnv>): Promise<UploadRow | Response> {
@@ -33,31 +35,29 @@ async function pageUpload(c: Context<AppEnv>): Promise<UploadRow | Response> {
 }
 
 function passwordForm(c: Context<AppEnv>, status: 200 | 401 | 429, message = "", headers: Record<string, string> = {}) {
-  const body = `<h1>This upload is password-protected</h1>
-${message ? `<p><strong>${escapeHtml(message)}</strong></p>` : ""}
+  const body = html`<h1>This upload is password-protected</h1>
+${message ? html`<p><strong>${message}</strong></p>` : ""}
 <form method="post"><label>Password <input type="password" name="password" autofocus required></label> <button type="submit">Open</button></form>`;
-  return c.body(page({ title: "Password required", head: '<meta name="robots" content="noindex">', body }), status, { ...PAGE_HEADERS, ...headers });
+  return c.html(page({ title: "Password required", head: NOINDEX, body }), status, { ...PAGE_HEADERS, ...headers });
 }
 
 const seconds = (n: number) => `${n} second${n === 1 ? "" : "s"}`;
 
 /** The page showing the file at `src` (a signed link for a locked upload). */
 function uploadPage(c: Context<AppEnv>, row: UploadRow, src: string) {
-  const title = escapeHtml(row.title ?? "Untitled upload");
-  const media = row.type === "video" ? `<video controls preload="metadata" src="${escapeHtml(src)}"></video>` : `<img src="${escapeHtml(src)}" alt="${title}">`;
+  const title = row.title ?? "Untitled upload";
+  const media = row.type === "video" ? html`<video controls preload="metadata" src="${src}"></video>` : html`<img src="${src}" alt="${title}">`;
   const indexable = row.visibility === "public" && !row.passwordHash;
-  const head = [
-    indexable ? "" : '<meta name="robots" content="noindex">',
-    `<meta property="og:title" content="${title}">`,
-    // A locked upload's file must not leak through link previews.
-    row.passwordHash ? "" : `<meta property="${row.type === "video" ? "og:video" : "og:image"}" content="${escapeHtml(src)}">`,
-    row.description ? `<meta property="og:description" content="${escapeHtml(row.description)}">` : "",
-  ].join("\n");
-  const body = `<h1>${title}</h1>
+  // A locked upload's file must not leak through link previews: no og:image or og:video.
+  const head = html`${indexable ? "" : NOINDEX}
+<meta property="og:title" content="${title}">
+${row.passwordHash ? "" : html`<meta property="${row.type === "video" ? "og:video" : "og:image"}" content="${src}">`}
+${row.description ? html`<meta property="og:description" content="${row.description}">` : ""}`;
+  const body = html`<h1>${title}</h1>
 ${media}
-${row.description ? `<p>${escapeHtml(row.description)}</p>` : ""}
-<p><a href="${escapeHtml(src)}">Direct link</a></p>`;
-  return c.body(page({ title, head, body }), 200, { ...PAGE_HEADERS, ...(indexable ? {} : { "X-Robots-Tag": "noindex" }) });
+${row.description ? html`<p>${row.description}</p>` : ""}
+<p><a href="${src}">Direct link</a></p>`;
+  return c.html(page({ title, head, body }), 200, { ...PAGE_HEADERS, ...(indexable ? {} : { "X-Robots-Tag": "noindex" }) });
 }
 
 export const pages = new Hono<AppEnv>()
@@ -96,16 +96,16 @@ export const pages = new Hono<AppEnv>()
   /** delete_url: GET only asks (link previews and prefetchers must not delete); POST or DELETE deletes. */
   .get("/d/:id/:token", async (c) => {
     const row = await uploadForDeleteLink(deps(c), c.req.param("id"), c.req.param("token"));
-    const body = `<h1>Delete this upload?</h1>
-<p>This permanently deletes ${escapeHtml(row.title ? `“${row.title}”` : `upload ${row.id}`)}. It cannot be undone.</p>
+    const body = html`<h1>Delete this upload?</h1>
+<p>This permanently deletes ${row.title ? `“${row.title}”` : `upload ${row.id}`}. It cannot be undone.</p>
 <form method="post"><button type="submit">Delete permanently</button></form>`;
-    return c.body(page({ title: "Delete upload", head: '<meta name="robots" content="noindex">', body }), 200, PAGE_HEADERS);
+    return c.html(page({ title: "Delete upload", head: NOINDEX, body }), 200, PAGE_HEADERS);
   })
   .on(["POST", "DELETE"], "/d/:id/:token", async (c) => {
     await removeUploadByToken(deps(c), c.req.param("id"), c.req.param("token"));
     if (c.req.method === "POST" && (c.req.header("Accept") ?? "").includes("text/html")) {
-      return c.body(page({ title: "Deleted", body: "<h1>Deleted</h1><p>The upload was deleted.</p>" }), 200, PAGE_HEADERS);
+      return c.html(page({ title: "Deleted", body: html`<h1>Deleted</h1><p>The upload was deleted.</p>` }), 200, PAGE_HEADERS);
     }
-    return c.json({ type: "success" as const, msg: "Deleted." as const });
+    return deletedResponse(c);
   })
   .all("/d/:id/:token", methodNotAllowed("GET", "POST", "DELETE"));
