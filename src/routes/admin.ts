@@ -14,6 +14,16 @@ import { addBlockedTerm, listBlockedTerms, removeBlockedTerm } from "../storage/
 import { banIp, unbanIp } from "../storage/accounts";
 import { KEY_KINDS } from "../storage/schema";
 import { methodNotAllowed } from "./method-not-allowed";
+import {
+  accountBanResponse,
+  accountCreatedResponse,
+  blockedTermResponse,
+  blockedTermsResponse,
+  flaggedResponse,
+  ipBanResponse,
+  keyResponse,
+  unblockedTermResponse,
+} from "./admin-responses";
 
 const createAccountBody = z.object({ name: z.string().trim().min(1, "is required").max(100) });
 const keyBody = z.object({ kind: z.enum(KEY_KINDS, { message: "must be full or upload" }) });
@@ -60,53 +70,53 @@ export const admin = new Hono<AppEnv>()
   .use("*", smallBody)
   .post("/accounts", validate("json", createAccountBody), async (c) => {
     const account = await createAccount(c.var.db, c.req.valid("json").name, c.var.now());
-    return c.json({ type: "success" as const, data: account }, 201);
+    return accountCreatedResponse(c, account);
   })
   .all("/accounts", methodNotAllowed("POST"))
   .post("/accounts/:id/keys", validate("json", keyBody), async (c) => {
     const key = await regenerateKey(c.var.db, c.req.param("id"), c.req.valid("json").kind, c.var.now());
-    return c.json({ type: "success" as const, data: key });
+    return keyResponse(c, key);
   })
   .all("/accounts/:id/keys", methodNotAllowed("POST"))
   .put("/accounts/:id/ban", async (c) => {
-    return c.json({ type: "success" as const, data: await setAccountBanned(c.var.db, c.req.param("id"), true, c.var.now()) });
+    return accountBanResponse(c, await setAccountBanned(c.var.db, c.req.param("id"), true, c.var.now()));
   })
   .delete("/accounts/:id/ban", async (c) => {
-    return c.json({ type: "success" as const, data: await setAccountBanned(c.var.db, c.req.param("id"), false, c.var.now()) });
+    return accountBanResponse(c, await setAccountBanned(c.var.db, c.req.param("id"), false, c.var.now()));
   })
   .all("/accounts/:id/ban", methodNotAllowed("PUT", "DELETE"))
   .put("/ip-bans/:ip", validate("param", ipParam), async (c) => {
     const { ip } = c.req.valid("param");
     await banIp(c.var.db, ip, c.var.now());
-    return c.json({ type: "success" as const, data: { ip, banned: true } });
+    return ipBanResponse(c, { ip, banned: true });
   })
   .delete("/ip-bans/:ip", validate("param", ipParam), async (c) => {
     const { ip } = c.req.valid("param");
     if (!(await unbanIp(c.var.db, ip))) throw notFound("That IP address is not banned.");
-    return c.json({ type: "success" as const, data: { ip, banned: false } });
+    return ipBanResponse(c, { ip, banned: false });
   })
   .all("/ip-bans/:ip", methodNotAllowed("PUT", "DELETE"))
   .get("/blocked-terms", async (c) => {
     const terms = await listBlockedTerms(c.var.db);
-    return c.json({ type: "success" as const, data: terms.map(({ term, normalized }) => ({ term, normalized })) });
+    return blockedTermsResponse(c, terms.map(({ term, normalized }) => ({ term, normalized })));
   })
   .post("/blocked-terms", validate("json", termBody), async (c) => {
     const { term } = c.req.valid("json");
     const normalized = normalizeForModeration(term);
     if (!normalized) throw unprocessable("term: has no letters or digits to match.");
     const added = await addBlockedTerm(c.var.db, { term, normalized, createdAt: c.var.now() });
-    return c.json({ type: "success" as const, data: { term, normalized } }, added ? 201 : 200);
+    return blockedTermResponse(c, { term, normalized }, added);
   })
   .all("/blocked-terms", methodNotAllowed("GET", "POST"))
   // The term as entered, or any spelling of it: it is removed by its normalised form.
   .delete("/blocked-terms/:term", async (c) => {
     const normalized = normalizeForModeration(c.req.param("term"));
     if (!(await removeBlockedTerm(c.var.db, normalized))) throw notFound("That term is not blocked.");
-    return c.json({ type: "success" as const, data: { normalized, blocked: false } });
+    return unblockedTermResponse(c, { normalized, blocked: false });
   })
   .all("/blocked-terms/:term", methodNotAllowed("DELETE"))
   .post("/uploads/:id/flag", async (c) => {
     const { reason } = parseOrThrow(flagBody, await readFields(c));
-    return c.json({ type: "success" as const, data: await flagUpload(requestDeps(c), c.req.param("id"), reason ?? null) });
+    return flaggedResponse(c, await flagUpload(requestDeps(c), c.req.param("id"), reason ?? null));
   })
   .all("/uploads/:id/flag", methodNotAllowed("POST"));

@@ -11,6 +11,7 @@ import { parseOrThrow } from "../../http/validation";
 import { PIECE_BYTES, storePiece } from "../../uploads/chunks";
 import type { UploadDeps } from "../../uploads/deps";
 import { chunkFields } from "./schemas";
+import { chunkResponse } from "./responses";
 
 const PIECE_TOO_LARGE = `A piece may be at most ${PIECE_BYTES / MiB}MB (${PIECE_BYTES} bytes).`;
 /** A piece and its fields, with room for the multipart framing. */
@@ -55,5 +56,5 @@ export async function handleChunk(c: Context<AppEnv>, deps: UploadDeps) {
   await withPieceBytes(c, bytes.byteLength, () =>
     storePiece(deps, { accountId: c.var.caller.accountId, uploadId: upload_id.toLowerCase(), index, total, bytes }),
   );
-  return c.json({ type: "success" as const, chunk_size: PIECE_BYTES });
+  return chunkResponse(c);
 }

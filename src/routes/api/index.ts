@@ -15,6 +15,7 @@ import { removeOwnedUpload } from "../../uploads/remove";
 import { methodNotAllowed } from "../method-not-allowed";
 import { openApiDocument } from "./openapi";
 import { changeBody, listQuery } from "./schemas";
+import { deletedResponse, listResponse, uploadItemResponse } from "./responses";
 import { handleChunk } from "./chunk";
 import { handleReplace, handleUpload } from "./upload";
 
@@ -45,22 +46,22 @@ export const api = new Hono<AppEnv>()
     const { page } = c.req.valid("query");
     const { rows, meta } = await listPage(deps(c), c.var.caller.accountId, page);
     const origin = publicOrigin(c);
-    return c.json({ type: "success" as const, data: await Promise.all(rows.map((row) => presentUpload(row, origin, linkSigning(c)))), meta });
+    return listResponse(c, await Promise.all(rows.map((row) => presentUpload(row, origin, linkSigning(c)))), meta);
   })
   .all("/", methodNotAllowed("GET", "POST"))
 
   .get("/:id", requireKey("full"), async (c) => {
     const row = await getOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
-    return c.json({ type: "success" as const, msg: "success" as const, data: await presentUpload(row, publicOrigin(c), linkSigning(c)) });
+    return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
   })
   .patch("/:id", requireKey("full"), async (c) => {
     const patch = parseOrThrow(changeBody, await readFields(c));
     const row = await changeUpload(deps(c), c.var.caller.accountId, c.req.param("id"), patch);
-    return c.json({ type: "success" as const, msg: "success" as const, data: await presentUpload(row, publicOrigin(c), linkSigning(c)) });
+    return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
   })
   .delete("/:id", requireKey("full"), async (c) => {
     await removeOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
-    return c.json({ type: "success" as const, msg: "Deleted." as const });
+    return deletedResponse(c);
   })
   .all("/:id", methodNotAllowed("GET", "PATCH", "DELETE"))
   .post("/:id/replace", requireKey("full"), (c) => handleReplace(c, deps(c)))

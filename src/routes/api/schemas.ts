@@ -136,15 +136,15 @@ export const uploadResultSchema = uploadSchema
   })
   .meta({ id: "UploadResult" });
 
-export const uploadResponse = z
+export const uploadResponseSchema = z
   .object({ type: z.literal("success"), msg: z.literal("success"), data: uploadResultSchema })
   .meta({ id: "UploadResponse" });
 
-export const uploadItemResponse = z
+export const uploadItemResponseSchema = z
   .object({ type: z.literal("success"), msg: z.literal("success"), data: uploadSchema })
   .meta({ id: "UploadItemResponse" });
 
-export const listResponse = z
+export const listResponseSchema = z
   .object({
     type: z.literal("success"),
     data: z.array(uploadSchema),
@@ -152,14 +152,14 @@ export const listResponse = z
   })
   .meta({ id: "ListResponse" });
 
-export const deleteResponse = z
+export const deleteResponseSchema = z
   .object({ type: z.literal("success"), msg: z.literal("Deleted.") })
   .meta({ id: "DeleteResponse" });
 
-export const chunkResponse = z
+export const chunkResponseSchema = z
   .object({ type: z.literal("success"), chunk_size: z.literal(PIECE_BYTES) })
   .meta({ id: "ChunkResponse" });
 
-export const errorResponse = z
+export const errorResponseSchema = z
   .object({ type: z.literal("error"), errors: z.string() })
   .meta({ id: "Error" });

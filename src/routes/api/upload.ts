@@ -20,6 +20,7 @@ import { linkDeps, processDeps } from "../../deps";
 import { fileFromLink, fileFromPieces } from "../../uploads/sources";
 import { assertAcceptableText } from "../../moderation/moderate";
 import { uploadFields } from "./schemas";
+import { uploadItemResponse, uploadResponse } from "./responses";
 
 const FILE_FIELDS = new Set(["uploads", "uploads[]"]);
 const TOO_LARGE = `Request over ${MAX_REQUEST_BYTES / MiB}MB. Send the file in pieces to /api/chunk, or give a link in url (up to 200MB).`;
@@ -169,7 +170,7 @@ export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
   // A duplicate is an existing upload, which the upload-only key (public by design) may not open:
   // its links come unsigned, so a locked one's path and thumb stay refused.
   const signing = result.duplicate && c.var.caller.kind !== "full" ? null : linkSigning(c);
-  return c.json({ type: "success" as const, msg: "success" as const, data: await presentUploadResult(result.row, publicOrigin(c), signing, result) });
+  return uploadResponse(c, await presentUploadResult(result.row, publicOrigin(c), signing, result));
 }
 
 /**
@@ -185,5 +186,5 @@ export async function handleReplace(c: Context<AppEnv>, deps: UploadDeps) {
     replaceFile(deps, { accountId: c.var.caller.accountId, id, file, keepOriginal: options.keep_original ?? false }),
   );
   startMediaJob(c, deps, result.jobId);
-  return c.json({ type: "success" as const, msg: "success" as const, data: await presentUpload(result.row, publicOrigin(c), linkSigning(c)) });
+  return uploadItemResponse(c, await presentUpload(result.row, publicOrigin(c), linkSigning(c)));
 }
