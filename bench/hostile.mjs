@@ -11,8 +11,7 @@
 import { randomFillSync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import zlib from "node:zlib";
-import { fixed, mib, ROOT, sampleRss, startMinimal, startService, table, usage, workerdPids } from "./lib.mjs";
+import { crc32, fixed, mib, ROOT, sampleRss, startMinimal, startService, table, usage, workerdPids } from "./lib.mjs";
 
 const MiB = 1024 * 1024;
 const SCALE = Number(process.env.BENCH_HOSTILE_SCALE || 1);
@@ -65,19 +64,6 @@ function* fileUpload(filename, pieces) {
 }
 
 const fixture = (name) => readFileSync(path.join(ROOT, "test/fixtures/tiny", name));
-
-// zlib.crc32 arrived in Node 20.15; the table version covers older ones.
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-function crc32(buf, previous = 0) {
-  if (typeof zlib.crc32 === "function") return zlib.crc32(buf, previous);
-  let c = (previous ^ 0xffffffff) >>> 0;
-  for (const byte of buf) c = CRC_TABLE[(c ^ byte) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
 
 /** A PNG chunk of `length` bytes of `data` (an iterable), its CRC computed as the data passes. */
 function* pngChunk(type, length, data) {

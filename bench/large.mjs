@@ -3,8 +3,7 @@
 // of wrangler dev's workerd processes. A minimal Worker storing the same ~100 MiB body in R2 is
 // the baseline of what the local runtime itself costs. Each run gets a fresh server.
 import { createHash, randomBytes, randomFillSync } from "node:crypto";
-import zlib from "node:zlib";
-import { fixed, median, mib, sampleRss, startMinimal, startService, table, usage, workerdPids } from "./lib.mjs";
+import { crc32, fixed, median, mib, sampleRss, startMinimal, startService, table, usage, workerdPids } from "./lib.mjs";
 
 const RUNS = Math.max(1, Number(process.env.BENCH_LARGE_RUNS || 2));
 const SAMPLE_MS = 50;
@@ -25,21 +24,6 @@ const CONFIGS = [
   { key: "direct", name: "direct POST /api", bytes: DIRECT_BYTES, requests: 1, send: direct },
   { key: "minimalPut", name: "baseline: minimal R2 PUT", bytes: DIRECT_BYTES, requests: 1, send: minimalPut, minimal: true },
 ];
-
-// zlib.crc32 arrived in Node 20.15; the table version covers older ones.
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-const crc32 =
-  typeof zlib.crc32 === "function"
-    ? (buf) => zlib.crc32(buf)
-    : (buf) => {
-        let c = 0xffffffff;
-        for (const byte of buf) c = CRC_TABLE[(c ^ byte) & 0xff] ^ (c >>> 8);
-        return (c ^ 0xffffffff) >>> 0;
-      };
 
 /**
  * A PNG of exactly `total` bytes: a 1x1 RGBA header and one IDAT of random bytes. The service

@@ -1,3 +1,4 @@
+import { ascii, i32le, u16be, u16le, u32be, u32le, u64be } from "../bytes";
 import type { Format } from "./sniff";
 
 /**
@@ -39,15 +40,13 @@ class Reader {
     return this.b[at]!;
   }
   u16(at: number) {
-    return this.little ? this.b[at]! | (this.b[at + 1]! << 8) : (this.b[at]! << 8) | this.b[at + 1]!;
+    return this.little ? u16le(this.b, at) : u16be(this.b, at);
   }
   u32(at: number) {
-    return this.little
-      ? (this.b[at]! | (this.b[at + 1]! << 8) | (this.b[at + 2]! << 16) | (this.b[at + 3]! << 24)) >>> 0
-      : ((this.b[at]! << 24) | (this.b[at + 1]! << 16) | (this.b[at + 2]! << 8) | this.b[at + 3]!) >>> 0;
+    return this.little ? u32le(this.b, at) : u32be(this.b, at);
   }
   ascii(at: number, n: number) {
-    return String.fromCharCode(...this.b.subarray(at, at + n));
+    return ascii(this.b, at, n);
   }
 }
 
@@ -85,7 +84,7 @@ export function tiffOrientation(tiff: Uint8Array): number {
 function tiffTags(tiff: Uint8Array, wanted: number[]): Map<number, number> {
   const found = new Map<number, number>();
   if (tiff.length < 8) return found;
-  const order = String.fromCharCode(tiff[0]!, tiff[1]!);
+  const order = ascii(tiff, 0, 2);
   if (order !== "II" && order !== "MM") return found;
   const r = new Reader(tiff, order === "II");
   const ifd = r.u32(4);
@@ -173,8 +172,8 @@ function bmp(b: Uint8Array): HeaderResult {
   if (b.length < 26) return more;
   const r = new Reader(b, true);
   if (r.u32(14) === 12) return info(r.u16(18), r.u16(20));
-  const height = r.u32(22) | 0;
-  return info(r.u32(18) | 0, Math.abs(height));
+  // Signed: a negative height means rows stored top-down.
+  return info(i32le(b, 18), Math.abs(i32le(b, 22)));
 }
 
 /** Pages (directories) of a TIFF read at most; more is refused rather than followed. */
@@ -248,7 +247,7 @@ function heif(b: Uint8Array): HeaderResult {
       let body = at + 8;
       if (size === 1) {
         if (!r.has(at, 16)) break;
-        size = r.u32(at + 8) * 2 ** 32 + r.u32(at + 12);
+        size = u64be(b, at + 8);
         body = at + 16;
       } else if (size === 0) size = end - at;
       if (size < 8) break;

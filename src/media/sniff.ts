@@ -1,3 +1,4 @@
+import { ascii, u32be, u32le } from "../bytes";
 import type { MediaType } from "../storage/schema";
 
 /** What a file is, decided from its first bytes only (never its name or Content-Type). */
@@ -40,9 +41,6 @@ const FORMATS: Record<Format, Omit<Sniffed, "format">> = {
 export const ACCEPTED_FORMATS_TEXT =
   "JPG, PNG, GIF, WEBP, AVIF, BMP, TIFF, HEIC, HEIF, MP4, WEBM, AVI, MOV, M4V, MKV, MPEG, WMV, FLV, 3GP";
 
-const ascii = (b: Uint8Array, start: number, length: number) =>
-  String.fromCharCode(...b.subarray(start, start + length));
-
 const startsWith = (b: Uint8Array, sig: number[], offset = 0) =>
   b.length >= offset + sig.length && sig.every((v, i) => b[offset + i] === v);
 
@@ -59,7 +57,7 @@ const MP4_BRANDS = new Set([
 
 function sniffFtyp(b: Uint8Array): Format | null {
   if (b.length < 16 || ascii(b, 4, 4) !== "ftyp") return null;
-  const boxSize = ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0;
+  const boxSize = u32be(b, 0);
   if (boxSize < 16 || boxSize % 4 !== 0) return null;
   const major = ascii(b, 8, 4);
   const brands = [major];
@@ -111,7 +109,7 @@ function sniffMatroska(b: Uint8Array): "webm" | "mkv" | null {
 
 function sniffBmp(b: Uint8Array): boolean {
   if (b.length < 26 || !startsWith(b, [0x42, 0x4d])) return false;
-  const dibSize = b[14]! | (b[15]! << 8) | (b[16]! << 16) | (b[17]! << 24);
+  const dibSize = u32le(b, 14);
   return [12, 16, 40, 52, 56, 64, 108, 124].includes(dibSize);
 }
 

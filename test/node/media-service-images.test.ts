@@ -5,6 +5,7 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMediaService } from "../../scripts/lib/media.mjs";
 import { freePort } from "../../scripts/lib/server.mjs";
+import { crc32 } from "../../src/media/strip/crc32";
 import { MEDIA_TOOLS_ENV } from "../support/tools";
 import rootPackage from "../../package.json";
 import containerPackage from "../../container/package.json";
@@ -78,15 +79,6 @@ function pngDeclaring(width: number, height: number): Uint8Array {
     chunk("IDAT", deflateSync(Buffer.alloc(64))),
     chunk("IEND", Buffer.alloc(0)),
   ]);
-}
-
-function crc32(bytes: Uint8Array): number {
-  let crc = ~0;
-  for (const byte of bytes) {
-    crc ^= byte;
-    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
-  }
-  return ~crc >>> 0;
 }
 
 describe("the media service's image engine", () => {

@@ -1,3 +1,4 @@
+import { ascii, u16le } from "../../bytes";
 import { assertWithinSideLimit } from "../side-limit";
 import { malformed, UnitStripper } from "./stripper";
 
@@ -6,7 +7,6 @@ const bad = (reason: string) => malformed("gif", reason);
 /** Application extensions that affect display: looping of animations, and colour profiles. */
 const KEEP_APPLICATIONS = ["NETSCAPE2.0", "ANIMEXTS1.0", "ICCRGBG1012"];
 
-const u16 = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8);
 const colourTable = (flags: number) => (flags & 0x80 ? 3 * 2 ** ((flags & 7) + 1) : 0);
 
 /**
@@ -22,7 +22,7 @@ export class GifStripper extends UnitStripper {
       if (b.length < 13) return this.wait(13);
       const size = 13 + colourTable(b[10]!);
       if (b.length < size) return this.wait(size);
-      assertWithinSideLimit(u16(b, 6), u16(b, 8));
+      assertWithinSideLimit(u16le(b, 6), u16le(b, 8));
       this.emit(b.subarray(0, size));
       this.state = "block";
       return size;
@@ -49,7 +49,7 @@ export class GifStripper extends UnitStripper {
         // The application identifier is the first sub-block (11 bytes).
         if (b.length < 3) return this.wait(3);
         if (b.length < 3 + b[2]!) return this.wait(3 + b[2]!);
-        const id = String.fromCharCode(...b.subarray(3, 3 + b[2]!));
+        const id = ascii(b, 3, b[2]!);
         this.keep = KEEP_APPLICATIONS.includes(id);
       } else {
         this.keep = label === 0xf9 || label === 0x01; // graphic control, plain text
@@ -69,7 +69,7 @@ export class GifStripper extends UnitStripper {
     if (b.length < 10) return this.wait(10);
     const size = 11 + colourTable(b[9]!); // descriptor, colour table, LZW minimum code size
     if (b.length < size) return this.wait(size);
-    assertWithinSideLimit(u16(b, 1) + u16(b, 5), u16(b, 3) + u16(b, 7));
+    assertWithinSideLimit(u16le(b, 1) + u16le(b, 5), u16le(b, 3) + u16le(b, 7));
     this.emit(b.subarray(0, size));
     this.keep = true;
     this.state = "subblocks";

@@ -1,3 +1,4 @@
+import { ascii, u16be } from "../../bytes";
 import { tiffOrientation } from "../image-info";
 import { assertWithinSideLimit } from "../side-limit";
 import { malformed, UnitStripper } from "./stripper";
@@ -17,8 +18,6 @@ export function orientationExif(orientation: number): Uint8Array {
 
 /** Enough of a segment to know what it is: marker, length and a 12-byte identifier (or a frame header). */
 const HEAD_BYTES = 16;
-
-const ascii = (b: Uint8Array, at: number, n: number) => String.fromCharCode(...b.subarray(at, at + n));
 
 /**
  * Keeps what decoding needs: JFIF (APP0), ICC profiles (APP2 ICC_PROFILE), Adobe colour
@@ -84,7 +83,7 @@ export class JpegStripper extends UnitStripper {
     }
     if (marker === 0xd8) throw bad("a second start of image");
     if (b.length < 4) return this.wait(4);
-    const length = (b[2]! << 8) | b[3]!;
+    const length = u16be(b, 2);
     if (length < 2) throw bad("broken segment length");
     const size = 2 + length;
     const head = Math.min(size, HEAD_BYTES);
@@ -103,8 +102,8 @@ export class JpegStripper extends UnitStripper {
   /** Every frame is checked, not only the first: a decoder may take any of them. */
   private checkSize(head: Uint8Array) {
     if (head.length < 10) throw bad("a frame header too short for its size");
-    const height = (head[5]! << 8) | head[6]!;
-    const width = (head[7]! << 8) | head[8]!;
+    const height = u16be(head, 5);
+    const width = u16be(head, 7);
     // A height of 0 defers it to a DNL marker after the first scan: too late to check, and rare.
     if (!width || !height) throw bad("a frame without its size");
     assertWithinSideLimit(width, height);

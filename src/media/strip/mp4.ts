@@ -1,3 +1,4 @@
+import { ascii, u32be, u64be } from "../../bytes";
 import { malformed, UnitStripper } from "./stripper";
 
 /** Boxes whose children are walked: the movie, its tracks, and down to where a track's metadata may sit. */
@@ -14,8 +15,6 @@ const METADATA = new Set(["udta", "meta"]);
 const XMP_UUID = [0xbe, 0x7a, 0xcf, 0xcb, 0x97, 0xa9, 0x42, 0xe8, 0x9c, 0x71, 0x99, 0x94, 0x91, 0xe3, 0xaf, 0xac];
 
 const FREE = [0x66, 0x72, 0x65, 0x65];
-
-const u32 = (b: Uint8Array, at: number) => ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
 
 /** Box types are four printable characters (QuickTime's also use ©). */
 const isBoxType = (b: Uint8Array) => [0, 1, 2, 3].every((i) => (b[4 + i]! >= 0x20 && b[4 + i]! <= 0x7e) || b[4 + i] === 0xa9);
@@ -66,11 +65,11 @@ export class Mp4Stripper extends UnitStripper {
       this.finished = true;
       return b.length;
     }
-    let size = u32(b, 0);
+    let size = u32be(b, 0);
     let headerBytes = 8;
     if (size === 1) {
       if (b.length < 16) return this.wait(16);
-      size = u32(b, 8) * 2 ** 32 + u32(b, 12);
+      size = u64be(b, 8);
       headerBytes = 16;
     } else if (size === 0) {
       // Runs to the end of its container, or of the file.
@@ -78,7 +77,7 @@ export class Mp4Stripper extends UnitStripper {
     }
     if (size < headerBytes) throw this.bad(`a box of ${size} bytes`);
     if (this.position + size > parentEnd) throw this.bad("a box larger than the box it is in");
-    const type = String.fromCharCode(b[4]!, b[5]!, b[6]!, b[7]!);
+    const type = ascii(b, 4, 4);
     if (type === "uuid") {
       if (size < headerBytes + 16) throw this.bad("a uuid box too short for its identifier");
       if (b.length < headerBytes + 16) return this.wait(headerBytes + 16);

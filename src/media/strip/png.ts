@@ -1,3 +1,4 @@
+import { ascii, u32be } from "../../bytes";
 import { assertWithinSideLimit } from "../side-limit";
 import { crc32 } from "./crc32";
 import { malformed, UnitStripper } from "./stripper";
@@ -14,8 +15,6 @@ const SIZED: Record<string, number> = { IHDR: 13, fcTL: 26 };
 const VALID_DEPTHS: Record<number, number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
 
 const bad = (reason: string) => malformed("png", reason);
-
-const u32 = (b: Uint8Array, at: number) => ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
 
 /**
  * Removes text, EXIF and time chunks, checking every chunk's CRC and the file's structure. Chunk
@@ -52,9 +51,9 @@ export class PngStripper extends UnitStripper {
 
   private chunkHeader(b: Uint8Array): number {
     if (b.length < 8) return this.wait(8);
-    const length = u32(b, 0);
+    const length = u32be(b, 0);
     if (length > 0x7fffffff) throw bad("chunk length out of range");
-    this.type = String.fromCharCode(b[4]!, b[5]!, b[6]!, b[7]!);
+    this.type = ascii(b, 4, 4);
     if (!/^[A-Za-z]{4}$/.test(this.type)) throw bad("broken chunk structure");
     if (this.chunks++ === 0) {
       if (this.type !== "IHDR" || length !== 13) throw bad("the first chunk is not a valid IHDR");
@@ -95,7 +94,7 @@ export class PngStripper extends UnitStripper {
 
   private checksum(b: Uint8Array): number {
     if (b.length < 4) return this.wait(4);
-    if (u32(b, 0) !== this.crc) throw bad(`checksum mismatch in ${this.type}`);
+    if (u32be(b, 0) !== this.crc) throw bad(`checksum mismatch in ${this.type}`);
     if (this.keep) this.emit(b.subarray(0, 4));
     this.state = "chunk";
     if (this.type === "IEND") {
@@ -106,8 +105,8 @@ export class PngStripper extends UnitStripper {
   }
 
   private checkHeader(b: Uint8Array) {
-    this.width = u32(b, 0);
-    this.height = u32(b, 4);
+    this.width = u32be(b, 0);
+    this.height = u32be(b, 4);
     if (!this.width || !this.height) throw bad("zero width or height");
     assertWithinSideLimit(this.width, this.height);
     const depth = b[8]!;
@@ -118,7 +117,7 @@ export class PngStripper extends UnitStripper {
 
   /** An APNG frame must lie within the image (decoders differ on what to do with one that does not). */
   private checkFrame(b: Uint8Array) {
-    const [width, height, x, y] = [u32(b, 4), u32(b, 8), u32(b, 12), u32(b, 16)];
+    const [width, height, x, y] = [u32be(b, 4), u32be(b, 8), u32be(b, 12), u32be(b, 16)];
     if (!width || !height) throw bad("an animation frame without a size");
     if (x + width > this.width || y + height > this.height) {
       throw bad(`an animation frame of ${width}x${height} at ${x},${y} outside the ${this.width}x${this.height} image`);

@@ -1,3 +1,4 @@
+import { ascii, u16le, u24le, u32le } from "../../bytes";
 import { assertWithinSideLimit } from "../side-limit";
 import { malformed, UnitStripper } from "./stripper";
 
@@ -5,10 +6,6 @@ const bad = (reason: string) => malformed("webp", reason);
 
 const VP8X_EXIF = 0x08;
 const VP8X_XMP = 0x04;
-
-const u16 = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8);
-const u24 = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16);
-const u32 = (b: Uint8Array, at: number) => (u24(b, at) | (b[at + 3]! << 24)) >>> 0;
 
 /** Bytes after a chunk's header that are read before it streams: the fields that declare a size. */
 const SIZE_FIELDS: Record<string, number> = { VP8X: 10, "VP8 ": 10, VP8L: 5, ANMF: 16 };
@@ -51,7 +48,7 @@ export class WebpStripper extends UnitStripper {
   private unit(b: Uint8Array): number {
     if (this.state === "riff") {
       if (b.length < 12) return this.wait(12);
-      const declared = u32(b, 4);
+      const declared = u32le(b, 4);
       if (declared < 4) throw bad("broken RIFF size");
       this.riffEnd = 8 + declared;
       this.emit(b.subarray(0, 12));
@@ -71,8 +68,8 @@ export class WebpStripper extends UnitStripper {
 
   private chunk(b: Uint8Array): number {
     if (b.length < 8) return this.wait(8);
-    const type = String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!);
-    const size = u32(b, 4);
+    const type = ascii(b, 0, 4);
+    const size = u32le(b, 4);
     const room = (this.frameEnd || this.riffEnd) - this.position - 8;
     if (size > room) throw bad(`a ${type} chunk runs past the end of its ${this.frameEnd ? "frame" : "file"}`);
     // The padding byte of an odd-sized chunk may be missing at the very end.
@@ -114,7 +111,7 @@ export class WebpStripper extends UnitStripper {
   private extendedHeader(b: Uint8Array, size: number): number {
     if (this.position !== 12) throw bad("VP8X is not the first chunk");
     if (size !== 10) throw bad(`a VP8X chunk of ${size} bytes`);
-    this.canvas = { width: 1 + u24(b, 12), height: 1 + u24(b, 15) };
+    this.canvas = { width: 1 + u24le(b, 12), height: 1 + u24le(b, 15) };
     assertWithinSideLimit(this.canvas.width, this.canvas.height);
     const chunk = b.slice(0, 18);
     chunk[8] = chunk[8]! & ~(VP8X_EXIF | VP8X_XMP);
@@ -125,12 +122,12 @@ export class WebpStripper extends UnitStripper {
   private lossyHeader(b: Uint8Array) {
     if (b[8]! & 1) throw bad("a lossy bitstream that does not start with a key frame");
     if (b[11] !== 0x9d || b[12] !== 0x01 || b[13] !== 0x2a) throw bad("broken lossy bitstream header");
-    this.bitstream(u16(b, 14) & 0x3fff, u16(b, 16) & 0x3fff);
+    this.bitstream(u16le(b, 14) & 0x3fff, u16le(b, 16) & 0x3fff);
   }
 
   private losslessHeader(b: Uint8Array) {
     if (b[8] !== 0x2f) throw bad("broken lossless bitstream header");
-    const bits = u32(b, 9);
+    const bits = u32le(b, 9);
     this.bitstream(1 + (bits & 0x3fff), 1 + ((bits >>> 14) & 0x3fff));
   }
 
@@ -145,10 +142,10 @@ export class WebpStripper extends UnitStripper {
     if (this.frameEnd) throw bad("an animation frame inside another");
     if (!this.canvas) throw bad("an animation frame without VP8X");
     if (size & 1) throw bad("an animation frame of odd size");
-    const x = 2 * u24(b, 8);
-    const y = 2 * u24(b, 11);
-    const width = 1 + u24(b, 14);
-    const height = 1 + u24(b, 17);
+    const x = 2 * u24le(b, 8);
+    const y = 2 * u24le(b, 11);
+    const width = 1 + u24le(b, 14);
+    const height = 1 + u24le(b, 17);
     assertWithinSideLimit(x + width, y + height);
     if (x + width > this.canvas.width || y + height > this.canvas.height) {
       throw bad(`an animation frame of ${width}x${height} at ${x},${y} outside the ${this.canvas.width}x${this.canvas.height} canvas`);
