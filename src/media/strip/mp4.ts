@@ -1,8 +1,12 @@
 import { ascii, u32be, u64be } from "../../bytes";
 import { malformed, UnitStripper } from "./stripper";
 
-/** Boxes whose children are walked: the movie, its tracks, and down to where a track's metadata may sit. */
-const CONTAINERS = new Set(["moov", "trak", "mdia", "minf"]);
+/**
+ * Boxes whose children are walked: the movie, its tracks, and down to where a track's metadata
+ * may sit; the fragments of a fragmented MP4 and their tracks, and `meco`, each of which may carry
+ * `udta` or `meta` too.
+ */
+const CONTAINERS = new Set(["moov", "trak", "mdia", "minf", "moof", "traf", "meco"]);
 
 /**
  * Boxes that hold metadata only, never anything playback needs: user data (QuickTime `©xyz`,

@@ -27,6 +27,7 @@ const ftyp = box("ftyp", latin1("isom"), u32be(512), latin1("isomiso2mp41"));
 const mvhd = box("mvhd", new Uint8Array(100));
 const location = box("\xa9xyz", u32be(0x00125c7c), latin1("+48.8584+002.2945/"));
 const types = (bytes: Uint8Array) => walkBoxes(bytes).map((b) => b.path);
+const latin1String = (bytes: Uint8Array) => new TextDecoder("latin1").decode(bytes);
 
 describe("Mp4Stripper", () => {
   it("turns user data and metadata, wherever the walk meets them, into free boxes of zeros", () => {
@@ -36,6 +37,16 @@ describe("Mp4Stripper", () => {
     expect(out.length).toBe(file.length);
     expect(types(out)).toEqual(["ftyp", "free", "moov", "moov/mvhd", "moov/trak", "moov/trak/tkhd", "moov/trak/free", "moov/trak/free", "moov/free", "mdat"]);
     for (const freed of walkBoxes(out).filter((b) => b.type === "free")) expect(out.subarray(freed.start + 8, freed.end).every((v) => v === 0)).toBe(true);
+  });
+
+  it("blanks user data and metadata in movie fragments and meco too", () => {
+    const secret = latin1("+48.8584+002.2945/");
+    const moof = box("moof", box("mfhd", new Uint8Array(8)), box("udta", location), box("traf", box("tfhd", new Uint8Array(8)), box("meta", u32be(0), box("xml ", secret))));
+    const file = join(ftyp, box("moov", mvhd, box("udta", location)), moof, box("mdat", new Uint8Array(32)), box("meco", box("meta", u32be(0), box("xml ", secret))));
+    const out = strip(file);
+    expect(out.length).toBe(file.length);
+    expect(latin1String(out)).not.toContain("+48.8584");
+    expect(latin1String(out)).not.toContain("\xa9xyz");
   });
 
   it("gives the same bytes however the file is cut into pieces", () => {
