@@ -1,3 +1,4 @@
+import { stat } from "node:fs/promises";
 import { inputArgs, type Demuxer } from "./formats";
 import { JobError, run, ToolCrashed, type Job } from "./run";
 
@@ -84,9 +85,11 @@ export async function checkVideo(job: Job, source: Source): Promise<void> {
   try {
     data = await ffprobe(job, source);
   } catch (error) {
-    // The npm-shipped ffprobe (4.1, the local fallback) crashes on every MPEG transport stream.
-    // The check is an early refusal only: -max_pixels and the job's time limit still hold.
-    if (error instanceof ToolCrashed) return;
+    // The npm-shipped ffprobe (4.1, the local fallback) crashes on every MPEG transport stream:
+    // for those only, the conversion goes on without this early refusal (-max_pixels and the
+    // job's time limit still hold). Any other crash refuses the file.
+    if (error instanceof ToolCrashed && source.demuxer.name === "mpegts") return;
+    if (error instanceof ToolCrashed) throw new JobError(422, `${error.message} reading the file`);
     throw error;
   }
   if (!data.format) throw new JobError(422, "not a media file");
@@ -108,6 +111,19 @@ export async function checkVideo(job: Job, source: Source): Promise<void> {
  */
 const DECODE_LIMITS = ["-max_pixels", String(MAX_VIDEO_SIDE * MAX_VIDEO_SIDE)];
 
+/**
+ * Outputs are bounded too (the temp-space budget counts inputs only): twice the largest input,
+ * room for a conversion to a less efficient codec. ffmpeg stops cleanly at the limit, so an output
+ * that reached it is cut short and refused rather than served.
+ */
+const outputBytes = (job: Job) => 2 * job.config.maxInputBytes;
+const outputLimit = (job: Job) => ["-fs", String(outputBytes(job))];
+
+async function refuseIfCut(job: Job, output: string): Promise<void> {
+  const { size } = await stat(output);
+  if (size >= outputBytes(job)) throw new JobError(422, `the output reached the ${outputBytes(job)}-byte limit`);
+}
+
 const NO_METADATA = ["-map_metadata", "-1", "-map_chapters", "-1", "-fflags", "+bitexact"];
 
 /**
@@ -126,9 +142,11 @@ export async function transcodeMp4(job: Job, source: Source, output: string): Pr
       "-c:a", "aac", "-b:a", "128k",
       ...NO_METADATA,
       "-movflags", "+faststart",
+      ...outputLimit(job),
       "-f", "mp4", output,
     ],
   );
+  await refuseIfCut(job, output);
 }
 
 /** The same streams without metadata (location, device, dates), not re-encoded. */
@@ -141,9 +159,11 @@ export async function stripMetadata(job: Job, source: Source, output: string, fo
       "-map", "0:v?", "-map", "0:a?", "-c", "copy",
       ...NO_METADATA,
       ...(format === "mp4" ? ["-movflags", "+faststart"] : []),
+      ...outputLimit(job),
       "-f", format, output,
     ],
   );
+  await refuseIfCut(job, output);
 }
 
 /** The first frame, upright, as a WebP `width` pixels wide (never upscaled). */
@@ -157,6 +177,7 @@ export async function thumbnail(job: Job, source: Source, output: string, width:
       "-vf", `scale='min(${width},iw)':-2`,
       "-c:v", "libwebp", "-quality", "80",
       ...NO_METADATA,
+      ...outputLimit(job),
       "-f", "webp", output,
     ],
   );

@@ -164,3 +164,19 @@ describe("the job time limit", () => {
     expect(Date.now() - start).toBeLessThan(6000);
   });
 });
+
+describe("outputs are bounded too", () => {
+  it("refuses a conversion whose output reaches twice the largest input, rather than serve it cut short", async () => {
+    // Noise at MPEG-4's coarsest quantiser: about 50 KB that H.264 at the service's quality makes more than twice as large.
+    const input = await video("noise.avi", ["-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=4", "-vf", "noise=alls=30:allf=t", "-c:v", "mpeg4", "-q:v", "31"]);
+    const small = await startMediaService({ port: await freePort(), secret: SECRET, env: { ...MEDIA_TOOLS_ENV, MAX_INPUT_BYTES: String(input.length + 1000) } });
+    try {
+      const res = await fetch(`${small.url}/video/mp4?format=avi`, { method: "POST", headers: { Authorization: `Bearer ${SECRET}` }, body: input });
+      const body = (await res.json()) as { error: string };
+      expect(res.status).toBe(422);
+      expect(body.error).toMatch(/output reached/);
+    } finally {
+      await small.stop();
+    }
+  });
+});
