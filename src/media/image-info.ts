@@ -179,30 +179,49 @@ function bmp(b: Uint8Array): HeaderResult {
 /** Pages (directories) of a TIFF read at most; more is refused rather than followed. */
 const MAX_TIFF_DIRECTORIES = 256;
 const TIFF_SUB_IFDS = 330;
+/**
+ * The most of a file any image's header is read from, on upload and by later jobs alike: what
+ * lies past it is not waited for.
+ */
+export const HEADER_LIMIT = 1024 * 1024;
 
 /**
  * Every directory of a TIFF (the chain of pages and their sub-directories), since a decoder may
- * read any of them: the first gives the size and orientation, the largest is checked too.
- * Directories must lie in the bytes given (the first MiB, or the whole file when `complete`).
+ * read any of them: the first gives the size and orientation, the largest is checked too. The
+ * first directory must lie in the bytes given; a later one past them (libtiff writes each page's
+ * directory after its image data) is not followed once they are the first MiB or the whole file:
+ * the decoder's own pixel limit covers those pages.
  */
 function tiff(b: Uint8Array, complete: boolean): HeaderResult {
   if (b.length < 8) return more;
   const r = new Reader(b, b[0] === 0x49);
   if (r.u16(2) === 43) return invalid("BigTIFF is not supported");
   if (r.u16(2) !== 42) return invalid("broken TIFF header");
+  const tooMany = invalid(`a TIFF of more than ${MAX_TIFF_DIRECTORIES} directories`);
+  // No more bytes will come: what lies past them is out of reach rather than awaited.
+  const final = complete || b.length >= HEADER_LIMIT;
   const pending = [r.u32(4)];
   if (pending[0] === 0) return invalid("TIFF without a directory");
+  // Every offset queued counts (zeros and repeats too), so that the work stays bounded.
+  let queued = 1;
+  const queue = (offset: number) => {
+    if (++queued > MAX_TIFF_DIRECTORIES) return false;
+    if (offset !== 0) pending.push(offset);
+    return true;
+  };
   const seen = new Set<number>();
   const pages: (Size & { orientation: number })[] = [];
   let entriesRead = 0;
-  while (pending.length) {
-    const ifd = pending.shift()!;
-    if (ifd === 0 || seen.has(ifd)) continue;
-    if (seen.size === MAX_TIFF_DIRECTORIES) return invalid(`a TIFF of more than ${MAX_TIFF_DIRECTORIES} directories`);
+  for (let p = 0; p < pending.length; p++) {
+    const ifd = pending[p]!;
+    if (seen.has(ifd)) continue;
     seen.add(ifd);
-    if (!r.has(ifd, 2)) return more;
+    const inReach = r.has(ifd, 2) && r.has(ifd + 2, r.u16(ifd) * 12);
+    if (!inReach) {
+      if (p === 0 || !final) return more;
+      continue;
+    }
     const count = r.u16(ifd);
-    if (!r.has(ifd + 2, count * 12)) return more;
     // Directories that overlap could make this read far more than the bytes it was given.
     entriesRead += count;
     if (entriesRead * 12 > b.length) return invalid("TIFF directories overlap");
@@ -217,16 +236,21 @@ function tiff(b: Uint8Array, complete: boolean): HeaderResult {
       else if (tag === 0x0112) page.orientation = value;
       else if (tag === TIFF_SUB_IFDS) {
         const n = r.u32(entry + 4);
-        if (n > MAX_TIFF_DIRECTORIES) return invalid(`a TIFF of more than ${MAX_TIFF_DIRECTORIES} directories`);
+        if (n > MAX_TIFF_DIRECTORIES) return tooMany;
         const at = n === 1 ? entry + 8 : r.u32(entry + 8);
-        if (!r.has(at, 4 * n)) return more;
-        for (let k = 0; k < n; k++) pending.push(r.u32(at + 4 * k));
+        if (!r.has(at, 4 * n)) {
+          if (!final) return more;
+          continue;
+        }
+        for (let k = 0; k < n; k++) if (!queue(r.u32(at + 4 * k))) return tooMany;
       }
     }
-    // A complete file may end right after its last directory, without the next-directory offset.
+    // A file may end right after its last directory, without the next-directory offset.
     const next = ifd + 2 + count * 12;
-    if (r.has(next, 4)) pending.push(r.u32(next));
-    else if (!complete || next !== b.length) return more;
+    if (r.has(next, 4)) {
+      const offset = r.u32(next);
+      if (offset !== 0 && !queue(offset)) return tooMany;
+    } else if (!final) return more;
     pages.push(page);
   }
   const first = pages[0]!;

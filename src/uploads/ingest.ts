@@ -1,7 +1,6 @@
 import { concatBytes } from "../bytes";
-import { MiB } from "../config";
 import { unprocessable } from "../errors";
-import { readImageHeader, type ImageInfo } from "../media/image-info";
+import { HEADER_LIMIT, readImageHeader, type ImageInfo } from "../media/image-info";
 import { assertWithinSideLimit } from "../media/side-limit";
 import { ACCEPTED_FORMATS_TEXT, SNIFF_BYTES, sniff, type Sniffed } from "../media/sniff";
 import { newObjectKey } from "../storage/keys";
@@ -27,7 +26,7 @@ export interface IngestLimit {
  * sees no more than this, whatever the size of the pieces the file arrives in, so that what it
  * accepts is what the later jobs (which read this much of the stored file) see.
  */
-const MAX_HEADER_BYTES = 1 * MiB;
+const MAX_HEADER_BYTES = HEADER_LIMIT;
 
 type Examined = { media: Sniffed; image: ImageInfo | null };
 

@@ -1,5 +1,4 @@
-import { MiB } from "../../config";
-import { readImageHeader } from "../image-info";
+import { HEADER_LIMIT, readImageHeader } from "../image-info";
 import type { MediaService } from "../service";
 import { sniff, type Format } from "../sniff";
 import type { ImageJob, SourceImage } from "./budget";
@@ -18,8 +17,6 @@ export interface RenderDeps {
   media: MediaService;
 }
 
-/** Enough for any header the upload path accepted (it reads at most this much to find one). */
-const HEADER_BYTES = 1 * MiB;
 
 /** An animated WebP (VP8X animation flag) or PNG (acTL before the image data). */
 export function isAnimated(format: string, head: Uint8Array): boolean {
@@ -36,7 +33,7 @@ export function isAnimated(format: string, head: Uint8Array): boolean {
 
 /** What the budget rule needs of a stored image, from its first bytes; null if unreadable. */
 export async function describeStoredImage(bucket: R2Bucket, key: string): Promise<SourceImage | null> {
-  const object = await bucket.get(key, { range: { offset: 0, length: HEADER_BYTES } });
+  const object = await bucket.get(key, { range: { offset: 0, length: HEADER_LIMIT } });
   if (!object) throw new Error(`stored file ${key} is missing`);
   const head = new Uint8Array(await object.arrayBuffer());
   const media = sniff(head);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { readImageHeader } from "../../../src/media/image-info";
 import { sniff } from "../../../src/media/sniff";
-import { join, latin1, tiffIfd, u16be, u32be, u32le } from "../../support/build";
+import { join, latin1, tiffIfd, u16be, u16le, u32be, u32le } from "../../support/build";
 import { fixture } from "../helpers";
 
 async function header(path: string, limit?: number) {
@@ -107,10 +107,43 @@ describe("readImageHeader", () => {
       expect(readImageHeader("tiff", loop, true)).toMatchObject({ width: 1, height: 1 });
       // Sub-directories one byte apart over the same 50 KB of entries: each would read them all again.
       const region = new Uint8Array(50_000).fill(0x10);
-      const offsets = Array.from({ length: 255 }, (_, i) => 3000 + i);
+      const offsets = Array.from({ length: 200 }, (_, i) => 3000 + i);
       const subIfds = join(u16be(1), u16be(330), u16be(4), u32be(offsets.length), u32be(1000), u32be(0));
-      const overlapping = join(header, subIfds, new Uint8Array(1000 - 8 - subIfds.length), offsets.flatMap((o) => u32be(o)), new Uint8Array(3000 - 1000 - 4 * 255), region);
+      const overlapping = join(header, subIfds, new Uint8Array(1000 - 8 - subIfds.length), offsets.flatMap((o) => u32be(o)), new Uint8Array(3000 - 1000 - 4 * offsets.length), region);
       expect(readImageHeader("tiff", overlapping, true)).toEqual({ invalid: "TIFF directories overlap" });
+    });
+
+    it("refuses many SubIFDs entries of zero offsets quickly rather than queueing them all", () => {
+      // 2000 SubIFDs entries (tag 330), each listing the same 256 offsets of 0.
+      const entries = 2000;
+      const zeros = 8 + 2 + (entries + 2) * 12 + 4;
+      const subIfds = Array.from({ length: entries }, () => join(u16le(330), u16le(4), u32le(256), u32le(zeros)));
+      const ifd = join(u16le(entries + 2), u16le(256), u16le(4), u32le(1), u32le(1), u16le(257), u16le(4), u32le(1), u32le(1), ...subIfds, u32le(0));
+      const file = join(latin1("II"), [42, 0], u32le(8), ifd, new Uint8Array(4 * 256));
+      const start = performance.now();
+      expect(readImageHeader("tiff", file, true)).toEqual({ invalid: "a TIFF of more than 256 directories" });
+      expect(performance.now() - start).toBeLessThan(1000);
+    });
+
+    it("reads the first directory and stops at a later one past the first MiB", () => {
+      const header = join(latin1("II"), [42, 0], u32le(8));
+      const file = join(header, page(true, 300, 200, 2 * 1024 * 1024), page(true, 40_000, 40_000, 0));
+      const first = { width: 200, height: 300, storedWidth: 300, storedHeight: 200, orientation: 6 };
+      // Given only the first bytes of a longer file: the later page is out of reach.
+      const head = new Uint8Array(1024 * 1024);
+      head.set(file);
+      expect(readImageHeader("tiff", head)).toEqual(first);
+      // Fewer bytes than the first MiB: the page may yet arrive.
+      expect(readImageHeader("tiff", head.subarray(0, 64 * 1024))).toEqual({ need: "more" });
+      // A sub-directory out of reach is not followed either.
+      const subIfd = join(u16le(3), u16le(256), u16le(4), u32le(1), u32le(300), u16le(257), u16le(4), u32le(1), u32le(200), u16le(330), u16le(4), u32le(1), u32le(3 * 1024 * 1024), u32le(0));
+      const withSub = new Uint8Array(1024 * 1024);
+      withSub.set(join(header, subIfd));
+      expect(readImageHeader("tiff", withSub)).toEqual({ width: 300, height: 200, storedWidth: 300, storedHeight: 200, orientation: 1 });
+      // The first directory itself must still be within the bytes given.
+      const late = new Uint8Array(1024 * 1024);
+      late.set(join(latin1("II"), [42, 0], u32le(2 * 1024 * 1024)));
+      expect(readImageHeader("tiff", late)).toEqual({ need: "more" });
     });
   });
 });

@@ -165,6 +165,16 @@ describe("every declared size, not only the first", () => {
     await refused(tiffFile(little, [[1, 1], [40_000, 3]]), over(40_000, 3));
   });
 
+  it("refuses a TIFF listing thousands of SubIFDs entries, quickly", async () => {
+    const entries = 2000;
+    const zeros = 8 + 2 + (entries + 2) * 12 + 4;
+    const subIfds = Array.from({ length: entries }, () => join(u16le(330), u16le(4), u32le(256), u32le(zeros)));
+    const ifd = join(u16le(entries + 2), u16le(256), u16le(4), u32le(1), u32le(1), u16le(257), u16le(4), u32le(1), u32le(1), ...subIfds, u32le(0));
+    const start = performance.now();
+    await refused(join(latin1("II"), [42, 0], u32le(8), ifd, new Uint8Array(4 * 256)), "Unreadable image data (tif): a TIFF of more than 256 directories.");
+    expect(performance.now() - start).toBeLessThan(2000);
+  });
+
   it("refuses a HEIF whose primary item is small but another item is over the limit", async () => {
     await refused(heifWithSecondItem(40_000, 40_000), over(40_000, 40_000));
   });
