@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import { clientIp } from "../http/request-info";
+import { clientNetwork } from "../http/request-info";
 import { adminTokenRule, passwordRules } from "./config";
 import { limiter, retryAfterSeconds } from "./middleware";
 
@@ -21,9 +21,9 @@ const wait = (ms: number): Guess => ({ outcome: "wait", retryAfterSeconds: retry
  */
 export async function throttledPassword(c: Context<AppEnv>, uploadId: string, verify: () => Promise<boolean>): Promise<Guess> {
   const now = c.var.now();
-  const rules = passwordRules(clientIp(c));
+  const rules = passwordRules(clientNetwork(c));
   const upload = limiter(c, `upload:${uploadId}`);
-  const ip = limiter(c, `ip:${clientIp(c)}`);
+  const ip = limiter(c, `ip:${clientNetwork(c)}`);
   const onUpload = await upload.guess(rules.upload, now);
   if (!onUpload.allowed) return wait(onUpload.retryAfterMs);
   const onIp = await ip.guess(rules.ip, now);
@@ -37,19 +37,21 @@ export async function throttledPassword(c: Context<AppEnv>, uploadId: string, ve
 }
 
 /**
- * The admin token, per client IP. Comparing it is cheap, so only wrong tokens are counted (after
- * the comparison): parallel requests of the operator never hold each other back. A waiting IP
- * gets no comparison at all, the right token included.
+ * The admin token, per client IP. Comparing it is cheap, so it is compared first, but its answer
+ * is given only once the IP's throttle has let it through: a wrong token is checked against the
+ * throttle and counted in one step (so simultaneous wrong tokens cannot slip past it together),
+ * a right one only checked (so parallel requests of the operator never hold each other back). A
+ * waiting IP gets no answer, the right token included.
  */
 export async function throttledAdminToken(c: Context<AppEnv>, compare: () => Promise<boolean>): Promise<Guess> {
   const now = c.var.now();
-  const ip = limiter(c, `ip:${clientIp(c)}`);
+  const ip = limiter(c, `ip:${clientNetwork(c)}`);
+  if (!(await compare())) {
+    const counted = await ip.guess([adminTokenRule], now);
+    return counted.allowed ? { outcome: "wrong" } : wait(counted.retryAfterMs);
+  }
   const state = await ip.waitForGuess([adminTokenRule], now);
   if (state.retryAfterMs > 0) return wait(state.retryAfterMs);
-  if (!(await compare())) {
-    await ip.failed([adminTokenRule], now);
-    return { outcome: "wrong" };
-  }
   if (state.guesses > 0) await ip.forget([adminTokenRule.name]);
   return { outcome: "right" };
 }

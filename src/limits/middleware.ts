@@ -3,7 +3,7 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError, unauthorized } from "../errors";
 import { authenticate } from "../http/auth";
-import { clientIp } from "../http/request-info";
+import { clientNetwork } from "../http/request-info";
 import { badKeyRule, limitsFrom, pieceByteRules, rulesFor } from "./config";
 import type { Rule } from "./gcra";
 import type { BudgetState } from "./rate-limiter";
@@ -40,7 +40,7 @@ async function limit(c: Context<AppEnv>, keyName: string, rules: { key: Rule[]; 
   let budgets = taken.budgets;
   let allowed = taken.allowed;
   if (allowed && rules.ip.length) {
-    const ip = await limiter(c, `ip:${clientIp(c)}`).take(rules.ip, now, cost);
+    const ip = await limiter(c, `ip:${clientNetwork(c)}`).take(rules.ip, now, cost);
     if (!ip.allowed) {
       allowed = false;
       await key.giveBack(rules.key, now, cost);
@@ -68,7 +68,7 @@ export async function withPieceBytes<T>(c: Context<AppEnv>, bytes: number, store
     const now = c.var.now();
     await Promise.all([
       limiter(c, `key:${c.var.caller.keyHash}`).giveBack(rules.key, now, bytes),
-      limiter(c, `ip:${clientIp(c)}`).giveBack(rules.ip, now, bytes),
+      limiter(c, `ip:${clientNetwork(c)}`).giveBack(rules.ip, now, bytes),
     ]);
     throw error;
   }
@@ -84,7 +84,7 @@ export const apiGate = createMiddleware<AppEnv>(async (c, next) => {
   const limits = limitsFrom(c.env);
   const caller = await authenticate(c);
   if (!caller) {
-    if (limits.enabled) await limit(c, `ip:${clientIp(c)}`, { key: [badKeyRule(limits)], ip: [] });
+    if (limits.enabled) await limit(c, `ip:${clientNetwork(c)}`, { key: [badKeyRule(limits)], ip: [] });
     throw unauthorized();
   }
   c.set("caller", caller);

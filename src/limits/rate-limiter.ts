@@ -108,18 +108,13 @@ export class RateLimiter extends DurableObject<Env> {
     }
   }
 
-  /** How long until a guess is let through, without counting one (for cheap checks; see failed()). */
+  /** How long until a guess is let through, without counting one (for a right admin token). */
   waitForGuess(rules: GuessRule[], now: number): { retryAfterMs: number; guesses: number } {
     const tallies = rules.map((rule) => ({ rule, stored: this.tally(rule.name) }));
     return {
       retryAfterMs: Math.max(0, ...tallies.map(({ rule, stored }) => waitFor(rule, stored, now))),
       guesses: Math.max(0, ...tallies.map(({ stored }) => stored?.guesses ?? 0)),
     };
-  }
-
-  /** Counts a wrong guess that was checked first and counted after. */
-  failed(rules: GuessRule[], now: number): void {
-    for (const rule of rules) this.record(rule.name, counted(rule, this.tally(rule.name), now));
   }
 
   forget(names: string[]): void {

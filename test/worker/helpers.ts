@@ -126,6 +126,12 @@ export async function uploadWithEnv(
   return body.data;
 }
 
+/** An IPv6 /64 of a test's own, as its first four groups: per-IP throttles count a /64 as one client. */
+export function ownNetwork(): string {
+  const hex = crypto.randomUUID().replace(/-/g, "");
+  return `2001:db8:${hex.slice(0, 4)}:${hex.slice(4, 8)}`;
+}
+
 export interface AppCall extends RequestInit {
   /** Sent as X-API-Key. */
   key?: string;

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { hashKey } from "../../../src/accounts/keys";
 import { chunkKey } from "../../../src/storage/keys";
-import { type AppCall, clockedApp, newAccount, uniquePng, uploadForm } from "../helpers";
+import { type AppCall, clockedApp, newAccount, ownNetwork, uniquePng, uploadForm } from "../helpers";
 
 /** The spec's limits, small where a test would otherwise need hundreds of requests. */
 const SPEC_LIMITS = {
@@ -106,6 +106,15 @@ describe("per day", () => {
     for (let i = 0; i < 7; i++) statuses.push((await s.call("/api", { method: "POST", key: upload, body: new FormData() })).status);
     // Refused uploads (no file: 422) still count; the seventh is over the day budget.
     expect(statuses).toEqual([422, 422, 422, 422, 422, 422, 429]);
+  });
+
+  it("caps an IPv6 client by its /64", async () => {
+    const s = service({ RATE_LIMIT_IP_PER_DAY: "3" });
+    const { full } = await newAccount();
+    const network = ownNetwork();
+    for (let i = 1; i <= 3; i++) expect((await list(s, full, `${network}::${i}`)).status).toBe(200);
+    expect((await list(s, full, `${network}:1:2:3:4`)).status).toBe(429);
+    expect((await list(s, full, `${ownNetwork()}::1`)).status).toBe(200);
   });
 
   it("caps an IP across all its keys, without using the budgets of the keys it refuses", async () => {
@@ -222,6 +231,14 @@ describe("requests without a valid key", () => {
     expect((await list(s, "fk_guess", "192.0.2.51")).status).toBe(401);
     // A real key from the throttled IP is not held back.
     expect((await list(s, (await newAccount()).full, "192.0.2.50")).status).toBe(200);
+  });
+
+  it("count an IPv6 client by its /64", async () => {
+    const s = service({ RATE_LIMIT_BAD_KEY_PER_MINUTE: "5" });
+    const network = ownNetwork();
+    for (let i = 1; i <= 5; i++) expect((await list(s, `fk_guess${i}`, `${network}:${i}::${i}`)).status).toBe(401);
+    expect((await list(s, "fk_guess", `${network}::ffff`)).status).toBe(429);
+    expect((await list(s, "fk_guess", `${ownNetwork()}::1`)).status).toBe(401);
   });
 });
 

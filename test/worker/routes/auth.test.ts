@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../../src/app";
-import { admin, api, fixture, json, newAccount, request, upload, uniquePng } from "../helpers";
+import { admin, api, fixture, json, newAccount, ownNetwork, request, upload, uniquePng } from "../helpers";
 
 describe("API keys", () => {
   it("accepts the X-API-Key header and the key query parameter; the header wins", async () => {
@@ -133,7 +133,7 @@ describe("admin API", () => {
   function adminService(overrides: Partial<Cloudflare.Env> = {}) {
     const clock = { now: Date.now() };
     const app = createApp({ now: () => clock.now });
-    const ownIp = `2001:db8::${crypto.randomUUID().slice(0, 4)}`;
+    const ownIp = `${ownNetwork()}::1`;
     const call = async (token: string | undefined, ip = ownIp) => {
       const headers: Record<string, string> = { "Content-Type": "application/json", "CF-Connecting-IP": ip };
       if (token !== undefined) headers.Authorization = `Bearer ${token}`;
@@ -143,16 +143,16 @@ describe("admin API", () => {
     return { call, advance: (seconds: number) => (clock.now += seconds * 1000) };
   }
 
-  it("throttles wrong tokens per IP before comparing, with growing waits; the right token resets the count", async () => {
+  it("throttles wrong tokens per IP, answering none while it waits, with growing waits; the right token resets the count", async () => {
     const s = adminService();
     for (let i = 0; i < 5; i++) expect((await s.call(`wrong-${i}`)).status).toBe(401);
     const throttled = await s.call("wrong");
     expect(throttled).toMatchObject({ status: 429, retryAfter: "1", body: { type: "error", errors: expect.stringMatching(/admin token/) } });
-    // Nothing is compared while the IP waits, the right token included.
+    // Nothing is answered while the IP waits, the right token included.
     expect((await s.call(env.ADMIN_TOKEN)).status).toBe(429);
     expect((await s.call(undefined)).status).toBe(429);
     // Another IP is not held back.
-    expect((await s.call("wrong", "2001:db8::1:1")).status).toBe(401);
+    expect((await s.call("wrong", `${ownNetwork()}::1`)).status).toBe(401);
     s.advance(1);
     expect((await s.call("wrong")).status).toBe(401);
     expect((await s.call("wrong")).retryAfter).toBe("2");
@@ -160,6 +160,28 @@ describe("admin API", () => {
     expect((await s.call(env.ADMIN_TOKEN)).status).toBe(201);
     for (let i = 0; i < 5; i++) expect((await s.call("wrong")).status).toBe(401);
     expect((await s.call("wrong")).status).toBe(429);
+  });
+
+  it("counts wrong tokens before answering: of 20 simultaneous ones, 5 are answered", async () => {
+    const s = adminService();
+    const statuses = (await Promise.all(Array.from({ length: 20 }, (_, i) => s.call(`wrong-${i}`)))).map((r) => r.status);
+    expect(statuses.filter((x) => x === 401)).toHaveLength(5);
+    expect(statuses.filter((x) => x === 429)).toHaveLength(15);
+  });
+
+  it("never holds back the operator's parallel requests", async () => {
+    const s = adminService();
+    const statuses = (await Promise.all(Array.from({ length: 20 }, () => s.call(env.ADMIN_TOKEN)))).map((r) => r.status);
+    expect(statuses).toEqual(Array(20).fill(201));
+  });
+
+  it("throttles an IPv6 client by its /64", async () => {
+    const s = adminService();
+    const network = ownNetwork();
+    for (let i = 1; i <= 5; i++) expect((await s.call("wrong", `${network}:${i}::${i}`)).status).toBe(401);
+    expect((await s.call("wrong", `${network}:ffff:ffff:ffff:ffff`)).status).toBe(429);
+    expect((await s.call(env.ADMIN_TOKEN, `${network}::abcd`)).status).toBe(429);
+    expect((await s.call("wrong", `${ownNetwork()}:5::5`)).status).toBe(401);
   });
 
   it("is off, as without a token, when ADMIN_TOKEN is shorter than 32 characters", async () => {

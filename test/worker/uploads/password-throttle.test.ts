@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { type AppCall, clockedApp, newAccount, uniquePng, uploadForm } from "../helpers";
+import { type AppCall, clockedApp, newAccount, ownNetwork, uniquePng, uploadForm } from "../helpers";
 
 /** The app on a clock the test moves; page requests come from the given client IP, or this service's own. */
 function service() {
-  const ownIp = `2001:db8::${crypto.randomUUID().slice(0, 4)}`;
+  const ownIp = `${ownNetwork()}::1`;
   const app = clockedApp();
   const clock = app.clock;
   const call = (path: string, { ip, ...init }: AppCall = {}) => app.call(path, { ip: ip ?? ownIp, ...init });
@@ -115,6 +115,18 @@ describe("wrong passwords on an upload's page", () => {
     const last = uploads[6]!.id;
     expect(await s.givePassword(last, "guess", "198.51.100.40")).toMatchObject({ status: 429, retryAfter: "1" });
     expect((await s.givePassword(last, "guess", "198.51.100.41")).status).toBe(401);
+  });
+
+  it("count an IPv6 client by its /64, and IPv4-mapped IPv6 as the IPv4 address", async () => {
+    const s = service();
+    const { id } = await s.lockedUpload(await newAccount(), "right one");
+    const network = ownNetwork();
+    for (let i = 1; i <= 5; i++) expect((await s.givePassword(id, "guess", `${network}:${i}::${i}`)).status).toBe(401);
+    expect((await s.givePassword(id, "guess", `${network}:ffff:ffff:ffff:ffff`)).status).toBe(429);
+    expect((await s.givePassword(id, "guess", `${ownNetwork()}::1`)).status).toBe(401);
+
+    for (let i = 0; i < 5; i++) expect((await s.givePassword(id, "guess", "198.51.100.60")).status).toBe(401);
+    expect((await s.givePassword(id, "guess", "::ffff:198.51.100.60")).status).toBe(429);
   });
 
   it("never hold back a client that keeps giving the right password", async () => {
