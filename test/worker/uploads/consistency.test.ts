@@ -9,34 +9,79 @@ import { findUploadRecord } from "../../../src/storage/uploads";
 import { sweepExpiredUploads } from "../../../src/uploads/expire";
 import { runMediaJob } from "../../../src/uploads/process";
 import { database } from "../../../src/storage/db";
-import { DEAD_SERVICE, fixture, newAccount, ORIGIN, uniquePng, uploadForm, type TestAccount } from "../helpers";
+import { PART_BYTES } from "../../../src/storage/object-writer";
+import { toHex } from "../../../src/crypto";
+import { bigPng, DEAD_SERVICE, fixture, newAccount, ORIGIN, uniquePng, uploadForm, type TestAccount } from "../helpers";
 
 const R2_CALLS = new Set(["put", "get", "head", "delete", "list", "createMultipartUpload"]);
+/** The calls of a multipart upload (as createMultipartUpload or resumeMultipartUpload gives it). */
+const MULTIPART_CALLS = new Set(["uploadPart", "complete", "abort"]);
+
+interface Fault {
+  bindings: Partial<Cloudflare.Env>;
+  steps: () => number;
+  /** Every multipart upload the operation began or resumed. */
+  multipartUploads: R2MultipartUpload[];
+}
 
 /**
- * Bindings whose `failAt`-th storage operation (a D1 statement prepared, or an R2 call) throws,
- * as a crash at that point would leave things. `steps()` tells how many operations ran.
+ * Bindings whose `failAt`-th storage operation (a D1 statement prepared, or an R2 call,
+ * including those of a multipart upload) fails, as a crash at that point would leave things.
+ * With `down`, every later operation fails too, as in an outage: what the code does to clean
+ * up fails as well. `steps()` tells how many operations ran.
  */
-function failing(failAt: number) {
+function failing(failAt: number, down = false): Fault {
   let count = 0;
-  const tick = () => {
-    if (++count === failAt) throw new Error(`injected failure at storage step ${failAt}`);
-  };
-  const wrap = <T extends object>(target: T, counted: (name: string) => boolean): T =>
+  const multipartUploads: R2MultipartUpload[] = [];
+  const fails = () => ++count === failAt || (down && count > failAt);
+  const failure = () => new Error(`injected failure at storage step ${failAt}`);
+  // D1's prepare() throws where it is called; an R2 call fails as R2 does, with a rejected promise.
+  const wrap = <T extends object>(target: T, counted: (name: string) => boolean, rejects = true): T =>
     new Proxy(target, {
       get(object, name) {
         const value = Reflect.get(object, name);
         if (typeof value !== "function") return value;
         return (...args: unknown[]) => {
-          if (counted(String(name))) tick();
-          return value.apply(object, args);
+          if (counted(String(name)) && fails()) {
+            if (rejects) return Promise.reject(failure());
+            throw failure();
+          }
+          const result = value.apply(object, args);
+          if (name === "createMultipartUpload") return (result as Promise<R2MultipartUpload>).then(multipart);
+          if (name === "resumeMultipartUpload") return multipart(result as R2MultipartUpload);
+          return result;
         };
       },
     });
-  return {
-    bindings: { FILES: wrap(env.FILES, (n) => R2_CALLS.has(n)), DB: wrap(env.DB, (n) => n === "prepare" || n === "batch") } as Partial<Cloudflare.Env>,
-    steps: () => count,
+  const multipart = (upload: R2MultipartUpload) => {
+    multipartUploads.push(upload);
+    return wrap(upload, (n) => MULTIPART_CALLS.has(n));
   };
+  return {
+    bindings: { FILES: wrap(env.FILES, (n) => R2_CALLS.has(n)), DB: wrap(env.DB, (n) => n === "prepare" || n === "batch", false) } as Partial<Cloudflare.Env>,
+    steps: () => count,
+    multipartUploads,
+  };
+}
+
+/**
+ * The multipart uploads still in progress (neither completed nor aborted), which no listing
+ * shows and the cron job's sweep cannot find. Each is aborted once found.
+ */
+async function unfinished(uploads: R2MultipartUpload[]): Promise<string[]> {
+  const open: string[] = [];
+  for (const { key, uploadId } of uploads) {
+    const probe = env.FILES.resumeMultipartUpload(key, uploadId);
+    try {
+      await probe.uploadPart(1, new Uint8Array(1));
+    } catch (error) {
+      if (!/NoSuchUpload|does not exist/i.test(String(error))) throw error;
+      continue;
+    }
+    open.push(key);
+    await probe.abort();
+  }
+  return open;
 }
 
 async function call(path: string, init: RequestInit & { key?: string }, bindings: Partial<Cloudflare.Env> = {}) {
@@ -47,9 +92,12 @@ async function call(path: string, init: RequestInit & { key?: string }, bindings
   return { status: res.status, body: (await res.json().catch(() => null)) as any };
 }
 
+/** The cron job's run past the sweeps' grace period; `bindings` as for the operation checked. */
+const sweep = (bindings: Partial<Cloudflare.Env> = {}) => scheduled({ ...env, ...bindings }, () => Date.now() + 2 * 3600_000).catch(() => {});
+
 /** After the cron job's sweeps (past the grace period): the row's files exist, nothing else is stored. */
-async function expectConsistent(id: string) {
-  await scheduled(env, () => Date.now() + 2 * 3600_000).catch(() => {});
+async function expectConsistent(id: string, bindings?: Partial<Cloudflare.Env>) {
+  await sweep(bindings);
   const row = await findUploadRecord(database(env.DB), id);
   const stored = (await env.FILES.list({ prefix: `uploads/${id}/` })).objects.map((o) => o.key).sort();
   const expected = row && row.filesRemovedAt === null ? [row.objectKey, ...(row.thumbKey ? [row.thumbKey] : [])].sort() : [];
@@ -57,14 +105,50 @@ async function expectConsistent(id: string) {
   return row;
 }
 
-/** Runs `operation` failing at each storage step in turn, until it runs through without reaching the failure. */
-async function atEveryStep(prepare: () => Promise<{ id: string; before: string | null }>, operation: (bindings: Partial<Cloudflare.Env>, id: string) => Promise<unknown>, after: (id: string, before: string | null) => Promise<void>) {
+/** Nothing of a failed upload may stay (its files go at once or with the sweep). */
+async function expectNoStrayObjects(bindings?: Partial<Cloudflare.Env>) {
+  await sweep(bindings);
+  for (const object of (await env.FILES.list({ prefix: "uploads/" })).objects) {
+    const id = object.key.split("/")[1]!;
+    expect(await findUploadRecord(database(env.DB), id), object.key).toBeDefined();
+  }
+}
+
+/** The request was answered: with the upload, or with the service's error envelope. */
+function expectAnswered(outcome: Awaited<ReturnType<typeof call>> | string) {
+  expect(outcome).toMatchObject({ status: expect.any(Number) });
+  const { status, body } = outcome as Awaited<ReturnType<typeof call>>;
+  if (status !== 200) expect(body).toEqual({ type: "error", errors: expect.any(String) });
+}
+
+const sha256 = async (bytes: ArrayBuffer | Uint8Array) => toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
+
+/** The row's file is stored whole: the bytes sent (`size` of them, hashing to `hash`), with the etag the row says. */
+async function expectStoredWhole(row: NonNullable<Awaited<ReturnType<typeof findUploadRecord>>>, sent: { size: number; hash: string }) {
+  const object = await env.FILES.get(row.objectKey);
+  expect(object, row.objectKey).not.toBeNull();
+  expect(object!.size).toBe(sent.size);
+  expect(row.size).toBe(sent.size);
+  expect(row.etag).toBe(object!.httpEtag);
+  expect(await sha256(await object!.arrayBuffer())).toBe(sent.hash);
+}
+
+/**
+ * Runs `operation` failing at each storage step in turn (with `down`, failing from that step on),
+ * until it runs through without reaching the failure.
+ */
+async function atEveryStep<Outcome>(
+  prepare: () => Promise<{ id: string; before: string | null }>,
+  operation: (bindings: Partial<Cloudflare.Env>, id: string) => Promise<Outcome>,
+  after: (id: string, before: string | null, fault: Fault, outcome: Outcome | string) => Promise<void>,
+  down = false,
+) {
   for (let step = 1; step < 100; step++) {
     const { id, before } = await prepare();
-    const fault = failing(step);
+    const fault = failing(step, down);
     const outcome = await operation(fault.bindings, id).catch((error) => String(error));
     try {
-      await after(id, before);
+      await after(id, before, fault, outcome);
     } catch (error) {
       throw new Error(`failing at step ${step} (${JSON.stringify(outcome)?.slice(0, 300)}): ${error}`);
     }
@@ -89,12 +173,7 @@ describe("a crash at any step leaves the old state or the new one", () => {
         if (res.status === 200) lastId = res.body.data.id;
       },
       async () => {
-        // Nothing of a failed upload may stay (its files go at once or with the sweep); a made one is whole.
-        await scheduled(env, () => Date.now() + 2 * 3600_000).catch(() => {});
-        for (const object of (await env.FILES.list({ prefix: "uploads/" })).objects) {
-          const id = object.key.split("/")[1]!;
-          expect(await findUploadRecord(database(env.DB), id), object.key).toBeDefined();
-        }
+        await expectNoStrayObjects();
         if (lastId) await expectConsistent(lastId);
       },
     );
@@ -162,3 +241,93 @@ describe("a crash at any step leaves the old state or the new one", () => {
 });
 
 const fixtureBytes = await fixture("tiny/gif.gif");
+
+/**
+ * A file over one storage part goes up as a multipart upload (create, a part, the last part,
+ * complete), each call of which can fail. keep_original keeps it as sent, to compare. The media
+ * service is down throughout (the thumbnail jobs fail at once instead of sending 8 MB to the
+ * service at every cron run), and each upload is deleted once checked.
+ */
+describe("a crash at any step of a multipart write leaves the old state or the new one", () => {
+  const send = (bytes: Uint8Array, fields: Record<string, string> = {}) => uploadForm(bytes, { keep_original: "1", ...fields });
+  const noService = { MEDIA_SERVICE_URL: DEAD_SERVICE };
+  const serviceDown = (bindings: Partial<Cloudflare.Env>) => ({ ...bindings, ...noService });
+  const remove = (account: TestAccount, id: string) => call(`/api/${id}`, { method: "DELETE", key: account.full });
+  const made = (outcome: Awaited<ReturnType<typeof call>> | string) => (typeof outcome !== "string" && outcome.status === 200 ? (outcome.body.data.id as string) : null);
+
+  it("upload", async () => {
+    const account = await newAccount();
+    const { bytes, sent } = await bigFile;
+    const steps = await atEveryStep(
+      async () => ({ id: "", before: null }),
+      (bindings) => call("/api", { method: "POST", key: account.full, body: send(bytes, { allow_duplicate: "1" }) }, serviceDown(bindings)),
+      async (_id, _before, fault, outcome) => {
+        expectAnswered(outcome);
+        expect(fault.multipartUploads.length).toBeLessThanOrEqual(1);
+        expect(await unfinished(fault.multipartUploads)).toEqual([]);
+        await expectNoStrayObjects(noService);
+        const id = made(outcome);
+        if (id) {
+          expect(fault.multipartUploads).toHaveLength(1);
+          await expectStoredWhole((await expectConsistent(id, noService))!, sent);
+          await remove(account, id);
+        }
+      },
+    );
+    expect(steps).toBeGreaterThan(4);
+  });
+
+  it("replace", async () => {
+    const account = await newAccount();
+    const { bytes, sent } = await bigFile;
+    const steps = await atEveryStep(
+      async () => {
+        const upload = await newUpload(account);
+        const row = await findUploadRecord(database(env.DB), upload.id);
+        return { id: upload.id, before: row!.objectKey };
+      },
+      (bindings, id) => call(`/api/${id}/replace`, { method: "POST", key: account.full, body: send(bytes) }, serviceDown(bindings)),
+      async (id, before, fault, outcome) => {
+        expectAnswered(outcome);
+        expect(await unfinished(fault.multipartUploads)).toEqual([]);
+        const row = (await expectConsistent(id, noService))!;
+        if (made(outcome)) expect(row.objectKey).not.toBe(before);
+        // The upload is whole: its old file, or all of the new one.
+        if (row.objectKey !== before) await expectStoredWhole(row, sent);
+        await remove(account, id);
+      },
+    );
+    expect(steps).toBeGreaterThan(4);
+  });
+
+  it("upload, with storage down from that step on (the clean-up fails too)", async () => {
+    const account = await newAccount();
+    const { bytes, sent } = await bigFile;
+    let leftOpen = 0;
+    await atEveryStep(
+      async () => ({ id: "", before: null }),
+      (bindings) => call("/api", { method: "POST", key: account.full, body: send(bytes, { allow_duplicate: "1" }) }, serviceDown(bindings)),
+      async (_id, _before, fault, outcome) => {
+        expectAnswered(outcome);
+        await expectNoStrayObjects(noService);
+        const id = made(outcome);
+        if (id) {
+          await expectStoredWhole((await expectConsistent(id, noService))!, sent);
+          await remove(account, id);
+        }
+        // A multipart upload whose abort failed as well stays open: no listing shows it and the
+        // sweep cannot reach it; the bucket's lifecycle rule removes it (on R2 by default,
+        // incomplete multipart uploads are aborted seven days after they began). It never
+        // became an object, so no row can point at it.
+        const open = await unfinished(fault.multipartUploads);
+        expect(open.length).toBeLessThanOrEqual(1);
+        if (open.length) expect(id).toBeNull();
+        leftOpen += open.length;
+      },
+      true,
+    );
+    expect(leftOpen).toBeGreaterThan(0);
+  });
+});
+
+const bigFile = bigPng(PART_BYTES + 4096).then(async (bytes) => ({ bytes, sent: { size: bytes.length, hash: await sha256(bytes) } }));
