@@ -64,7 +64,8 @@ export async function readTextPart(part: MultipartPart, max: number, onTooLong: 
  * have many parts, and each held whole within its own limit would still add up.
  */
 export class TextFields {
-  readonly values: Record<string, string> = {};
+  /** Without a prototype, so that a field named `__proto__` or `constructor` is a field like any other. */
+  readonly values: Record<string, string> = Object.create(null);
   private left: number;
 
   constructor(private readonly max: number) {

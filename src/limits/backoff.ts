@@ -26,13 +26,13 @@ export interface Tally {
 }
 
 /** The guesses still held against a client at `now`, after those forgotten since the last one. */
-export function remembered(rule: GuessRule, stored: Tally | null, now: number): number {
+function remembered(rule: GuessRule, stored: Tally | null, now: number): number {
   if (!stored) return 0;
   return Math.max(0, stored.guesses - Math.floor((now - stored.lastAt) / rule.decayMs));
 }
 
 /** How long after the last of `guesses` guesses the next one must wait. */
-export function waitAfter(rule: GuessRule, guesses: number): number {
+function waitAfter(rule: GuessRule, guesses: number): number {
   if (guesses < rule.free) return 0;
   return Math.min(rule.capMs, rule.baseMs * 2 ** Math.min(guesses - rule.free, 40));
 }

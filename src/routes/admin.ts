@@ -34,7 +34,7 @@ const ipParam = z.object({
 });
 
 /** Shorter tokens are refused outright: the operator API must not rest on a guessable secret. */
-export const ADMIN_TOKEN_MIN_LENGTH = 32;
+const ADMIN_TOKEN_MIN_LENGTH = 32;
 
 let warnedShortToken = false;
 

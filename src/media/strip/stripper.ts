@@ -25,7 +25,7 @@ export const malformed = (format: string, reason: string, kind: "image" | "video
  * other structure a file may declare larger is streamed through or skipped, so that what an
  * upload holds in memory does not grow with the sizes an attacker writes into its headers.
  */
-export const MAX_UNIT_BYTES = 2 + 0xffff;
+const MAX_UNIT_BYTES = 2 + 0xffff;
 /** What may be held between pushes: the start of a unit still incomplete. */
 export const MAX_HELD_BYTES = MAX_UNIT_BYTES - 1;
 
