@@ -3,10 +3,10 @@ import type { AppEnv, Env } from "./env";
 import { mediaService } from "./media/service";
 import type { Database } from "./storage/db";
 import { database } from "./storage/db";
-import type { UploadDeps } from "./uploads/deps";
+import type { UploadDeps } from "./uploads/upload-deps";
 import { dohResolver } from "./net/resolve";
-import type { LinkDeps } from "./uploads/link";
-import type { ProcessDeps } from "./uploads/process";
+import type { LinkDeps } from "./uploads/intake/link-download";
+import type { ProcessDeps } from "./uploads/media-jobs/jobs";
 
 /** The domain's dependencies for a request: its bindings, its database handle and the app's clock. */
 export const requestDeps = (c: Context<AppEnv>) => uploadDeps(c.env, c.var.db, c.var.now);

@@ -1,4 +1,3 @@
-import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { concatBytes } from "../bytes";
 import { MAX_TEXT_BODY_BYTES } from "../config";
@@ -38,9 +37,9 @@ async function readLimited(request: Request, max: number): Promise<Uint8Array> {
  * A small body of fields sent as JSON, urlencoded or multipart form (files in it are ignored).
  * An empty body is no fields.
  */
-export async function readFields(c: Context): Promise<Record<string, unknown>> {
-  const type = c.req.header("content-type") ?? "";
-  const bytes = await readLimited(c.req.raw, MAX_TEXT_BODY_BYTES);
+export async function readFields(request: Request): Promise<Record<string, unknown>> {
+  const type = request.headers.get("content-type") ?? "";
+  const bytes = await readLimited(request, MAX_TEXT_BODY_BYTES);
   if (new TextDecoder().decode(bytes).trim() === "") return {};
   const lower = type.toLowerCase();
   if (lower.startsWith("application/json") || /^[^;]+\+json/.test(lower)) return parseJsonObject(bytes);

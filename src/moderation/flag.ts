@@ -1,7 +1,7 @@
 import { notFound } from "../errors";
 import { recordFlaggedContent } from "../storage/moderation";
 import { deleteUploadsWithContent, findUpload } from "../storage/uploads";
-import type { UploadDeps } from "../uploads/deps";
+import type { UploadDeps } from "../uploads/upload-deps";
 import { removeFiles } from "../uploads/remove";
 
 /**

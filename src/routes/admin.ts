@@ -116,7 +116,7 @@ export const admin = new Hono<AppEnv>()
   })
   .all("/blocked-terms/:term", methodNotAllowed("DELETE"))
   .post("/uploads/:id/flag", async (c) => {
-    const { reason } = parseOrThrow(flagBody, await readFields(c));
+    const { reason } = parseOrThrow(flagBody, await readFields(c.req.raw));
     return flaggedResponse(c, await flagUpload(requestDeps(c), c.req.param("id"), reason ?? null));
   })
   .all("/uploads/:id/flag", methodNotAllowed("POST"));

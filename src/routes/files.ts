@@ -2,13 +2,13 @@ import { Hono, type Context } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError, forbidden, notFound, unauthorized } from "../errors";
 import { immutableUntil, NO_STORE, REVALIDATE } from "../http/cache-control";
-import { checkSignedUrl } from "../uploads/locks";
-import { awaitsConversion } from "../uploads/process";
+import { checkSignedUrl } from "../uploads/access/signed-links";
+import { awaitsConversion } from "../uploads/media-jobs/webp-policy";
 import { serveObject } from "../http/serve-object";
 import { objectName } from "../storage/keys";
 import type { UploadRow } from "../storage/schema";
 import { findUpload, takeView } from "../storage/uploads";
-import { uploadLinks } from "../uploads/links";
+import { uploadLinks } from "../uploads/public-urls";
 import { publicOrigin } from "../http/request-info";
 import { methodNotAllowed } from "./method-not-allowed";
 

@@ -6,10 +6,11 @@ import { notFound } from "../errors";
 import { readFields, smallBody } from "../http/body";
 import { throttledPassword } from "../limits/guesses";
 import type { UploadRow } from "../storage/schema";
-import { signUrl, verifyPassword } from "../uploads/locks";
+import { verifyPassword } from "../uploads/access/passwords";
+import { signUrl } from "../uploads/access/signed-links";
 import { publicOrigin } from "../http/request-info";
 import { findUpload, findUploadRecord } from "../storage/uploads";
-import { uploadLinks } from "../uploads/links";
+import { uploadLinks } from "../uploads/public-urls";
 import { removeUploadByToken, uploadForDeleteLink } from "../uploads/remove";
 import { deletedResponse } from "./api/responses";
 import { NOINDEX, page, PAGE_HEADERS } from "./html";
@@ -82,7 +83,7 @@ export const pages = new Hono<AppEnv>()
     if (row instanceof Response) return row;
     const hash = row.passwordHash;
     if (!hash) return c.redirect(`/v/${row.id}`, 303);
-    const { password } = await readFields(c);
+    const { password } = await readFields(c.req.raw);
     if (typeof password !== "string") return passwordForm(c, 401, "Wrong password.");
     const guess = await throttledPassword(c, row.id, () => verifyPassword(password, hash));
     if (guess.outcome === "wait") {

@@ -13,7 +13,7 @@ export const newObjectKey = (uploadId: string, ext: string) =>
 /** The file name part of a key, as used in the upload's `path` URL. */
 export const objectName = (key: string) => key.slice(key.lastIndexOf("/") + 1);
 
-/** Pieces of a chunked upload, under the client's upload_id until the file is assembled. */
-export const CHUNKS_PREFIX = "chunks/";
-export const chunkPrefix = (uploadId: string) => `${CHUNKS_PREFIX}${uploadId}/`;
-export const chunkKey = (uploadId: string, index: number) => `${chunkPrefix(uploadId)}${index}`;
+/** Pieces of a file sent to /api/chunk, under the client's upload_id until the file is assembled. */
+export const PIECES_PREFIX = "chunks/";
+export const piecePrefix = (uploadId: string) => `${PIECES_PREFIX}${uploadId}/`;
+export const pieceKey = (uploadId: string, index: number) => `${piecePrefix(uploadId)}${index}`;

@@ -1,54 +1,54 @@
 import { and, asc, eq, inArray, lt, or, sql } from "drizzle-orm";
 import type { Database } from "./db";
-import { chunkPieces, chunkSessions, type ChunkSessionRow } from "./schema";
+import { storedPieces, pieceSessions, type PieceSessionRow } from "./schema";
 
 /** Opens the session on its first piece; a session that exists already is left as it is. */
-export async function openChunkSession(db: Database, session: Pick<ChunkSessionRow, "id" | "accountId" | "total" | "createdAt" | "expiresAt">) {
-  await db.insert(chunkSessions).values(session).onConflictDoNothing();
-  const [row] = await db.select().from(chunkSessions).where(eq(chunkSessions.id, session.id));
+export async function openPieceSession(db: Database, session: Pick<PieceSessionRow, "id" | "accountId" | "total" | "createdAt" | "expiresAt">) {
+  await db.insert(pieceSessions).values(session).onConflictDoNothing();
+  const [row] = await db.select().from(pieceSessions).where(eq(pieceSessions.id, session.id));
   return row!;
 }
 
-export async function findChunkSession(db: Database, id: string) {
-  const [row] = await db.select().from(chunkSessions).where(eq(chunkSessions.id, id));
+export async function findPieceSession(db: Database, id: string) {
+  const [row] = await db.select().from(pieceSessions).where(eq(pieceSessions.id, id));
   return row;
 }
 
 /** Records a stored piece (replacing one of the same index) and returns the session's bytes so far. */
 export async function recordPiece(db: Database, sessionId: string, index: number, size: number): Promise<number> {
   await db
-    .insert(chunkPieces)
+    .insert(storedPieces)
     .values({ sessionId, index, size })
-    .onConflictDoUpdate({ target: [chunkPieces.sessionId, chunkPieces.index], set: { size } });
+    .onConflictDoUpdate({ target: [storedPieces.sessionId, storedPieces.index], set: { size } });
   const [row] = await db
-    .select({ bytes: sql<number>`coalesce(sum(${chunkPieces.size}), 0)` })
-    .from(chunkPieces)
-    .where(eq(chunkPieces.sessionId, sessionId));
+    .select({ bytes: sql<number>`coalesce(sum(${storedPieces.size}), 0)` })
+    .from(storedPieces)
+    .where(eq(storedPieces.sessionId, sessionId));
   return Number(row?.bytes ?? 0);
 }
 
 export async function forgetPiece(db: Database, sessionId: string, index: number) {
-  await db.delete(chunkPieces).where(and(eq(chunkPieces.sessionId, sessionId), eq(chunkPieces.index, index)));
+  await db.delete(storedPieces).where(and(eq(storedPieces.sessionId, sessionId), eq(storedPieces.index, index)));
 }
 
 export function piecesOf(db: Database, sessionId: string) {
-  return db.select().from(chunkPieces).where(eq(chunkPieces.sessionId, sessionId)).orderBy(asc(chunkPieces.index));
+  return db.select().from(storedPieces).where(eq(storedPieces.sessionId, sessionId)).orderBy(asc(storedPieces.index));
 }
 
 /**
  * Takes an open session for finishing (or one whose finisher died): one conditional UPDATE, so
  * two finishing requests can never both assemble it.
  */
-export async function claimChunkSession(db: Database, id: string, accountId: string, now: number, leaseMs: number) {
+export async function claimPieceSession(db: Database, id: string, accountId: string, now: number, leaseMs: number) {
   const [row] = await db
-    .update(chunkSessions)
+    .update(pieceSessions)
     .set({ status: "finishing", leaseUntil: now + leaseMs })
     .where(
       and(
-        eq(chunkSessions.id, id),
-        eq(chunkSessions.accountId, accountId),
-        sql`${chunkSessions.expiresAt} > ${now}`,
-        or(eq(chunkSessions.status, "open"), and(eq(chunkSessions.status, "finishing"), lt(chunkSessions.leaseUntil, now))),
+        eq(pieceSessions.id, id),
+        eq(pieceSessions.accountId, accountId),
+        sql`${pieceSessions.expiresAt} > ${now}`,
+        or(eq(pieceSessions.status, "open"), and(eq(pieceSessions.status, "finishing"), lt(pieceSessions.leaseUntil, now))),
       ),
     )
     .returning();
@@ -56,35 +56,35 @@ export async function claimChunkSession(db: Database, id: string, accountId: str
 }
 
 /** Ends a session: `consumed` once its file became an upload, `discarded` when it expired. */
-export async function closeChunkSession(db: Database, id: string, status: "consumed" | "discarded") {
+export async function closePieceSession(db: Database, id: string, status: "consumed" | "discarded") {
   await db.batch([
-    db.update(chunkSessions).set({ status, leaseUntil: null }).where(eq(chunkSessions.id, id)),
-    db.delete(chunkPieces).where(eq(chunkPieces.sessionId, id)),
+    db.update(pieceSessions).set({ status, leaseUntil: null }).where(eq(pieceSessions.id, id)),
+    db.delete(storedPieces).where(eq(storedPieces.sessionId, id)),
   ]);
 }
 
 /** A finish that failed gives the session back, pieces and all, for another try. */
-export async function reopenChunkSession(db: Database, id: string) {
-  await db.update(chunkSessions).set({ status: "open", leaseUntil: null }).where(and(eq(chunkSessions.id, id), eq(chunkSessions.status, "finishing")));
+export async function reopenPieceSession(db: Database, id: string) {
+  await db.update(pieceSessions).set({ status: "open", leaseUntil: null }).where(and(eq(pieceSessions.id, id), eq(pieceSessions.status, "finishing")));
 }
 
 /** Sessions past their lifetime that still hold pieces (open, or finishing with a dead finisher). */
-export function expiredChunkSessions(db: Database, now: number, limit: number) {
+export function expiredPieceSessions(db: Database, now: number, limit: number) {
   return db
-    .select({ id: chunkSessions.id })
-    .from(chunkSessions)
+    .select({ id: pieceSessions.id })
+    .from(pieceSessions)
     .where(
       and(
-        lt(chunkSessions.expiresAt, now),
-        or(eq(chunkSessions.status, "open"), and(eq(chunkSessions.status, "finishing"), lt(chunkSessions.leaseUntil, now))),
+        lt(pieceSessions.expiresAt, now),
+        or(eq(pieceSessions.status, "open"), and(eq(pieceSessions.status, "finishing"), lt(pieceSessions.leaseUntil, now))),
       ),
     )
     .limit(limit);
 }
 
 /** Tombstones old enough that no client still holds their upload_id. */
-export async function purgeChunkTombstones(db: Database, before: number) {
+export async function purgePieceTombstones(db: Database, before: number) {
   await db
-    .delete(chunkSessions)
-    .where(and(inArray(chunkSessions.status, ["consumed", "discarded"]), lt(chunkSessions.expiresAt, before)));
+    .delete(pieceSessions)
+    .where(and(inArray(pieceSessions.status, ["consumed", "discarded"]), lt(pieceSessions.expiresAt, before)));
 }

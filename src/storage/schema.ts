@@ -126,15 +126,16 @@ export const mediaJobs = sqliteTable(
 
 export type MediaJobRow = typeof mediaJobs.$inferSelect;
 
-export const CHUNK_SESSION_STATUSES = ["open", "finishing", "consumed", "discarded"] as const;
-export type ChunkSessionStatus = (typeof CHUNK_SESSION_STATUSES)[number];
+export const PIECE_SESSION_STATUSES = ["open", "finishing", "consumed", "discarded"] as const;
+export type PieceSessionStatus = (typeof PIECE_SESSION_STATUSES)[number];
 
 /**
- * A file sent in pieces to /api/chunk, under the client's upload_id. The row outlives the
- * session as a tombstone (consumed or discarded), so a finished or expired upload_id keeps
- * answering 422 instead of quietly opening a new session.
+ * A file sent in pieces to /api/chunk, under the client's upload_id (the spec's "chunk session",
+ * whose name the tables keep). The row outlives the session as a tombstone (consumed or
+ * discarded), so a finished or expired upload_id keeps answering 422 instead of quietly opening a
+ * new session.
  */
-export const chunkSessions = sqliteTable(
+export const pieceSessions = sqliteTable(
   "chunk_sessions",
   {
     id: text("id").primaryKey(),
@@ -142,7 +143,7 @@ export const chunkSessions = sqliteTable(
       .notNull()
       .references(() => accounts.id, { onDelete: "cascade" }),
     total: integer("total").notNull(),
-    status: text("status", { enum: CHUNK_SESSION_STATUSES }).notNull().default("open"),
+    status: text("status", { enum: PIECE_SESSION_STATUSES }).notNull().default("open"),
     /** While finishing: when another request may take over (the first one died). */
     leaseUntil: integer("lease_until"),
     createdAt: integer("created_at").notNull(),
@@ -152,19 +153,19 @@ export const chunkSessions = sqliteTable(
 );
 
 /** One row per stored piece (its bytes are in R2); re-sending an index replaces it. */
-export const chunkPieces = sqliteTable(
+export const storedPieces = sqliteTable(
   "chunk_pieces",
   {
     sessionId: text("session_id")
       .notNull()
-      .references(() => chunkSessions.id, { onDelete: "cascade" }),
+      .references(() => pieceSessions.id, { onDelete: "cascade" }),
     index: integer("index").notNull(),
     size: integer("size").notNull(),
   },
   (t) => [primaryKey({ columns: [t.sessionId, t.index] })],
 );
 
-export type ChunkSessionRow = typeof chunkSessions.$inferSelect;
+export type PieceSessionRow = typeof pieceSessions.$inferSelect;
 
 /** Terms that titles and descriptions may not contain, kept in their normalised form. */
 export const blockedTerms = sqliteTable("blocked_terms", {

@@ -1,8 +1,8 @@
 import { notFound } from "../errors";
 import { assertAcceptableText } from "../moderation/moderate";
-import { hashPassword } from "./locks";
+import { hashPassword } from "./access/passwords";
 import { updateUploadMeta, type UploadMetaPatch } from "../storage/uploads";
-import type { UploadDeps } from "./deps";
+import type { UploadDeps } from "./upload-deps";
 
 export interface UploadChange extends Pick<UploadMetaPatch, "visibility" | "title" | "description"> {
   /** A new password, or null to remove it. */

@@ -3,9 +3,10 @@ import { unprocessable } from "../errors";
 import { isFlaggedContent } from "../storage/moderation";
 import type { UploadRow, Visibility } from "../storage/schema";
 import { findDuplicate, insertUpload } from "../storage/uploads";
-import type { UploadDeps } from "./deps";
-import type { IngestedFile } from "./ingest";
-import { cancelProcessing, needsProcessing, planProcessing } from "./process";
+import type { UploadDeps } from "./upload-deps";
+import type { StagedFile } from "./intake/staged-file";
+import { cancelProcessing, planProcessing } from "./media-jobs/jobs";
+import { needsProcessing } from "./media-jobs/webp-policy";
 
 export interface UploadOptions {
   expiresIn: number | null;
@@ -14,7 +15,7 @@ export interface UploadOptions {
   visibility: Visibility;
   title: string | null;
   description: string | null;
-  /** Already hashed (src/uploads/locks.ts). */
+  /** Already hashed (access/passwords.ts). */
   passwordHash: string | null;
   maxViews: number | null;
 }
@@ -24,7 +25,7 @@ export type CreateResult =
   | { duplicate: true; row: UploadRow };
 
 /** What an upload's row says of a newly stored file (until its media job fills in the rest). */
-export function fileColumns(file: IngestedFile) {
+export function fileColumns(file: StagedFile) {
   return {
     type: file.media.type,
     objectKey: file.key,
@@ -38,10 +39,9 @@ export function fileColumns(file: IngestedFile) {
   };
 }
 
-/** Flagged bytes are refused, whichever way they arrive; the stored copy is dropped. */
-export async function assertNotFlagged(deps: UploadDeps, file: IngestedFile) {
+/** Flagged bytes are refused, whichever way they arrive. */
+export async function assertNotFlagged(deps: UploadDeps, file: StagedFile) {
   if (await isFlaggedContent(deps.db, file.sha256)) {
-    await deps.bucket.delete(file.key);
     throw unprocessable("This content was previously flagged and cannot be uploaded.");
   }
 }
@@ -50,24 +50,21 @@ export async function assertNotFlagged(deps: UploadDeps, file: IngestedFile) {
 export const newUploadId = () => randomBase62(10);
 
 /**
- * Records a stored file as a new upload, or answers with the account's existing upload of the
- * same bytes (spec: not for expiring uploads, not with allow_duplicate) and drops the new copy.
- * The unique dedup index settles two identical uploads racing each other.
+ * Records a staged file as a new upload, or answers with the account's existing upload of the
+ * same bytes (spec: not for expiring uploads, not with allow_duplicate), whose answer leaves the
+ * staged copy unused. The unique dedup index settles two identical uploads racing each other.
  */
 export async function createUpload(
   deps: UploadDeps,
-  input: { id: string; accountId: string; file: IngestedFile; options: UploadOptions },
+  input: { id: string; accountId: string; file: StagedFile; options: UploadOptions },
 ): Promise<CreateResult> {
-  const { db, bucket } = deps;
+  const { db } = deps;
   const { id, accountId, file, options } = input;
   await assertNotFlagged(deps, file);
   const dedup = options.expiresIn === null && !options.allowDuplicate;
 
   const existing = dedup ? await findDuplicate(db, accountId, file.sha256) : undefined;
-  if (existing) {
-    await bucket.delete(file.key);
-    return { duplicate: true, row: existing };
-  }
+  if (existing) return { duplicate: true, row: existing };
 
   const now = deps.now();
   const deleteToken = randomBase62(32);
@@ -94,7 +91,6 @@ export async function createUpload(
 
   if (jobId) await cancelProcessing(deps, jobId);
   const winner = await findDuplicate(db, accountId, file.sha256);
-  await bucket.delete(file.key);
   if (!winner) throw new Error(`upload ${id} could not be inserted`);
   return { duplicate: true, row: winner };
 }

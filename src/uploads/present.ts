@@ -1,7 +1,7 @@
 import type { UploadRow } from "../storage/schema";
 import { isoTimestamp } from "../time";
-import { deleteLink, uploadLinks } from "./links";
-import { signUrl } from "./locks";
+import { deleteLink, uploadLinks } from "./public-urls";
+import { signUrl } from "./access/signed-links";
 
 /** How to sign a locked upload's links: the secret, and the time they count from. */
 export interface Signing {

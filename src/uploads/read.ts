@@ -1,7 +1,7 @@
 import { PAGE_SIZE } from "../config";
 import { notFound } from "../errors";
 import { findOwnedUpload, listUploads } from "../storage/uploads";
-import type { UploadDeps } from "./deps";
+import type { UploadDeps } from "./upload-deps";
 
 /**
  * One page of the account's uploads, newest first. A page past the last one is empty (its meta

@@ -4,7 +4,7 @@ import { uploadPrefix } from "../storage/keys";
 import { deletePrefix } from "../storage/objects";
 import type { UploadRow } from "../storage/schema";
 import { deleteOwnedUpload, deleteUploadByToken, findUpload } from "../storage/uploads";
-import type { UploadDeps } from "./deps";
+import type { UploadDeps } from "./upload-deps";
 
 /**
  * The row goes first: from that moment every URL of the upload answers 404, whatever happens

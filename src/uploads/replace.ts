@@ -2,9 +2,10 @@ import { ApiError, notFound } from "../errors";
 import type { UploadRow } from "../storage/schema";
 import { dedupSlotTaken, findOwnedUpload, replaceUploadFile } from "../storage/uploads";
 import { assertNotFlagged, fileColumns } from "./create";
-import type { UploadDeps } from "./deps";
-import type { IngestedFile } from "./ingest";
-import { cancelProcessing, needsProcessing, planProcessing } from "./process";
+import type { UploadDeps } from "./upload-deps";
+import type { StagedFile } from "./intake/staged-file";
+import { cancelProcessing, planProcessing } from "./media-jobs/jobs";
+import { needsProcessing } from "./media-jobs/webp-policy";
 
 /** The spec's 409: a password-protected or view-limited upload keeps its file. */
 export function assertReplaceable(upload: Pick<UploadRow, "passwordHash" | "maxViews">) {
@@ -15,12 +16,12 @@ export function assertReplaceable(upload: Pick<UploadRow, "passwordHash" | "maxV
 
 /**
  * Swaps the file behind an upload: id, page and links stay. The new file was stored under a new
- * name (ingest), so until the one conditional UPDATE it is invisible and after it `src` serves
+ * name (staged), so until the one conditional UPDATE it is invisible and after it `src` serves
  * only the new file; then the previous file and thumbnail are removed. The new file gets the
  * same checks and conversions as a new upload (its media job), and takes over duplicate
  * detection for its bytes unless another upload of the account already answers for them.
  */
-export async function replaceFile(deps: UploadDeps, input: { accountId: string; id: string; file: IngestedFile; keepOriginal: boolean }) {
+export async function replaceFile(deps: UploadDeps, input: { accountId: string; id: string; file: StagedFile; keepOriginal: boolean }) {
   const { db, bucket } = deps;
   const { accountId, id, file } = input;
   const current = await findOwnedUpload(db, accountId, id, deps.now());

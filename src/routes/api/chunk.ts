@@ -8,8 +8,8 @@ import { withPieceBytes } from "../../limits/middleware";
 import { multipartBoundary } from "../../http/multipart";
 import { multipartParts, TextFields } from "../../http/multipart-parts";
 import { parseOrThrow } from "../../http/validation";
-import { PIECE_BYTES, storePiece } from "../../uploads/chunks";
-import type { UploadDeps } from "../../uploads/deps";
+import { PIECE_BYTES, storePiece } from "../../uploads/intake/piece-sessions";
+import type { UploadDeps } from "../../uploads/upload-deps";
 import { chunkFields } from "./schemas";
 import { chunkResponse } from "./responses";
 

@@ -55,7 +55,7 @@ export const api = new Hono<AppEnv>()
     return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
   })
   .patch("/:id", requireKey("full"), async (c) => {
-    const patch = parseOrThrow(changeBody, await readFields(c));
+    const patch = parseOrThrow(changeBody, await readFields(c.req.raw));
     const row = await changeUpload(deps(c), c.var.caller.accountId, c.req.param("id"), patch);
     return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
   })

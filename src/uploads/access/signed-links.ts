@@ -1,32 +1,13 @@
-import { secretsEqual, toHex } from "../crypto";
+import { secretsEqual, toHex } from "../../crypto";
 
 /**
- * Password and view limits (extensions: the spec shows `locked` and the replace 409, not how
- * they are set). A password is kept as PBKDF2-SHA256; a locked upload's files are served only
- * through short-lived signed links (HMAC-SHA256 over the path and an expiry), which its page
- * hands out once the password is given and the API hands its owner as `path` and `thumb`.
+ * A locked upload's files are served only through short-lived signed links (HMAC-SHA256 over the
+ * path and an expiry), which its page hands out once the password is given and the API hands its
+ * owner as `path` and `thumb`.
  */
-const ITERATIONS = 100_000; // the most Workers' WebCrypto allows
 export const SIGNED_LINK_SECONDS = 10 * 60;
 
 const encoder = new TextEncoder();
-
-async function pbkdf2(password: string, salt: Uint8Array, iterations: number) {
-  const key = await crypto.subtle.importKey("raw", encoder.encode(password), "PBKDF2", false, ["deriveBits"]);
-  return toHex(await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt, iterations }, key, 256));
-}
-
-export async function hashPassword(password: string): Promise<string> {
-  const salt = crypto.getRandomValues(new Uint8Array(16));
-  return `pbkdf2-sha256$${ITERATIONS}$${toHex(salt)}$${await pbkdf2(password, salt, ITERATIONS)}`;
-}
-
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, iterations, saltHex, hash] = stored.split("$");
-  if (scheme !== "pbkdf2-sha256" || !iterations || !saltHex || !hash) return false;
-  const salt = new Uint8Array(saltHex.match(/../g)!.map((h) => parseInt(h, 16)));
-  return secretsEqual(await pbkdf2(password, salt, Number(iterations)), hash);
-}
 
 async function hmac(secret: string, message: string) {
   if (secret.length < 16) throw new Error("LINK_SIGNING_SECRET must be set to at least 16 characters");

@@ -1,7 +1,7 @@
-import { uploadPrefix } from "../storage/keys";
-import { deletePrefix } from "../storage/objects";
-import { expiredWithFiles, markFilesRemoved, purgeExpiredRows } from "../storage/uploads";
-import type { UploadDeps } from "./deps";
+import { uploadPrefix } from "../../storage/keys";
+import { deletePrefix } from "../../storage/objects";
+import { expiredWithFiles, markFilesRemoved, purgeExpiredRows } from "../../storage/uploads";
+import type { UploadDeps } from "../upload-deps";
 
 /**
  * Expiry. An upload stops being served and vanishes from the API the moment its expires_at

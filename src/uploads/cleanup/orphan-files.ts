@@ -1,6 +1,6 @@
-import { randomBase62 } from "../crypto";
-import { findUploadRecord } from "../storage/uploads";
-import type { UploadDeps } from "./deps";
+import { randomBase62 } from "../../crypto";
+import { findUploadRecord } from "../../storage/uploads";
+import type { UploadDeps } from "../upload-deps";
 
 /**
  * Every operation writes new files under new names before one database update points at them,

@@ -1,7 +1,7 @@
-import { MAX_FILE_BYTES, MiB } from "../config";
-import { unprocessable } from "../errors";
-import { checkAddress, isIpLiteral } from "../net/address";
-import { ResolveError, type Resolver } from "../net/resolve";
+import { MAX_FILE_BYTES, MiB } from "../../config";
+import { unprocessable } from "../../errors";
+import { checkAddress, isIpLiteral } from "../../net/address";
+import { ResolveError, type Resolver } from "../../net/resolve";
 
 /**
  * Downloads for `url` uploads. The service must never be turned against private networks:

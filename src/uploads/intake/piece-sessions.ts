@@ -1,21 +1,21 @@
-import { MAX_FILE_BYTES, MiB } from "../config";
-import { tooLarge, unprocessable } from "../errors";
+import { MAX_FILE_BYTES, MiB } from "../../config";
+import { tooLarge, unprocessable } from "../../errors";
 import {
-  claimChunkSession,
-  closeChunkSession,
-  expiredChunkSessions,
-  findChunkSession,
+  claimPieceSession,
+  closePieceSession,
+  expiredPieceSessions,
+  findPieceSession,
   forgetPiece,
-  openChunkSession,
+  openPieceSession,
   piecesOf,
-  purgeChunkTombstones,
+  purgePieceTombstones,
   recordPiece,
-  reopenChunkSession,
-} from "../storage/chunks";
-import { CHUNKS_PREFIX, chunkKey, chunkPrefix } from "../storage/keys";
-import { deletePrefix } from "../storage/objects";
-import type { ChunkSessionRow } from "../storage/schema";
-import type { UploadDeps } from "./deps";
+  reopenPieceSession,
+} from "../../storage/piece-sessions";
+import { PIECES_PREFIX, pieceKey, piecePrefix } from "../../storage/keys";
+import { deletePrefix } from "../../storage/objects";
+import type { PieceSessionRow } from "../../storage/schema";
+import type { UploadDeps } from "../upload-deps";
 
 /**
  * Large files sent in pieces (POST /api/chunk) under a client-chosen upload_id, then finished
@@ -50,7 +50,7 @@ export interface Piece {
 export async function storePiece(deps: UploadDeps, piece: Piece): Promise<void> {
   const { db, bucket } = deps;
   const now = deps.now();
-  const session = await openChunkSession(db, {
+  const session = await openPieceSession(db, {
     id: piece.uploadId,
     accountId: piece.accountId,
     total: piece.total,
@@ -65,7 +65,7 @@ export async function storePiece(deps: UploadDeps, piece: Piece): Promise<void> 
     throw unprocessable(`total ${piece.total} differs from this upload's total of ${session.total} pieces.`);
   }
 
-  const key = chunkKey(piece.uploadId, piece.index);
+  const key = pieceKey(piece.uploadId, piece.index);
   await bucket.put(key, piece.bytes);
   const sessionBytes = await recordPiece(db, piece.uploadId, piece.index, piece.bytes.byteLength);
   if (sessionBytes > MAX_FILE_BYTES) {
@@ -87,8 +87,8 @@ function ranges(numbers: number[]): string {
   return parts.join(", ");
 }
 
-export interface ChunkedFile {
-  session: ChunkSessionRow;
+export interface PiecedFile {
+  session: PieceSessionRow;
   size: number;
   /** The pieces in order, read from storage as they are consumed. */
   bytes(): AsyncIterable<Uint8Array>;
@@ -102,19 +102,19 @@ export interface ChunkedFile {
  * Takes a session of this account for finishing, once every piece is there. Whatever the
  * reason it cannot be finished, the answer is a 422 that says which.
  */
-export async function claimChunkedFile(deps: UploadDeps, accountId: string, uploadId: string): Promise<ChunkedFile> {
+export async function claimPiecedFile(deps: UploadDeps, accountId: string, uploadId: string): Promise<PiecedFile> {
   const { db, bucket } = deps;
   const now = deps.now();
   if (!UPLOAD_ID_PATTERN.test(uploadId)) throw unprocessable("upload_id must be 32 hexadecimal characters.");
-  const session = await findChunkSession(db, uploadId);
+  const session = await findPieceSession(db, uploadId);
   // Another account's session is as unknown as one that never existed.
   if (!session || session.accountId !== accountId) throw unprocessable("Unknown upload_id: no pieces were sent under it with this account's keys.");
   if (session.status === "consumed") throw finished();
   if (session.status === "discarded" || session.expiresAt <= now) throw expired();
 
-  const claimed = await claimChunkSession(db, uploadId, accountId, now, FINISH_LEASE_MS);
+  const claimed = await claimPieceSession(db, uploadId, accountId, now, FINISH_LEASE_MS);
   if (!claimed) throw unprocessable("This upload_id is already being finished by another request.");
-  const release = () => reopenChunkSession(db, uploadId);
+  const release = () => reopenPieceSession(db, uploadId);
   try {
     const pieces = await piecesOf(db, uploadId);
     const present = new Set(pieces.map((p) => p.index));
@@ -128,14 +128,14 @@ export async function claimChunkedFile(deps: UploadDeps, accountId: string, uplo
       size,
       async *bytes() {
         for (let index = 0; index < claimed.total; index++) {
-          const object = await bucket.get(chunkKey(uploadId, index));
+          const object = await bucket.get(pieceKey(uploadId, index));
           if (!object) throw new Error(`piece ${index} of ${uploadId} is missing from storage`);
           yield* object.body as unknown as AsyncIterable<Uint8Array>;
         }
       },
       async consume() {
-        await closeChunkSession(db, uploadId, "consumed");
-        await deletePrefix(bucket, chunkPrefix(uploadId));
+        await closePieceSession(db, uploadId, "consumed");
+        await deletePrefix(bucket, piecePrefix(uploadId));
       },
       release,
     };
@@ -146,16 +146,16 @@ export async function claimChunkedFile(deps: UploadDeps, accountId: string, uplo
 }
 
 /** The cron job's part: discard sessions left unfinished past their lifetime, with their pieces. */
-export async function sweepChunkSessions(deps: UploadDeps, limit = 100): Promise<number> {
+export async function sweepPieceSessions(deps: UploadDeps, limit = 100): Promise<number> {
   const now = deps.now();
-  const due = await expiredChunkSessions(deps.db, now, limit);
+  const due = await expiredPieceSessions(deps.db, now, limit);
   for (const { id } of due) {
     // Storage first: a session marked discarded never keeps pieces behind, even after a crash here.
-    await deletePrefix(deps.bucket, chunkPrefix(id));
-    await closeChunkSession(deps.db, id, "discarded");
+    await deletePrefix(deps.bucket, piecePrefix(id));
+    await closePieceSession(deps.db, id, "discarded");
   }
   await sweepLeftoverPieces(deps);
-  await purgeChunkTombstones(deps.db, now - TOMBSTONE_MS);
+  await purgePieceTombstones(deps.db, now - TOMBSTONE_MS);
   return due.length;
 }
 
@@ -164,10 +164,10 @@ export async function sweepChunkSessions(deps: UploadDeps, limit = 100): Promise
  * upload was made, or by a piece stored just as its session ended.
  */
 async function sweepLeftoverPieces(deps: UploadDeps, limit = 100) {
-  const listing = await deps.bucket.list({ prefix: CHUNKS_PREFIX, delimiter: "/", limit });
+  const listing = await deps.bucket.list({ prefix: PIECES_PREFIX, delimiter: "/", limit });
   for (const prefix of listing.delimitedPrefixes) {
-    const id = prefix.slice(CHUNKS_PREFIX.length, -1);
-    const session = await findChunkSession(deps.db, id);
+    const id = prefix.slice(PIECES_PREFIX.length, -1);
+    const session = await findPieceSession(deps.db, id);
     if (!session || session.status === "consumed" || session.status === "discarded") await deletePrefix(deps.bucket, prefix);
   }
 }

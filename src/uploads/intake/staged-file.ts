@@ -1,14 +1,15 @@
-import { concatBytes } from "../bytes";
-import { unprocessable } from "../errors";
-import { HEADER_LIMIT, readImageHeader, type ImageInfo } from "../media/image-info";
-import { assertWithinSideLimit } from "../media/side-limit";
-import { ACCEPTED_FORMATS_TEXT, SNIFF_BYTES, sniff, type Sniffed } from "../media/sniff";
-import { newObjectKey } from "../storage/keys";
-import { ObjectWriter, type WrittenObject } from "../storage/object-writer";
-import { stripperFor, type Stripper } from "../media/strip";
-import { toHex } from "../crypto";
+import { concatBytes } from "../../bytes";
+import { unprocessable } from "../../errors";
+import { HEADER_LIMIT, readImageHeader, type ImageInfo } from "../../media/image-info";
+import { assertWithinSideLimit } from "../../media/side-limit";
+import { ACCEPTED_FORMATS_TEXT, SNIFF_BYTES, sniff, type Sniffed } from "../../media/sniff";
+import { newObjectKey } from "../../storage/keys";
+import { ObjectWriter, type WrittenObject } from "../../storage/object-writer";
+import { stripperFor, type Stripper } from "../../media/strip";
+import { toHex } from "../../crypto";
 
-export interface IngestedFile extends WrittenObject {
+/** A file streamed into storage for an upload that may not exist yet. */
+export interface StagedFile extends WrittenObject {
   /** SHA-256 (hex) of the bytes as received, before any metadata was removed. */
   sha256: string;
   media: Sniffed;
@@ -16,7 +17,7 @@ export interface IngestedFile extends WrittenObject {
   image: ImageInfo | null;
 }
 
-export interface IngestLimit {
+export interface StagingLimit {
   maxBytes: number;
   error: () => Error;
 }
@@ -28,13 +29,13 @@ export interface IngestLimit {
  */
 const MAX_HEADER_BYTES = HEADER_LIMIT;
 
-type Examined = { media: Sniffed; image: ImageInfo | null };
+type Identified = { media: Sniffed; image: ImageInfo | null };
 
 /**
  * Decides what the file is from its first bytes, and for an image its size, refusing what the
  * service does not take before anything is stored. Null means "send more bytes".
  */
-function examine(head: Uint8Array, complete: boolean): Examined | null {
+function identify(head: Uint8Array, complete: boolean): Identified | null {
   if (head.length < SNIFF_BYTES && !complete) return null;
   const media = sniff(head);
   if (!media) throw unprocessable(`Unsupported file type. Accepted: ${ACCEPTED_FORMATS_TEXT}.`);
@@ -53,14 +54,14 @@ function examine(head: Uint8Array, complete: boolean): Examined | null {
 }
 
 /** The stored object, fed through the format's metadata remover when it has one. */
-class Sink {
+class StrippingWriter {
   readonly writer: ObjectWriter;
   private readonly stripper: Stripper | null;
 
-  constructor(bucket: R2Bucket, uploadId: string, readonly examined: Examined) {
-    this.stripper = stripperFor(examined.media.format);
-    this.writer = new ObjectWriter(bucket, newObjectKey(uploadId, examined.media.ext), {
-      contentType: examined.media.mime,
+  constructor(bucket: R2Bucket, uploadId: string, readonly identified: Identified) {
+    this.stripper = stripperFor(identified.media.format);
+    this.writer = new ObjectWriter(bucket, newObjectKey(uploadId, identified.media.ext), {
+      contentType: identified.media.mime,
       patchHead: this.stripper?.patchHead?.bind(this.stripper),
     });
   }
@@ -76,10 +77,10 @@ class Sink {
   }
 }
 
-async function open(bucket: R2Bucket, uploadId: string, head: Uint8Array, examined: Examined) {
-  const sink = new Sink(bucket, uploadId, examined);
-  await sink.write(head);
-  return sink;
+async function startWriting(bucket: R2Bucket, uploadId: string, head: Uint8Array, identified: Identified) {
+  const writer = new StrippingWriter(bucket, uploadId, identified);
+  await writer.write(head);
+  return writer;
 }
 
 /** SHA-256 of a stream, fed as it goes. */
@@ -101,22 +102,23 @@ function hasher() {
 
 /**
  * Streams a file into R2 as a new object of the upload, deciding its type (and an image's size)
- * from its first bytes. Nothing stays stored for a refused file or on any failure. Returns null
- * for an empty file.
+ * from its first bytes. Nothing stays stored for a refused file or on any failure while it
+ * streams; once it is stored, dropping it is the caller's (Staging.discard). Returns null for an
+ * empty file.
  */
-export async function ingestFile(
+export async function stageFile(
   bucket: R2Bucket,
   uploadId: string,
   chunks: AsyncIterable<Uint8Array>,
-  limit?: IngestLimit,
-): Promise<IngestedFile | null> {
+  limit?: StagingLimit,
+): Promise<StagedFile | null> {
   const head: Uint8Array[] = [];
   let headBytes = 0;
-  // The head is joined and examined each time it has doubled: linear in its size, however small the pieces.
-  let examineAt = SNIFF_BYTES;
+  // The head is joined and identified each time it has doubled: linear in its size, however small the pieces.
+  let identifyAt = SNIFF_BYTES;
   let received = 0;
   const hash = hasher();
-  let opened: Sink | null = null;
+  let opened: StrippingWriter | null = null;
   try {
     for await (const chunk of chunks) {
       received += chunk.byteLength;
@@ -128,12 +130,12 @@ export async function ingestFile(
       }
       head.push(chunk);
       headBytes += chunk.byteLength;
-      if (headBytes < examineAt) continue;
+      if (headBytes < identifyAt) continue;
       const bytes = concatBytes(head);
       head.splice(0, head.length, bytes);
-      examineAt = Math.min(2 * headBytes, MAX_HEADER_BYTES);
-      const examined = examine(bytes, false);
-      if (examined) opened = await open(bucket, uploadId, bytes, examined);
+      identifyAt = Math.min(2 * headBytes, MAX_HEADER_BYTES);
+      const identified = identify(bytes, false);
+      if (identified) opened = await startWriting(bucket, uploadId, bytes, identified);
     }
     if (!opened) {
       if (headBytes === 0) {
@@ -141,13 +143,38 @@ export async function ingestFile(
         return null;
       }
       const bytes = concatBytes(head);
-      opened = await open(bucket, uploadId, bytes, examine(bytes, true)!);
+      opened = await startWriting(bucket, uploadId, bytes, identify(bytes, true)!);
     }
     const stored = await opened.finish();
-    return { ...stored, sha256: await hash.hex(), media: opened.examined.media, image: opened.examined.image };
+    return { ...stored, sha256: await hash.hex(), media: opened.identified.media, image: opened.identified.image };
   } catch (error) {
     await hash.abort();
     await opened?.writer.abort();
     throw error;
+  }
+}
+
+/**
+ * The files one request has staged, and the one way they are dropped: whatever fails before the
+ * upload points at a file, and whatever file the upload does not keep, goes through discard().
+ */
+export class Staging {
+  private staged: StagedFile[] = [];
+
+  constructor(
+    private readonly bucket: R2Bucket,
+    private readonly uploadId: string,
+  ) {}
+
+  async stage(chunks: AsyncIterable<Uint8Array>, limit?: StagingLimit): Promise<StagedFile | null> {
+    const file = await stageFile(this.bucket, this.uploadId, chunks, limit);
+    if (file) this.staged.push(file);
+    return file;
+  }
+
+  async discard(): Promise<void> {
+    if (this.staged.length === 0) return;
+    await this.bucket.delete(this.staged.map((file) => file.key));
+    this.staged = [];
   }
 }

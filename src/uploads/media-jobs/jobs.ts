@@ -1,10 +1,6 @@
 import { randomBase62 } from "../../crypto";
 import { MediaServiceError, type MediaService } from "../../media/service";
-import type { SourceImage } from "../../media/image/budget";
-import { describeStoredImage, renderImage } from "../../media/image/render";
-import { formatOfMime, type Format } from "../../media/sniff";
 import { MEDIA_CALL_TIMEOUT_MS } from "../../media/timeouts";
-import { newObjectKey } from "../../storage/keys";
 import {
   claimMediaJob,
   deleteMediaJob,
@@ -13,9 +9,9 @@ import {
   finishMediaJob,
   insertMediaJob,
 } from "../../storage/media-jobs";
-import type { UploadRow } from "../../storage/schema";
-import { findUpload, swapUploadFile, type ProcessedFile } from "../../storage/uploads";
+import { findUpload, swapUploadFile } from "../../storage/uploads";
 import type { UploadDeps } from "../upload-deps";
+import { processImage, processVideo } from "./processing";
 
 /**
  * Work done on a file after the upload response: videos that are not MP4/WebM become MP4,

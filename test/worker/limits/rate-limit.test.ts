@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { hashKey } from "../../../src/accounts/keys";
-import { chunkKey } from "../../../src/storage/keys";
+import { pieceKey } from "../../../src/storage/keys";
 import { type AppCall, clockedApp, newAccount, ownNetwork, uniquePng, uploadForm } from "../helpers";
 
 /** The spec's limits, small where a test would otherwise need hundreds of requests. */
@@ -180,7 +180,7 @@ describe("bytes of pieces", () => {
     const refused = await send(s, upload, uploadId, 3, 300);
     expect(refused).toMatchObject({ status: 429, retryAfter: "17280" });
     expect(refused.body).toEqual({ type: "error", errors: expect.stringMatching(/1000 bytes of pieces per day/) });
-    expect(await env.FILES.head(chunkKey(uploadId, 3))).toBeNull();
+    expect(await env.FILES.head(pieceKey(uploadId, 3))).toBeNull();
     // What is left still fits a smaller piece.
     expect((await send(s, upload, uploadId, 3, 100)).status).toBe(200);
     expect(await send(s, upload, uploadId, 4, 300)).toMatchObject({ status: 429, retryAfter: "25920" });

@@ -2,9 +2,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MiB } from "../../../src/config";
 import { uploadDeps } from "../../../src/deps";
-import { findChunkSession } from "../../../src/storage/chunks";
-import { chunkKey } from "../../../src/storage/keys";
-import { claimChunkedFile, PIECE_BYTES, SESSION_LIFETIME_MS, storePiece, sweepChunkSessions } from "../../../src/uploads/chunks";
+import { findPieceSession } from "../../../src/storage/piece-sessions";
+import { pieceKey } from "../../../src/storage/keys";
+import { claimPiecedFile, PIECE_BYTES, SESSION_LIFETIME_MS, storePiece, sweepPieceSessions } from "../../../src/uploads/intake/piece-sessions";
 import { admin, api, bigPng, fixture, json, newAccount, request, served, type TestAccount } from "../helpers";
 
 const newUploadId = () => crypto.randomUUID().replaceAll("-", "");
@@ -136,7 +136,7 @@ describe("POST /api/chunk", () => {
     const over = await sendPiece(account.full, uploadId, 40, 41, new Uint8Array(1));
     expect(over.status).toBe(413);
     expect(over.body.errors).toMatch(/add up to more than 200MB/);
-    expect(await env.FILES.head(chunkKey(uploadId, 40))).toBeNull();
+    expect(await env.FILES.head(pieceKey(uploadId, 40))).toBeNull();
   });
 
   it("keeps a session to the account whose key sent its first piece", async () => {
@@ -215,13 +215,13 @@ describe("chunk session lifetime", () => {
 
     const late = at(SESSION_LIFETIME_MS + 1000);
     await expect(storePiece(late, { accountId: account.id, uploadId, index: 1, total: 2, bytes: new Uint8Array(10) })).rejects.toThrow(/expired/);
-    await expect(claimChunkedFile(late, account.id, uploadId)).rejects.toThrow(/expired/);
+    await expect(claimPiecedFile(late, account.id, uploadId)).rejects.toThrow(/expired/);
 
-    await sweepChunkSessions(at(SESSION_LIFETIME_MS - 1000));
+    await sweepPieceSessions(at(SESSION_LIFETIME_MS - 1000));
     expect((await env.FILES.list({ prefix: `chunks/${uploadId}/` })).objects).toHaveLength(2);
-    expect(await sweepChunkSessions(late)).toBeGreaterThanOrEqual(1);
+    expect(await sweepPieceSessions(late)).toBeGreaterThanOrEqual(1);
     expect((await env.FILES.list({ prefix: `chunks/${uploadId}/` })).objects).toEqual([]);
-    expect((await findChunkSession(late.db, uploadId))?.status).toBe("discarded");
+    expect((await findPieceSession(late.db, uploadId))?.status).toBe("discarded");
 
     // Through the API, at the real time: still refused, not a new session.
     const piece = await sendPiece(account.full, uploadId, 0, 2, new Uint8Array(10));
@@ -234,9 +234,9 @@ describe("chunk session lifetime", () => {
     const uploadId = newUploadId();
     await sendAll(account, uploadId, split(await fixture("tiny/bmp.bmp"), 30));
     expect((await finish(account.full, uploadId)).status).toBe(200);
-    await env.FILES.put(chunkKey(uploadId, 0), new Uint8Array(5)); // as if deleting it had failed
-    await env.FILES.put(chunkKey(newUploadId(), 0), new Uint8Array(5)); // no session at all
-    await sweepChunkSessions(uploadDeps(env));
+    await env.FILES.put(pieceKey(uploadId, 0), new Uint8Array(5)); // as if deleting it had failed
+    await env.FILES.put(pieceKey(newUploadId(), 0), new Uint8Array(5)); // no session at all
+    await sweepPieceSessions(uploadDeps(env));
     expect((await env.FILES.list({ prefix: "chunks/" })).objects.filter((o) => o.key.startsWith(`chunks/${uploadId}/`))).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../../src/errors";
-import { ingestFile } from "../../../src/uploads/ingest";
+import { stageFile } from "../../../src/uploads/intake/staged-file";
 import {
   box, EOI, ihdr, join, jpegSegment, latin1, ONE_PIXEL_IDAT, pngChunk, pngFile, SOI, sof0, tiffIfd, u32le, vp8l, vp8x, VP8X_EXIF,
   webpChunk, webpFile,
@@ -108,7 +108,7 @@ describe("the header reader's bound", () => {
     const filler = Array.from({ length: 17 }, () => jpegSegment(0xe1, new Uint8Array(65_000)));
     const jpeg = join(SOI, ...filler, sof0(1, 1), jpegSegment(0xda, [1, 1, 0, 0, 63, 0]), [0x12, 0x34], EOI);
     const before = await storedCount();
-    const error = await ingestFile(env.FILES, "headerbound", pieces(jpeg)).catch((e) => e);
+    const error = await stageFile(env.FILES, "headerbound", pieces(jpeg)).catch((e) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect([error.status, error.message]).toEqual([422, "Unreadable image data (jpg): no image size in the first MB."]);
     expect(await storedCount()).toBe(before);
@@ -126,14 +126,14 @@ describe("the header reader's bound", () => {
     const second = tiffIfd(little, [[256, 4, 40_000], [257, 4, 40_000], [0x111, 4, 0]]);
     const head = join(latin1("II"), [42, 0], u32le(8), first);
     const tiff = join(head, new Uint8Array(2 * MiB - head.length), second);
-    const file = await ingestFile(env.FILES, "headerbound", pieces(tiff));
+    const file = await stageFile(env.FILES, "headerbound", pieces(tiff));
     expect(file?.image).toMatchObject({ width: 3, height: 2 });
   });
 
   it("refuses a TIFF whose first directory is past the first MiB", async () => {
     const head = join(latin1("II"), [42, 0], u32le(2 * MiB));
     const tiff = join(head, new Uint8Array(2 * MiB - head.length), tiffIfd(true, [[256, 4, 1], [257, 4, 1], [0x111, 4, 0]]));
-    const error = await ingestFile(env.FILES, "headerbound", once(tiff)).catch((e) => e);
+    const error = await stageFile(env.FILES, "headerbound", once(tiff)).catch((e) => e);
     expect([error.status, error.message]).toEqual([422, "Unreadable image data (tif): no image size in the first MB."]);
   });
 
@@ -142,7 +142,7 @@ describe("the header reader's bound", () => {
     const jpeg = join(SOI, ...filler, sof0(1, 1), jpegSegment(0xda, [1, 1, 0, 0, 63, 0]), [0x12, 0x34], EOI);
     const timed = async (pieces: AsyncIterable<Uint8Array>) => {
       const start = performance.now();
-      const file = await ingestFile(env.FILES, "headerbound", pieces);
+      const file = await stageFile(env.FILES, "headerbound", pieces);
       expect(file?.image).toMatchObject({ width: 1, height: 1 });
       return performance.now() - start;
     };

@@ -3,8 +3,8 @@ import { expect, it } from "vitest";
 import { MAX_FILE_BYTES } from "../../../src/config";
 import { processDeps, uploadDeps } from "../../../src/deps";
 import { createUpload, newUploadId } from "../../../src/uploads/create";
-import { ingestFile } from "../../../src/uploads/ingest";
-import { runMediaJob } from "../../../src/uploads/process";
+import { stageFile } from "../../../src/uploads/intake/staged-file";
+import { runMediaJob } from "../../../src/uploads/media-jobs/jobs";
 import { api, newAccount, request } from "../helpers";
 
 /**
@@ -20,7 +20,7 @@ it("converts a 200 MB video", async () => {
   expect(length).toBeLessThanOrEqual(MAX_FILE_BYTES);
 
   const id = newUploadId();
-  const file = await ingestFile(env.FILES, id, source.body!);
+  const file = await stageFile(env.FILES, id, source.body!);
   expect(file?.size).toBe(length);
   const created = await createUpload(uploadDeps(env), {
     id,

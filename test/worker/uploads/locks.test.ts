@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SIGNED_LINK_SECONDS } from "../../../src/uploads/locks";
+import { SIGNED_LINK_SECONDS } from "../../../src/uploads/access/signed-links";
 import { clockedApp, fixture, newAccount, ORIGIN, uniquePng, uploadForm } from "../helpers";
 
 /** The app on a clock the test moves. */

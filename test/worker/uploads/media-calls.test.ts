@@ -4,7 +4,7 @@ import { processDeps } from "../../../src/deps";
 import { mediaServiceVars } from "../../../src/media/container";
 import { mediaService, MediaServiceError, type MediaService } from "../../../src/media/service";
 import { MEDIA_CALL_TIMEOUT_MS, MEDIA_JOB_TIMEOUT_MS } from "../../../src/media/timeouts";
-import { LEASE_MS, MEDIA_CALLS_PER_JOB, runMediaJob } from "../../../src/uploads/process";
+import { LEASE_MS, MEDIA_CALLS_PER_JOB, runMediaJob } from "../../../src/uploads/media-jobs/jobs";
 import { DEAD_SERVICE, fixture, newAccount, uploadWithEnv } from "../helpers";
 
 /**

@@ -1,0 +1,61 @@
+import { MAX_REQUEST_BYTES, MAX_TEXT_BODY_BYTES, MiB } from "../../config";
+import { tooLarge, unprocessable } from "../../errors";
+import { readFields } from "../../http/body";
+import { multipartBoundary } from "../../http/multipart";
+import { multipartParts, TextFields } from "../../http/multipart-parts";
+import type { StagedFile, Staging } from "./staged-file";
+
+const FILE_FIELDS = new Set(["uploads", "uploads[]"]);
+const TOO_LARGE = `Request over ${MAX_REQUEST_BYTES / MiB}MB. Send the file in pieces to /api/chunk, or give a link in url (up to 200MB).`;
+
+/** What an upload or replace request carries: its text fields and, when sent directly, the file. */
+export interface UploadRequestBody {
+  fields: Record<string, string>;
+  file: StagedFile | null;
+}
+
+/**
+ * Reads a multipart upload as it streams in: text fields are collected, the file part is staged
+ * as it arrives. Fields may come before or after the file.
+ */
+async function readMultipart(request: Request, boundary: string, staging: Staging): Promise<UploadRequestBody> {
+  const fields = new TextFields(MAX_TEXT_BODY_BYTES);
+  let file: StagedFile | null = null;
+  let fileParts = 0;
+  const parts = multipartParts(request.body!, boundary, { maxBytes: MAX_REQUEST_BYTES, tooLargeMessage: TOO_LARGE });
+  for await (const part of parts) {
+    if (FILE_FIELDS.has(part.name)) {
+      if (++fileParts > 1) throw unprocessable("One file per request: send a single `uploads` part.");
+      file = await staging.stage(part.body);
+    } else if (part.filename === null) {
+      await fields.read(part);
+    }
+  }
+  return { fields: fields.values, file };
+}
+
+/**
+ * JSON fields as the text a form would carry. An array or object has no such text (turning a
+ * deeply nested one into a string would even exhaust the stack): it is refused.
+ */
+function formFields(raw: Record<string, unknown>): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (value === null || value === undefined) continue;
+    if (typeof value === "object") throw unprocessable(`${key}: must be a string, number or boolean.`);
+    fields[key] = String(value);
+  }
+  return fields;
+}
+
+/** The request's fields and directly sent file, whatever form the body takes. */
+export async function readUploadRequest(request: Request, staging: Staging): Promise<UploadRequestBody> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > MAX_REQUEST_BYTES) throw tooLarge(TOO_LARGE);
+  const type = request.headers.get("content-type");
+  const boundary = multipartBoundary(type ?? undefined);
+  if (boundary && request.body) return readMultipart(request, boundary, staging);
+  if ((type ?? "").toLowerCase().startsWith("multipart/")) throw unprocessable("multipart/form-data body without a boundary.");
+  // Without a file, the fields (url or upload_id and options) may also come as a form or JSON.
+  return { fields: formFields(await readFields(request)), file: null };
+}
