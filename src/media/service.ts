@@ -1,4 +1,4 @@
-import { getRandom, type Container } from "@cloudflare/containers";
+import { getRandom } from "@cloudflare/containers";
 import type { Env } from "../env";
 import { MEDIA_CALL_TIMEOUT_MS } from "./timeouts";
 
@@ -35,9 +35,6 @@ export interface MediaService {
   call(operation: string, input: ReadableStream | ArrayBuffer | Uint8Array, length: number): Promise<Response>;
 }
 
-// The library types its helpers against the global Env; ours is declared by the app.
-const containers = (env: Env) => env.MEDIA_CONTAINER as unknown as DurableObjectNamespace<Container>;
-
 /** A stored file's stream that was not (fully) sent must be cancelled, or its read stays open. */
 async function release(input: ReadableStream | ArrayBuffer | Uint8Array) {
   if (input instanceof ReadableStream) await input.cancel().catch(() => {});
@@ -48,7 +45,7 @@ export function mediaService(env: Env, { callTimeoutMs = MEDIA_CALL_TIMEOUT_MS }
   const secret = env.MEDIA_SECRET ?? "";
   const send = env.MEDIA_SERVICE_URL
     ? (request: Request) => fetch(request)
-    : async (request: Request) => (await getRandom(containers(env), MEDIA_INSTANCES)).fetch(request);
+    : async (request: Request) => (await getRandom(env.MEDIA_CONTAINER, MEDIA_INSTANCES)).fetch(request);
   const base = (env.MEDIA_SERVICE_URL || "http://media.container").replace(/\/+$/, "");
   return {
     async call(operation, input, length) {
