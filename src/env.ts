@@ -3,7 +3,8 @@ import type { Database } from "./storage/db";
 
 /**
  * The Worker's bindings, vars and secrets: generated from wrangler.toml and .dev.vars.example into
- * worker-configuration.d.ts by `npm run types`. Vars arrive as strings.
+ * worker-configuration.d.ts by `npm run types`. Vars arrive as strings and secrets may be unset:
+ * read them through settingsOf (src/settings.ts).
  */
 export type Env = Cloudflare.Env;
 

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { expiresInMax, MAX_REQUEST_BYTES, MAX_TEXT_BODY_BYTES, MiB } from "../../config";
+import { MAX_REQUEST_BYTES, MAX_TEXT_BODY_BYTES, MiB } from "../../config";
 import type { AppEnv } from "../../env";
 import { tooLarge, unprocessable } from "../../errors";
 import { assertMayUpload } from "../../http/auth";
@@ -17,6 +17,7 @@ import { hashPassword } from "../../uploads/locks";
 import { getOwnedUpload } from "../../uploads/read";
 import { runMediaJob } from "../../uploads/process";
 import { linkDeps, processDeps } from "../../deps";
+import { settingsOf } from "../../settings";
 import { fileFromLink, fileFromPieces } from "../../uploads/sources";
 import { assertAcceptableText } from "../../moderation/moderate";
 import { uploadFields } from "./schemas";
@@ -151,7 +152,7 @@ export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
   await assertMayUpload(c);
   const id = newUploadId();
   const result = await withFile(c, deps, id, async (file, options) => {
-    const maxExpiry = expiresInMax(c.env.EXPIRES_IN_MAX_SECONDS);
+    const maxExpiry = settingsOf(c.env).expiresInMax;
     if (options.expires_in !== undefined && options.expires_in > maxExpiry) throw unprocessable(`expires_in: must be at most ${maxExpiry}`);
     await assertAcceptableText(deps.db, { title: options.title, description: options.description });
     const settings: UploadOptions = {
