@@ -1,5 +1,6 @@
 /** Limits from the spec's Limits table. MB in the spec is read as MiB (its piece size is 5242880). */
 export const MiB = 1024 * 1024;
+export const GiB = 1024 * MiB;
 export const MAX_REQUEST_BYTES = 100 * MiB;
 export const MAX_FILE_BYTES = 200 * MiB;
 export const TITLE_MAX = 90;
@@ -11,12 +12,3 @@ export const PAGE_SIZE = 50;
 export const MAX_IMAGE_SIDE = 30_000;
 /** Largest JSON or urlencoded body any route accepts. */
 export const MAX_TEXT_BODY_BYTES = 64 * 1024;
-
-/**
- * The largest expires_in this deployment takes: EXPIRES_IN_MAX_SECONDS when set (the spec's
- * machine-readable description says 30 days, its prose a year), never outside 60 s to a year.
- */
-export function expiresInMax(configured: string | undefined): number {
-  const n = Number(configured);
-  return Number.isInteger(n) && n >= EXPIRES_IN_MIN && n <= EXPIRES_IN_MAX ? n : EXPIRES_IN_MAX;
-}

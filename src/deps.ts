@@ -3,6 +3,7 @@ import type { AppEnv, Env } from "./env";
 import { mediaService } from "./media/service";
 import type { Database } from "./storage/db";
 import { database } from "./storage/db";
+import { settingsOf } from "./settings";
 import type { UploadDeps } from "./uploads/upload-deps";
 import { dohResolver } from "./net/resolve";
 import type { LinkDeps } from "./uploads/intake/link-download";
@@ -20,22 +21,11 @@ export function processDeps(env: Env, db?: Database, now?: () => number): Proces
   return {
     ...uploadDeps(env, db, now),
     media: mediaService(env),
-    retryBaseMs: positiveNumber(env.MEDIA_RETRY_SECONDS, 60) * 1000,
+    retryBaseMs: settingsOf(env).media.retryBaseMs,
   };
 }
 
-const positiveNumber = (value: string | undefined, fallback: number) => {
-  const n = Number(value);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-};
-
-export const DEFAULT_DNS_RESOLVER = "https://cloudflare-dns.com/dns-query";
-
 export function linkDeps(env: Env): LinkDeps {
-  return {
-    resolve: dohResolver(env.DNS_RESOLVER_URL || DEFAULT_DNS_RESOLVER),
-    fetch: (input, init) => fetch(input, init),
-    allowLoopback: env.UNSAFE_ALLOW_LOOPBACK_LINKS === "true",
-    timeoutMs: positiveNumber(env.LINK_TIMEOUT_SECONDS, 120) * 1000,
-  };
+  const { dnsResolverUrl, allowLoopback, timeoutMs } = settingsOf(env).links;
+  return { resolve: dohResolver(dnsResolverUrl), fetch: (input, init) => fetch(input, init), allowLoopback, timeoutMs };
 }

@@ -1,11 +1,11 @@
 import type { Context } from "hono";
 import ipaddr from "ipaddr.js";
 import type { AppEnv } from "../env";
+import { settingsOf } from "../settings";
 
 /** The configured public origin, or the request's own when none is set. */
 export function publicOrigin(c: Context<AppEnv>): string {
-  const configured = c.env.PUBLIC_ORIGIN?.trim();
-  return (configured || new URL(c.req.url).origin).replace(/\/+$/, "");
+  return (settingsOf(c.env).publicOrigin || new URL(c.req.url).origin).replace(/\/+$/, "");
 }
 
 /** Cloudflare sets CF-Connecting-IP at the edge; local dev and tests set it themselves. */
@@ -30,4 +30,4 @@ export function networkOf(ip: string): string {
 }
 
 /** Signing of locked uploads' links, for this request. */
-export const linkSigning = (c: Context<AppEnv>) => ({ secret: c.env.LINK_SIGNING_SECRET ?? "", now: c.var.now() });
+export const linkSigning = (c: Context<AppEnv>) => ({ secret: settingsOf(c.env).linkSigningSecret, now: c.var.now() });

@@ -1,8 +1,8 @@
-import type { Env } from "../env";
+import { GiB, MiB } from "../config";
 import type { GuessRule } from "./backoff";
 import type { Rule } from "./gcra";
 
-/** The spec's Limits table; each is a var because "limits may change". */
+/** The spec's Limits table; each is a var (RATE_LIMIT_*) because "limits may change". */
 export interface Limits {
   enabled: boolean;
   perMinute: number;
@@ -24,26 +24,6 @@ const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
-const GiB = 2 ** 30;
-
-const count = (value: string | undefined, fallback: number) => {
-  const n = Number(value);
-  return Number.isInteger(n) && n > 0 ? n : fallback;
-};
-
-export function limitsFrom(env: Env): Limits {
-  return {
-    enabled: (env.RATE_LIMITS ?? "on") !== "off",
-    perMinute: count(env.RATE_LIMIT_PER_MINUTE, 20),
-    fullKeyPerDay: count(env.RATE_LIMIT_FULL_KEY_PER_DAY, 500),
-    uploadKeyPerDay: count(env.RATE_LIMIT_UPLOAD_KEY_PER_DAY, 2000),
-    ipPerDay: count(env.RATE_LIMIT_IP_PER_DAY, 2000),
-    piecesPerMinute: count(env.RATE_LIMIT_PIECES_PER_MINUTE, 300),
-    pieceBytesPerDay: count(env.RATE_LIMIT_PIECE_BYTES_PER_DAY, 4 * GiB),
-    ipPieceBytesPerDay: count(env.RATE_LIMIT_IP_PIECE_BYTES_PER_DAY, 8 * GiB),
-    badKeyPerMinute: count(env.RATE_LIMIT_BAD_KEY_PER_MINUTE, 10),
-  };
-}
 
 export type Budget = "api" | "pieces";
 
@@ -66,7 +46,7 @@ export const badKeyRule = (limits: Limits): Rule => ({ name: "bad-key-minute", l
 
 /** "4 GiB", "5 MiB" or "1000 bytes": how a refusal names a budget of bytes. */
 function bytesLabel(bytes: number): string {
-  for (const [unit, size] of [["GiB", GiB], ["MiB", 2 ** 20]] as const) {
+  for (const [unit, size] of [["GiB", GiB], ["MiB", MiB]] as const) {
     if (bytes % size === 0) return `${bytes / size} ${unit}`;
   }
   return `${bytes} bytes`;

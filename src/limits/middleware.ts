@@ -4,7 +4,8 @@ import type { AppEnv } from "../env";
 import { ApiError, unauthorized } from "../errors";
 import { authenticate } from "../http/auth";
 import { clientNetwork } from "../http/request-info";
-import { badKeyRule, limitsFrom, pieceByteRules, rulesFor } from "./config";
+import { settingsOf } from "../settings";
+import { badKeyRule, pieceByteRules, rulesFor } from "./config";
 import type { Rule } from "./gcra";
 import type { BudgetState } from "./rate-limiter";
 
@@ -58,7 +59,7 @@ async function limit(c: Context<AppEnv>, keyName: string, rules: { key: Rule[]; 
  * failing) costs nothing. The X-RateLimit headers keep counting pieces, not bytes.
  */
 export async function withPieceBytes<T>(c: Context<AppEnv>, bytes: number, store: () => Promise<T>): Promise<T> {
-  const limits = limitsFrom(c.env);
+  const { limits } = settingsOf(c.env);
   if (!limits.enabled) return store();
   const rules = pieceByteRules(limits);
   await limit(c, `key:${c.var.caller.keyHash}`, rules, { cost: bytes, headers: false });
@@ -81,7 +82,7 @@ export async function withPieceBytes<T>(c: Context<AppEnv>, bytes: number, store
  */
 export const apiGate = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.path === "/api/openapi.json" || c.var.caller) return next();
-  const limits = limitsFrom(c.env);
+  const { limits } = settingsOf(c.env);
   const caller = await authenticate(c);
   if (!caller) {
     if (limits.enabled) await limit(c, `ip:${clientNetwork(c)}`, { key: [badKeyRule(limits)], ip: [] });

@@ -1,5 +1,6 @@
 import { Container } from "@cloudflare/containers";
 import type { Env } from "../env";
+import { settingsOf } from "../settings";
 import { MEDIA_JOB_TIMEOUT_MS } from "./timeouts";
 
 /**
@@ -7,7 +8,7 @@ import { MEDIA_JOB_TIMEOUT_MS } from "./timeouts";
  * call's deadline (src/media/timeouts.ts) are known to outlast it.
  */
 export const mediaServiceVars = (env: Env): Record<string, string> => ({
-  MEDIA_SECRET: env.MEDIA_SECRET ?? "",
+  MEDIA_SECRET: settingsOf(env).media.secret,
   PORT: "8080",
   MAX_CONCURRENT_JOBS: "2",
   JOB_TIMEOUT_MS: String(MEDIA_JOB_TIMEOUT_MS),

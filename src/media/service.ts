@@ -1,5 +1,6 @@
-import { getRandom, type Container } from "@cloudflare/containers";
+import { getRandom } from "@cloudflare/containers";
 import type { Env } from "../env";
+import { settingsOf } from "../settings";
 import { MEDIA_CALL_TIMEOUT_MS } from "./timeouts";
 
 /** Instances of the container that jobs are spread over (wrangler.toml's max_instances). */
@@ -35,9 +36,6 @@ export interface MediaService {
   call(operation: string, input: ReadableStream | ArrayBuffer | Uint8Array, length: number): Promise<Response>;
 }
 
-// The library types its helpers against the global Env; ours is declared by the app.
-const containers = (env: Env) => env.MEDIA_CONTAINER as unknown as DurableObjectNamespace<Container>;
-
 /** A stored file's stream that was not (fully) sent must be cancelled, or its read stays open. */
 async function release(input: ReadableStream | ArrayBuffer | Uint8Array) {
   if (input instanceof ReadableStream) await input.cancel().catch(() => {});
@@ -45,11 +43,11 @@ async function release(input: ReadableStream | ArrayBuffer | Uint8Array) {
 
 /** `callTimeoutMs` bounds a call from its request to the end of its answer's body. */
 export function mediaService(env: Env, { callTimeoutMs = MEDIA_CALL_TIMEOUT_MS } = {}): MediaService {
-  const secret = env.MEDIA_SECRET ?? "";
-  const send = env.MEDIA_SERVICE_URL
+  const { secret, serviceUrl } = settingsOf(env).media;
+  const send = serviceUrl
     ? (request: Request) => fetch(request)
-    : async (request: Request) => (await getRandom(containers(env), MEDIA_INSTANCES)).fetch(request);
-  const base = (env.MEDIA_SERVICE_URL || "http://media.container").replace(/\/+$/, "");
+    : async (request: Request) => (await getRandom(env.MEDIA_CONTAINER, MEDIA_INSTANCES)).fetch(request);
+  const base = (serviceUrl || "http://media.container").replace(/\/+$/, "");
   return {
     async call(operation, input, length) {
       const deadline = AbortSignal.timeout(callTimeoutMs);

@@ -12,6 +12,7 @@ import { flagUpload } from "../moderation/flag";
 import { normalizeForModeration } from "../moderation/normalize";
 import { addBlockedTerm, listBlockedTerms, removeBlockedTerm } from "../storage/moderation";
 import { banIp, unbanIp } from "../storage/accounts";
+import { settingsOf } from "../settings";
 import { KEY_KINDS } from "../storage/schema";
 import { methodNotAllowed } from "./method-not-allowed";
 import {
@@ -33,22 +34,6 @@ const ipParam = z.object({
   ip: z.string().regex(/^[0-9a-fA-F:.]{2,45}$/, { message: "must be an IPv4 or IPv6 address" }),
 });
 
-/** Shorter tokens are refused outright: the operator API must not rest on a guessable secret. */
-const ADMIN_TOKEN_MIN_LENGTH = 32;
-
-let warnedShortToken = false;
-
-/** The configured token, or null when /admin is off (unset, or too short: said once in the log). */
-function adminToken(configured: string | undefined): string | null {
-  if (!configured) return null;
-  if (configured.length >= ADMIN_TOKEN_MIN_LENGTH) return configured;
-  if (!warnedShortToken) {
-    warnedShortToken = true;
-    console.error(JSON.stringify({ admin: `ADMIN_TOKEN is shorter than ${ADMIN_TOKEN_MIN_LENGTH} characters, so /admin is off (404). Set a long random one: wrangler secret put ADMIN_TOKEN.` }));
-  }
-  return null;
-}
-
 /**
  * The operator API. It does not exist (404) unless the ADMIN_TOKEN secret is set (32 characters
  * or more), and then needs `Authorization: Bearer <ADMIN_TOKEN>`; wrong tokens are throttled per
@@ -56,7 +41,7 @@ function adminToken(configured: string | undefined): string | null {
  */
 export const admin = new Hono<AppEnv>()
   .use("*", async (c, next) => {
-    const token = adminToken(c.env.ADMIN_TOKEN);
+    const token = settingsOf(c.env).adminToken;
     if (!token) throw notFound();
     const given = /^Bearer\s+(.+)$/i.exec(c.req.header("Authorization") ?? "")?.[1] ?? "";
     const guess = await throttledAdminToken(c, () => secretsEqual(given, token));

@@ -10,6 +10,7 @@ import type { UploadRow } from "../storage/schema";
 import { findUpload, takeView } from "../storage/uploads";
 import { uploadLinks } from "../uploads/public-urls";
 import { publicOrigin } from "../http/request-info";
+import { settingsOf } from "../settings";
 import { methodNotAllowed } from "./method-not-allowed";
 
 /**
@@ -48,7 +49,7 @@ const usedUp = () => new ApiError(410, "This upload has reached its view limit."
  */
 async function guard(c: Context<AppEnv>, row: UploadRow, url: "src" | "stored"): Promise<Response | null> {
   if (row.passwordHash) {
-    const check = await checkSignedUrl(c.env.LINK_SIGNING_SECRET ?? "", new URL(c.req.url), c.var.now());
+    const check = await checkSignedUrl(settingsOf(c.env).linkSigningSecret, new URL(c.req.url), c.var.now());
     if (check === "missing") {
       if (url === "src") {
         c.header("Cache-Control", NO_STORE);

@@ -9,6 +9,7 @@ import type { UploadRow } from "../storage/schema";
 import { verifyPassword } from "../uploads/access/passwords";
 import { signUrl } from "../uploads/access/signed-links";
 import { publicOrigin } from "../http/request-info";
+import { settingsOf } from "../settings";
 import { findUpload, findUploadRecord } from "../storage/uploads";
 import { uploadLinks } from "../uploads/public-urls";
 import { removeUploadByToken, uploadForDeleteLink } from "../uploads/remove";
@@ -91,7 +92,7 @@ export const pages = new Hono<AppEnv>()
       return passwordForm(c, 429, `Too many wrong passwords. Please wait ${seconds(wait)} before trying again.`, { "Retry-After": String(wait) });
     }
     if (guess.outcome === "wrong") return passwordForm(c, 401, "Wrong password.");
-    return uploadPage(c, row, await signUrl(c.env.LINK_SIGNING_SECRET ?? "", uploadLinks(publicOrigin(c), row).src, c.var.now()));
+    return uploadPage(c, row, await signUrl(settingsOf(c.env).linkSigningSecret, uploadLinks(publicOrigin(c), row).src, c.var.now()));
   })
   .all("/v/:id", methodNotAllowed("GET", "POST"))
   /** delete_url: GET only asks (link previews and prefetchers must not delete); POST or DELETE deletes. */

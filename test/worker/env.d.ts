@@ -1,12 +1,9 @@
 import type { D1Migration } from "cloudflare:test";
-import type { Env as AppBindings } from "../../src/env";
 
+// The Worker's own bindings come from worker-configuration.d.ts; these are the tests' additions.
 declare global {
   namespace Cloudflare {
-    interface GlobalProps {
-      mainModule: typeof import("../../src/index");
-    }
-    interface Env extends AppBindings {
+    interface Env {
       TEST_MIGRATIONS: D1Migration[];
       /** test/fixtures by relative path (and generated/ media): `env.FIXTURES.fetch("http://f/tiny/gif.gif")`. */
       FIXTURES: Fetcher;

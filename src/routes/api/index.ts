@@ -1,6 +1,5 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../../env";
-import { expiresInMax } from "../../config";
 import { requireKey } from "../../http/auth";
 import { apiGate } from "../../limits/middleware";
 import { NO_STORE } from "../../http/cache-control";
@@ -9,6 +8,7 @@ import { linkSigning, publicOrigin } from "../../http/request-info";
 import { parseOrThrow, validate } from "../../http/validation";
 import { changeUpload } from "../../uploads/change";
 import { requestDeps } from "../../deps";
+import { settingsOf } from "../../settings";
 import { presentUpload } from "../../uploads/present";
 import { getOwnedUpload, listPage } from "../../uploads/read";
 import { removeOwnedUpload } from "../../uploads/remove";
@@ -22,7 +22,7 @@ import { handleReplace, handleUpload } from "./upload";
 const deps = requestDeps;
 
 export const api = new Hono<AppEnv>()
-  .get("/openapi.json", (c) => c.json(openApiDocument(publicOrigin(c), expiresInMax(c.env.EXPIRES_IN_MAX_SECONDS))))
+  .get("/openapi.json", (c) => c.json(openApiDocument(publicOrigin(c), settingsOf(c.env).expiresInMax)))
   .all("/openapi.json", methodNotAllowed("GET"))
 
   // Answers are an account's own, may carry signed links, and may come for a key in the query:

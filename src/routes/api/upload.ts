@@ -1,5 +1,4 @@
 import type { Context } from "hono";
-import { expiresInMax } from "../../config";
 import type { AppEnv } from "../../env";
 import { unprocessable } from "../../errors";
 import { assertMayUpload } from "../../http/auth";
@@ -14,6 +13,7 @@ import { hashPassword } from "../../uploads/access/passwords";
 import { getOwnedUpload } from "../../uploads/read";
 import { runMediaJob } from "../../uploads/media-jobs/jobs";
 import { linkDeps, processDeps } from "../../deps";
+import { settingsOf } from "../../settings";
 import { assertAcceptableText } from "../../moderation/moderate";
 import { uploadFields } from "./schemas";
 import { uploadItemResponse, uploadResponse } from "./responses";
@@ -44,7 +44,7 @@ export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
   await assertMayUpload(c);
   const id = newUploadId();
   const result = await receiveFile(deps, fileRequest(c, id), async (file, options) => {
-    const maxExpiry = expiresInMax(c.env.EXPIRES_IN_MAX_SECONDS);
+    const maxExpiry = settingsOf(c.env).expiresInMax;
     if (options.expires_in !== undefined && options.expires_in > maxExpiry) throw unprocessable(`expires_in: must be at most ${maxExpiry}`);
     await assertAcceptableText(deps.db, { title: options.title, description: options.description });
     const settings: UploadOptions = {

@@ -215,8 +215,8 @@ describe("bytes of pieces", () => {
   });
 
   it("default to 4 GiB a day per key and 8 GiB per IP", async () => {
-    const { limitsFrom } = await import("../../../src/limits/config");
-    const limits = limitsFrom({} as Cloudflare.Env) as unknown as Record<string, number>;
+    const { settingsOf } = await import("../../../src/settings");
+    const { limits } = settingsOf({} as Cloudflare.Env);
     expect([limits.pieceBytesPerDay, limits.ipPieceBytesPerDay]).toEqual([4 * 2 ** 30, 8 * 2 ** 30]);
   });
 });
