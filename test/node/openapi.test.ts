@@ -22,7 +22,8 @@ const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch"
 
 /**
  * Operations of the API router that the document leaves out on purpose, each with its reason.
- * A route added to the router must be either documented or listed here. HEAD and OPTIONS are not
+ * A route added to the router must be either documented (its description placed among its
+ * handlers, from which the document is generated) or listed here. HEAD and OPTIONS are not
  * in the route table at all: Hono answers HEAD with the GET route, and the CORS middleware OPTIONS.
  */
 const UNDOCUMENTED: Record<string, string> = {

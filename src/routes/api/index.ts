@@ -8,12 +8,20 @@ import { linkSigning, publicOrigin } from "../../http/request-info";
 import { parseOrThrow, validate } from "../../http/validation";
 import { changeUpload } from "../../uploads/change";
 import { requestDeps } from "../../deps";
-import { settingsOf } from "../../settings";
 import { presentUpload } from "../../uploads/present";
 import { getOwnedUpload, listPage } from "../../uploads/read";
 import { removeOwnedUpload } from "../../uploads/remove";
 import { methodNotAllowed } from "../method-not-allowed";
-import { openApiDocument } from "./openapi";
+import { openApiRoute } from "./openapi";
+import {
+  describeChange,
+  describeChunk,
+  describeDelete,
+  describeGet,
+  describeList,
+  describeReplace,
+  describeUpload,
+} from "./openapi-operations";
 import { changeBody, listQuery } from "./schemas";
 import { deletedResponse, listResponse, uploadItemResponse } from "./responses";
 import { handleChunk } from "./chunk";
@@ -22,7 +30,9 @@ import { handleReplace, handleUpload } from "./upload";
 const deps = requestDeps;
 
 export const api = new Hono<AppEnv>()
-  .get("/openapi.json", (c) => c.json(openApiDocument(publicOrigin(c), settingsOf(c.env).expiresInMax)))
+  // Generated from this router: an operation is in the document when its first handler is its
+  // description (openapi-operations.ts).
+  .get("/openapi.json", openApiRoute((): Hono<AppEnv> => api))
   .all("/openapi.json", methodNotAllowed("GET"))
 
   // Answers are an account's own, may carry signed links, and may come for a key in the query:
@@ -38,11 +48,11 @@ export const api = new Hono<AppEnv>()
   .use("/:id/replace", apiGate)
 
   // Either key may send pieces: an upload-only key must be able to upload a large file.
-  .post("/chunk", requireKey("any"), (c) => handleChunk(c, deps(c)))
+  .post("/chunk", describeChunk, requireKey("any"), (c) => handleChunk(c, deps(c)))
   .all("/chunk", methodNotAllowed("POST"))
 
-  .post("/", requireKey("any"), (c) => handleUpload(c, deps(c)))
-  .get("/", requireKey("full"), validate("query", listQuery), async (c) => {
+  .post("/", describeUpload, requireKey("any"), (c) => handleUpload(c, deps(c)))
+  .get("/", describeList, requireKey("full"), validate("query", listQuery), async (c) => {
     const { page } = c.req.valid("query");
     const { rows, meta } = await listPage(deps(c), c.var.caller.accountId, page);
     const origin = publicOrigin(c);
@@ -50,19 +60,19 @@ export const api = new Hono<AppEnv>()
   })
   .all("/", methodNotAllowed("GET", "POST"))
 
-  .get("/:id", requireKey("full"), async (c) => {
+  .get("/:id", describeGet, requireKey("full"), async (c) => {
     const row = await getOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
     return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
   })
-  .patch("/:id", requireKey("full"), async (c) => {
+  .patch("/:id", describeChange, requireKey("full"), async (c) => {
     const patch = parseOrThrow(changeBody, await readFields(c.req.raw));
     const row = await changeUpload(deps(c), c.var.caller.accountId, c.req.param("id"), patch);
     return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
   })
-  .delete("/:id", requireKey("full"), async (c) => {
+  .delete("/:id", describeDelete, requireKey("full"), async (c) => {
     await removeOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
     return deletedResponse(c);
   })
   .all("/:id", methodNotAllowed("GET", "PATCH", "DELETE"))
-  .post("/:id/replace", requireKey("full"), (c) => handleReplace(c, deps(c)))
+  .post("/:id/replace", describeReplace, requireKey("full"), (c) => handleReplace(c, deps(c)))
   .all("/:id/replace", methodNotAllowed("POST"));
