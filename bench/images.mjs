@@ -1,4 +1,4 @@
-// Image jobs (the WebP conversion and the 280 px thumbnail of src/uploads/process.ts): upload to
+// Image jobs (the WebP conversion and the 280 px thumbnail of src/uploads/media-jobs/): upload to
 // finished thumbnail through the real service; each job in the Worker's engine (run in Node),
 // through the media service (sharp in-process; libheif for HEIC) and, when they are installed,
 // with the reference tools on the same file (cwebp, vipsthumbnail; for HEIC the vips command line

@@ -10,7 +10,7 @@ const SAMPLE_MS = 50;
 const SETTLE_MS = 3000;
 const REQUEST_TIMEOUT_MS = 60_000;
 const MiB = 1024 * 1024;
-const PIECE_BYTES = 5 * MiB; // the service's piece limit (src/uploads/chunks.ts)
+const PIECE_BYTES = 5 * MiB; // the service's piece limit (src/uploads/intake/piece-sessions.ts)
 const CHUNKED_BYTES = 200 * MiB; // 40 pieces exactly
 // The direct request must stay under the 100 MiB request limit including its multipart framing.
 const DIRECT_BYTES = 100 * MiB - 64 * 1024;

@@ -1,4 +1,4 @@
-import { processDeps } from "./deps";
+import { processDeps } from "./bindings";
 import type { Env } from "./env";
 import { sweepPieceSessions } from "./uploads/intake/piece-sessions";
 import { sweepExpiredUploads } from "./uploads/cleanup/expired-uploads";

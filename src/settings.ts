@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { EXPIRES_IN_MAX, EXPIRES_IN_MIN, GiB } from "./config";
+import { EXPIRES_IN_MAX, EXPIRES_IN_MIN, GiB } from "./spec-limits";
 import type { Env } from "./env";
-import type { Limits } from "./limits/config";
+import type { Limits } from "./limits/rules";
 
 // A var that is unset, malformed or out of range means its default: a typo in the configuration
 // changes one setting and never fails requests. Secrets may be unset too (wrangler types them as

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { clientNetwork } from "../http/request-info";
-import { adminTokenRule, passwordRules } from "./config";
+import { adminTokenRule, passwordRules } from "./rules";
 import { limiter, retryAfterSeconds } from "./middleware";
 
 /**

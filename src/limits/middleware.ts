@@ -5,7 +5,7 @@ import { ApiError, unauthorized } from "../errors";
 import { authenticate } from "../http/auth";
 import { clientNetwork } from "../http/request-info";
 import { settingsOf } from "../settings";
-import { badKeyRule, pieceByteRules, rulesFor } from "./config";
+import { badKeyRule, pieceByteRules, rulesFor } from "./rules";
 import type { Rule } from "./gcra";
 import type { BudgetState } from "./rate-limiter";
 

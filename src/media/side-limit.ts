@@ -1,4 +1,4 @@
-import { MAX_IMAGE_SIDE } from "../config";
+import { MAX_IMAGE_SIDE } from "../spec-limits";
 import { unprocessable } from "../errors";
 
 /**

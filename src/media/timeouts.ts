@@ -1,7 +1,7 @@
 /**
  * How long media work may take, kept together because each bound rests on the one before:
  * the media service's limit on a job (its JOB_TIMEOUT_MS, which MediaContainer sets from here),
- * the Worker's limit on a call, and through them a media job's lease (src/uploads/process.ts).
+ * the Worker's limit on a call, and through them a media job's lease (src/uploads/media-jobs/jobs.ts).
  */
 
 /** The media service's time for one job's tools, all of them together, from when the job starts running. */

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { createAccount, regenerateKey, setAccountBanned } from "../accounts/accounts";
 import { secretsEqual } from "../crypto";
 import type { AppEnv } from "../env";
-import { requestDeps } from "../deps";
+import { requestDeps } from "../bindings";
 import { ApiError, notFound, unauthorized, unprocessable } from "../errors";
 import { readFields, smallBody } from "../http/body";
 import { throttledAdminToken } from "../limits/guesses";

@@ -1,6 +1,6 @@
 import { Hono, type Context } from "hono";
 import { html } from "hono/html";
-import { requestDeps } from "../deps";
+import { requestDeps } from "../bindings";
 import type { AppEnv } from "../env";
 import { notFound } from "../errors";
 import { readFields, smallBody } from "../http/body";

@@ -1,4 +1,4 @@
-import { PAGE_SIZE } from "../config";
+import { PAGE_SIZE } from "../spec-limits";
 import { notFound } from "../errors";
 import { findOwnedUpload, listUploads } from "../storage/uploads";
 import type { UploadDeps } from "./upload-deps";

@@ -1,4 +1,4 @@
-import { MiB } from "../../config";
+import { MiB } from "../../spec-limits";
 import type { Codec } from "./codecs";
 import { needsResample, thumbnailGeometry } from "./geometry";
 

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { concatBytes } from "../../bytes";
-import { MAX_TEXT_BODY_BYTES, MiB } from "../../config";
+import { MAX_TEXT_BODY_BYTES, MiB } from "../../spec-limits";
 import type { AppEnv } from "../../env";
 import { tooLarge, unprocessable } from "../../errors";
 import { assertMayUpload } from "../../http/auth";

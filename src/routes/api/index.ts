@@ -7,7 +7,7 @@ import { readFields } from "../../http/body";
 import { linkSigning, publicOrigin } from "../../http/request-info";
 import { parseOrThrow, validate } from "../../http/validation";
 import { changeUpload } from "../../uploads/change";
-import { requestDeps } from "../../deps";
+import { requestDeps } from "../../bindings";
 import { presentUpload } from "../../uploads/present";
 import { getOwnedUpload, listPage } from "../../uploads/read";
 import { removeOwnedUpload } from "../../uploads/remove";

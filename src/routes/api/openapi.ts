@@ -1,6 +1,6 @@
 import type { Context, Hono } from "hono";
 import { generateSpecs, type GenerateSpecOptions } from "hono-openapi";
-import { EXPIRES_IN_MIN, MAX_REQUEST_BYTES, MiB, PAGE_SIZE } from "../../config";
+import { EXPIRES_IN_MIN, MAX_REQUEST_BYTES, MiB, PAGE_SIZE } from "../../spec-limits";
 import type { AppEnv } from "../../env";
 import { publicOrigin } from "../../http/request-info";
 import { settingsOf } from "../../settings";

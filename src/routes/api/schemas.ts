@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DESCRIPTION_MAX, EXPIRES_IN_MAX, EXPIRES_IN_MIN, TITLE_MAX } from "../../config";
+import { DESCRIPTION_MAX, EXPIRES_IN_MAX, EXPIRES_IN_MIN, TITLE_MAX } from "../../spec-limits";
 import { VISIBILITIES } from "../../storage/schema";
 import { MAX_PIECES, PIECE_BYTES, UPLOAD_ID_PATTERN } from "../../uploads/intake/piece-sessions";
 

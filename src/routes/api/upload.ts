@@ -12,7 +12,7 @@ import { assertReplaceable, replaceFile } from "../../uploads/replace";
 import { hashPassword } from "../../uploads/access/passwords";
 import { getOwnedUpload } from "../../uploads/read";
 import { runMediaJob } from "../../uploads/media-jobs/jobs";
-import { linkDeps, processDeps } from "../../deps";
+import { linkDeps, processDeps } from "../../bindings";
 import { settingsOf } from "../../settings";
 import { assertAcceptableText } from "../../moderation/moderate";
 import { uploadFields } from "./schemas";

@@ -1,4 +1,4 @@
-import { MAX_FILE_BYTES, MiB } from "../../config";
+import { MAX_FILE_BYTES, MiB } from "../../spec-limits";
 import { tooLarge, unprocessable } from "../../errors";
 import {
   claimPieceSession,

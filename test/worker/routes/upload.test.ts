@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { MAX_REQUEST_BYTES, MiB } from "../../../src/config";
+import { MAX_REQUEST_BYTES, MiB } from "../../../src/spec-limits";
 import { api, bigPng, fixture, json, newAccount, request, upload, uniquePng } from "../helpers";
 
 /**

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { MiB } from "../../../src/config";
-import { uploadDeps } from "../../../src/deps";
+import { MiB } from "../../../src/spec-limits";
+import { uploadDeps } from "../../../src/bindings";
 import { findPieceSession } from "../../../src/storage/piece-sessions";
 import { pieceKey } from "../../../src/storage/keys";
 import { claimPiecedFile, PIECE_BYTES, SESSION_LIFETIME_MS, storePiece, sweepPieceSessions } from "../../../src/uploads/intake/piece-sessions";

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../../src/app";
 import { scheduled } from "../../../src/cron";
-import { processDeps, uploadDeps } from "../../../src/deps";
+import { processDeps, uploadDeps } from "../../../src/bindings";
 import { mediaJobsOf } from "../../../src/storage/media-jobs";
 import { findUploadRecord } from "../../../src/storage/uploads";
 import { sweepExpiredUploads } from "../../../src/uploads/cleanup/expired-uploads";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
-import { MAX_FILE_BYTES } from "../../../src/config";
-import { processDeps, uploadDeps } from "../../../src/deps";
+import { MAX_FILE_BYTES } from "../../../src/spec-limits";
+import { processDeps, uploadDeps } from "../../../src/bindings";
 import { createUpload, newUploadId } from "../../../src/uploads/create";
 import { stageFile } from "../../../src/uploads/intake/staged-file";
 import { runMediaJob } from "../../../src/uploads/media-jobs/jobs";
