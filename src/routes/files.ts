@@ -76,6 +76,19 @@ const countingViews = (c: Context<AppEnv>, row: UploadRow) =>
         if (fromStart && !(await takeView(c.var.db, row.id))) throw usedUp();
       };
 
+/** The upload's current file, as `src` or under its stored name (`path`). */
+const serveUploadFile = (c: Context<AppEnv>, row: UploadRow, url: "src" | "stored", filename: string) =>
+  serveObject(c, {
+    key: row.objectKey,
+    size: row.size,
+    etag: row.etag,
+    mime: row.mime,
+    cacheControl: caching(row, url, c.var.now()),
+    filename,
+    headers: robots(row),
+    beforeBody: countingViews(c, row),
+  });
+
 /**
  * Public file URLs. The database row is consulted on every request, so a deleted or expired
  * upload stops being served at once, whatever remains in storage or caches downstream of us.
@@ -86,16 +99,7 @@ export const files = new Hono<AppEnv>()
     const row = servable(await liveUpload(c));
     const guarded = await guard(c, row, "src");
     if (guarded) return guarded;
-    return serveObject(c, {
-      key: row.objectKey,
-      size: row.size,
-      etag: row.etag,
-      mime: row.mime,
-      cacheControl: caching(row, "src", c.var.now()),
-      filename: `${row.id}.${objectName(row.objectKey).split(".").pop()}`,
-      headers: robots(row),
-      beforeBody: countingViews(c, row),
-    });
+    return serveUploadFile(c, row, "src", `${row.id}.${objectName(row.objectKey).split(".").pop()}`);
   })
   .all("/i/:id", methodNotAllowed("GET"))
   // path: one stored object. A name that is no longer current (the file was converted or
@@ -104,16 +108,7 @@ export const files = new Hono<AppEnv>()
     const row = servable(await liveUpload(c));
     if (objectName(row.objectKey) !== c.req.param("name")) return c.redirect(uploadLinks(publicOrigin(c), row).src, 302);
     await guard(c, row, "stored");
-    return serveObject(c, {
-      key: row.objectKey,
-      size: row.size,
-      etag: row.etag,
-      mime: row.mime,
-      cacheControl: caching(row, "stored", c.var.now()),
-      filename: c.req.param("name"),
-      headers: robots(row),
-      beforeBody: countingViews(c, row),
-    });
+    return serveUploadFile(c, row, "stored", c.req.param("name"));
   })
   .all("/f/:id/:name", methodNotAllowed("GET"))
   // thumb: a WebP made from the current file; a new file gets a new thumbnail name.

@@ -89,22 +89,18 @@ describe("settings", () => {
   });
 
   it.each([
-    ["off", false],
-    ["on", true],
-    ["OFF", true],
-    ["false", true],
-    ["", true],
-  ])("switch rate limits off only for RATE_LIMITS %j", (value, enabled) => {
-    expect(read({ RATE_LIMITS: value }).limits.enabled).toBe(enabled);
-  });
-
-  it.each([
-    ["true", true],
-    ["TRUE", false],
-    ["1", false],
-    ["", false],
-  ])("let links reach loopback only for UNSAFE_ALLOW_LOOPBACK_LINKS %j", (value, allowed) => {
-    expect(read({ UNSAFE_ALLOW_LOOPBACK_LINKS: value }).links.allowLoopback).toBe(allowed);
+    ["RATE_LIMITS", "off", false],
+    ["RATE_LIMITS", "on", true],
+    ["RATE_LIMITS", "OFF", true],
+    ["RATE_LIMITS", "false", true],
+    ["RATE_LIMITS", "", true],
+    ["UNSAFE_ALLOW_LOOPBACK_LINKS", "true", true],
+    ["UNSAFE_ALLOW_LOOPBACK_LINKS", "TRUE", false],
+    ["UNSAFE_ALLOW_LOOPBACK_LINKS", "1", false],
+    ["UNSAFE_ALLOW_LOOPBACK_LINKS", "", false],
+  ])("switch %s only for its one exact word (%j gives %j)", (name, value, on) => {
+    const settings = read({ [name]: value });
+    expect(name === "RATE_LIMITS" ? settings.limits.enabled : settings.links.allowLoopback).toBe(on);
   });
 
   it("use the default DNS resolver for an empty DNS_RESOLVER_URL, and an origin of spaces as none", () => {

@@ -104,24 +104,56 @@ export async function bigPng(bytes: number, seed = 1): Promise<Uint8Array> {
 /** A media service address where nothing answers. */
 export const DEAD_SERVICE = "http://127.0.0.1:9";
 
+export interface AppOptions {
+  /** Bindings that differ from the test environment's. */
+  bindings?: Partial<Cloudflare.Env>;
+  /** The app's clock. */
+  now?: () => number;
+}
+
 /**
- * Uploads through the app with some bindings overridden, and waits for the work the upload
- * started after its response (conversions, thumbnails).
+ * The one way tests drive the Worker's app: a request, and the work it left running after its
+ * response (conversions, thumbnails), which `settled` waits for.
  */
+export function startApp(request: Request, { bindings = {}, now }: AppOptions = {}) {
+  const ctx = createExecutionContext();
+  const response = createApp(now ? { now } : {}).fetch(request, { ...env, ...bindings }, ctx);
+  return { response: Promise.resolve(response), settled: () => waitOnExecutionContext(ctx) };
+}
+
+/** A request through the app, answered once the work it left running is done. */
+export async function runApp(request: Request, options: AppOptions = {}): Promise<Response> {
+  const started = startApp(request, options);
+  const response = await started.response;
+  await started.settled();
+  return response;
+}
+
+/** `answer`, or a failure naming `what` if it takes longer than `ms`: a request must never hang. */
+export async function answerWithin<T>(ms: number, what: string, answer: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms: ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([answer, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Uploads through the app with some bindings overridden, once the work the upload started is done. */
 export async function uploadWithEnv(
   account: TestAccount,
   bytes: Uint8Array,
   overrides: Partial<Cloudflare.Env> = {},
   fields: Record<string, string> = {},
 ) {
-  const ctx = createExecutionContext();
-  const response = await createApp().fetch(
+  const response = await runApp(
     new Request(`${ORIGIN}/api`, { method: "POST", headers: { "X-API-Key": account.full }, body: uploadForm(bytes, fields) }),
-    { ...env, ...overrides },
-    ctx,
+    { bindings: overrides },
   );
   const body = (await response.json()) as { data: Record<string, any> };
-  await waitOnExecutionContext(ctx);
   if (response.status !== 200) throw new Error(`upload failed: ${response.status} ${JSON.stringify(body)}`);
   return body.data;
 }
@@ -145,26 +177,20 @@ export interface AppCall extends RequestInit {
  */
 export function clockedApp(bindings: Partial<Cloudflare.Env> = {}, start = Date.now()) {
   const clock = { now: start };
-  const app = createApp({ now: () => clock.now });
   async function call(path: string, { key, ip, ...init }: AppCall = {}) {
     const headers = new Headers(init.headers);
     if (key) headers.set("X-API-Key", key);
     if (ip) headers.set("CF-Connecting-IP", ip);
     const url = path.startsWith("http") ? path : `${ORIGIN}${path}`;
-    const ctx = createExecutionContext();
-    const res = await app.fetch(new Request(url, { redirect: "manual", ...init, headers }), { ...env, ...bindings }, ctx);
-    await waitOnExecutionContext(ctx);
-    return res;
+    return runApp(new Request(url, { redirect: "manual", ...init, headers }), { bindings, now: () => clock.now });
   }
   return { clock, call };
 }
 
 /** A request through the app with some bindings overridden; waits for the work it left running. */
 export async function fetchWithEnv(path: string, init: RequestInit, overrides: Partial<Cloudflare.Env> = {}) {
-  const ctx = createExecutionContext();
-  const response = await createApp().fetch(new Request(`${ORIGIN}${path}`, init), { ...env, ...overrides }, ctx);
+  const response = await runApp(new Request(`${ORIGIN}${path}`, init), { bindings: overrides });
   const body = await response.json<any>();
-  await waitOnExecutionContext(ctx);
   return { status: response.status, body, headers: response.headers };
 }
 

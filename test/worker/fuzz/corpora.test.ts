@@ -1,7 +1,5 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../../../src/app";
 import { concatBytes } from "../../../src/bytes";
 import { ApiError } from "../../../src/errors";
 import { readImageHeader } from "../../../src/media/image-info";
@@ -9,7 +7,7 @@ import { sniff, type Format } from "../../../src/media/sniff";
 import { stripperFor } from "../../../src/media/strip";
 import { MAX_HELD_BYTES } from "../../../src/media/strip/stripper";
 import { prng } from "../../support/build";
-import { DEAD_SERVICE, newAccount, ORIGIN, uploadForm, type TestAccount } from "../helpers";
+import { answerWithin, DEAD_SERVICE, newAccount, ORIGIN, startApp, uploadForm, type TestAccount } from "../helpers";
 import { corpusFiles, corruptions, deliveries, structuralCorruptions, type CorpusFile } from "./corpus";
 import { expectNothingStored, expectWellFormed, SEED, storedState } from "./fuzz";
 
@@ -102,20 +100,15 @@ const ANSWER_MS = 10_000;
 
 /** Uploads a file with the media service unreachable (its jobs fail at once), waiting for those jobs. */
 async function uploadCorrupt(account: TestAccount, file: CorpusFile) {
-  const ctx = createExecutionContext();
   const request = new Request(`${ORIGIN}/api`, { method: "POST", headers: { "X-API-Key": account.full }, body: uploadForm(file.bytes, { allow_duplicate: "1" }) });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${file.name}: no answer within ${ANSWER_MS} ms`)), ANSWER_MS);
-  });
-  try {
-    const response = await Promise.race([createApp().fetch(request, { ...env, MEDIA_SERVICE_URL: DEAD_SERVICE }, ctx), timeout]);
-    const answer = { status: response.status, headers: response.headers, text: await response.text() };
-    await waitOnExecutionContext(ctx);
-    return answer;
-  } finally {
-    clearTimeout(timer);
-  }
+  const started = startApp(request, { bindings: { MEDIA_SERVICE_URL: DEAD_SERVICE } });
+  const answer = await answerWithin(
+    ANSWER_MS,
+    file.name,
+    started.response.then(async (response) => ({ status: response.status, headers: response.headers, text: await response.text() })),
+  );
+  await started.settled();
+  return answer;
 }
 
 /** Removes an accepted upload's files and rows, so that every request starts from the same state. */

@@ -1,9 +1,7 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { expect } from "vitest";
-import { createApp } from "../../../src/app";
-import { ORIGIN } from "../helpers";
+import { answerWithin, ORIGIN, startApp } from "../helpers";
 
 /**
  * What every fuzz property shares: a fixed seed, so a failure found once is found again, and the
@@ -36,22 +34,18 @@ const ANSWER_MS = 15_000;
  * the storage seen by the next run is settled.
  */
 export async function send(request: Request): Promise<{ status: number; headers: Headers; text: string }> {
-  const ctx = createExecutionContext();
-  const answering = (async () => {
-    const response = await createApp().fetch(request, env, ctx);
-    return { status: response.status, headers: response.headers, text: new TextDecoder().decode(await response.arrayBuffer()) };
-  })();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ANSWER_MS} ms: ${request.method} ${request.url}`)), ANSWER_MS);
-  });
-  try {
-    const answer = await Promise.race([answering, timeout]);
-    await waitOnExecutionContext(ctx);
-    return answer;
-  } finally {
-    clearTimeout(timer);
-  }
+  const started = startApp(request);
+  const answer = await answerWithin(
+    ANSWER_MS,
+    `${request.method} ${request.url}`,
+    started.response.then(async (response) => ({
+      status: response.status,
+      headers: response.headers,
+      text: new TextDecoder().decode(await response.arrayBuffer()),
+    })),
+  );
+  await started.settled();
+  return answer;
 }
 
 export const url = (path: string) => `${ORIGIN}${path}`;

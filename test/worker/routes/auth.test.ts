@@ -1,7 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../../src/app";
-import { admin, api, fixture, json, newAccount, ownNetwork, request, upload, uniquePng } from "../helpers";
+import { admin, api, clockedApp, fixture, json, newAccount, ownNetwork, request, runApp, upload, uniquePng } from "../helpers";
 
 describe("API keys", () => {
   it("accepts the X-API-Key header and the key query parameter; the header wins", async () => {
@@ -107,10 +106,9 @@ describe("bans", () => {
 
 describe("admin API", () => {
   it("does not exist without ADMIN_TOKEN", async () => {
-    const app = createApp();
-    const res = await app.fetch(
+    const res = await runApp(
       new Request("http://media.test/admin/accounts", { method: "POST", body: "{}", headers: { "Content-Type": "application/json" } }),
-      { ...env, ADMIN_TOKEN: undefined },
+      { bindings: { ADMIN_TOKEN: undefined } },
     );
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ type: "error", errors: expect.any(String) });
@@ -131,16 +129,15 @@ describe("admin API", () => {
 
   /** The admin API on a clock the test moves, from a client IP of its own (or the one given). */
   function adminService(overrides: Partial<Cloudflare.Env> = {}) {
-    const clock = { now: Date.now() };
-    const app = createApp({ now: () => clock.now });
+    const app = clockedApp(overrides);
     const ownIp = `${ownNetwork()}::1`;
     const call = async (token: string | undefined, ip = ownIp) => {
-      const headers: Record<string, string> = { "Content-Type": "application/json", "CF-Connecting-IP": ip };
+      const headers: Record<string, string> = { "Content-Type": "application/json" };
       if (token !== undefined) headers.Authorization = `Bearer ${token}`;
-      const res = await app.fetch(new Request("http://media.test/admin/accounts", { method: "POST", headers, body: JSON.stringify({ name: "x" }) }), { ...env, ...overrides });
+      const res = await app.call("/admin/accounts", { method: "POST", ip, headers, body: JSON.stringify({ name: "x" }) });
       return { status: res.status, retryAfter: res.headers.get("Retry-After"), body: (await res.json()) as any };
     };
-    return { call, advance: (seconds: number) => (clock.now += seconds * 1000) };
+    return { call, advance: (seconds: number) => (app.clock.now += seconds * 1000) };
   }
 
   it("throttles wrong tokens per IP, answering none while it waits, with growing waits; the right token resets the count", async () => {

@@ -1,8 +1,6 @@
-import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { createApp } from "../../../src/app";
-import { api, json, newAccount, request, upload, uniquePng } from "../helpers";
+import { api, json, newAccount, request, runApp, upload, uniquePng } from "../helpers";
 
 describe("error envelope", () => {
   it("answers unknown routes with 404", async () => {
@@ -53,7 +51,7 @@ describe("error envelope", () => {
       } as unknown as D1Database,
     };
     const logged = vi.spyOn(console, "error").mockImplementation(() => {});
-    const res = await createApp().fetch(new Request("http://media.test/api", { headers: { "X-API-Key": "fk_x" } }), broken);
+    const res = await runApp(new Request("http://media.test/api", { headers: { "X-API-Key": "fk_x" } }), { bindings: broken });
     expect(res.status).toBe(500);
     const body = (await res.json()) as { type: string; errors: string };
     const requestId = res.headers.get("X-Request-Id");
@@ -85,11 +83,9 @@ describe("public URLs", () => {
     expect(local.body.data.src).toMatch(/^http:\/\/media\.test\/i\//);
     const form = new FormData();
     form.append("uploads", new Blob([await uniquePng("origin-2")]), "x.png");
-    const res = await createApp().fetch(
-      new Request("http://internal:8787/api", { method: "POST", headers: { "X-API-Key": account.full }, body: form }),
-      { ...env, PUBLIC_ORIGIN: "https://media.example.com/" },
-      createExecutionContext(),
-    );
+    const res = await runApp(new Request("http://internal:8787/api", { method: "POST", headers: { "X-API-Key": account.full }, body: form }), {
+      bindings: { PUBLIC_ORIGIN: "https://media.example.com/" },
+    });
     const data = ((await res.json()) as { data: Record<string, string> }).data;
     for (const field of ["src", "path", "direct", "delete_url"]) expect(data[field]).toMatch(/^https:\/\/media\.example\.com\/[a-z]\//);
   });
