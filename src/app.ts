@@ -5,6 +5,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "./env";
 import { ApiError, errorBody } from "./errors";
 import { NO_STORE } from "./http/cache-control";
+import { BOOKMARK_HEADER } from "./http/d1-sessions";
 import { randomBase62 } from "./crypto";
 import { database } from "./storage/db";
 import { admin } from "./routes/admin";
@@ -30,8 +31,8 @@ export function createApp(options: { now?: () => number } = {}) {
     cors({
       origin: "*",
       allowMethods: ["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
-      allowHeaders: ["X-API-Key", "Content-Type"],
-      exposeHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "Retry-After", "X-Request-Id"],
+      allowHeaders: ["X-API-Key", "Content-Type", BOOKMARK_HEADER],
+      exposeHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "Retry-After", "X-Request-Id", BOOKMARK_HEADER],
       maxAge: 86400,
     }),
   );

@@ -13,6 +13,8 @@ export type AppEnv = {
   Variables: {
     requestId: string;
     db: Database;
+    /** The API's D1 session (src/http/d1-sessions.ts); other routes query the primary. */
+    session: D1DatabaseSession;
     /** Set by the API gate. */
     caller: Caller;
     /** The clock of rate limits (tests inject their own). */

@@ -4,6 +4,8 @@ import { hashKey } from "../accounts/keys";
 import type { AppEnv } from "../env";
 import { forbidden, unauthorized } from "../errors";
 import { findKeyOwner, isIpBanned, type KeyOwner } from "../storage/accounts";
+import { database } from "../storage/db";
+import { isRead } from "./d1-sessions";
 
 /** The account behind the request's key, and which key it is. */
 export interface Caller extends KeyOwner {
@@ -24,8 +26,10 @@ export function presentedKey(c: Context<AppEnv>): string | undefined {
 export async function authenticate(c: Context<AppEnv>): Promise<Caller | null> {
   const key = presentedKey(c) ?? "";
   const keyHash = await hashKey(key);
-  const owner = await findKeyOwner(c.var.db, keyHash);
-  return owner && key !== "" ? { ...owner, keyHash } : null;
+  if (key === "") return null;
+  // A read looks the key up on a replica; a key made a moment ago may not be there yet.
+  const owner = (await findKeyOwner(c.var.db, keyHash)) ?? (isRead(c) ? await findKeyOwner(database(c.env.DB), keyHash) : null);
+  return owner ? { ...owner, keyHash } : null;
 }
 
 /** The key kind a route needs; the API gate (limits/middleware.ts) has resolved the caller. */

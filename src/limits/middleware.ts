@@ -5,6 +5,7 @@ import { ApiError, unauthorized } from "../errors";
 import { authenticate } from "../http/auth";
 import { clientNetwork } from "../http/request-info";
 import { settingsOf } from "../settings";
+import { isRead, later, sentBookmark, useSession } from "../http/d1-sessions";
 import { badKeyRule, pieceByteRules, rulesFor } from "./rules";
 import type { Rule } from "./gcra";
 import type { BudgetState } from "./rate-limiter";
@@ -51,6 +52,7 @@ async function limit(c: Context<AppEnv>, keyName: string, rules: { key: Rule[]; 
   }
   if (headers) setHeaders(c, budgets);
   if (!allowed) throw tooMany(budgets);
+  return taken.bookmark;
 }
 
 /**
@@ -89,9 +91,16 @@ export const apiGate = createMiddleware<AppEnv>(async (c, next) => {
     throw unauthorized();
   }
   c.set("caller", caller);
-  if (limits.enabled) {
-    const budget = c.req.path === "/api/chunk" ? "pieces" : "api";
-    await limit(c, `key:${caller.keyHash}`, rulesFor(limits, budget, caller.kind));
-  }
+  const pieces = c.req.path === "/api/chunk";
+  const noted = limits.enabled ? await limit(c, `key:${caller.keyHash}`, rulesFor(limits, pieces ? "pieces" : "api", caller.kind)) : null;
+  if (isRead(c)) useSession(c, c.env.DB.withSession(later(sentBookmark(c), noted) ?? "first-primary"));
   await next();
+  // A write is noted before its answer, so the account's next read sees it. A read is noted
+  // only when nothing was, so that later ones need not go to the primary. Pieces are never read
+  // back through the API.
+  const reached = c.var.session.getBookmark();
+  if (!limits.enabled || pieces || !reached) return;
+  const note = () => limiter(c, `key:${caller.fullKeyHash}`).noteBookmark(reached);
+  if (!isRead(c)) await note();
+  else if (noted === null) c.executionCtx.waitUntil(note());
 });

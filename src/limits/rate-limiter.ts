@@ -12,6 +12,8 @@ export interface BudgetState {
 export interface TakeResult {
   allowed: boolean;
   budgets: BudgetState[];
+  /** The latest D1 bookmark noted here (a full key's: its account's last write), if any. */
+  bookmark: string | null;
 }
 
 /** A guess let through by `guess`, to settle once its outcome is known. */
@@ -33,6 +35,22 @@ export class RateLimiter extends DurableObject<Env> {
     super(ctx, env);
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS budgets (name TEXT PRIMARY KEY, tat REAL NOT NULL)");
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS guesses (name TEXT PRIMARY KEY, guesses INTEGER NOT NULL, last_at REAL NOT NULL)");
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS bookmark (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL)");
+  }
+
+  private bookmark(): string | null {
+    return this.ctx.storage.sql.exec<{ value: string }>("SELECT value FROM bookmark WHERE id = 1").toArray()[0]?.value ?? null;
+  }
+
+  /**
+   * Keeps the later of the stored and the given D1 bookmark. Bookmarks sort by age, so writes
+   * noted out of order still leave the latest.
+   */
+  noteBookmark(bookmark: string): void {
+    this.ctx.storage.sql.exec(
+      "INSERT INTO bookmark (id, value) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET value = excluded.value WHERE excluded.value > bookmark.value",
+      bookmark,
+    );
   }
 
   private tat(name: string): number | null {
@@ -51,6 +69,7 @@ export class RateLimiter extends DurableObject<Env> {
     if (allowed) for (const { rule, decision } of decisions) this.store(rule.name, decision.tat);
     return {
       allowed,
+      bookmark: this.bookmark(),
       budgets: decisions.map(({ rule, decision }) => ({
         rule,
         // Refused: what is left now (nothing was used).

@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "./db";
 import { accounts, apiKeys, ipBans, type KeyKind } from "./schema";
 
@@ -6,6 +7,8 @@ export interface KeyOwner {
   accountId: string;
   kind: KeyKind;
   banned: boolean;
+  /** The account's full key: the one whose reads must see this key's writes. */
+  fullKeyHash: string;
 }
 
 export async function insertAccount(
@@ -32,13 +35,15 @@ export async function replaceKey(db: Database, accountId: string, kind: KeyKind,
 }
 
 export async function findKeyOwner(db: Database, keyHash: string): Promise<KeyOwner | null> {
+  const fullKey = alias(apiKeys, "full_key");
   const row = await db
-    .select({ accountId: apiKeys.accountId, kind: apiKeys.kind, bannedAt: accounts.bannedAt })
+    .select({ accountId: apiKeys.accountId, kind: apiKeys.kind, bannedAt: accounts.bannedAt, fullKeyHash: fullKey.keyHash })
     .from(apiKeys)
     .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+    .innerJoin(fullKey, and(eq(fullKey.accountId, apiKeys.accountId), eq(fullKey.kind, "full")))
     .where(eq(apiKeys.keyHash, keyHash))
     .get();
-  return row ? { accountId: row.accountId, kind: row.kind, banned: row.bannedAt !== null } : null;
+  return row ? { accountId: row.accountId, kind: row.kind, banned: row.bannedAt !== null, fullKeyHash: row.fullKeyHash } : null;
 }
 
 /** Sets or clears the ban; false when the account does not exist. */

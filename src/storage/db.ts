@@ -3,6 +3,8 @@ import * as schema from "./schema";
 
 export type Database = ReturnType<typeof database>;
 
-export function database(d1: D1Database) {
-  return drizzle(d1, { schema });
+/** Queries through the binding (the primary) or through a read-replication session. */
+export function database(d1: D1Database | D1DatabaseSession) {
+  // A session has the prepare/batch surface drizzle uses; it lacks only exec/dump, which it does not.
+  return drizzle(d1 as D1Database, { schema });
 }

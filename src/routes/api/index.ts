@@ -3,6 +3,7 @@ import type { AppEnv } from "../../env";
 import { requireKey } from "../../http/auth";
 import { apiGate } from "../../limits/middleware";
 import { NO_STORE } from "../../http/cache-control";
+import { apiSession } from "../../http/d1-sessions";
 import { readFields } from "../../http/body";
 import { linkSigning, publicOrigin } from "../../http/request-info";
 import { parseOrThrow, validate } from "../../http/validation";
@@ -41,6 +42,8 @@ export const api = new Hono<AppEnv>()
     await next();
     c.header("Cache-Control", NO_STORE);
   })
+
+  .use("*", apiSession)
 
   // Every operation of the API, whatever its method: key resolved, request counted.
   .use("/", apiGate)

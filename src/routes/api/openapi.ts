@@ -25,7 +25,9 @@ const documentation: GenerateSpecOptions["documentation"] = {
       "Every response of an operation carries X-RateLimit-Limit and X-RateLimit-Remaining (the budget closest " +
       "to running out); a 429 carries Retry-After in seconds. Pieces also draw on daily byte budgets per key and " +
       "per IP. Responses are `Cache-Control: private, no-store`. Titles and descriptions containing a blocked term " +
-      "are refused (422), as are files whose content was flagged.",
+      "are refused (422), as are files whose content was flagged. Every answer carries X-D1-Bookmark; reads " +
+      "run on a database replica that has reached the account's last write, or the X-D1-Bookmark sent back, " +
+      "whichever is later (a malformed one is a 400).",
   },
   security: [{ apiKeyHeader: [] }, { apiKeyQuery: [] }],
   components: {

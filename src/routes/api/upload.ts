@@ -37,7 +37,8 @@ const fileRequest = (c: Context<AppEnv>, uploadId: string): FileRequest<ReturnTy
 
 /** Conversion starts now, after the response; the cron job re-drives it if this run fails. */
 const startMediaJob = (c: Context<AppEnv>, deps: UploadDeps, jobId: string | null) => {
-  if (jobId) c.executionCtx.waitUntil(runMediaJob(processDeps(c.env, deps.db, deps.now), jobId));
+  // On a database handle of its own: it outlives the request and its D1 session.
+  if (jobId) c.executionCtx.waitUntil(runMediaJob(processDeps(c.env, undefined, deps.now), jobId));
 };
 
 export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {

@@ -48,6 +48,9 @@ describe("error envelope", () => {
         prepare() {
           throw new Error("D1 is on fire: SELECT secret FROM internals");
         },
+        withSession() {
+          return this;
+        },
       } as unknown as D1Database,
     };
     const logged = vi.spyOn(console, "error").mockImplementation(() => {});

@@ -1,0 +1,48 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import { badRequest } from "../errors";
+import { database } from "../storage/db";
+
+/**
+ * D1 read replication for the API. A write runs on the primary; a read (GET) runs on whichever
+ * replica has caught up with the latest of two bookmarks: the one the client sends back in
+ * `X-D1-Bookmark`, and the one noted in its account's full-key limiter after the account's last
+ * write (so clients that never send the header still read their own writes). With neither, a
+ * read goes to the primary. Every API answer carries the bookmark its session reached.
+ */
+export const BOOKMARK_HEADER = "X-D1-Bookmark";
+
+/** What D1 hands out: four hex groups; anything else is refused rather than passed to D1. */
+const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
+
+export const isRead = (c: Context<AppEnv>) => c.req.method === "GET" || c.req.method === "HEAD";
+
+/** The client's bookmark, if it sent one (400 when it is not a bookmark). */
+export function sentBookmark(c: Context<AppEnv>): string | null {
+  const sent = c.req.header(BOOKMARK_HEADER)?.trim();
+  if (!sent) return null;
+  if (!BOOKMARK.test(sent)) throw badRequest(`${BOOKMARK_HEADER} must be a bookmark from an earlier answer of this API.`);
+  return sent;
+}
+
+/** Bookmarks sort from oldest to newest. */
+export const later = (a: string | null, b: string | null) => (a === null ? b : b === null || a > b ? a : b);
+
+/** Runs the rest of the request's queries in `session`. */
+export function useSession(c: Context<AppEnv>, session: D1DatabaseSession) {
+  c.set("session", session);
+  c.set("db", database(session));
+}
+
+/**
+ * Opens the request's session: a write's on the primary; a read's, until the API gate knows the
+ * account's last write, wherever the client's bookmark allows (only the key is looked up there).
+ */
+export async function apiSession(c: Context<AppEnv>, next: () => Promise<void>) {
+  const read = isRead(c);
+  const sent = read ? sentBookmark(c) : null;
+  useSession(c, c.env.DB.withSession(read ? (sent ?? "first-unconstrained") : "first-primary"));
+  await next();
+  const reached = c.var.session.getBookmark();
+  if (reached) c.header(BOOKMARK_HEADER, reached);
+}

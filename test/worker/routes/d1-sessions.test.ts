@@ -1,0 +1,142 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { hashKey } from "../../../src/accounts/keys";
+import type { RateLimiter } from "../../../src/limits/rate-limiter";
+import { clockedApp, newAccount, uniquePng, uploadForm } from "../helpers";
+
+const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
+
+/** The D1 binding, recording the constraint or bookmark each session starts from. */
+function recordingDb() {
+  const starts: string[] = [];
+  const db = new Proxy(env.DB, {
+    get(target, property) {
+      if (property === "withSession") {
+        return (start: string) => {
+          starts.push(start);
+          return target.withSession(start);
+        };
+      }
+      const value = Reflect.get(target, property);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { db, starts };
+}
+
+async function notedBookmark(fullKey: string) {
+  const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${await hashKey(fullKey)}`));
+  return runInDurableObject(stub, (limiter: RateLimiter) => limiter.take([], Date.now()).bookmark);
+}
+
+describe("D1 read replication", () => {
+  it("writes run on the primary and note their bookmark with the account's full key, whichever key wrote", async () => {
+    const account = await newAccount();
+    const { db, starts } = recordingDb();
+    const app = clockedApp({ DB: db });
+    const res = await app.call("/api", { method: "POST", key: account.upload, body: uploadForm(await uniquePng("sessions-1")) });
+    expect(res.status).toBe(200);
+    expect(starts).toEqual(["first-primary"]);
+    const written = res.headers.get("X-D1-Bookmark");
+    expect(written).toMatch(BOOKMARK);
+    expect(await notedBookmark(account.full)).toBe(written);
+  });
+
+  it("reads start from the account's last write, so a client without the header reads its own writes", async () => {
+    const account = await newAccount();
+    const { db, starts } = recordingDb();
+    const app = clockedApp({ DB: db });
+    const uploaded = await app.call("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng("sessions-2")) });
+    const { id } = ((await uploaded.json()) as any).data;
+    const written = uploaded.headers.get("X-D1-Bookmark")!;
+    starts.length = 0;
+
+    const read = await app.call(`/api/${id}`, { key: account.full });
+    expect(read.status).toBe(200);
+    // The key is looked up anywhere; the request's own queries wait for the account's last write.
+    expect(starts).toEqual(["first-unconstrained", written]);
+    expect(read.headers.get("X-D1-Bookmark")! >= written).toBe(true);
+  });
+
+  it("a later bookmark sent back by the client wins over the noted one", async () => {
+    const account = await newAccount();
+    const { db, starts } = recordingDb();
+    const app = clockedApp({ DB: db });
+    await app.call("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng("sessions-3")) });
+    // Another account's write moves the database on.
+    const other = await newAccount();
+    const later = (await app.call("/api", { method: "POST", key: other.full, body: uploadForm(await uniquePng("sessions-4")) })).headers.get("X-D1-Bookmark")!;
+    starts.length = 0;
+    const res = await app.call("/api", { key: account.full, headers: { "X-D1-Bookmark": later } });
+    expect(res.status).toBe(200);
+    expect(starts).toEqual([later, later]);
+  });
+
+  it("a read with nothing noted goes to the primary, then notes where it got to for the next ones", async () => {
+    const account = await newAccount();
+    const { db, starts } = recordingDb();
+    const app = clockedApp({ DB: db });
+    expect(await notedBookmark(account.full)).toBeNull();
+    const res = await app.call("/api?page=1", { key: account.full });
+    expect(res.status).toBe(200);
+    expect(starts).toEqual(["first-unconstrained", "first-primary"]);
+    expect(await notedBookmark(account.full)).toBe(res.headers.get("X-D1-Bookmark"));
+  });
+
+  it("finds a key made a moment ago even on a replica that has not seen it", async () => {
+    const account = await newAccount();
+    // A replica behind the key's creation answers "no such key": the lookup is repeated on the primary.
+    const empty = { first: async () => null, all: async () => ({ results: [] }), raw: async () => [], run: async () => ({ results: [] }) };
+    const lagging = new Proxy(env.DB, {
+      get(target, property) {
+        if (property === "withSession") {
+          return (start: string) => {
+            const session = target.withSession(start);
+            if (start !== "first-unconstrained") return session;
+            return new Proxy(session, {
+              get: (s, p) => (p === "prepare" ? () => ({ bind: () => empty, ...empty }) : Reflect.get(s, p).bind?.(s) ?? Reflect.get(s, p)),
+            });
+          };
+        }
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const res = await clockedApp({ DB: lagging }).call("/api", { key: account.full });
+    expect(res.status).toBe(200);
+  });
+
+  it("refuses a malformed bookmark with 400 in the error envelope", async () => {
+    const account = await newAccount();
+    for (const sent of ["garbage", "00000000-0000000b-00000000", `${"0".repeat(8)}-${"0".repeat(8)}-${"0".repeat(8)}-${"0".repeat(31)}g`]) {
+      const res = await clockedApp().call("/api", { key: account.full, headers: { "X-D1-Bookmark": sent } });
+      expect(res.status, sent).toBe(400);
+      expect(await res.json()).toEqual({ type: "error", errors: expect.stringContaining("X-D1-Bookmark") });
+    }
+  });
+
+  it("with rate limits off, reads use the client's bookmark or the primary, and nothing is noted", async () => {
+    const account = await newAccount();
+    const { db, starts } = recordingDb();
+    const app = clockedApp({ DB: db, RATE_LIMITS: "off" });
+    const uploaded = await app.call("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng("sessions-5")) });
+    const written = uploaded.headers.get("X-D1-Bookmark")!;
+    starts.length = 0;
+    await app.call("/api", { key: account.full });
+    await app.call("/api", { key: account.full, headers: { "X-D1-Bookmark": written } });
+    expect(starts).toEqual(["first-unconstrained", "first-primary", written, written]);
+    expect(await notedBookmark(account.full)).toBeNull();
+  });
+
+  it("lets browsers send and read the bookmark header", async () => {
+    const preflight = await clockedApp().call("/api", {
+      method: "OPTIONS",
+      headers: { Origin: "https://app.example", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-api-key, x-d1-bookmark" },
+    });
+    expect(preflight.headers.get("Access-Control-Allow-Headers")?.toLowerCase()).toContain("x-d1-bookmark");
+    const account = await newAccount();
+    const res = await clockedApp().call("/api", { key: account.full, headers: { Origin: "https://app.example" } });
+    expect(res.headers.get("Access-Control-Expose-Headers")?.toLowerCase()).toContain("x-d1-bookmark");
+  });
+});
