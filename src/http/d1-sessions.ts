@@ -26,10 +26,10 @@ export function sentBookmark(c: Context<AppEnv>): string | null {
 }
 
 /** Bookmarks sort from oldest to newest. */
-export const later = (a: string | null, b: string | null) => (a === null ? b : b === null || a > b ? a : b);
+const later = (a: string | null, b: string | null) => (a === null ? b : b === null || a > b ? a : b);
 
 /** Runs the rest of the request's queries in `session`. */
-export function useSession(c: Context<AppEnv>, session: D1DatabaseSession) {
+function useSession(c: Context<AppEnv>, session: D1DatabaseSession) {
   c.set("session", session);
   c.set("db", database(session));
 }
@@ -45,4 +45,28 @@ export async function apiSession(c: Context<AppEnv>, next: () => Promise<void>) 
   await next();
   const reached = c.var.session.getBookmark();
   if (reached) c.header(BOOKMARK_HEADER, reached);
+}
+
+/**
+ * The rest of an authenticated API request. `noted` is the account's last write as its full
+ * key's limiter keeps it (null: none, or limits off) and `note` keeps a later one there. A read
+ * runs from the later of `noted` and the client's bookmark. A write is noted before its answer,
+ * so the account's next read sees it; a read is noted only when nothing was, so later ones need
+ * not go to the primary, and never when the client sent a bookmark (one from the far future
+ * would hold back every later read).
+ */
+export async function inAccountSession(
+  c: Context<AppEnv>,
+  noted: string | null,
+  note: ((bookmark: string) => Promise<void>) | null,
+  next: () => Promise<void>,
+) {
+  const read = isRead(c);
+  const sent = read ? sentBookmark(c) : null;
+  if (read) useSession(c, c.env.DB.withSession(later(sent, noted) ?? "first-primary"));
+  await next();
+  const reached = c.var.session.getBookmark();
+  if (!note || !reached) return;
+  if (!read) await note(reached);
+  else if (noted === null && sent === null) c.executionCtx.waitUntil(note(reached));
 }

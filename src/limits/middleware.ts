@@ -5,7 +5,7 @@ import { ApiError, unauthorized } from "../errors";
 import { authenticate } from "../http/auth";
 import { clientNetwork } from "../http/request-info";
 import { settingsOf } from "../settings";
-import { isRead, later, sentBookmark, useSession } from "../http/d1-sessions";
+import { inAccountSession } from "../http/d1-sessions";
 import { badKeyRule, pieceByteRules, rulesFor } from "./rules";
 import type { Rule } from "./gcra";
 import type { BudgetState } from "./rate-limiter";
@@ -93,14 +93,7 @@ export const apiGate = createMiddleware<AppEnv>(async (c, next) => {
   c.set("caller", caller);
   const pieces = c.req.path === "/api/chunk";
   const noted = limits.enabled ? await limit(c, `key:${caller.keyHash}`, rulesFor(limits, pieces ? "pieces" : "api", caller.kind)) : null;
-  if (isRead(c)) useSession(c, c.env.DB.withSession(later(sentBookmark(c), noted) ?? "first-primary"));
-  await next();
-  // A write is noted before its answer, so the account's next read sees it. A read is noted
-  // only when nothing was, so that later ones need not go to the primary. Pieces are never read
-  // back through the API.
-  const reached = c.var.session.getBookmark();
-  if (!limits.enabled || pieces || !reached) return;
-  const note = () => limiter(c, `key:${caller.fullKeyHash}`).noteBookmark(reached);
-  if (!isRead(c)) await note();
-  else if (noted === null) c.executionCtx.waitUntil(note());
+  // Pieces are never read back through the API: their writes need not be noted.
+  const note = limits.enabled && !pieces ? (bookmark: string) => limiter(c, `key:${caller.fullKeyHash}`).noteBookmark(bookmark) : null;
+  await inAccountSession(c, noted, note, next);
 });

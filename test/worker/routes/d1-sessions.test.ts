@@ -84,6 +84,14 @@ describe("D1 read replication", () => {
     expect(await notedBookmark(account.full)).toBe(res.headers.get("X-D1-Bookmark"));
   });
 
+  it("never notes a bookmark a client sent, which could hold back every later read", async () => {
+    const account = await newAccount();
+    const future = `${"f".repeat(8)}-${"f".repeat(8)}-${"f".repeat(8)}-${"f".repeat(32)}`;
+    const res = await clockedApp().call("/api", { key: account.full, headers: { "X-D1-Bookmark": future } });
+    expect(res.status).toBe(200);
+    expect(await notedBookmark(account.full)).toBeNull();
+  });
+
   it("finds a key made a moment ago even on a replica that has not seen it", async () => {
     const account = await newAccount();
     // A replica behind the key's creation answers "no such key": the lookup is repeated on the primary.
