@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { hashKey } from "../accounts/keys";
 import type { AppEnv } from "../env";
 import { forbidden, unauthorized } from "../errors";
-import { findKeyOwner, isIpBanned, type KeyOwner } from "../storage/accounts";
+import { findKeyOwner, type KeyOwner } from "../storage/accounts";
 
 /** The account behind the request's key, and which key it is. */
 export interface Caller extends KeyOwner {
@@ -24,7 +24,7 @@ export function presentedKey(c: Context<AppEnv>): string | undefined {
 export async function authenticate(c: Context<AppEnv>): Promise<Caller | null> {
   const key = presentedKey(c) ?? "";
   const keyHash = await hashKey(key);
-  const owner = await findKeyOwner(c.var.db, keyHash);
+  const owner = await findKeyOwner(c.var.db, keyHash, clientIp(c));
   return owner && key !== "" ? { ...owner, keyHash } : null;
 }
 
@@ -38,7 +38,7 @@ export const requireKey = (needs: "any" | "full") =>
   });
 
 /** Banned accounts and IPs may not upload (spec: 403 on upload). */
-export async function assertMayUpload(c: Context<AppEnv>): Promise<void> {
+export function assertMayUpload(c: Context<AppEnv>): void {
   if (c.var.caller.banned) throw forbidden("This account is banned from uploading.");
-  if (await isIpBanned(c.var.db, clientIp(c))) throw forbidden("Uploads from this IP address are banned.");
+  if (c.var.caller.ipBanned) throw forbidden("Uploads from this IP address are banned.");
 }
