@@ -11,7 +11,7 @@ import { database } from "../../../src/storage/db";
 import { PIECE_BYTES } from "../../../src/uploads/intake/piece-sessions";
 import { runMediaJob } from "../../../src/uploads/media-jobs/jobs";
 import { scheduled } from "../../../src/cron";
-import { crc32 } from "../../../src/media/strip/crc32";
+import { join, pngChunk, pngFile, prng, u32be } from "../../support/build";
 import { DEAD_SERVICE, fixture, newAccount, ORIGIN, runApp, uniquePng, uploadForm, uploadWithEnv } from "../helpers";
 import { type Costs, countingBindings, countingFetches, emptyCosts } from "./counting-bindings";
 import capacityDoc from "../../../docs/capacity.md?raw";
@@ -60,32 +60,14 @@ function sendPiece(bindings: Partial<Cloudflare.Env>, key: string, uploadId: str
   return call(bindings, "/api/chunk", { method: "POST", body: form }, key);
 }
 
-/** A decodable RGB PNG of random pixels, stored without compression (noise would not compress anyway). */
+/** A decodable RGB PNG of seeded noise (the same bytes, so the same costs, on every run). */
 async function noisePng(width: number, height: number): Promise<Uint8Array> {
   const row = 1 + width * 3;
   const raw = new Uint8Array(row * height);
-  // A fixed pattern, not random: the same bytes, and so the same costs, on every run.
-  let x = 12345;
-  for (let i = 0; i < raw.length; i++) raw[i] = i % row === 0 ? 0 : (x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 24;
+  const random = prng(12345);
+  for (let i = 0; i < raw.length; i++) raw[i] = i % row === 0 ? 0 : random.int(256);
   const idat = new Uint8Array(await new Response(new Blob([raw]).stream().pipeThrough(new CompressionStream("deflate"))).arrayBuffer());
-  const chunk = (type: string, data: Uint8Array) => {
-    const out = new Uint8Array(12 + data.length);
-    const view = new DataView(out.buffer);
-    view.setUint32(0, data.length);
-    out.set(new TextEncoder().encode(type), 4);
-    out.set(data, 8);
-    view.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)));
-    return out;
-  };
-  const ihdr = new Uint8Array(13);
-  new DataView(ihdr.buffer).setUint32(0, width);
-  new DataView(ihdr.buffer).setUint32(4, height);
-  ihdr.set([8, 2, 0, 0, 0], 8);
-  const parts = [new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", idat), chunk("IEND", new Uint8Array())];
-  const png = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) (png.set(part, at), (at += part.length));
-  return png;
+  return pngFile(pngChunk("IHDR", join(u32be(width), u32be(height), [8, 2, 0, 0, 0])), pngChunk("IDAT", idat));
 }
 
 /** Re-arms a finished job so that it runs again, as a first run would (the upload still points at its source). */
