@@ -1,5 +1,7 @@
-// The least a Worker can do to serve a file from R2, so the benchmark can tell how much of a
-// src GET's cost is the service's own work (routing, D1 lookup, headers) rather than the runtime.
+// The least a Worker can do to serve a file from R2 or to store an uploaded one, so the benchmark
+// can tell how much of a src GET's or an upload's cost is the service's own work (routing, D1,
+// rate limits, sniffing, metadata removal) rather than the runtime.
+//   POST /u      a multipart/form-data upload: its `uploads` file put into R2 under a random key
 //   PUT /o/:key  stores the request body (benchmark setup)
 //   PUT /m/:key  stores the request body as an R2 multipart upload of 8 MiB parts, each held until
 //                full: what any Worker must do with a body whose length it does not know
@@ -14,6 +16,7 @@ export default {
   async fetch(request, env) {
     const { pathname } = new URL(request.url);
     if (pathname === "/") return new Response("ok");
+    if (pathname === "/u" && request.method === "POST") return putUploadedFile(env.FILES, request);
     const parts = /^\/m\/(.+)$/.exec(pathname)?.[1];
     if (parts && request.method === "PUT" && request.body) return putInParts(env.FILES, parts, request.body);
     const key = /^\/o\/(.+)$/.exec(pathname)?.[1];
@@ -38,6 +41,15 @@ export default {
     return new Response("Method not allowed", { status: 405, headers: { Allow: "GET, PUT" } });
   },
 } satisfies ExportedHandler<Env>;
+
+/** The runtime's own form parser, which holds the whole body in memory: fine for a baseline of small files. */
+async function putUploadedFile(bucket: R2Bucket, request: Request): Promise<Response> {
+  const file = (await request.formData()).get("uploads");
+  if (!(file instanceof File)) return new Response("No file", { status: 422 });
+  const key = crypto.randomUUID();
+  const stored = await bucket.put(key, await file.arrayBuffer(), { httpMetadata: { contentType: file.type } });
+  return Response.json({ key, size: stored.size }, { status: 200 });
+}
 
 const PART_BYTES = 8 * 1024 * 1024;
 

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { hashKey } from "../accounts/keys";
 import type { AppEnv } from "../env";
 import { forbidden, unauthorized } from "../errors";
-import { findKeyOwner, isIpBanned, type KeyOwner } from "../storage/accounts";
+import { findKeyOwner, type KeyOwner } from "../storage/accounts";
 import { database } from "../storage/db";
 import { isRead } from "./d1-sessions";
 
@@ -27,8 +27,9 @@ export async function authenticate(c: Context<AppEnv>): Promise<Caller | null> {
   const key = presentedKey(c) ?? "";
   const keyHash = await hashKey(key);
   if (key === "") return null;
+  const ip = clientIp(c);
   // A read looks the key up on a replica; a key made a moment ago may not be there yet.
-  const owner = (await findKeyOwner(c.var.db, keyHash)) ?? (isRead(c) ? await findKeyOwner(database(c.env.DB), keyHash) : null);
+  const owner = (await findKeyOwner(c.var.db, keyHash, ip)) ?? (isRead(c) ? await findKeyOwner(database(c.env.DB), keyHash, ip) : null);
   return owner ? { ...owner, keyHash } : null;
 }
 
@@ -42,7 +43,7 @@ export const requireKey = (needs: "any" | "full") =>
   });
 
 /** Banned accounts and IPs may not upload (spec: 403 on upload). */
-export async function assertMayUpload(c: Context<AppEnv>): Promise<void> {
+export function assertMayUpload(c: Context<AppEnv>): void {
   if (c.var.caller.banned) throw forbidden("This account is banned from uploading.");
-  if (await isIpBanned(c.var.db, clientIp(c))) throw forbidden("Uploads from this IP address are banned.");
+  if (c.var.caller.ipBanned) throw forbidden("Uploads from this IP address are banned.");
 }

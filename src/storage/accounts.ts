@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, exists, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "./db";
 import { accounts, apiKeys, ipBans, type KeyKind } from "./schema";
@@ -9,6 +9,8 @@ export interface KeyOwner {
   banned: boolean;
   /** The account's full key: the one whose reads must see this key's writes. */
   fullKeyHash: string;
+  /** Whether the address the request came from is banned from uploading. */
+  ipBanned: boolean;
 }
 
 export async function insertAccount(
@@ -34,16 +36,29 @@ export async function replaceKey(db: Database, accountId: string, kind: KeyKind,
   return rows.length > 0;
 }
 
-export async function findKeyOwner(db: Database, keyHash: string): Promise<KeyOwner | null> {
+/**
+ * The key's account, with the request address's ban read in the same statement: every API
+ * request resolves its key, and uploads then need the ban without another round trip.
+ */
+export async function findKeyOwner(db: Database, keyHash: string, ip: string): Promise<KeyOwner | null> {
   const fullKey = alias(apiKeys, "full_key");
+  const ipBan = db.select({ ip: ipBans.ip }).from(ipBans).where(eq(ipBans.ip, ip));
   const row = await db
-    .select({ accountId: apiKeys.accountId, kind: apiKeys.kind, bannedAt: accounts.bannedAt, fullKeyHash: fullKey.keyHash })
+    .select({
+      accountId: apiKeys.accountId,
+      kind: apiKeys.kind,
+      bannedAt: accounts.bannedAt,
+      ipBanned: sql<number>`${exists(ipBan)}`,
+      fullKeyHash: fullKey.keyHash,
+    })
     .from(apiKeys)
     .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
     .innerJoin(fullKey, and(eq(fullKey.accountId, apiKeys.accountId), eq(fullKey.kind, "full")))
     .where(eq(apiKeys.keyHash, keyHash))
     .get();
-  return row ? { accountId: row.accountId, kind: row.kind, banned: row.bannedAt !== null, fullKeyHash: row.fullKeyHash } : null;
+  return row
+    ? { accountId: row.accountId, kind: row.kind, banned: row.bannedAt !== null, ipBanned: row.ipBanned === 1, fullKeyHash: row.fullKeyHash }
+    : null;
 }
 
 /** Sets or clears the ban; false when the account does not exist. */
@@ -63,8 +78,4 @@ export async function banIp(db: Database, ip: string, now: number) {
 export async function unbanIp(db: Database, ip: string) {
   const rows = await db.delete(ipBans).where(eq(ipBans.ip, ip)).returning({ ip: ipBans.ip });
   return rows.length > 0;
-}
-
-export async function isIpBanned(db: Database, ip: string) {
-  return (await db.select({ ip: ipBans.ip }).from(ipBans).where(eq(ipBans.ip, ip)).get()) !== undefined;
 }

@@ -1,12 +1,18 @@
 import { and, eq, inArray, lt, lte, or, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "./db";
 import { mediaJobs, type MediaJobRow } from "./schema";
 
-export async function insertMediaJob(
-  db: Database,
-  job: { id: string; uploadId: string; sourceKey: string; now: number; firstAttemptAt: number },
-) {
-  await db
+export interface NewMediaJob {
+  id: string;
+  uploadId: string;
+  sourceKey: string;
+  now: number;
+  firstAttemptAt: number;
+}
+
+const mediaJobInsert = (db: Database, job: NewMediaJob) =>
+  db
     .insert(mediaJobs)
     .values({
       id: job.id,
@@ -17,6 +23,16 @@ export async function insertMediaJob(
       updatedAt: job.now,
     })
     .onConflictDoNothing();
+
+/**
+ * Runs `write` (the statement that points an upload at the job's file) with the job recorded
+ * first, in one batch: one round trip, and one transaction, so no upload points at a file
+ * without its job. Resolves `write`'s result.
+ */
+export async function recordWithJob<T extends BatchItem<"sqlite">>(db: Database, job: NewMediaJob | null, write: T): Promise<T["_"]["result"]> {
+  if (!job) return (await db.batch([write]))[0];
+  const [, written] = await db.batch([mediaJobInsert(db, job), write]);
+  return written;
 }
 
 export async function deleteMediaJob(db: Database, id: string) {

@@ -21,7 +21,10 @@ export async function recordFlaggedContent(db: Database, entry: { contentHash: s
   await db.insert(flaggedContent).values(entry).onConflictDoNothing();
 }
 
+/** The flag on these bytes, as a list of at most one row. */
+export const flagOf = (db: Database, contentHash: string) =>
+  db.select({ hash: flaggedContent.contentHash }).from(flaggedContent).where(eq(flaggedContent.contentHash, contentHash)).limit(1);
+
 export async function isFlaggedContent(db: Database, contentHash: string) {
-  const [row] = await db.select({ hash: flaggedContent.contentHash }).from(flaggedContent).where(eq(flaggedContent.contentHash, contentHash));
-  return !!row;
+  return (await flagOf(db, contentHash)).length > 0;
 }

@@ -175,6 +175,8 @@ export const blockedTerms = sqliteTable("blocked_terms", {
   createdAt: integer("created_at").notNull(),
 });
 
+export type BlockedTermRow = typeof blockedTerms.$inferSelect;
+
 /** SHA-256 of files an operator flagged: the same bytes are refused from then on, for everyone. */
 export const flaggedContent = sqliteTable("flagged_content", {
   contentHash: text("content_hash").primaryKey(),

@@ -5,20 +5,20 @@ import { uploads, type NewUploadRow, type UploadRow } from "./schema";
 /** An upload whose expiry has passed is gone for every reader, whether or not it was swept yet. */
 const live = (now: number) => or(isNull(uploads.expiresAt), gt(uploads.expiresAt, now));
 
-/** Inserts the row; false when the account's dedup slot for that content is already taken. */
-export async function insertUpload(db: Database, row: NewUploadRow): Promise<boolean> {
-  const inserted = await db.insert(uploads).values(row).onConflictDoNothing().returning({ id: uploads.id });
-  return inserted.length > 0;
-}
+/** Inserts the row, returning its id; none when the account's dedup slot for that content is already taken. */
+export const uploadInsert = (db: Database, row: NewUploadRow) => db.insert(uploads).values(row).onConflictDoNothing().returning({ id: uploads.id });
 
-/** The account's oldest live, non-expiring upload of exactly these bytes. */
-export async function findDuplicate(db: Database, accountId: string, contentHash: string) {
-  return db
+/** The account's oldest live, non-expiring upload of exactly these bytes, as a list of at most one row. */
+export const duplicateOf = (db: Database, accountId: string, contentHash: string) =>
+  db
     .select()
     .from(uploads)
     .where(and(eq(uploads.accountId, accountId), eq(uploads.contentHash, contentHash), isNull(uploads.expiresAt)))
     .orderBy(asc(uploads.createdAt))
-    .get();
+    .limit(1);
+
+export async function findDuplicate(db: Database, accountId: string, contentHash: string) {
+  return (await duplicateOf(db, accountId, contentHash))[0];
 }
 
 export async function findUpload(db: Database, id: string, now: number): Promise<UploadRow | undefined> {
@@ -89,14 +89,13 @@ export type ProcessedFile = Pick<UploadRow, "objectKey" | "mime" | "size" | "eta
  * started from (it may have been replaced or deleted meanwhile). Returns the row as it was.
  */
 export async function swapUploadFile(db: Database, id: string, sourceKey: string, file: ProcessedFile, now: number) {
-  const [before] = await db.select().from(uploads).where(and(eq(uploads.id, id), eq(uploads.objectKey, sourceKey)));
-  if (!before) return undefined;
-  const [after] = await db
-    .update(uploads)
-    .set({ ...file, updatedAt: now })
-    .where(and(eq(uploads.id, id), eq(uploads.objectKey, sourceKey)))
-    .returning({ id: uploads.id });
-  return after ? before : undefined;
+  const pointsAtSource = and(eq(uploads.id, id), eq(uploads.objectKey, sourceKey));
+  // One batch, one transaction: nothing can change the row between the read and the update.
+  const [[before], [after]] = await db.batch([
+    db.select().from(uploads).where(pointsAtSource),
+    db.update(uploads).set({ ...file, updatedAt: now }).where(pointsAtSource).returning({ id: uploads.id }),
+  ]);
+  return before && after ? before : undefined;
 }
 
 /** Deletes every upload of these bytes, on any account, and returns them so their files can go too. */
@@ -135,15 +134,14 @@ export type ReplacedFile = Pick<
 /**
  * Points the upload at a new file, if it still points at `previousKey` (no other replace or
  * conversion got there first). One UPDATE: readers see the old file or the new one, never a mix.
+ * Returns the row as it is now, in a list (empty when it did not apply).
  */
-export async function replaceUploadFile(db: Database, id: string, previousKey: string, file: ReplacedFile, now: number) {
-  const [row] = await db
+export const fileReplacement = (db: Database, id: string, previousKey: string, file: ReplacedFile, now: number) =>
+  db
     .update(uploads)
     .set({ ...file, updatedAt: now })
     .where(and(eq(uploads.id, id), eq(uploads.objectKey, previousKey), live(now)))
     .returning();
-  return row;
-}
 
 /** Whether another upload of the account already answers duplicates of these bytes. */
 export async function dedupSlotTaken(db: Database, accountId: string, contentHash: string, exceptId: string) {

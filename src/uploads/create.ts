@@ -1,8 +1,11 @@
 import { randomBase62, sha256Hex } from "../crypto";
 import { unprocessable } from "../errors";
+import { assertFreeOfTerms, textToModerate } from "../moderation/moderate";
+import { readIntakeChecks } from "../storage/intake-checks";
+import { recordWithJob } from "../storage/media-jobs";
 import { isFlaggedContent } from "../storage/moderation";
 import type { UploadRow, Visibility } from "../storage/schema";
-import { findDuplicate, insertUpload } from "../storage/uploads";
+import { findDuplicate, uploadInsert } from "../storage/uploads";
 import type { UploadDeps } from "./upload-deps";
 import type { StagedFile } from "./intake/staged-file";
 import { cancelProcessing, planProcessing } from "./media-jobs/jobs";
@@ -39,11 +42,11 @@ export function fileColumns(file: StagedFile) {
   };
 }
 
+const flaggedContent = () => unprocessable("This content was previously flagged and cannot be uploaded.");
+
 /** Flagged bytes are refused, whichever way they arrive. */
 export async function assertNotFlagged(deps: UploadDeps, file: StagedFile) {
-  if (await isFlaggedContent(deps.db, file.sha256)) {
-    throw unprocessable("This content was previously flagged and cannot be uploaded.");
-  }
+  if (await isFlaggedContent(deps.db, file.sha256)) throw flaggedContent();
 }
 
 /** Upload ids: 10 base62 characters (about 59 bits), short enough for share links. */
@@ -52,7 +55,11 @@ export const newUploadId = () => randomBase62(10);
 /**
  * Records a staged file as a new upload, or answers with the account's existing upload of the
  * same bytes (spec: not for expiring uploads, not with allow_duplicate), whose answer leaves the
- * staged copy unused. The unique dedup index settles two identical uploads racing each other.
+ * staged copy unused. Title and description are moderated, and flagged bytes refused, in that
+ * order. The unique dedup index settles two identical uploads racing each other.
+ *
+ * Two round trips to D1 in all: one batch reads what the upload is checked against, one writes
+ * its media job and its row.
  */
 export async function createUpload(
   deps: UploadDeps,
@@ -60,11 +67,17 @@ export async function createUpload(
 ): Promise<CreateResult> {
   const { db } = deps;
   const { id, accountId, file, options } = input;
-  await assertNotFlagged(deps, file);
   const dedup = options.expiresIn === null && !options.allowDuplicate;
-
-  const existing = dedup ? await findDuplicate(db, accountId, file.sha256) : undefined;
-  if (existing) return { duplicate: true, row: existing };
+  const text = { title: options.title, description: options.description };
+  const checks = await readIntakeChecks(db, {
+    accountId,
+    contentHash: file.sha256,
+    duplicate: dedup,
+    blockedTerms: textToModerate(text).length > 0,
+  });
+  assertFreeOfTerms(checks.blockedTerms, text);
+  if (checks.flagged) throw flaggedContent();
+  if (checks.duplicate) return { duplicate: true, row: checks.duplicate };
 
   const now = deps.now();
   const deleteToken = randomBase62(32);
@@ -86,10 +99,11 @@ export async function createUpload(
     createdAt: now,
     updatedAt: now,
   };
-  const jobId = needsProcessing(file.media) ? await planProcessing(deps, id, file.key) : null;
-  if (await insertUpload(db, row)) return { duplicate: false, row, deleteToken, jobId };
+  const job = needsProcessing(file.media) ? planProcessing(deps, id, file.key) : null;
+  const inserted = await recordWithJob(db, job, uploadInsert(db, row));
+  if (inserted.length > 0) return { duplicate: false, row, deleteToken, jobId: job?.id ?? null };
 
-  if (jobId) await cancelProcessing(deps, jobId);
+  if (job) await cancelProcessing(deps, job.id);
   const winner = await findDuplicate(db, accountId, file.sha256);
   if (!winner) throw new Error(`upload ${id} could not be inserted`);
   return { duplicate: true, row: winner };

@@ -1,6 +1,7 @@
 import { ApiError, notFound } from "../errors";
 import type { UploadRow } from "../storage/schema";
-import { dedupSlotTaken, findOwnedUpload, replaceUploadFile } from "../storage/uploads";
+import { recordWithJob } from "../storage/media-jobs";
+import { dedupSlotTaken, fileReplacement, findOwnedUpload } from "../storage/uploads";
 import { assertNotFlagged, fileColumns } from "./create";
 import type { UploadDeps } from "./upload-deps";
 import type { StagedFile } from "./intake/staged-file";
@@ -30,8 +31,8 @@ export async function replaceFile(deps: UploadDeps, input: { accountId: string; 
   await assertNotFlagged(deps, file);
 
   const dedup = current.expiresAt === null && !(await dedupSlotTaken(db, accountId, file.sha256, id));
-  const jobId = needsProcessing(file.media) ? await planProcessing(deps, id, file.key) : null;
-  const row = await replaceUploadFile(
+  const job = needsProcessing(file.media) ? planProcessing(deps, id, file.key) : null;
+  const replacement = fileReplacement(
     db,
     id,
     current.objectKey,
@@ -42,8 +43,9 @@ export async function replaceFile(deps: UploadDeps, input: { accountId: string; 
     },
     deps.now(),
   );
+  const [row] = await recordWithJob(db, job, replacement);
   if (!row) {
-    if (jobId) await cancelProcessing(deps, jobId);
+    if (job) await cancelProcessing(deps, job.id);
     throw new ApiError(409, "The upload changed while it was being replaced (another replace, or it was deleted). Try again.");
   }
   // The upload points at the new file now: a failure from here on must not undo that, and a
@@ -53,5 +55,5 @@ export async function replaceFile(deps: UploadDeps, input: { accountId: string; 
   } catch (error) {
     console.error(JSON.stringify({ upload: id, removePrevious: String(error) }));
   }
-  return { row, jobId };
+  return { row, jobId: job?.id ?? null };
 }

@@ -31,7 +31,7 @@ async function readPiece(body: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
 
 /** POST /api/chunk: one piece of a large file, with its fields in any order. */
 export async function handleChunk(c: Context<AppEnv>, deps: UploadDeps) {
-  await assertMayUpload(c);
+  assertMayUpload(c);
   if (Number(c.req.header("content-length") ?? "0") > MAX_CHUNK_REQUEST_BYTES) throw tooLarge(PIECE_TOO_LARGE);
   const boundary = multipartBoundary(c.req.header("content-type"));
   if (!boundary || !c.req.raw.body) throw unprocessable("Send the piece as multipart/form-data with upload_id, index, total and chunk.");

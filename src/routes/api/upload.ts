@@ -14,7 +14,6 @@ import { getOwnedUpload } from "../../uploads/read";
 import { runMediaJob } from "../../uploads/media-jobs/jobs";
 import { linkDeps, processDeps } from "../../bindings";
 import { settingsOf } from "../../settings";
-import { assertAcceptableText } from "../../moderation/moderate";
 import { uploadFields } from "./schemas";
 import { uploadItemResponse, uploadResponse } from "./responses";
 
@@ -42,12 +41,11 @@ const startMediaJob = (c: Context<AppEnv>, deps: UploadDeps, jobId: string | nul
 };
 
 export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
-  await assertMayUpload(c);
+  assertMayUpload(c);
   const id = newUploadId();
   const result = await receiveFile(deps, fileRequest(c, id), async (file, options) => {
     const maxExpiry = settingsOf(c.env).expiresInMax;
     if (options.expires_in !== undefined && options.expires_in > maxExpiry) throw unprocessable(`expires_in: must be at most ${maxExpiry}`);
-    await assertAcceptableText(deps.db, { title: options.title, description: options.description });
     const settings: UploadOptions = {
       expiresIn: options.expires_in ?? null,
       allowDuplicate: options.allow_duplicate ?? false,
@@ -73,7 +71,7 @@ export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
  * `url`), with optional keep_original. Answers with the updated upload (as GET does).
  */
 export async function handleReplace(c: Context<AppEnv>, deps: UploadDeps) {
-  await assertMayUpload(c);
+  assertMayUpload(c);
   const id = c.req.param("id")!;
   // A 404 or 409 before reading what may be a 100 MB body.
   assertReplaceable(await getOwnedUpload(deps, c.var.caller.accountId, id));

@@ -7,7 +7,7 @@ import {
   dueMediaJobs,
   failExhaustedMediaJobs,
   finishMediaJob,
-  insertMediaJob,
+  type NewMediaJob,
 } from "../../storage/media-jobs";
 import { findUpload, swapUploadFile } from "../../storage/uploads";
 import type { UploadDeps } from "../upload-deps";
@@ -40,12 +40,13 @@ export interface ProcessDeps extends UploadDeps {
   retryBaseMs: number;
 }
 
-/** Records the job before the upload row exists, so a crash in between cannot lose it. */
-export async function planProcessing(deps: UploadDeps, uploadId: string, sourceKey: string): Promise<string> {
-  const id = randomBase62(16);
+/**
+ * The job for a newly stored file of the upload, recorded with the statement that points the
+ * upload at that file, just before it (storage/media-jobs.ts, recordWithJob).
+ */
+export function planProcessing(deps: UploadDeps, uploadId: string, sourceKey: string): NewMediaJob {
   const now = deps.now();
-  await insertMediaJob(deps.db, { id, uploadId, sourceKey, now, firstAttemptAt: now + FIRST_RUN_GRACE_MS });
-  return id;
+  return { id: randomBase62(16), uploadId, sourceKey, now, firstAttemptAt: now + FIRST_RUN_GRACE_MS };
 }
 
 export const cancelProcessing = (deps: UploadDeps, jobId: string) => deleteMediaJob(deps.db, jobId);

@@ -1,0 +1,33 @@
+import type { BatchItem } from "drizzle-orm/batch";
+import type { Database } from "./db";
+import { flagOf, listBlockedTerms } from "./moderation";
+import type { BlockedTermRow, UploadRow } from "./schema";
+import { duplicateOf } from "./uploads";
+
+export interface IntakeChecks {
+  flagged: boolean;
+  /** Undefined when there is none, or when it was not asked for. */
+  duplicate: UploadRow | undefined;
+  /** Normalised; empty when not asked for. */
+  blockedTerms: string[];
+}
+
+/**
+ * What a new upload is checked against before its row is written, read in one batch (one round
+ * trip): whether its bytes were flagged, and as asked, the account's duplicate of them and the
+ * blocked terms its text is checked against.
+ */
+export async function readIntakeChecks(
+  db: Database,
+  check: { accountId: string; contentHash: string; duplicate: boolean; blockedTerms: boolean },
+): Promise<IntakeChecks> {
+  const queries: [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]] = [flagOf(db, check.contentHash)];
+  if (check.duplicate) queries.push(duplicateOf(db, check.accountId, check.contentHash));
+  if (check.blockedTerms) queries.push(listBlockedTerms(db));
+  // The results come in the order of the queries, each an array of its rows.
+  const results = (await db.batch(queries)) as unknown[][];
+  const flagged = results.shift()!.length > 0;
+  const duplicate = check.duplicate ? (results.shift()![0] as UploadRow | undefined) : undefined;
+  const terms = check.blockedTerms ? (results.shift() as BlockedTermRow[]).map((t) => t.normalized) : [];
+  return { flagged, duplicate, blockedTerms: terms };
+}

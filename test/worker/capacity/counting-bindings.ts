@@ -1,0 +1,226 @@
+/**
+ * The Worker's bindings wrapped to count what each operation costs: D1 statements, round trips
+ * and the rows SQLite reports it read and wrote (meta.rows_read / rows_written), R2 operations by
+ * pricing class and bytes, Durable Object calls per namespace, and outbound fetches.
+ */
+import { env } from "cloudflare:workers";
+
+export interface Costs {
+  d1Statements: number;
+  d1RoundTrips: number;
+  d1RowsRead: number;
+  d1RowsWritten: number;
+  r2ClassA: number;
+  r2ClassB: number;
+  /** Deletes and aborted multipart uploads, which R2 does not charge. */
+  r2Free: number;
+  r2BytesIn: number;
+  r2BytesOut: number;
+  rateLimiterCalls: number;
+  fetches: number;
+}
+
+export const emptyCosts = (): Costs => ({
+  d1Statements: 0,
+  d1RoundTrips: 0,
+  d1RowsRead: 0,
+  d1RowsWritten: 0,
+  r2ClassA: 0,
+  r2ClassB: 0,
+  r2Free: 0,
+  r2BytesIn: 0,
+  r2BytesOut: 0,
+  rateLimiterCalls: 0,
+  fetches: 0,
+});
+
+type Meta = { rows_read?: number; rows_written?: number };
+
+function countRows(costs: Costs, meta: Meta | undefined) {
+  costs.d1RowsRead += meta?.rows_read ?? 0;
+  costs.d1RowsWritten += meta?.rows_written ?? 0;
+}
+
+/**
+ * A statement that counts itself when run. raw() goes through all(), whose result carries the
+ * rows counted, and gives its rows back as arrays in column order, as drizzle's own batch path
+ * does (a result with two columns of one name would lose one either way).
+ */
+class CountingStatement {
+  constructor(
+    readonly real: D1PreparedStatement,
+    private readonly costs: Costs,
+  ) {}
+
+  bind(...values: unknown[]) {
+    return new CountingStatement(this.real.bind(...values), this.costs);
+  }
+
+  private async run1<T>(): Promise<D1Result<T>> {
+    const result = await this.real.all<T>();
+    this.costs.d1Statements++;
+    this.costs.d1RoundTrips++;
+    countRows(this.costs, result.meta);
+    return result;
+  }
+
+  all<T>() {
+    return this.run1<T>();
+  }
+
+  run<T>() {
+    return this.run1<T>();
+  }
+
+  async first<T>(column?: string) {
+    const row = (await this.run1<Record<string, unknown>>()).results[0];
+    if (!row) return null;
+    return (column === undefined ? row : row[column]) as T;
+  }
+
+  async raw<T extends unknown[]>(options?: { columnNames?: boolean }) {
+    const { results } = await this.run1<Record<string, unknown>>();
+    const rows = results.map((row) => Object.values(row)) as T[];
+    if (options?.columnNames) return [Object.keys(results[0] ?? {}), ...rows];
+    return rows;
+  }
+}
+
+function countingD1(real: D1Database, costs: Costs): D1Database {
+  const wrapper = {
+    prepare: (sql: string) => new CountingStatement(real.prepare(sql), costs),
+    async batch(statements: CountingStatement[]) {
+      const results = await real.batch(statements.map((s) => s.real));
+      costs.d1RoundTrips++;
+      costs.d1Statements += statements.length;
+      for (const result of results) countRows(costs, result.meta);
+      return results;
+    },
+    exec: () => {
+      throw new Error("exec() is not counted");
+    },
+    withSession: () => {
+      throw new Error("withSession() is not counted");
+    },
+    dump: () => real.dump(),
+  };
+  return wrapper as unknown as D1Database;
+}
+
+function byteLength(value: unknown): number {
+  if (value === null || value === undefined) return 0;
+  if (typeof value === "string") return new TextEncoder().encode(value).byteLength;
+  if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) return value.byteLength;
+  if (value instanceof Blob) return value.size;
+  throw new Error(`R2 body of unknown length (${Object.prototype.toString.call(value)}): count it by the stored size instead`);
+}
+
+function countingR2(real: R2Bucket, costs: Costs): R2Bucket {
+  const bytesOut = (object: R2ObjectBody | R2Object | null, options?: R2GetOptions) => {
+    if (!object || !("body" in object)) return;
+    const range = options?.range as { offset?: number; length?: number; suffix?: number } | undefined;
+    if (!range) return void (costs.r2BytesOut += object.size);
+    if (range.suffix !== undefined) return void (costs.r2BytesOut += Math.min(range.suffix, object.size));
+    const offset = range.offset ?? 0;
+    costs.r2BytesOut += Math.max(0, Math.min(range.length ?? object.size - offset, object.size - offset));
+  };
+  const multipart = (upload: R2MultipartUpload): R2MultipartUpload => ({
+    key: upload.key,
+    uploadId: upload.uploadId,
+    async uploadPart(partNumber, value, options) {
+      costs.r2ClassA++;
+      costs.r2BytesIn += byteLength(value);
+      return upload.uploadPart(partNumber, value, options);
+    },
+    async complete(parts) {
+      costs.r2ClassA++;
+      return upload.complete(parts);
+    },
+    async abort() {
+      costs.r2Free++;
+      return upload.abort();
+    },
+  });
+  const wrapper: Partial<R2Bucket> = {
+    async head(key) {
+      costs.r2ClassB++;
+      return real.head(key);
+    },
+    async get(key: string, options?: R2GetOptions) {
+      costs.r2ClassB++;
+      const object = await real.get(key, options);
+      bytesOut(object, options);
+      return object;
+    },
+    async put(key: string, value: Parameters<R2Bucket["put"]>[1], options?: R2PutOptions) {
+      costs.r2ClassA++;
+      const stored = await real.put(key, value, options);
+      // A stream's length is what was stored.
+      costs.r2BytesIn += stored?.size ?? 0;
+      return stored;
+    },
+    async delete(keys) {
+      costs.r2Free += Array.isArray(keys) ? keys.length : 1;
+      return real.delete(keys);
+    },
+    async list(options) {
+      costs.r2ClassA++;
+      return real.list(options);
+    },
+    async createMultipartUpload(key, options) {
+      costs.r2ClassA++;
+      return multipart(await real.createMultipartUpload(key, options));
+    },
+    resumeMultipartUpload(key, uploadId) {
+      return multipart(real.resumeMultipartUpload(key, uploadId));
+    },
+  };
+  return wrapper as R2Bucket;
+}
+
+/** Every call on a stub of the namespace counts once, whatever the method. */
+function countingNamespace<T extends Rpc.DurableObjectBranded | undefined>(real: DurableObjectNamespace<T>, costs: Costs): DurableObjectNamespace<T> {
+  const wrapper = {
+    idFromName: (name: string) => real.idFromName(name),
+    idFromString: (id: string) => real.idFromString(id),
+    newUniqueId: () => real.newUniqueId(),
+    get(id: DurableObjectId) {
+      const stub = real.get(id);
+      return new Proxy(stub, {
+        get(target, property) {
+          const stubProperty = (target as unknown as Record<string | symbol, unknown>)[property];
+          if (typeof stubProperty !== "function") return stubProperty;
+          return (...args: unknown[]) => {
+            costs.rateLimiterCalls++;
+            // Called on the stub itself: an RPC method must not be detached from it.
+            return (target as unknown as Record<string | symbol, (...a: unknown[]) => unknown>)[property]!(...args);
+          };
+        },
+      });
+    },
+  };
+  return wrapper as unknown as DurableObjectNamespace<T>;
+}
+
+/** Bindings that count into `costs`, for runApp's `bindings`. */
+export function countingBindings(costs: Costs): Partial<Cloudflare.Env> {
+  return {
+    DB: countingD1(env.DB, costs),
+    FILES: countingR2(env.FILES, costs),
+    RATE_LIMITER: countingNamespace(env.RATE_LIMITER, costs),
+  };
+}
+
+/** Counts outbound fetches (the media service, link downloads, DNS) while `run` runs. */
+export async function countingFetches<T>(costs: Costs, run: () => Promise<T>): Promise<T> {
+  const real = globalThis.fetch;
+  globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+    costs.fetches++;
+    return real(input, init);
+  }) as typeof fetch;
+  try {
+    return await run();
+  } finally {
+    globalThis.fetch = real;
+  }
+}

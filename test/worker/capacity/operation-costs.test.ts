@@ -1,0 +1,176 @@
+/**
+ * What each operation costs in D1, R2, Durable Object calls and outbound fetches, measured
+ * through the app with counting bindings, and compared with the table in docs/capacity.md: the
+ * capacity model there is built on these counts, so it fails here when the code changes them.
+ * On a difference the measured table is printed, ready to paste into the doc.
+ */
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { processDeps } from "../../../src/bindings";
+import { database } from "../../../src/storage/db";
+import { PIECE_BYTES } from "../../../src/uploads/intake/piece-sessions";
+import { runMediaJob } from "../../../src/uploads/media-jobs/jobs";
+import { scheduled } from "../../../src/cron";
+import { join, pngChunk, pngFile, prng, u32be } from "../../support/build";
+import { DEAD_SERVICE, fixture, newAccount, ORIGIN, runApp, uniquePng, uploadForm, uploadWithEnv } from "../helpers";
+import { type Costs, countingBindings, countingFetches, emptyCosts } from "./counting-bindings";
+import capacityDoc from "../../../docs/capacity.md?raw";
+
+const COLUMNS: [keyof Costs, string][] = [
+  ["d1Statements", "D1 statements"],
+  ["d1RoundTrips", "D1 round trips"],
+  ["d1RowsRead", "D1 rows read"],
+  ["d1RowsWritten", "D1 rows written"],
+  ["r2ClassA", "R2 class A"],
+  ["r2ClassB", "R2 class B"],
+  ["r2Free", "R2 free"],
+  ["r2BytesIn", "R2 bytes in"],
+  ["r2BytesOut", "R2 bytes out"],
+  ["rateLimiterCalls", "RATE_LIMITER calls"],
+  ["fetches", "fetches"],
+];
+
+const measured = new Map<string, Costs>();
+
+/** Runs `operation` with counting bindings and records its costs under `name`. */
+async function measure<T>(name: string, operation: (bindings: Partial<Cloudflare.Env>) => Promise<T>): Promise<T> {
+  const costs = emptyCosts();
+  const result = await countingFetches(costs, () => operation(countingBindings(costs)));
+  measured.set(name, costs);
+  return result;
+}
+
+async function call(bindings: Partial<Cloudflare.Env>, path: string, init: RequestInit = {}, key?: string) {
+  const headers = new Headers(init.headers);
+  if (key) headers.set("X-API-Key", key);
+  const response = await runApp(new Request(`${ORIGIN}${path}`, { redirect: "manual", ...init, headers }), { bindings });
+  const body = new Uint8Array(await response.arrayBuffer());
+  if (response.status >= 400) throw new Error(`${init.method ?? "GET"} ${path}: ${response.status} ${new TextDecoder().decode(body)}`);
+  return { status: response.status, json: () => JSON.parse(new TextDecoder().decode(body)) };
+}
+
+const pathOf = (url: string) => new URL(url).pathname;
+
+function sendPiece(bindings: Partial<Cloudflare.Env>, key: string, uploadId: string, index: number, total: number, bytes: Uint8Array) {
+  const form = new FormData();
+  form.append("upload_id", uploadId);
+  form.append("index", String(index));
+  form.append("total", String(total));
+  form.append("chunk", new Blob([bytes]), "blob");
+  return call(bindings, "/api/chunk", { method: "POST", body: form }, key);
+}
+
+/** A decodable RGB PNG of seeded noise (the same bytes, so the same costs, on every run). */
+async function noisePng(width: number, height: number): Promise<Uint8Array> {
+  const row = 1 + width * 3;
+  const raw = new Uint8Array(row * height);
+  const random = prng(12345);
+  for (let i = 0; i < raw.length; i++) raw[i] = i % row === 0 ? 0 : random.int(256);
+  const idat = new Uint8Array(await new Response(new Blob([raw]).stream().pipeThrough(new CompressionStream("deflate"))).arrayBuffer());
+  return pngFile(pngChunk("IHDR", join(u32be(width), u32be(height), [8, 2, 0, 0, 0])), pngChunk("IDAT", idat));
+}
+
+/** Re-arms a finished job so that it runs again, as a first run would (the upload still points at its source). */
+async function rearmedJob(uploadId: string) {
+  const row = await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?").bind(uploadId).first<{ id: string }>();
+  await env.DB.prepare("UPDATE media_jobs SET status = 'pending', attempts = 0, lease_until = NULL WHERE id = ?").bind(row!.id).run();
+  return row!.id;
+}
+
+/** The doc's table: operation name, then a cell per column; a cell starting with "~" is not compared. */
+function documentedCosts(): Map<string, string[]> {
+  const section = /<!-- operation-costs:start -->([\s\S]*?)<!-- operation-costs:end -->/.exec(capacityDoc)?.[1];
+  if (!section) throw new Error("docs/capacity.md has no operation-costs table");
+  const rows = section.split("\n").filter((line) => line.startsWith("|")).slice(2);
+  return new Map(rows.map((line) => {
+    const cells = line.split("|").slice(1, -1).map((cell) => cell.trim());
+    return [cells[0]!, cells.slice(1)];
+  }));
+}
+
+function markdownTable(documented: Map<string, string[]>): string {
+  const header = `| operation | ${COLUMNS.map(([, title]) => title).join(" | ")} |`;
+  const rule = `|---|${COLUMNS.map(() => "--:").join("|")}|`;
+  const rows = [...measured].map(([name, costs]) => {
+    const cells = COLUMNS.map(([column], i) => {
+      const doc = documented.get(name)?.[i];
+      // An approximate cell keeps its mark, with the value measured now.
+      return doc?.startsWith("~") ? `~${costs[column]}` : String(costs[column]);
+    });
+    return `| ${name} | ${cells.join(" | ")} |`;
+  });
+  return [header, rule, ...rows].join("\n");
+}
+
+describe("operation costs", () => {
+  // First, on this file's empty storage: what the cron job costs when there is nothing to do.
+  it("measures the cron job with nothing to do", async () => {
+    await measure("cron run, nothing to do", async (bindings) => scheduled({ ...env, ...bindings }));
+  });
+
+  it("measures every operation and matches docs/capacity.md", async () => {
+    const account = await newAccount("capacity");
+    const key = account.full;
+
+    const direct = await measure("direct upload, small PNG (+ its thumbnail job)", async (bindings) =>
+      (await call(bindings, "/api", { method: "POST", body: uploadForm(await uniquePng("capacity-1"), {}, "a.png") }, key)).json().data,
+    );
+    await measure("upload by link, small PNG (+ its thumbnail job)", async (bindings) => {
+      const form = new FormData();
+      form.append("url", `${env.LINK_SERVER_URL}/file/tiny/png-transparent.png`);
+      await call(bindings, "/api", { method: "POST", body: form }, key);
+    });
+
+    const large = await noisePng(1024, Math.ceil(PIECE_BYTES / 3072) + 8);
+    const uploadId = "0123456789abcdef0123456789abcdef";
+    await measure("piece of a 2-piece file (5 MiB)", (bindings) => sendPiece(bindings, key, uploadId, 0, 2, large.subarray(0, PIECE_BYTES)));
+    await sendPiece({}, key, uploadId, 1, 2, large.subarray(PIECE_BYTES));
+    await measure("finishing upload of the 2 pieces (+ its thumbnail job)", async (bindings) => {
+      const form = new FormData();
+      form.append("upload_id", uploadId);
+      // Kept as sent, so that its job is the thumbnail alone, as for the other uploads here.
+      form.append("keep_original", "1");
+      await call(bindings, "/api", { method: "POST", body: form }, key);
+    });
+
+    await measure("list, page 1 (3 uploads)", (bindings) => call(bindings, "/api", {}, key));
+    await measure("GET one", (bindings) => call(bindings, `/api/${direct.id}`, {}, key));
+    const changed = await measure("PATCH title", async (bindings) =>
+      (await call(bindings, `/api/${direct.id}`, { method: "PATCH", headers: { "Content-Type": "application/json" }, body: '{"title":"Capacity"}' }, key)).json().data,
+    );
+    await measure("src GET", (bindings) => call(bindings, pathOf(changed.src)));
+    await measure("path GET", (bindings) => call(bindings, pathOf(changed.path)));
+    await measure("thumb GET", (bindings) => call(bindings, pathOf(changed.thumb)));
+    await measure("upload page GET", (bindings) => call(bindings, `/v/${direct.id}`));
+
+    const jobId = await rearmedJob(direct.id);
+    await measure("media job: thumbnail of a small PNG, in the Worker", (bindings) => runMediaJob(processDeps({ ...env, ...bindings }, database(bindings.DB!)), jobId));
+
+    await measure("replace with a small PNG (+ its thumbnail job)", async (bindings) =>
+      call(bindings, `/api/${direct.id}/replace`, { method: "POST", body: uploadForm(await uniquePng("capacity-2"), {}, "b.png") }, key),
+    );
+    await measure("DELETE", (bindings) => call(bindings, `/api/${direct.id}`, { method: "DELETE" }, key));
+
+    // A video whose first run found no media service: its job then runs as a re-driven one would.
+    const video = await uploadWithEnv(account, await fixture("generated/clip.avi"), { MEDIA_SERVICE_URL: DEAD_SERVICE });
+    const videoJob = await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?").bind(video.id).first<{ id: string }>();
+    await measure("media job: AVI to MP4 + thumbnail, on the media service", (bindings) =>
+      runMediaJob(processDeps({ ...env, ...bindings }, database(bindings.DB!)), videoJob!.id),
+    );
+    const converted = await env.DB.prepare("SELECT mime FROM uploads WHERE id = ?").bind(video.id).first<{ mime: string }>();
+    expect(converted?.mime).toBe("video/mp4");
+
+    const documented = documentedCosts();
+    const differences = [...measured].flatMap(([name, costs]) => {
+      const cells = documented.get(name);
+      if (!cells) return [`${name}: not in the doc`];
+      return COLUMNS.flatMap(([column, title], i) =>
+        cells[i]?.startsWith("~") || cells[i] === String(costs[column]) ? [] : [`${name}, ${title}: doc ${cells[i]}, measured ${costs[column]}`],
+      );
+    });
+    const stale = [...documented.keys()].filter((name) => !measured.has(name)).map((name) => `${name}: in the doc, not measured`);
+    if (differences.length || stale.length) console.log(`Measured operation costs (paste into docs/capacity.md):\n\n${markdownTable(documented)}\n`);
+    expect([...differences, ...stale]).toEqual([]);
+  });
+});
+
