@@ -86,8 +86,9 @@ class CountingStatement {
   }
 }
 
-function countingD1(real: D1Database, costs: Costs): D1Database {
-  const wrapper = {
+/** Statements and batches through the database or one of its sessions, counted. */
+function countingQueries(real: D1Database | D1DatabaseSession, costs: Costs) {
+  return {
     prepare: (sql: string) => new CountingStatement(real.prepare(sql), costs),
     async batch(statements: CountingStatement[]) {
       const results = await real.batch(statements.map((s) => s.real));
@@ -96,11 +97,18 @@ function countingD1(real: D1Database, costs: Costs): D1Database {
       for (const result of results) countRows(costs, result.meta);
       return results;
     },
+  };
+}
+
+function countingD1(real: D1Database, costs: Costs): D1Database {
+  const wrapper = {
+    ...countingQueries(real, costs),
     exec: () => {
       throw new Error("exec() is not counted");
     },
-    withSession: () => {
-      throw new Error("withSession() is not counted");
+    withSession: (start: string) => {
+      const session = real.withSession(start);
+      return { ...countingQueries(session, costs), getBookmark: () => session.getBookmark() };
     },
     dump: () => real.dump(),
   };
