@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { MiB } from "../../../src/spec-limits";
+import { MiB, PIECE_BYTES } from "../../../src/spec-limits";
 import { uploadDeps } from "../../../src/bindings";
 import { findPieceSession } from "../../../src/storage/piece-sessions";
 import { pieceKey } from "../../../src/storage/keys";
-import { claimPiecedFile, PIECE_BYTES, SESSION_LIFETIME_MS, storePiece, sweepPieceSessions } from "../../../src/uploads/intake/piece-sessions";
+import { claimPiecedFile, SESSION_LIFETIME_MS, storePiece, sweepPieceSessions } from "../../../src/uploads/intake/piece-sessions";
 import { admin, api, bigPng, fixture, json, newAccount, request, served, type TestAccount } from "../helpers";
 
 const newUploadId = () => crypto.randomUUID().replaceAll("-", "");
