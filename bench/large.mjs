@@ -1,7 +1,9 @@
 // Large uploads: a 200 MiB file in 40 pieces through POST /api/chunk (one at a time, and 4 in
 // flight) finished by upload_id, and a ~100 MiB direct POST /api: throughput, and memory and CPU
-// of wrangler dev's workerd processes. A minimal Worker storing the same ~100 MiB body in R2 is
-// the baseline of what the local runtime itself costs. Each run gets a fresh server.
+// of wrangler dev's workerd processes. Minimal Workers are the baselines of what the local
+// runtime itself costs: one storing the same ~100 MiB body in R2, one storing the same 40 pieces
+// as parts of an R2 multipart upload (a request per piece, then one to complete it). Each run
+// gets a fresh server. measurePieces() gives the pieces' figures alone, for other suites.
 import { createHash, randomBytes, randomFillSync } from "node:crypto";
 import { crc32, fixed, median, mib, sampleRss, startMinimal, startService, table, usage, workerdPids } from "./lib.mjs";
 
@@ -23,7 +25,13 @@ const CONFIGS = [
   { key: "chunkedParallel4", name: "chunked, 4 in flight", bytes: CHUNKED_BYTES, requests: 41, send: (s, blob) => chunked(s, blob, 4) },
   { key: "direct", name: "direct POST /api", bytes: DIRECT_BYTES, requests: 1, send: direct },
   { key: "minimalPut", name: "baseline: minimal R2 PUT", bytes: DIRECT_BYTES, requests: 1, send: minimalPut, minimal: true },
+  { key: "minimalParts", name: "baseline: minimal R2 parts", bytes: CHUNKED_BYTES, requests: 41, send: minimalParts, minimal: true },
 ];
+const byKey = (key) => CONFIGS.find((config) => config.key === key);
+/** What the pieces are measured against: the service's throughput at least this share of the baseline's... */
+const TARGET_RATIO = 0.7;
+/** ...and its finishing request at most this share of its total time. */
+const TARGET_FINISH_SHARE = 0.2;
 
 /**
  * A PNG of exactly `total` bytes: a 1x1 RGBA header and one IDAT of random bytes. The service
@@ -117,6 +125,40 @@ async function minimalPut(server, blob) {
   return { data: null, seconds: (performance.now() - start) / 1000, finishSeconds: NaN };
 }
 
+/**
+ * The same pieces, one request each, stored by the minimal Worker as the parts of an R2
+ * multipart upload, and a last request that completes it.
+ */
+async function minimalParts(server, blob) {
+  const key = `pieces-${randomBytes(8).toString("hex")}.png`;
+  const total = Math.ceil(blob.size / PIECE_BYTES);
+  const parts = [];
+  let upload = null;
+  const start = performance.now();
+  for (let index = 0; index < total; index++) {
+    const query = upload ? `?upload=${encodeURIComponent(upload)}` : "";
+    const res = await fetch(`${server.url}/p/${key}/${index + 1}${query}`, {
+      method: "PUT",
+      body: blob.slice(index * PIECE_BYTES, (index + 1) * PIECE_BYTES),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    const json = await res.json().catch(() => null);
+    if (res.status !== 200 || !json?.part) throw new Error(`minimal part ${index + 1} answered ${res.status}: ${JSON.stringify(json)}`);
+    upload = json.upload;
+    parts.push(json.part);
+  }
+  const finishStart = performance.now();
+  const res = await fetch(`${server.url}/p/${key}?upload=${encodeURIComponent(upload)}`, {
+    method: "POST",
+    body: JSON.stringify(parts),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const json = await res.json().catch(() => null);
+  if (res.status !== 201 || json?.size !== blob.size) throw new Error(`minimal complete answered ${res.status}: ${JSON.stringify(json)}`);
+  const end = performance.now();
+  return { data: null, seconds: (end - start) / 1000, finishSeconds: (end - finishStart) / 1000 };
+}
+
 /** The served file must be the original, byte for byte; hashed as it streams in. */
 async function verify(data, file) {
   if (data.size !== file.length) throw new Error(`data.size is ${data.size}, the file ${file.length} bytes`);
@@ -177,14 +219,60 @@ async function measure(ctx, log, config, verifyIt) {
   }
 }
 
+/** Runs of one configuration; the first one's stored file is checked against the original. */
+async function measureRuns(ctx, log, config, runs = RUNS) {
+  const results = [];
+  for (let i = 1; i <= runs; i++) {
+    log(`  ${config.name}, ${mib(config.bytes)}, run ${i}/${runs}`);
+    results.push(await measure(ctx, log, config, i === 1));
+  }
+  return results;
+}
+
+/** The service's pieces against the minimal Worker's parts, from the medians of their runs. */
+function piecesAgainstBaseline(service, baseline) {
+  const serviceMiBps = median(service.map((r) => r.mibPerSecond));
+  const baselineMiBps = median(baseline.map((r) => r.mibPerSecond));
+  const finishShare = median(service.map((r) => r.finishSeconds / r.seconds));
+  return {
+    serviceMiBps,
+    baselineMiBps,
+    ratio: serviceMiBps / baselineMiBps,
+    finishShare,
+    finishSeconds: median(service.map((r) => r.finishSeconds)),
+    targets: { ratio: TARGET_RATIO, finishShare: TARGET_FINISH_SHARE },
+  };
+}
+
+/**
+ * 200 MiB in 40 pieces sent one at a time, through the service and through the minimal Worker
+ * as R2 parts: { serviceMiBps, baselineMiBps, ratio, finishShare, finishSeconds, targets }.
+ */
+export async function measurePieces(ctx, log, { runs = RUNS } = {}) {
+  const service = await measureRuns(ctx, log, byKey("chunkedSequential"), runs);
+  const baseline = await measureRuns(ctx, log, byKey("minimalParts"), runs);
+  return piecesAgainstBaseline(service, baseline);
+}
+
+const piecesReport = (p) =>
+  table(
+    `Pieces, sequential, against the minimal Worker writing them as R2 parts (targets: ratio >= ${p.targets.ratio}, finish share <= ${p.targets.finishShare * 100}%)`,
+    [
+      ["service MiB/s", (r) => fixed(1)(r.serviceMiBps)],
+      ["baseline MiB/s", (r) => fixed(1)(r.baselineMiBps)],
+      ["ratio", (r) => fixed(2)(r.ratio)],
+      ["finish s", (r) => fixed(2)(r.finishSeconds)],
+      ["finish share", (r) => `${fixed(1)(r.finishShare * 100)}%`],
+    ],
+    [p],
+  );
+
 export async function run(ctx, log) {
   const rows = [];
+  const measured = {};
   for (const config of CONFIGS) {
-    const runs = [];
-    for (let i = 1; i <= RUNS; i++) {
-      log(`  ${config.name}, ${mib(config.bytes)}, run ${i}/${RUNS}`);
-      runs.push(await measure(ctx, log, config, i === 1));
-    }
+    const runs = await measureRuns(ctx, log, config);
+    measured[config.key] = runs;
     const med = (pick) => median(runs.map(pick));
     rows.push({
       key: config.key,
@@ -208,6 +296,7 @@ export async function run(ctx, log) {
     });
   }
 
+  const pieces = piecesAgainstBaseline(measured.chunkedSequential, measured.minimalParts);
   const report = [
     table(
       "Throughput, first request to last response (chunked: 40 pieces of 5 MiB, then POST /api with upload_id; finish: that last request)",
@@ -249,9 +338,11 @@ export async function run(ctx, log) {
       ],
       rows,
     ),
+    piecesReport(pieces),
   ].join("\n");
 
   // Keyed by configuration, so results.json holds numbers only.
   const configs = Object.fromEntries(rows.map(({ key, name, ...numbers }) => [key, numbers]));
-  return { report, results: { runs: RUNS, sampleMs: SAMPLE_MS, settleMs: SETTLE_MS, ...configs } };
+  const { targets, ...piecesNumbers } = pieces;
+  return { report, results: { runs: RUNS, sampleMs: SAMPLE_MS, settleMs: SETTLE_MS, ...configs, pieces: piecesNumbers } };
 }

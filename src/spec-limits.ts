@@ -3,6 +3,8 @@ export const MiB = 1024 * 1024;
 export const GiB = 1024 * MiB;
 export const MAX_REQUEST_BYTES = 100 * MiB;
 export const MAX_FILE_BYTES = 200 * MiB;
+/** The largest piece of a file sent in pieces, which the chunk response names as chunk_size. */
+export const PIECE_BYTES = 5 * MiB;
 export const TITLE_MAX = 90;
 export const DESCRIPTION_MAX = 500;
 export const EXPIRES_IN_MIN = 60;

@@ -5,6 +5,10 @@
 //   PUT /o/:key  stores the request body (benchmark setup)
 //   PUT /m/:key  stores the request body as an R2 multipart upload of 8 MiB parts, each held until
 //                full: what any Worker must do with a body whose length it does not know
+//   PUT /p/:key/:part[?upload=ID]  stores the body as part `part` of a multipart upload of
+//                key, begun by the first such request (no upload): a file sent in pieces, the
+//                least a Worker can do with each
+//   POST /p/:key?upload=ID  completes that upload with the parts listed in the JSON body
 //   GET /o/:key  streams the object back
 //   GET /        readiness check
 
@@ -17,6 +21,8 @@ export default {
     const { pathname } = new URL(request.url);
     if (pathname === "/") return new Response("ok");
     if (pathname === "/u" && request.method === "POST") return putUploadedFile(env.FILES, request);
+    const piece = /^\/p\/([^/]+)(?:\/(\d+))?$/.exec(pathname);
+    if (piece) return storePiece(env.FILES, request, piece[1]!, piece[2]);
     const parts = /^\/m\/(.+)$/.exec(pathname)?.[1];
     if (parts && request.method === "PUT" && request.body) return putInParts(env.FILES, parts, request.body);
     const key = /^\/o\/(.+)$/.exec(pathname)?.[1];
@@ -75,4 +81,18 @@ async function putInParts(bucket: R2Bucket, key: string, body: ReadableStream<Ui
   if (filled > 0 || uploaded.length === 0) await flush();
   const stored = await upload.complete(uploaded);
   return Response.json({ key, size: stored.size, etag: stored.httpEtag }, { status: 201 });
+}
+
+async function storePiece(bucket: R2Bucket, request: Request, key: string, part: string | undefined): Promise<Response> {
+  const uploadId = new URL(request.url).searchParams.get("upload");
+  if (request.method === "PUT" && part) {
+    const upload = uploadId ? bucket.resumeMultipartUpload(key, uploadId) : await bucket.createMultipartUpload(key);
+    const uploaded = await upload.uploadPart(Number(part), await request.arrayBuffer());
+    return Response.json({ upload: upload.uploadId, part: uploaded });
+  }
+  if (request.method === "POST" && uploadId && !part) {
+    const stored = await bucket.resumeMultipartUpload(key, uploadId).complete(await request.json<R2UploadedPart[]>());
+    return Response.json({ key, size: stored.size, etag: stored.httpEtag }, { status: 201 });
+  }
+  return new Response("Method not allowed", { status: 405 });
 }

@@ -1,6 +1,11 @@
-import { and, asc, eq, inArray, lt, or, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import type { Database } from "./db";
 import { storedPieces, pieceSessions, type PieceSessionRow } from "./schema";
+
+export interface PartRecord {
+  number: number;
+  etag: string;
+}
 
 /** Opens the session on its first piece; a session that exists already is left as it is. */
 export async function openPieceSession(db: Database, session: Pick<PieceSessionRow, "id" | "accountId" | "total" | "createdAt" | "expiresAt">) {
@@ -14,12 +19,16 @@ export async function findPieceSession(db: Database, id: string) {
   return row;
 }
 
-/** Records a stored piece (replacing one of the same index) and returns the session's bytes so far. */
-export async function recordPiece(db: Database, sessionId: string, index: number, size: number): Promise<number> {
+/**
+ * Records a stored piece (replacing one of the same index), as an object or as a part, and
+ * returns the session's bytes so far.
+ */
+export async function recordPiece(db: Database, sessionId: string, index: number, size: number, part: PartRecord | null = null): Promise<number> {
+  const where = { size, partNumber: part?.number ?? null, partEtag: part?.etag ?? null, objectOffset: null };
   await db
     .insert(storedPieces)
-    .values({ sessionId, index, size })
-    .onConflictDoUpdate({ target: [storedPieces.sessionId, storedPieces.index], set: { size } });
+    .values({ sessionId, index, ...where })
+    .onConflictDoUpdate({ target: [storedPieces.sessionId, storedPieces.index], set: where });
   const [row] = await db
     .select({ bytes: sql<number>`coalesce(sum(${storedPieces.size}), 0)` })
     .from(storedPieces)
@@ -71,7 +80,7 @@ export async function reopenPieceSession(db: Database, id: string) {
 /** Sessions past their lifetime that still hold pieces (open, or finishing with a dead finisher). */
 export function expiredPieceSessions(db: Database, now: number, limit: number) {
   return db
-    .select({ id: pieceSessions.id })
+    .select()
     .from(pieceSessions)
     .where(
       and(
@@ -87,4 +96,50 @@ export async function purgePieceTombstones(db: Database, before: number) {
   await db
     .delete(pieceSessions)
     .where(and(inArray(pieceSessions.status, ["consumed", "discarded"]), lt(pieceSessions.expiresAt, before)));
+}
+
+/**
+ * Gives the session its multipart upload, unless another request (the first piece sent twice at
+ * once) gave it one first; returns the session as it is then.
+ */
+export async function attachMultipart(db: Database, id: string, multipart: Pick<PieceSessionRow, "fileUploadId" | "objectKey" | "multipartId">) {
+  const [won] = await db
+    .update(pieceSessions)
+    .set(multipart)
+    .where(and(eq(pieceSessions.id, id), isNull(pieceSessions.multipartId)))
+    .returning();
+  return won ?? (await findPieceSession(db, id))!;
+}
+
+/** A part number slot of the session's own, so that two requests never write the same part. */
+export async function takePartSlot(db: Database, id: string): Promise<number> {
+  const [row] = await db
+    .update(pieceSessions)
+    .set({ partsBegun: sql`${pieceSessions.partsBegun} + 1` })
+    .where(eq(pieceSessions.id, id))
+    .returning({ slot: pieceSessions.partsBegun });
+  return row!.slot - 1;
+}
+
+/**
+ * Before the multipart upload is completed with the pieces recorded as parts: where each will be
+ * in the object. The parts before the last are all one size (`partBytes`), so a piece's place is
+ * that size times the parts before it.
+ */
+export async function planPartOffsets(db: Database, id: string, partBytes: number) {
+  await db.run(sql`
+    UPDATE chunk_pieces SET object_offset = ${partBytes} * (
+      SELECT count(*) FROM chunk_pieces AS before
+      WHERE before.session_id = chunk_pieces.session_id AND before.part_etag IS NOT NULL AND before."index" < chunk_pieces."index"
+    )
+    WHERE session_id = ${id} AND part_etag IS NOT NULL`);
+}
+
+export async function markAssembled(db: Database, id: string) {
+  await db.update(pieceSessions).set({ assembled: true }).where(eq(pieceSessions.id, id));
+}
+
+export async function findPieceSessionByFileUpload(db: Database, fileUploadId: string) {
+  const [row] = await db.select().from(pieceSessions).where(eq(pieceSessions.fileUploadId, fileUploadId));
+  return row;
 }

@@ -148,11 +148,27 @@ export const pieceSessions = sqliteTable(
     leaseUntil: integer("lease_until"),
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
+    /**
+     * Set by a first piece that can start the file as an R2 multipart upload (uploads/intake/
+     * piece-parts.ts): the id of the upload the file is reserved for, its object's key (under
+     * that upload's prefix), and the multipart upload's id.
+     */
+    fileUploadId: text("file_upload_id"),
+    objectKey: text("object_key"),
+    multipartId: text("multipart_id"),
+    /** Part numbers handed out so far: each piece stored as a part gets one of its own. */
+    partsBegun: integer("parts_begun").notNull().default(0),
+    /** The multipart upload was completed: its pieces are now in the object at objectKey. */
+    assembled: integer("assembled", { mode: "boolean" }).notNull().default(false),
   },
-  (t) => [index("chunk_sessions_status_expires").on(t.status, t.expiresAt)],
+  (t) => [index("chunk_sessions_status_expires").on(t.status, t.expiresAt), uniqueIndex("chunk_sessions_file_upload").on(t.fileUploadId)],
 );
 
-/** One row per stored piece (its bytes are in R2); re-sending an index replaces it. */
+/**
+ * One row per stored piece; re-sending an index replaces it. Its bytes are in R2: an object of
+ * their own under chunks/, or (with partNumber and partEtag) a part of the session's multipart
+ * upload, which once completed holds them at objectOffset in the session's object.
+ */
 export const storedPieces = sqliteTable(
   "chunk_pieces",
   {
@@ -161,11 +177,15 @@ export const storedPieces = sqliteTable(
       .references(() => pieceSessions.id, { onDelete: "cascade" }),
     index: integer("index").notNull(),
     size: integer("size").notNull(),
+    partNumber: integer("part_number"),
+    partEtag: text("part_etag"),
+    objectOffset: integer("object_offset"),
   },
   (t) => [primaryKey({ columns: [t.sessionId, t.index] })],
 );
 
 export type PieceSessionRow = typeof pieceSessions.$inferSelect;
+export type StoredPieceRow = typeof storedPieces.$inferSelect;
 
 /** Terms that titles and descriptions may not contain, kept in their normalised form. */
 export const blockedTerms = sqliteTable("blocked_terms", {

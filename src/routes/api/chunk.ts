@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { concatBytes } from "../../bytes";
-import { MAX_TEXT_BODY_BYTES, MiB } from "../../spec-limits";
+import { MAX_TEXT_BODY_BYTES, MiB, PIECE_BYTES } from "../../spec-limits";
 import type { AppEnv } from "../../env";
 import { tooLarge, unprocessable } from "../../errors";
 import { assertMayUpload } from "../../http/auth";
@@ -8,7 +8,7 @@ import { withPieceBytes } from "../../limits/middleware";
 import { multipartBoundary } from "../../http/multipart";
 import { multipartParts, TextFields } from "../../http/multipart-parts";
 import { parseOrThrow } from "../../http/validation";
-import { PIECE_BYTES, storePiece } from "../../uploads/intake/piece-sessions";
+import { storePiece } from "../../uploads/intake/piece-sessions";
 import type { UploadDeps } from "../../uploads/upload-deps";
 import { chunkFields } from "./schemas";
 import { chunkResponse } from "./responses";

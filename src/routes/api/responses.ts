@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { z } from "zod";
-import { PIECE_BYTES } from "../../uploads/intake/piece-sessions";
+import { PIECE_BYTES } from "../../spec-limits";
 import type {
   chunkResponseSchema,
   deleteResponseSchema,

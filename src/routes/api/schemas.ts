@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { DESCRIPTION_MAX, EXPIRES_IN_MAX, EXPIRES_IN_MIN, TITLE_MAX } from "../../spec-limits";
+import { DESCRIPTION_MAX, EXPIRES_IN_MAX, EXPIRES_IN_MIN, PIECE_BYTES, TITLE_MAX } from "../../spec-limits";
 import { VISIBILITIES } from "../../storage/schema";
-import { MAX_PIECES, PIECE_BYTES, UPLOAD_ID_PATTERN } from "../../uploads/intake/piece-sessions";
+import { MAX_PIECES, UPLOAD_ID_PATTERN } from "../../uploads/intake/piece-sessions";
 
 /**
  * Request and response schemas of the API. They validate requests and are the source of the

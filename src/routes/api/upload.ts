@@ -26,9 +26,10 @@ function uploadOptions(fields: Record<string, string>) {
 }
 
 /** The request's file, for the upload `uploadId`, with its fields read as upload options. */
-const fileRequest = (c: Context<AppEnv>, uploadId: string): FileRequest<ReturnType<typeof uploadOptions>> => ({
+const fileRequest = (c: Context<AppEnv>, uploadId: string, newUpload: boolean): FileRequest<ReturnType<typeof uploadOptions>> => ({
   request: c.req.raw,
   uploadId,
+  newUpload,
   accountId: c.var.caller.accountId,
   link: linkDeps(c.env),
   options: uploadOptions,
@@ -42,8 +43,7 @@ const startMediaJob = (c: Context<AppEnv>, deps: UploadDeps, jobId: string | nul
 
 export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
   assertMayUpload(c);
-  const id = newUploadId();
-  const result = await receiveFile(deps, fileRequest(c, id), async (file, options) => {
+  const result = await receiveFile(deps, fileRequest(c, newUploadId(), true), async (file, options, id) => {
     const maxExpiry = settingsOf(c.env).expiresInMax;
     if (options.expires_in !== undefined && options.expires_in > maxExpiry) throw unprocessable(`expires_in: must be at most ${maxExpiry}`);
     const settings: UploadOptions = {
@@ -75,7 +75,7 @@ export async function handleReplace(c: Context<AppEnv>, deps: UploadDeps) {
   const id = c.req.param("id")!;
   // A 404 or 409 before reading what may be a 100 MB body.
   assertReplaceable(await getOwnedUpload(deps, c.var.caller.accountId, id));
-  const result = await receiveFile(deps, fileRequest(c, id), async (file, options) => ({
+  const result = await receiveFile(deps, fileRequest(c, id, false), async (file, options) => ({
     value: await replaceFile(deps, { accountId: c.var.caller.accountId, id, file, keepOriginal: options.keep_original ?? false }),
     keptFile: true,
   }));

@@ -1,5 +1,7 @@
 import { randomBase62 } from "../../crypto";
+import { findPieceSessionByFileUpload } from "../../storage/piece-sessions";
 import { findUploadRecord } from "../../storage/uploads";
+import { stillAssembling } from "../intake/piece-parts";
 import type { UploadDeps } from "../upload-deps";
 
 /**
@@ -31,19 +33,29 @@ async function* uploadObjects(bucket: R2Bucket, startAfter: string) {
   }
 }
 
+/**
+ * The objects of an upload id that stay: its row's files, or everything while a piece session
+ * that reserved the id is still putting its file together (a finish that failed after
+ * completing it keeps it for the next try).
+ */
+async function keptOf(deps: UploadDeps, id: string): Promise<Set<string> | "all"> {
+  const row = await findUploadRecord(deps.db, id);
+  if (row) return new Set(row.filesRemovedAt === null ? [row.objectKey, row.thumbKey ?? ""] : []);
+  const session = await findPieceSessionByFileUpload(deps.db, id);
+  return session && stillAssembling(session, deps.now()) ? "all" : new Set();
+}
+
 export async function sweepOrphanFiles(deps: UploadDeps): Promise<number> {
   const cutoff = deps.now() - ORPHAN_GRACE_MS;
-  const keep = new Map<string, Set<string>>();
+  const keep = new Map<string, Set<string> | "all">();
   const doomed: string[] = [];
   let seen = 0;
   for await (const object of uploadObjects(deps.bucket, `uploads/${randomBase62(10)}`)) {
     if (++seen > SCAN_LIMIT) break;
     const id = object.key.slice("uploads/".length, object.key.indexOf("/", "uploads/".length));
-    if (!keep.has(id)) {
-      const row = await findUploadRecord(deps.db, id);
-      keep.set(id, new Set(row && row.filesRemovedAt === null ? [row.objectKey, row.thumbKey ?? ""] : []));
-    }
-    if (!keep.get(id)!.has(object.key) && object.uploaded.getTime() < cutoff) doomed.push(object.key);
+    if (!keep.has(id)) keep.set(id, await keptOf(deps, id));
+    const kept = keep.get(id)!;
+    if (kept !== "all" && !kept.has(object.key) && object.uploaded.getTime() < cutoff) doomed.push(object.key);
   }
   for (let i = 0; i < doomed.length; i += 1000) await deps.bucket.delete(doomed.slice(i, i + 1000));
   return doomed.length;

@@ -1,4 +1,4 @@
-import { MAX_FILE_BYTES, MiB } from "../../spec-limits";
+import { MAX_FILE_BYTES, MiB, PIECE_BYTES } from "../../spec-limits";
 import { tooLarge, unprocessable } from "../../errors";
 import {
   claimPieceSession,
@@ -12,18 +12,21 @@ import {
   recordPiece,
   reopenPieceSession,
 } from "../../storage/piece-sessions";
-import { PIECES_PREFIX, pieceKey, piecePrefix } from "../../storage/keys";
+import { PIECES_PREFIX, pieceKey } from "../../storage/keys";
 import { deletePrefix } from "../../storage/objects";
 import type { PieceSessionRow } from "../../storage/schema";
+import { findUploadRecord } from "../../storage/uploads";
+import type { WrittenObject } from "../../storage/object-writer";
+import { assembleParts, readPiece, removePieceStorage, storeAsPart } from "./piece-parts";
 import type { UploadDeps } from "../upload-deps";
 
 /**
  * Large files sent in pieces (POST /api/chunk) under a client-chosen upload_id, then finished
- * by POST /api (or replace) with that upload_id. Pieces live in R2 under chunks/{upload_id}/,
- * their sizes and the session in D1. The session belongs to the account whose key sent its
+ * by POST /api (or replace) with that upload_id. Pieces live in R2, as parts of the file's own
+ * multipart upload where they can be (piece-parts.ts) and otherwise under chunks/{upload_id}/;
+ * their sizes and the session are in D1. The session belongs to the account whose key sent its
  * first piece.
  */
-export const PIECE_BYTES = 5 * MiB;
 /** Far more than 200 MB in 5 MiB pieces (40) needs; bounds the rows one session can make. */
 export const MAX_PIECES = 4096;
 export const SESSION_LIFETIME_MS = 2 * 60 * 60_000;
@@ -65,12 +68,14 @@ export async function storePiece(deps: UploadDeps, piece: Piece): Promise<void> 
     throw unprocessable(`total ${piece.total} differs from this upload's total of ${session.total} pieces.`);
   }
 
+  const part = await storeAsPart(deps, session, piece.index, piece.bytes);
   const key = pieceKey(piece.uploadId, piece.index);
-  await bucket.put(key, piece.bytes);
-  const sessionBytes = await recordPiece(db, piece.uploadId, piece.index, piece.bytes.byteLength);
+  if (!part) await bucket.put(key, piece.bytes);
+  const sessionBytes = await recordPiece(db, piece.uploadId, piece.index, piece.bytes.byteLength, part);
   if (sessionBytes > MAX_FILE_BYTES) {
+    // A part nothing records is left out when the upload is completed.
     await forgetPiece(db, piece.uploadId, piece.index);
-    await bucket.delete(key);
+    if (!part) await bucket.delete(key);
     throw tooLarge(`The pieces of this upload add up to more than ${MAX_FILE_BYTES / MiB}MB, the largest file the service takes.`);
   }
 }
@@ -90,17 +95,26 @@ function ranges(numbers: number[]): string {
 export interface PiecedFile {
   session: PieceSessionRow;
   size: number;
-  /** The pieces in order, read from storage as they are consumed. */
+  /**
+   * The session's completed object when it holds the whole file, its pieces in order: it may
+   * become the upload's file as it is, for a new upload under the id reserved for it.
+   */
+  whole: (WrittenObject & { uploadId: string }) | null;
+  /** The file's bytes in order, read from storage as they are consumed. */
   bytes(): AsyncIterable<Uint8Array>;
-  /** The file became an upload: the session is spent and its pieces deleted. */
-  consume(): Promise<void>;
+  /** The file became an upload (keeping `keptKey`, or nothing): the session is spent and its storage removed. */
+  consume(keptKey: string | null): Promise<void>;
   /** Finishing failed: the session is open again, pieces kept, for another try. */
   release(): Promise<void>;
 }
 
+const missingPieces = (indices: number[], total: number) =>
+  unprocessable(`Pieces missing: ${ranges(indices)} (of ${total}, counted from 0). Send them to /api/chunk, then finish again.`);
+
 /**
- * Takes a session of this account for finishing, once every piece is there. Whatever the
- * reason it cannot be finished, the answer is a 422 that says which.
+ * Takes a session of this account for finishing, once every piece is there, and puts its
+ * pieces together where they were parts. Whatever the reason it cannot be finished, the answer
+ * is a 422 that says which.
  */
 export async function claimPiecedFile(deps: UploadDeps, accountId: string, uploadId: string): Promise<PiecedFile> {
   const { db, bucket } = deps;
@@ -116,26 +130,45 @@ export async function claimPiecedFile(deps: UploadDeps, accountId: string, uploa
   if (!claimed) throw unprocessable("This upload_id is already being finished by another request.");
   const release = () => reopenPieceSession(db, uploadId);
   try {
-    const pieces = await piecesOf(db, uploadId);
+    // An upload made from it by a finish whose last step failed: the session was spent.
+    if (claimed.fileUploadId && (await findUploadRecord(db, claimed.fileUploadId))) {
+      await closePieceSession(db, uploadId, "consumed");
+      throw finished();
+    }
+    let pieces = await piecesOf(db, uploadId);
     const present = new Set(pieces.map((p) => p.index));
     const missing: number[] = [];
     for (let i = 0; i < claimed.total && missing.length < 1000; i++) if (!present.has(i)) missing.push(i);
-    if (missing.length) throw unprocessable(`Pieces missing: ${ranges(missing)} (of ${claimed.total}, counted from 0). Send them to /api/chunk, then finish again.`);
+    if (missing.length) throw missingPieces(missing, claimed.total);
+
+    pieces = await assembleParts(deps, claimed, pieces);
+    const session = (await findPieceSession(db, uploadId))!;
+    // Parts sent as the upload was completed, and so left out of it.
+    const lost = session.assembled ? pieces.filter((p) => p.partEtag && p.objectOffset === null).map((p) => p.index) : [];
+    if (lost.length) throw missingPieces(lost, session.total);
 
     const size = pieces.reduce((sum, p) => sum + p.size, 0);
+    const whole = session.assembled && pieces.every((p) => p.objectOffset === p.index * PIECE_BYTES) ? await bucket.head(session.objectKey!) : null;
+    const file = whole?.size === size ? { key: whole.key, size, etag: whole.httpEtag, uploadId: session.fileUploadId! } : null;
     return {
-      session: claimed,
+      session,
       size,
+      whole: file,
       async *bytes() {
-        for (let index = 0; index < claimed.total; index++) {
-          const object = await bucket.get(pieceKey(uploadId, index));
-          if (!object) throw new Error(`piece ${index} of ${uploadId} is missing from storage`);
+        if (file) {
+          const object = await bucket.get(file.key);
+          if (!object) throw new Error(`the assembled file of ${uploadId} is missing from storage`);
+          return yield* object.body as unknown as AsyncIterable<Uint8Array>;
+        }
+        for (const piece of pieces) {
+          const object = await readPiece(bucket, session, piece);
+          if (!object) throw new Error(`piece ${piece.index} of ${uploadId} is missing from storage`);
           yield* object.body as unknown as AsyncIterable<Uint8Array>;
         }
       },
-      async consume() {
+      async consume(keptKey) {
         await closePieceSession(db, uploadId, "consumed");
-        await deletePrefix(bucket, piecePrefix(uploadId));
+        await removePieceStorage(bucket, session, keptKey);
       },
       release,
     };
@@ -149,10 +182,12 @@ export async function claimPiecedFile(deps: UploadDeps, accountId: string, uploa
 export async function sweepPieceSessions(deps: UploadDeps, limit = 100): Promise<number> {
   const now = deps.now();
   const due = await expiredPieceSessions(deps.db, now, limit);
-  for (const { id } of due) {
+  for (const session of due) {
+    // An upload made from it by a finish whose last step failed keeps its file, and the session was spent.
+    const made = session.fileUploadId ? await findUploadRecord(deps.db, session.fileUploadId) : undefined;
     // Storage first: a session marked discarded never keeps pieces behind, even after a crash here.
-    await deletePrefix(deps.bucket, piecePrefix(id));
-    await closePieceSession(deps.db, id, "discarded");
+    await removePieceStorage(deps.bucket, session, made?.objectKey ?? null);
+    await closePieceSession(deps.db, session.id, made ? "consumed" : "discarded");
   }
   await sweepLeftoverPieces(deps);
   await purgePieceTombstones(deps.db, now - TOMBSTONE_MS);

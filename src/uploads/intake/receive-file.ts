@@ -14,8 +14,12 @@ export interface SourceFields {
 
 export interface FileRequest<Options extends SourceFields> {
   request: Request;
-  /** The upload the file is staged for (new, or the one being replaced). */
+  /**
+   * The upload the file is staged for: the one being replaced, or a new one's id, which a file
+   * sent in pieces may trade for the id reserved for it (`newUpload`).
+   */
   uploadId: string;
+  newUpload: boolean;
   accountId: string;
   link: LinkDeps;
   /** The request's text fields as options; throws (422) on bad ones. */
@@ -46,20 +50,22 @@ function selectSource(sent: StagedFile | null, options: SourceFields): Source {
  * The one owner of an upload's incoming file, whichever its source: the request body, a link
  * or a session of pieces. It stages the file and hands it to `use`, which makes or changes the
  * upload. A staged file is removed in one place: when anything fails, or when `use` does not
- * keep it. A piece session is given back on failure and spent once `use` has succeeded.
+ * keep it. A piece session is given back on failure and spent once `use` has succeeded; the
+ * object its pieces were put together in, when that is the file, is the session's to keep or
+ * remove, not the staging's.
  */
 export async function receiveFile<Options extends SourceFields, T>(
   deps: UploadDeps,
   incoming: FileRequest<Options>,
-  use: (file: StagedFile, options: Options) => Promise<Outcome<T>>,
+  use: (file: StagedFile, options: Options, uploadId: string) => Promise<Outcome<T>>,
 ): Promise<T> {
   const staging = new Staging(deps.bucket, incoming.uploadId);
   let session: PiecedFile | null = null;
+  let file: StagedFile;
   let outcome: Outcome<T>;
   try {
     const body = await readUploadRequest(incoming.request, staging);
     const options = incoming.options(body.fields);
-    let file: StagedFile;
     switch (selectSource(body.file, options)) {
       case "uploads":
         file = body.file!;
@@ -69,9 +75,10 @@ export async function receiveFile<Options extends SourceFields, T>(
         break;
       case "upload_id":
         session = await claimPiecedFile(deps, incoming.accountId, options.upload_id!.trim().toLowerCase());
+        if (incoming.newUpload && session.whole) staging.adopt(session.whole.uploadId);
         file = await stageFromPieces(staging, session);
     }
-    outcome = await use(file, options);
+    outcome = await use(file, options, staging.uploadId);
     if (!outcome.keptFile) await staging.discard();
   } catch (error) {
     await staging.discard();
@@ -79,6 +86,6 @@ export async function receiveFile<Options extends SourceFields, T>(
     throw error;
   }
   // The upload is made, whatever happens to the session's bookkeeping; the cron job sweeps leftover pieces.
-  await session?.consume().catch((error) => console.error(JSON.stringify({ upload: incoming.uploadId, consumeSession: String(error) })));
+  await session?.consume(outcome.keptFile ? file.key : null).catch((error) => console.error(JSON.stringify({ upload: incoming.uploadId, consumeSession: String(error) })));
   return outcome.value;
 }

@@ -2,7 +2,7 @@ import { MAX_FILE_BYTES, MiB } from "../../spec-limits";
 import { ApiError, tooLarge, unprocessable } from "../../errors";
 import { openLink, tooLargeLink, type LinkDeps } from "./link-download";
 import type { PiecedFile } from "./piece-sessions";
-import type { StagedFile, Staging } from "./staged-file";
+import { stageAsStored, StoredFileDiffers, type StagedFile, type Staging } from "./staged-file";
 
 /**
  * The two sources of a file besides the request body: a link the service downloads and a
@@ -26,12 +26,21 @@ export async function stageFromLink(staging: Staging, link: LinkDeps, url: strin
   }
 }
 
-/** The file of a claimed piece session, assembled without holding it in memory. */
+/**
+ * The file of a claimed piece session, assembled without holding it in memory. When its pieces
+ * were put together in an object of the upload it is for, that object is read once and kept as
+ * it is if removing metadata leaves it unchanged; otherwise the file is staged anew.
+ */
 export async function stageFromPieces(staging: Staging, session: PiecedFile): Promise<StagedFile> {
-  const file = await staging.stage(session.bytes(), {
-    maxBytes: MAX_FILE_BYTES,
-    error: () => tooLarge(`The pieces add up to more than ${MAX_FILE_BYTES / MiB}MB.`),
-  });
+  const limit = { maxBytes: MAX_FILE_BYTES, error: () => tooLarge(`The pieces add up to more than ${MAX_FILE_BYTES / MiB}MB.`) };
+  let file: StagedFile | null = null;
+  if (session.whole?.uploadId === staging.uploadId) {
+    file = await stageAsStored(session.whole, session.bytes(), limit).catch((error) => {
+      if (error instanceof StoredFileDiffers) return null;
+      throw error;
+    });
+  }
+  file ??= await staging.stage(session.bytes(), limit);
   if (!file) throw unprocessable("The pieces of this upload_id hold no bytes.");
   return file;
 }

@@ -3,7 +3,7 @@ import { unprocessable } from "../../errors";
 import { HEADER_LIMIT, readImageHeader, type ImageInfo } from "../../media/image-info";
 import { assertWithinSideLimit } from "../../media/side-limit";
 import { ACCEPTED_FORMATS_TEXT, SNIFF_BYTES, sniff, type Sniffed } from "../../media/sniff";
-import { newObjectKey } from "../../storage/keys";
+import { newObjectKey, objectName } from "../../storage/keys";
 import { ObjectWriter, type WrittenObject } from "../../storage/object-writer";
 import { stripperFor, type Stripper } from "../../media/strip";
 import { toHex } from "../../crypto";
@@ -53,12 +53,19 @@ function identify(head: Uint8Array, complete: boolean): Identified | null {
   return { media, image: header };
 }
 
+/** Where a file's bytes go once its type is known: written to storage, or checked against it. */
+interface FileSink {
+  write(chunk: Uint8Array): Promise<void>;
+  finish(): Promise<WrittenObject>;
+  abort(): Promise<void>;
+}
+
 /** The stored object, fed through the format's metadata remover when it has one. */
-class StrippingWriter {
-  readonly writer: ObjectWriter;
+class StrippingWriter implements FileSink {
+  private readonly writer: ObjectWriter;
   private readonly stripper: Stripper | null;
 
-  constructor(bucket: R2Bucket, uploadId: string, readonly identified: Identified) {
+  constructor(bucket: R2Bucket, uploadId: string, identified: Identified) {
     this.stripper = stripperFor(identified.media.format);
     this.writer = new ObjectWriter(bucket, newObjectKey(uploadId, identified.media.ext), {
       contentType: identified.media.mime,
@@ -75,12 +82,76 @@ class StrippingWriter {
     if (this.stripper) for (const piece of this.stripper.end()) await this.writer.write(piece);
     return this.writer.finish();
   }
+
+  abort() {
+    return this.writer.abort();
+  }
 }
 
-async function startWriting(bucket: R2Bucket, uploadId: string, head: Uint8Array, identified: Identified) {
-  const writer = new StrippingWriter(bucket, uploadId, identified);
-  await writer.write(head);
-  return writer;
+/** Thrown by UnchangedCheck: removing metadata would change the stored file, or its name does not fit its type. */
+export class StoredFileDiffers extends Error {}
+
+const sameBytes = (a: Uint8Array, b: Uint8Array) => {
+  if (a.buffer === b.buffer && a.byteOffset === b.byteOffset) return true;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+};
+
+/**
+ * For a file already stored whole: runs it through the metadata remover and checks that what
+ * comes out is the file itself, so that it can be kept as it is instead of written again. It
+ * gives up (StoredFileDiffers) at the first byte the remover would change.
+ */
+class UnchangedCheck implements FileSink {
+  private readonly stripper: Stripper | null;
+  /** Input the remover has not given back yet: never more than it holds between pushes. */
+  private unmatched: Uint8Array[] = [];
+  private size = 0;
+
+  constructor(
+    private readonly stored: WrittenObject,
+    private readonly head: Uint8Array,
+    identified: Identified,
+  ) {
+    this.stripper = stripperFor(identified.media.format);
+    if (objectName(stored.key).split(".").pop() !== identified.media.ext) throw new StoredFileDiffers();
+  }
+
+  async write(chunk: Uint8Array) {
+    this.size += chunk.byteLength;
+    if (!this.stripper) return;
+    this.unmatched.push(chunk);
+    for (const out of this.stripper.push(chunk)) this.match(out);
+  }
+
+  private match(out: Uint8Array) {
+    for (let at = 0; at < out.length; ) {
+      const next = this.unmatched[0];
+      if (!next) throw new StoredFileDiffers();
+      const n = Math.min(next.length, out.length - at);
+      if (!sameBytes(next.subarray(0, n), out.subarray(at, at + n))) throw new StoredFileDiffers();
+      at += n;
+      if (n === next.length) this.unmatched.shift();
+      else this.unmatched[0] = next.subarray(n);
+    }
+  }
+
+  async finish() {
+    if (this.stripper) {
+      for (const out of this.stripper.end()) this.match(out);
+      // Bytes the remover dropped (after the image's end, say) are a change too.
+      if (this.unmatched.some((rest) => rest.length > 0)) throw new StoredFileDiffers();
+      if (this.stripper.patchHead) {
+        const patched = this.head.slice();
+        this.stripper.patchHead(patched, this.size);
+        if (!sameBytes(patched, this.head)) throw new StoredFileDiffers();
+      }
+    }
+    if (this.size !== this.stored.size) throw new StoredFileDiffers();
+    return this.stored;
+  }
+
+  async abort() {}
 }
 
 /** SHA-256 of a stream, fed as it goes. */
@@ -101,16 +172,14 @@ function hasher() {
 }
 
 /**
- * Streams a file into R2 as a new object of the upload, deciding its type (and an image's size)
- * from its first bytes. Nothing stays stored for a refused file or on any failure while it
- * streams; once it is stored, dropping it is the caller's (Staging.discard). Returns null for an
- * empty file.
+ * Reads a file, deciding its type (and an image's size) from its first bytes, hashing it, and
+ * handing it to the sink that `open` makes once the type is known. Returns null for an empty
+ * file. On any failure the sink is aborted.
  */
-export async function stageFile(
-  bucket: R2Bucket,
-  uploadId: string,
+async function readFile(
   chunks: AsyncIterable<Uint8Array>,
-  limit?: StagingLimit,
+  limit: StagingLimit | undefined,
+  open: (head: Uint8Array, identified: Identified) => FileSink,
 ): Promise<StagedFile | null> {
   const head: Uint8Array[] = [];
   let headBytes = 0;
@@ -118,14 +187,20 @@ export async function stageFile(
   let identifyAt = SNIFF_BYTES;
   let received = 0;
   const hash = hasher();
-  let opened: StrippingWriter | null = null;
+  let opened: { sink: FileSink; identified: Identified } | null = null;
+  const start = async (bytes: Uint8Array, identified: Identified) => {
+    const started = { sink: open(bytes, identified), identified };
+    opened = started;
+    await started.sink.write(bytes);
+    return started;
+  };
   try {
     for await (const chunk of chunks) {
       received += chunk.byteLength;
       if (limit && received > limit.maxBytes) throw limit.error();
       await hash.write(chunk);
       if (opened) {
-        await opened.write(chunk);
+        await opened.sink.write(chunk);
         continue;
       }
       head.push(chunk);
@@ -135,7 +210,7 @@ export async function stageFile(
       head.splice(0, head.length, bytes);
       identifyAt = Math.min(2 * headBytes, MAX_HEADER_BYTES);
       const identified = identify(bytes, false);
-      if (identified) opened = await startWriting(bucket, uploadId, bytes, identified);
+      if (identified) opened = await start(bytes, identified);
     }
     if (!opened) {
       if (headBytes === 0) {
@@ -143,15 +218,34 @@ export async function stageFile(
         return null;
       }
       const bytes = concatBytes(head);
-      opened = await startWriting(bucket, uploadId, bytes, identify(bytes, true)!);
+      opened = await start(bytes, identify(bytes, true)!);
     }
-    const stored = await opened.finish();
-    return { ...stored, sha256: await hash.hex(), media: opened.identified.media, image: opened.identified.image };
+    const { sink, identified } = opened;
+    const stored = await sink.finish();
+    return { ...stored, sha256: await hash.hex(), media: identified.media, image: identified.image };
   } catch (error) {
     await hash.abort();
-    await opened?.writer.abort();
+    await opened?.sink.abort();
     throw error;
   }
+}
+
+/**
+ * Streams a file into R2 as a new object of the upload, its metadata removed. Nothing stays
+ * stored for a refused file or on any failure while it streams; once it is stored, dropping it
+ * is the caller's (Staging.discard). Returns null for an empty file.
+ */
+export function stageFile(bucket: R2Bucket, uploadId: string, chunks: AsyncIterable<Uint8Array>, limit?: StagingLimit): Promise<StagedFile | null> {
+  return readFile(chunks, limit, (_head, identified) => new StrippingWriter(bucket, uploadId, identified));
+}
+
+/**
+ * The same checks for a file already stored whole (`chunks` are its bytes): it is the staged
+ * file as it is when removing metadata leaves it unchanged and its name fits its type; otherwise
+ * this throws StoredFileDiffers and the file must be staged anew.
+ */
+export function stageAsStored(stored: WrittenObject, chunks: AsyncIterable<Uint8Array>, limit?: StagingLimit): Promise<StagedFile | null> {
+  return readFile(chunks, limit, (head, identified) => new UnchangedCheck(stored, head, identified));
 }
 
 /**
@@ -163,11 +257,22 @@ export class Staging {
 
   constructor(
     private readonly bucket: R2Bucket,
-    private readonly uploadId: string,
+    private id: string,
   ) {}
 
+  /** The upload the files are staged for. */
+  get uploadId() {
+    return this.id;
+  }
+
+  /** A file sent in pieces may bring the id of the new upload it was stored for. */
+  adopt(uploadId: string) {
+    if (this.staged.length) throw new Error("an upload id is adopted before any file is staged");
+    this.id = uploadId;
+  }
+
   async stage(chunks: AsyncIterable<Uint8Array>, limit?: StagingLimit): Promise<StagedFile | null> {
-    const file = await stageFile(this.bucket, this.uploadId, chunks, limit);
+    const file = await stageFile(this.bucket, this.id, chunks, limit);
     if (file) this.staged.push(file);
     return file;
   }

@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { processDeps } from "../../../src/bindings";
 import { database } from "../../../src/storage/db";
-import { PIECE_BYTES } from "../../../src/uploads/intake/piece-sessions";
+import { PIECE_BYTES } from "../../../src/spec-limits";
 import { runMediaJob } from "../../../src/uploads/media-jobs/jobs";
 import { scheduled } from "../../../src/cron";
 import { join, pngChunk, pngFile, prng, u32be } from "../../support/build";

@@ -1,11 +1,15 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { MiB } from "../../../src/spec-limits";
+import { MiB, PIECE_BYTES } from "../../../src/spec-limits";
 import { uploadDeps } from "../../../src/bindings";
 import { findPieceSession } from "../../../src/storage/piece-sessions";
 import { pieceKey } from "../../../src/storage/keys";
-import { claimPiecedFile, PIECE_BYTES, SESSION_LIFETIME_MS, storePiece, sweepPieceSessions } from "../../../src/uploads/intake/piece-sessions";
-import { admin, api, bigPng, fixture, json, newAccount, request, served, type TestAccount } from "../helpers";
+import { claimPiecedFile, SESSION_LIFETIME_MS, storePiece, sweepPieceSessions } from "../../../src/uploads/intake/piece-sessions";
+import { findUploadRecord } from "../../../src/storage/uploads";
+import { sweepOrphanFiles } from "../../../src/uploads/cleanup/orphan-files";
+import { box, join, latin1, u32be } from "../../support/build";
+import { contains, walkBoxes } from "../../support/boxes";
+import { admin, api, bigPng, DEAD_SERVICE, fetchWithEnv, fixture, json, newAccount, request, served, upload, type TestAccount } from "../helpers";
 
 const newUploadId = () => crypto.randomUUID().replaceAll("-", "");
 
@@ -240,3 +244,242 @@ describe("chunk session lifetime", () => {
     expect((await env.FILES.list({ prefix: "chunks/" })).objects.filter((o) => o.key.startsWith(`chunks/${uploadId}/`))).toEqual([]);
   });
 });
+
+/** Compared by hash: a failing comparison of two files this size would print megabytes. */
+async function expectServed(url: string, expected: Uint8Array) {
+  const { bytes } = await served(url);
+  expect(bytes.length).toBe(expected.length);
+  expect(await sha256(bytes)).toBe(await sha256(expected));
+}
+
+/** A multipart upload's etag ends in the number of its parts; a single put's does not. */
+const isMultipartEtag = (etag: string) => /-\d+"?$/.test(etag);
+const sessionOf = (uploadId: string) => findPieceSession(uploadDeps(env).db, uploadId);
+const block = (term: string) => json(admin("/blocked-terms", { method: "POST", body: { term } }));
+
+/** The GPS photo (a Nikon's EXIF) with zeros inside its entropy-coded data, so that it takes more than one full piece. */
+async function largeJpegWithGps() {
+  const photo = await fixture("gps/DSCN0010.jpg");
+  expect(contains(photo, "NIKON")).toBe(true);
+  const end = photo.length - 2; // the end-of-image marker
+  return join(photo.subarray(0, end), new Uint8Array(PIECE_BYTES + 300_000), photo.subarray(end));
+}
+
+/** An MP4 whose movie carries a location, with media data enough for more than one full piece. */
+function largeMp4WithLocation() {
+  const ftyp = box("ftyp", latin1("isom"), u32be(512), latin1("isomiso2mp41"));
+  const location = box("\xa9xyz", u32be(0x00125c7c), latin1("+48.8584+002.2945/"));
+  return join(ftyp, box("moov", box("mvhd", new Uint8Array(100)), box("udta", location)), box("mdat", new Uint8Array(PIECE_BYTES + 200_000)));
+}
+
+/** The row of a finished upload, and the object the session's parts were completed into. */
+async function finishedFromParts(uploadId: string, data: { id: string }) {
+  const session = (await sessionOf(uploadId))!;
+  const row = (await findUploadRecord(uploadDeps(env).db, data.id))!;
+  return { session, row, object: await env.FILES.head(row.objectKey) };
+}
+
+describe("pieces as parts of the file", () => {
+  it("finishes full pieces without writing the file again: the completed upload is the file, under the id reserved for it", async () => {
+    const account = await newAccount();
+    const original = await bigPng(2 * PIECE_BYTES + 12345, 3);
+    const uploadId = newUploadId();
+    await sendAll(account, uploadId, split(original, PIECE_BYTES));
+    const open = (await sessionOf(uploadId))!;
+    expect(open.multipartId).toBeTruthy();
+    // Nothing under chunks/: every piece went up as a part.
+    expect((await env.FILES.list({ prefix: `chunks/${uploadId}/` })).objects).toEqual([]);
+
+    const done = await finish(account.full, uploadId, { keep_original: "1" });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    const { session, row, object } = await finishedFromParts(uploadId, done.body.data);
+    expect(done.body.data.id).toBe(open.fileUploadId);
+    expect(row.objectKey).toBe(open.objectKey);
+    expect(isMultipartEtag(object!.httpEtag)).toBe(true);
+    expect(row.etag).toBe(object!.httpEtag);
+    expect(session.status).toBe("consumed");
+    await expectServed(done.body.data.src, original);
+
+    // The same bytes sent directly are found to be a duplicate of it, and the other way round.
+    expect(row.contentHash).toBe(await sha256(original));
+    const direct = await upload(account.full, original, { keep_original: "1" });
+    expect(direct.body.data).toMatchObject({ id: row.id, duplicate: true });
+  });
+
+  it("finds a file sent directly before as the duplicate, and drops the completed object", async () => {
+    const account = await newAccount();
+    const original = await bigPng(PIECE_BYTES + 999, 4);
+    const first = await upload(account.full, original);
+    expect(first.status).toBe(200);
+    const uploadId = newUploadId();
+    await sendAll(account, uploadId, split(original, PIECE_BYTES));
+    const key = (await sessionOf(uploadId))!.objectKey!;
+    const done = await finish(account.full, uploadId);
+    expect(done.body.data).toMatchObject({ id: first.body.data.id, duplicate: true });
+    expect(await env.FILES.head(key)).toBeNull();
+  });
+
+  it("removes a JPEG's EXIF and GPS from a file sent in pieces, as from one sent directly", async () => {
+    const account = await newAccount();
+    const original = await largeJpegWithGps();
+    const uploadId = newUploadId();
+    await sendAll(account, uploadId, split(original, PIECE_BYTES));
+    const completed = (await sessionOf(uploadId))!.objectKey!;
+    const done = await finish(account.full, uploadId, { keep_original: "1" });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    const stored = (await served(done.body.data.src)).bytes;
+    // The EXIF block (camera, dates, GPS) went; an orientation-only one took its place.
+    expect(contains(stored, "NIKON")).toBe(false);
+    expect(stored.length).toBeLessThan(original.length);
+    // Written anew: the completed object, which still had them, is gone.
+    expect((await findUploadRecord(uploadDeps(env).db, done.body.data.id))!.objectKey).not.toBe(completed);
+    expect(await env.FILES.head(completed)).toBeNull();
+
+    const direct = await upload(account.full, original, { keep_original: "1", allow_duplicate: "1" });
+    await expectServed(direct.body.data.src, stored);
+    const again = await upload(account.full, original, { keep_original: "1" });
+    expect(again.body.data).toMatchObject({ id: done.body.data.id, duplicate: true });
+  });
+
+  it("blanks an MP4's location in a file sent in pieces", async () => {
+    const account = await newAccount();
+    const original = largeMp4WithLocation();
+    const uploadId = newUploadId();
+    await sendAll(account, uploadId, split(original, PIECE_BYTES));
+    const res = await uploadWithPieces(account, uploadId, { MEDIA_SERVICE_URL: DEAD_SERVICE });
+    const stored = (await served(res.src)).bytes;
+    expect(stored.length).toBe(original.length);
+    expect(contains(original, "+48.8584")).toBe(true);
+    expect(contains(stored, "+48.8584")).toBe(false);
+    expect(walkBoxes(stored).map((b) => b.path)).toContain("moov/free");
+  });
+
+  it("takes pieces of other sizes too: a short piece before the last is stored apart and the file is written anew", async () => {
+    const account = await newAccount();
+    const original = await bigPng(3 * PIECE_BYTES, 5);
+    const pieces = [original.subarray(0, PIECE_BYTES), original.subarray(PIECE_BYTES, PIECE_BYTES + 1000), original.subarray(PIECE_BYTES + 1000, 2 * PIECE_BYTES + 1000), original.subarray(2 * PIECE_BYTES + 1000)];
+    const uploadId = newUploadId();
+    await sendAll(account, uploadId, pieces);
+    expect((await env.FILES.list({ prefix: `chunks/${uploadId}/` })).objects.map((o) => o.key)).toEqual([`chunks/${uploadId}/1`]);
+    const completed = (await sessionOf(uploadId))!.objectKey!;
+    const done = await finish(account.full, uploadId, { keep_original: "1" });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    await expectServed(done.body.data.src, original);
+    expect(await env.FILES.head(completed)).toBeNull();
+    expect((await env.FILES.list({ prefix: `chunks/${uploadId}/` })).objects).toEqual([]);
+  });
+
+  it("makes parts at finish of full pieces sent before the first one", async () => {
+    const account = await newAccount();
+    const original = await bigPng(2 * PIECE_BYTES + 500, 6);
+    const pieces = split(original, PIECE_BYTES);
+    const uploadId = newUploadId();
+    for (const index of [2, 1, 0]) expect((await sendPiece(account.full, uploadId, index, 3, pieces[index]!)).status).toBe(200);
+    const open = (await sessionOf(uploadId))!;
+    const done = await finish(account.full, uploadId, { keep_original: "1" });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    const { row, object } = await finishedFromParts(uploadId, done.body.data);
+    expect(row.objectKey).toBe(open.objectKey);
+    expect(isMultipartEtag(object!.httpEtag)).toBe(true);
+    await expectServed(done.body.data.src, original);
+  });
+
+  it("uses the piece sent last when one is sent again, also at the same time", async () => {
+    const account = await newAccount();
+    const original = await bigPng(3 * PIECE_BYTES - 100, 7);
+    const pieces = split(original, PIECE_BYTES);
+    const uploadId = newUploadId();
+    const wrong = new Uint8Array(PIECE_BYTES).fill(7);
+    await sendAll(account, uploadId, [pieces[0]!, wrong, pieces[2]!]);
+    await Promise.all([sendPiece(account.full, uploadId, 1, 3, wrong), sendPiece(account.full, uploadId, 1, 3, wrong)]);
+    expect((await sendPiece(account.full, uploadId, 1, 3, pieces[1]!)).status).toBe(200);
+    const done = await finish(account.full, uploadId, { keep_original: "1" });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    await expectServed(done.body.data.src, original);
+    expect(isMultipartEtag((await finishedFromParts(uploadId, done.body.data)).object!.httpEtag)).toBe(true);
+  });
+
+  it("finishes after a finish that failed once the parts were completed, and keeps the completed object meanwhile", async () => {
+    const account = await newAccount();
+    const original = await bigPng(PIECE_BYTES + 4321, 8);
+    const uploadId = newUploadId();
+    await sendAll(account, uploadId, split(original, PIECE_BYTES));
+    expect((await block("piecewords")).status).toBe(201);
+    const failed = await finish(account.full, uploadId, { title: "piecewords" });
+    expect(failed.status).toBe(422);
+    const session = (await sessionOf(uploadId))!;
+    expect(session).toMatchObject({ status: "open", assembled: true });
+    expect(await env.FILES.head(session.objectKey!)).not.toBeNull();
+    // Past the orphan sweep's grace period, within the session's lifetime.
+    await sweepOrphanFiles({ ...uploadDeps(env), now: () => Date.now() + 90 * 60_000 });
+    expect(await env.FILES.head(session.objectKey!)).not.toBeNull();
+
+    const done = await finish(account.full, uploadId, { keep_original: "1" });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body.data.id).toBe(session.fileUploadId);
+    expect((await findUploadRecord(uploadDeps(env).db, done.body.data.id))!.objectKey).toBe(session.objectKey);
+    await expectServed(done.body.data.src, original);
+  });
+
+  it("takes a piece sent again after a failed finish, though the parts were completed", async () => {
+    const account = await newAccount();
+    const original = await bigPng(2 * PIECE_BYTES + 10, 9);
+    const pieces = split(original, PIECE_BYTES);
+    const uploadId = newUploadId();
+    await sendAll(account, uploadId, [pieces[0]!, new Uint8Array(PIECE_BYTES), pieces[2]!]);
+    expect((await finish(account.full, uploadId)).status).toBe(422);
+    expect((await sendPiece(account.full, uploadId, 1, 3, pieces[1]!)).status).toBe(200);
+    const done = await finish(account.full, uploadId, { keep_original: "1" });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    await expectServed(done.body.data.src, original);
+  });
+
+  it("replaces an upload's file from full pieces (written under the replaced upload)", async () => {
+    const account = await newAccount();
+    const first = await upload(account.full, await fixture("tiny/gif.gif"));
+    const original = await bigPng(PIECE_BYTES + 77, 10);
+    const uploadId = newUploadId();
+    await sendAll(account, uploadId, split(original, PIECE_BYTES));
+    const completed = (await sessionOf(uploadId))!.objectKey!;
+    const form = new FormData();
+    form.append("upload_id", uploadId);
+    form.append("keep_original", "1");
+    const res = await json(request(`/api/${first.body.data.id}/replace`, { method: "POST", headers: { "X-API-Key": account.full }, body: form }));
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data.id).toBe(first.body.data.id);
+    await expectServed(res.body.data.src, original);
+    expect(await env.FILES.head(completed)).toBeNull();
+  });
+
+  it("aborts an abandoned session's multipart upload and removes its completed object", async () => {
+    const account = await newAccount();
+    const start = Date.now();
+    const at = (ms: number) => ({ ...uploadDeps(env), now: () => start + ms });
+    const piece = (await bigPng(2 * PIECE_BYTES, 11)).subarray(0, PIECE_BYTES);
+    const abandoned = newUploadId();
+    await storePiece(at(0), { accountId: account.id, uploadId: abandoned, index: 0, total: 3, bytes: piece });
+    const open = (await sessionOf(abandoned))!;
+
+    // And one whose parts a finish completed before it failed.
+    const failedId = newUploadId();
+    for (const index of [0, 1]) await storePiece(at(0), { accountId: account.id, uploadId: failedId, index, total: 2, bytes: index ? new Uint8Array(10) : piece });
+    const failing = (await sessionOf(failedId))!;
+    await expect(claimPiecedFile(at(1000), account.id, failedId).then((f) => f.release())).resolves.toBeUndefined();
+    expect(await env.FILES.head(failing.objectKey!)).not.toBeNull();
+
+    expect(await sweepPieceSessions(at(SESSION_LIFETIME_MS + 1000))).toBeGreaterThanOrEqual(2);
+    const probe = env.FILES.resumeMultipartUpload(open.objectKey!, open.multipartId!);
+    await expect(probe.uploadPart(1, new Uint8Array(1))).rejects.toThrow(/NoSuchUpload|does not exist/i);
+    expect(await env.FILES.head(failing.objectKey!)).toBeNull();
+    expect((await sessionOf(abandoned))!.status).toBe("discarded");
+  });
+});
+
+/** Finishes with the given bindings (the media service down, say), expecting success. */
+async function uploadWithPieces(account: TestAccount, uploadId: string, bindings: Partial<Cloudflare.Env>) {
+  const form = new FormData();
+  form.append("upload_id", uploadId);
+  const res = await fetchWithEnv("/api", { method: "POST", headers: { "X-API-Key": account.full }, body: form }, bindings);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.data as { id: string; src: string };
+}

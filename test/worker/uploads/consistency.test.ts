@@ -9,6 +9,7 @@ import { runMediaJob } from "../../../src/uploads/media-jobs/jobs";
 import { database } from "../../../src/storage/db";
 import { PART_BYTES } from "../../../src/storage/object-writer";
 import { toHex } from "../../../src/crypto";
+import { PIECE_BYTES } from "../../../src/spec-limits";
 import { bigPng, DEAD_SERVICE, fixture, newAccount, ORIGIN, startApp, uniquePng, uploadForm, type TestAccount } from "../helpers";
 
 const R2_CALLS = new Set(["put", "get", "head", "delete", "list", "createMultipartUpload"]);
@@ -330,3 +331,77 @@ describe("a crash at any step of a multipart write leaves the old state or the n
 });
 
 const bigFile = bigPng(PART_BYTES + 4096).then(async (bytes) => ({ bytes, sent: { size: bytes.length, hash: await sha256(bytes) } }));
+
+/**
+ * A file in two pieces, the first a full 5 MiB one: both go up as parts of a multipart upload
+ * (create, a part, the last part), which finishing completes. Storage fails at each step of
+ * sending the pieces, and of finishing; whatever was answered, sending what failed again and
+ * finishing again makes the upload, whole, and leaves nothing behind.
+ */
+describe("a crash at any step of a file in pieces leaves it finishable", () => {
+  const noService = { MEDIA_SERVICE_URL: DEAD_SERVICE };
+  const serviceDown = (bindings: Partial<Cloudflare.Env>) => ({ ...bindings, ...noService });
+  const pieceForm = (uploadId: string, index: number, bytes: Uint8Array) => {
+    const form = new FormData();
+    for (const [k, v] of Object.entries({ upload_id: uploadId, index: String(index), total: "2" })) form.append(k, v);
+    form.append("chunk", new Blob([bytes]), "blob");
+    return form;
+  };
+  const finishForm = (uploadId: string) => uploadForm(null, { upload_id: uploadId, keep_original: "1", allow_duplicate: "1" });
+  const sendPieces = async (account: TestAccount, uploadId: string, bytes: Uint8Array, bindings: Partial<Cloudflare.Env> = {}) => {
+    const statuses: number[] = [];
+    for (const index of [0, 1]) {
+      const res = await call("/api/chunk", { method: "POST", key: account.full, body: pieceForm(uploadId, index, index ? bytes.subarray(PIECE_BYTES) : bytes.subarray(0, PIECE_BYTES)) }, bindings);
+      expectAnswered(res);
+      statuses.push(res.status);
+    }
+    return statuses;
+  };
+  const newSession = () => crypto.randomUUID().replaceAll("-", "");
+
+  /** The finish (again, without failures where `bindings` is empty) made a whole upload; it is then deleted. */
+  async function expectFinished(account: TestAccount, outcome: Awaited<ReturnType<typeof call>>, sent: { size: number; hash: string }, fault: Fault) {
+    expect(outcome.status, JSON.stringify(outcome.body)).toBe(200);
+    await expectStoredWhole((await expectConsistent(outcome.body.data.id, noService))!, sent);
+    expect(await unfinished(fault.multipartUploads)).toEqual([]);
+    await call(`/api/${outcome.body.data.id}`, { method: "DELETE", key: account.full });
+  }
+
+  it("sending the pieces", async () => {
+    const account = await newAccount();
+    const { bytes, sent } = await piecedFile;
+    const steps = await atEveryStep(
+      async () => ({ id: newSession(), before: null }),
+      (bindings, uploadId) => sendPieces(account, uploadId, bytes, serviceDown(bindings)),
+      async (uploadId, _before, fault) => {
+        await sendPieces(account, uploadId, bytes, noService);
+        await expectFinished(account, await call("/api", { method: "POST", key: account.full, body: finishForm(uploadId) }, noService), sent, fault);
+        await expectNoStrayObjects(noService);
+      },
+    );
+    expect(steps).toBeGreaterThan(5);
+  });
+
+  it("finishing", async () => {
+    const account = await newAccount();
+    const { bytes, sent } = await piecedFile;
+    const steps = await atEveryStep(
+      async () => {
+        const uploadId = newSession();
+        expect(await sendPieces(account, uploadId, bytes, noService)).toEqual([200, 200]);
+        return { id: uploadId, before: null };
+      },
+      (bindings, uploadId) => call("/api", { method: "POST", key: account.full, body: finishForm(uploadId) }, serviceDown(bindings)),
+      async (uploadId, _before, fault, outcome) => {
+        expectAnswered(outcome);
+        const made = typeof outcome !== "string" && outcome.status === 200;
+        const final = made ? outcome : await call("/api", { method: "POST", key: account.full, body: finishForm(uploadId) }, noService);
+        await expectFinished(account, final, sent, fault);
+        await expectNoStrayObjects(noService);
+      },
+    );
+    expect(steps).toBeGreaterThan(5);
+  });
+});
+
+const piecedFile = bigPng(PIECE_BYTES + 4096).then(async (bytes) => ({ bytes, sent: { size: bytes.length, hash: await sha256(bytes) } }));
