@@ -48,6 +48,8 @@ function failing(failAt: number, down = false): Fault {
           const result = value.apply(object, args);
           if (name === "createMultipartUpload") return (result as Promise<R2MultipartUpload>).then(multipart);
           if (name === "resumeMultipartUpload") return multipart(result as R2MultipartUpload);
+          // A D1 session's statements are the database's.
+          if (name === "withSession") return wrap(result as D1DatabaseSession, counted, rejects);
           return result;
         };
       },
