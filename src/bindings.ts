@@ -8,6 +8,8 @@ import type { UploadDeps } from "./uploads/upload-deps";
 import { dohResolver } from "./net/resolve";
 import type { LinkDeps } from "./uploads/intake/link-download";
 import type { ProcessDeps } from "./uploads/media-jobs/jobs";
+import type { ServingDeps } from "./uploads/serving/lookup";
+import { isolateMemo, recordStore } from "./uploads/serving/record-store";
 
 /** The domain's dependencies for a request: its bindings, its database handle and the app's clock. */
 export const requestDeps = (c: Context<AppEnv>) => uploadDeps(c.env, c.var.db, c.var.now);
@@ -15,6 +17,21 @@ export const requestDeps = (c: Context<AppEnv>) => uploadDeps(c.env, c.var.db, c
 /** Where the domain's dependencies are built from the Worker's bindings, for routes and cron alike. */
 export function uploadDeps(env: Env, db: Database = database(env.DB), now: () => number = Date.now): UploadDeps {
   return { db, bucket: env.FILES, now };
+}
+
+/** As requestDeps, with the serving records of this isolate and colo (src/uploads/serving). */
+export const servingDeps = (c: Context<AppEnv>): ServingDeps => ({
+  ...requestDeps(c),
+  records: recordStore(isolateMemo, typeof caches === "undefined" ? undefined : caches.default, (work) => afterResponse(c, work)),
+});
+
+/** Keeps the Worker alive for work that outlasts the response, where there is a context to do so. */
+function afterResponse(c: Context<AppEnv>, work: Promise<unknown>) {
+  try {
+    c.executionCtx.waitUntil(work);
+  } catch {
+    // No execution context (a bare app.request): the work runs on unattended.
+  }
 }
 
 export function processDeps(env: Env, db?: Database, now?: () => number): ProcessDeps {

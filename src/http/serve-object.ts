@@ -1,10 +1,10 @@
 import type { Context } from "hono";
-import { ApiError, notFound } from "../errors";
+import { ApiError } from "../errors";
 
 export interface ServedObject {
   key: string;
-  size: number;
-  etag: string;
+  /** What the object is, when known without asking storage (a thumbnail's is not recorded). */
+  stored?: { size: number; etag: string };
   mime: string;
   cacheControl: string;
   filename: string;
@@ -51,11 +51,57 @@ function etagMatches(header: string | undefined, etag: string): boolean {
 /**
  * Streams an R2 object with conditional (ETag / If-None-Match) and range support. The body
  * is R2's stream passed straight through: nothing is buffered.
+ *
+ * Every answer, HEAD and 304 included, rests on one storage call that found the object: a
+ * caller serving from remembered facts learns that they are out of date (its object was
+ * removed) from the null this returns, before anything is sent.
  */
-export async function serveObject(c: Context, object: ServedObject): Promise<Response> {
-  const headers = new Headers({
+export async function serveObject(c: Context, object: ServedObject): Promise<Response | null> {
+  const bucket: R2Bucket = c.env.FILES;
+  const plainGet = c.req.method === "GET" && !c.req.header("Range") && !c.req.header("If-None-Match");
+  if (!object.stored && plainGet) {
+    await object.beforeBody?.({ fromStart: true });
+    const body = await bucket.get(object.key);
+    if (!body) return null;
+    const headers = responseHeaders(object, body.httpEtag);
+    headers.set("Content-Length", String(body.size));
+    return new Response(body.body, { status: 200, headers });
+  }
+  let stored = object.stored;
+  let found = false;
+  const confirm = async () => {
+    if (found) return true;
+    const head = await bucket.head(object.key);
+    stored ??= head ? { size: head.size, etag: head.httpEtag } : undefined;
+    return (found = head !== null);
+  };
+  if (!stored && !(await confirm())) return null;
+  const { size, etag } = stored!;
+
+  const headers = responseHeaders(object, etag);
+  if (etagMatches(c.req.header("If-None-Match"), etag)) return (await confirm()) ? new Response(null, { status: 304, headers }) : null;
+
+  const ifRange = c.req.header("If-Range");
+  const range = ifRange && ifRange !== etag ? null : parseRange(c.req.header("Range"), size);
+  if (range === "unsatisfiable") {
+    if (!(await confirm())) return null;
+    throw new ApiError(416, "Requested range not satisfiable.", { "Content-Range": `bytes */${size}` });
+  }
+  const status = range ? 206 : 200;
+  headers.set("Content-Length", String(range ? range.length : size));
+  if (range) headers.set("Content-Range", `bytes ${range.offset}-${range.offset + range.length - 1}/${size}`);
+  if (c.req.method === "HEAD") return (await confirm()) ? new Response(null, { status, headers }) : null;
+
+  await object.beforeBody?.({ fromStart: !range || range.offset === 0 });
+  const body = await bucket.get(object.key, range ? { range } : undefined);
+  if (!body) return null;
+  return new Response(body.body, { status, headers });
+}
+
+function responseHeaders(object: ServedObject, etag: string): Headers {
+  return new Headers({
     "Content-Type": object.mime,
-    ETag: object.etag,
+    ETag: etag,
     "Cache-Control": object.cacheControl,
     "Accept-Ranges": "bytes",
     "X-Content-Type-Options": "nosniff",
@@ -63,21 +109,4 @@ export async function serveObject(c: Context, object: ServedObject): Promise<Res
     "Content-Disposition": `inline; filename="${object.filename}"`,
     ...object.headers,
   });
-  if (etagMatches(c.req.header("If-None-Match"), object.etag)) return new Response(null, { status: 304, headers });
-
-  const ifRange = c.req.header("If-Range");
-  const range = ifRange && ifRange !== object.etag ? null : parseRange(c.req.header("Range"), object.size);
-  if (range === "unsatisfiable") {
-    throw new ApiError(416, "Requested range not satisfiable.", { "Content-Range": `bytes */${object.size}` });
-  }
-  const status = range ? 206 : 200;
-  const length = range ? range.length : object.size;
-  headers.set("Content-Length", String(length));
-  if (range) headers.set("Content-Range", `bytes ${range.offset}-${range.offset + range.length - 1}/${object.size}`);
-  if (c.req.method === "HEAD") return new Response(null, { status, headers });
-
-  await object.beforeBody?.({ fromStart: !range || range.offset === 0 });
-  const body = await c.env.FILES.get(object.key, range ? { range } : undefined);
-  if (!body) throw notFound("File not found.");
-  return new Response(body.body, { status, headers });
 }

@@ -2,7 +2,7 @@ import { notFound } from "../errors";
 import { recordFlaggedContent } from "../storage/moderation";
 import { deleteUploadsWithContent, findUpload } from "../storage/uploads";
 import type { UploadDeps } from "../uploads/upload-deps";
-import { removeFiles } from "../uploads/remove";
+import { removeFiles } from "../uploads/serving/previous-files";
 
 /**
  * An operator flags an upload: the hash of its bytes (as they were uploaded) is recorded first,

@@ -1,4 +1,5 @@
 import { Hono, type Context } from "hono";
+import { servingDeps } from "../bindings";
 import type { AppEnv } from "../env";
 import { ApiError, forbidden, notFound, unauthorized } from "../errors";
 import { immutableUntil, NO_STORE, REVALIDATE } from "../http/cache-control";
@@ -7,8 +8,10 @@ import { awaitsConversion } from "../uploads/media-jobs/webp-policy";
 import { serveObject } from "../http/serve-object";
 import { objectName } from "../storage/keys";
 import type { UploadRow } from "../storage/schema";
-import { findUpload, takeView } from "../storage/uploads";
+import { takeView } from "../storage/uploads";
 import { uploadLinks } from "../uploads/public-urls";
+import { currentUpload } from "../uploads/serving/lookup";
+import { factsOf, type ServingFacts, type ServingRecord } from "../uploads/serving/record";
 import { publicOrigin } from "../http/request-info";
 import { settingsOf } from "../settings";
 import { methodNotAllowed } from "./method-not-allowed";
@@ -18,19 +21,12 @@ import { methodNotAllowed } from "./method-not-allowed";
  * signed link's expiry or the last view. Others: src is revalidated on every use (a replaced file
  * shows at once); a stored object never changes under its name, so path and thumb are immutable.
  */
-function caching(row: UploadRow, url: "src" | "stored", now: number): string {
-  if (row.passwordHash !== null || row.maxViews !== null) return NO_STORE;
-  return url === "src" ? REVALIDATE : immutableUntil(row.expiresAt, now);
+function caching(facts: ServingFacts, url: "src" | "stored", now: number): string {
+  if (!facts.shared) return NO_STORE;
+  return url === "src" ? REVALIDATE : immutableUntil(facts.expiresAt, now);
 }
 
-const robots = (row: UploadRow): Record<string, string> =>
-  row.visibility === "public" ? {} : { "X-Robots-Tag": "noindex" };
-
-async function liveUpload(c: Context<AppEnv>) {
-  const row = await findUpload(c.var.db, c.req.param("id")!, c.var.now());
-  if (!row) throw notFound("No such upload.");
-  return row;
-}
+const robots = (facts: ServingFacts): Record<string, string> => (facts.indexable ? {} : { "X-Robots-Tag": "noindex" });
 
 /** An upload still in a format it is converted from carries its camera metadata: never served. */
 function servable(row: UploadRow) {
@@ -76,56 +72,93 @@ const countingViews = (c: Context<AppEnv>, row: UploadRow) =>
         if (fromStart && !(await takeView(c.var.db, row.id))) throw usedUp();
       };
 
-/** The upload's current file, as `src` or under its stored name (`path`). */
-const serveUploadFile = (c: Context<AppEnv>, row: UploadRow, url: "src" | "stored", filename: string) =>
+type BeforeBody = ReturnType<typeof countingViews>;
+
+/** The upload's current file, as `src` or under its stored name (`path`); null if it is not stored. */
+const serveUploadFile = (c: Context<AppEnv>, facts: ServingFacts, url: "src" | "stored", filename: string, beforeBody?: BeforeBody) =>
   serveObject(c, {
-    key: row.objectKey,
-    size: row.size,
-    etag: row.etag,
-    mime: row.mime,
-    cacheControl: caching(row, url, c.var.now()),
+    key: facts.objectKey,
+    stored: { size: facts.size, etag: facts.etag },
+    mime: facts.mime,
+    cacheControl: caching(facts, url, c.var.now()),
     filename,
-    headers: robots(row),
-    beforeBody: countingViews(c, row),
+    headers: robots(facts),
+    beforeBody,
   });
 
+const serveSrc = (c: Context<AppEnv>, facts: ServingFacts, beforeBody?: BeforeBody) =>
+  serveUploadFile(c, facts, "src", `${facts.id}.${objectName(facts.objectKey).split(".").pop()}`, beforeBody);
+
+/** The thumbnail, whose size and ETag storage tells. */
+const serveThumb = (c: Context<AppEnv>, facts: ServingFacts, name: string) =>
+  serveObject(c, {
+    key: facts.thumbKey!,
+    mime: "image/webp",
+    cacheControl: caching(facts, "stored", c.var.now()),
+    filename: name,
+    headers: robots(facts),
+  });
+
+/** A record of the upload held by this isolate or colo, if any (see src/uploads/serving). */
+const recall = (c: Context<AppEnv>) => servingDeps(c).records.recall(c.req.param("id")!, c.var.now());
+
 /**
- * Public file URLs. The database row is consulted on every request, so a deleted or expired
- * upload stops being served at once, whatever remains in storage or caches downstream of us.
+ * The answer from the database's row, after a record was missing, out of date or did not fit
+ * the URL. A file gone between reading the row and reading the file was replaced or moved
+ * meanwhile, so the row is read once more; the answer is all old or all new, never a mix.
+ */
+async function fromDatabase(c: Context<AppEnv>, recalled: ServingRecord | null, serve: (row: UploadRow) => Promise<Response | null>) {
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    const row = await currentUpload(servingDeps(c), c.req.param("id")!, recalled !== null || attempt > 1);
+    if (!row) throw notFound("No such upload.");
+    const response = await serve(row);
+    if (response) return response;
+  }
+  throw notFound("File not found.");
+}
+
+/**
+ * Public file URLs. A record of a plainly served upload answers without the database when its
+ * file is still stored; every change that would make a record wrong moves or removes that file
+ * first. Anything else (no record, a missing file, a locked, view-limited or converting upload)
+ * is decided on the database row, so a deleted or expired upload stops being served at once.
  */
 export const files = new Hono<AppEnv>()
   // src: the current file, revalidated on every use so a replaced file shows at once.
   .get("/i/:id", async (c) => {
-    const row = servable(await liveUpload(c));
-    const guarded = await guard(c, row, "src");
-    if (guarded) return guarded;
-    return serveUploadFile(c, row, "src", `${row.id}.${objectName(row.objectKey).split(".").pop()}`);
+    const record = await recall(c);
+    const fast = record && (await serveSrc(c, record));
+    if (fast) return fast;
+    return fromDatabase(c, record, async (row) => {
+      const guarded = await guard(c, servable(row), "src");
+      return guarded ?? serveSrc(c, factsOf(row), countingViews(c, row));
+    });
   })
   .all("/i/:id", methodNotAllowed("GET"))
-  // path: one stored object. A name that is no longer current (the file was converted or
-  // replaced) redirects to src rather than breaking links that kept `path`.
+  // path: one stored object. A name that is no longer current (the file was converted, replaced
+  // or moved) redirects to src rather than breaking links that kept `path`.
   .get("/f/:id/:name", async (c) => {
-    const row = servable(await liveUpload(c));
-    if (objectName(row.objectKey) !== c.req.param("name")) return c.redirect(uploadLinks(publicOrigin(c), row).src, 302);
-    await guard(c, row, "stored");
-    return serveUploadFile(c, row, "stored", c.req.param("name"));
+    const name = c.req.param("name");
+    const record = await recall(c);
+    const fast = record && objectName(record.objectKey) === name && (await serveUploadFile(c, record, "stored", name));
+    if (fast) return fast;
+    return fromDatabase(c, record, async (row) => {
+      if (objectName(servable(row).objectKey) !== name) return c.redirect(uploadLinks(publicOrigin(c), row).src, 302);
+      await guard(c, row, "stored");
+      return serveUploadFile(c, factsOf(row), "stored", name, countingViews(c, row));
+    });
   })
   .all("/f/:id/:name", methodNotAllowed("GET"))
   // thumb: a WebP made from the current file; a new file gets a new thumbnail name.
   .get("/t/:id/:name", async (c) => {
-    const row = await liveUpload(c);
-    if (!row.thumbKey || objectName(row.thumbKey) !== c.req.param("name")) throw notFound("No such thumbnail.");
-    await guard(c, row, "stored");
-    const head = await c.env.FILES.head(row.thumbKey);
-    if (!head) throw notFound("No such thumbnail.");
-    return serveObject(c, {
-      key: row.thumbKey,
-      size: head.size,
-      etag: head.httpEtag,
-      mime: "image/webp",
-      cacheControl: caching(row, "stored", c.var.now()),
-      filename: c.req.param("name"),
-      headers: robots(row),
+    const name = c.req.param("name");
+    const record = await recall(c);
+    const fast = record?.thumbKey && objectName(record.thumbKey) === name && (await serveThumb(c, record, name));
+    if (fast) return fast;
+    return fromDatabase(c, record, async (row) => {
+      if (!row.thumbKey || objectName(row.thumbKey) !== name) throw notFound("No such thumbnail.");
+      await guard(c, row, "stored");
+      return serveThumb(c, factsOf(row), name);
     });
   })
   .all("/t/:id/:name", methodNotAllowed("GET"));

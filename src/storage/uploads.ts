@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableColumns, gt, isNotNull, isNull, lt, lte, not, notInArray, or, sql, type SQL } from "drizzle-orm";
 import type { Database } from "./db";
 import { uploads, type NewUploadRow, type UploadRow } from "./schema";
 
@@ -23,6 +23,34 @@ export async function findDuplicate(db: Database, accountId: string, contentHash
 
 export async function findUpload(db: Database, id: string, now: number): Promise<UploadRow | undefined> {
   return db.select().from(uploads).where(and(eq(uploads.id, id), live(now))).get();
+}
+
+/** A media job is still to run on the upload's current file (its thumbnail or conversion is to come). */
+const processing = sql`exists (select 1 from media_jobs where media_jobs.upload_id = uploads.id and media_jobs.source_key = uploads.object_key and media_jobs.status in ('pending', 'running'))`;
+
+/**
+ * Served as it is to anyone holding the URL: no password, no view limit, not awaiting a
+ * conversion (`awaiting`: the types converted before they are served), no media job to come.
+ */
+const servedPlain = (awaiting: readonly string[]) =>
+  and(isNull(uploads.passwordHash), isNull(uploads.maxViews), notInArray(uploads.mime, [...awaiting]), not(processing))!;
+
+/** The live upload and whether it is served plainly (see servedPlain). */
+export async function findServingUpload(db: Database, id: string, now: number, awaiting: readonly string[]) {
+  const found = await db
+    .select({ ...getTableColumns(uploads), plain: sql<number>`${servedPlain(awaiting)}` })
+    .from(uploads)
+    .where(and(eq(uploads.id, id), live(now)))
+    .get();
+  if (!found) return undefined;
+  const { plain, ...row } = found;
+  return { row: row as UploadRow, plain: plain === 1 };
+}
+
+/** As findServingUpload, on one account. */
+export async function findOwnedServingUpload(db: Database, accountId: string, id: string, now: number, awaiting: readonly string[]) {
+  const found = await findServingUpload(db, id, now, awaiting);
+  return found?.row.accountId === accountId ? found : undefined;
 }
 
 export async function findOwnedUpload(db: Database, accountId: string, id: string, now: number) {
@@ -50,20 +78,45 @@ export async function listUploads(db: Database, accountId: string, now: number, 
 
 export type UploadMetaPatch = Partial<Pick<UploadRow, "visibility" | "title" | "description" | "passwordHash" | "maxViews" | "views">>;
 
-export async function updateUploadMeta(
-  db: Database,
-  accountId: string,
-  id: string,
-  patch: UploadMetaPatch,
-  now: number,
-): Promise<UploadRow | undefined> {
+async function updateOwned(db: Database, accountId: string, id: string, set: Partial<UploadRow>, now: number, only?: SQL) {
   const [row] = await db
     .update(uploads)
-    .set({ ...patch, updatedAt: now })
-    .where(and(eq(uploads.id, id), eq(uploads.accountId, accountId), live(now)))
+    .set({ ...set, updatedAt: now })
+    .where(and(eq(uploads.id, id), eq(uploads.accountId, accountId), live(now), only))
     .returning();
   return row;
 }
+
+export const updateUploadMeta = (db: Database, accountId: string, id: string, patch: UploadMetaPatch, now: number) =>
+  updateOwned(db, accountId, id, patch, now);
+
+/** As updateUploadMeta, but only while the upload is not served plainly (see servedPlain). */
+export const updateUploadMetaUnlessPlain = (db: Database, accountId: string, id: string, patch: UploadMetaPatch, now: number, awaiting: readonly string[]) =>
+  updateOwned(db, accountId, id, patch, now, not(servedPlain(awaiting)));
+
+export type MovedFiles = Pick<UploadRow, "objectKey" | "etag" | "thumbKey">;
+
+/**
+ * Points the upload at copies of its files under new keys and applies `patch`, if it still
+ * points at the files copied (no replace or media job got there first). One UPDATE.
+ */
+export const moveUploadFiles = (
+  db: Database,
+  accountId: string,
+  id: string,
+  from: Pick<UploadRow, "objectKey" | "thumbKey">,
+  to: MovedFiles,
+  patch: UploadMetaPatch,
+  now: number,
+) =>
+  updateOwned(
+    db,
+    accountId,
+    id,
+    { ...patch, ...to },
+    now,
+    and(eq(uploads.objectKey, from.objectKey), from.thumbKey === null ? isNull(uploads.thumbKey) : eq(uploads.thumbKey, from.thumbKey)),
+  );
 
 /** Deletes the account's upload and returns what it was, so its files can be removed. */
 export async function deleteOwnedUpload(db: Database, accountId: string, id: string, now: number) {

@@ -1,7 +1,17 @@
-import { notFound } from "../errors";
+import { ApiError, notFound } from "../errors";
 import { assertAcceptableText } from "../moderation/moderate";
 import { hashPassword } from "./access/passwords";
-import { updateUploadMeta, type UploadMetaPatch } from "../storage/uploads";
+import type { UploadRow } from "../storage/schema";
+import {
+  findOwnedServingUpload,
+  moveUploadFiles,
+  updateUploadMeta,
+  updateUploadMetaUnlessPlain,
+  type UploadMetaPatch,
+} from "../storage/uploads";
+import { AWAITING_CONVERSION } from "./media-jobs/webp-policy";
+import { copyFiles } from "./serving/move-files";
+import { removePreviousFiles } from "./serving/previous-files";
 import type { UploadDeps } from "./upload-deps";
 
 export interface UploadChange extends Pick<UploadMetaPatch, "visibility" | "title" | "description"> {
@@ -11,13 +21,52 @@ export interface UploadChange extends Pick<UploadMetaPatch, "visibility" | "titl
   max_views?: number | null;
 }
 
+/** Tries before a change that keeps meeting concurrent replaces or media jobs gives up. */
+const ATTEMPTS = 3;
+
+/** Whether the patch changes how the upload's files are served: locked, view-limited, indexable. */
+const changesServing = (row: UploadRow, patch: UploadMetaPatch) =>
+  patch.passwordHash !== undefined ||
+  patch.maxViews !== undefined ||
+  (patch.visibility !== undefined && (patch.visibility === "public") !== (row.visibility === "public"));
+
+/**
+ * Records of a plainly served upload may be held anywhere (src/uploads/serving). A change to how
+ * its files are served therefore moves them: copies under new keys, one conditional UPDATE that
+ * points the row at them, then the originals removed before the answer, so every record of the
+ * originals leads to a missing object. An upload not served plainly has no records of its
+ * current files, and is changed in place as long as that is still so. Titles and descriptions
+ * never move anything.
+ */
 export async function changeUpload(deps: UploadDeps, accountId: string, id: string, change: UploadChange) {
   const { password, max_views, ...text } = change;
   await assertAcceptableText(deps.db, { title: text.title, description: text.description });
   const patch: UploadMetaPatch = { ...text };
   if (password !== undefined) patch.passwordHash = password === null ? null : await hashPassword(password);
   if (max_views !== undefined) Object.assign(patch, { maxViews: max_views, views: 0 });
-  const row = await updateUploadMeta(deps.db, accountId, id, patch, deps.now());
+
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    const current = await findOwnedServingUpload(deps.db, accountId, id, deps.now(), AWAITING_CONVERSION);
+    if (!current) throw notFound("No upload with that id on this account.");
+    if (!changesServing(current.row, patch)) return found(await updateUploadMeta(deps.db, accountId, id, patch, deps.now()));
+    if (!current.plain) {
+      const row = await updateUploadMetaUnlessPlain(deps.db, accountId, id, patch, deps.now(), AWAITING_CONVERSION);
+      if (row) return row;
+      continue;
+    }
+    const moved = await copyFiles(deps.bucket, current.row);
+    const row = await moveUploadFiles(deps.db, accountId, id, current.row, moved.files, patch, deps.now());
+    if (!row) {
+      await moved.discard();
+      continue;
+    }
+    await removePreviousFiles(deps.bucket, [current.row.objectKey, current.row.thumbKey]);
+    return row;
+  }
+  throw new ApiError(409, "The upload kept changing while it was being changed (a replace or a conversion). Try again.");
+}
+
+function found(row: UploadRow | undefined) {
   if (!row) throw notFound("No upload with that id on this account.");
   return row;
 }

@@ -1,14 +1,12 @@
 import { secretsEqual, sha256Hex } from "../crypto";
 import { notFound } from "../errors";
-import { uploadPrefix } from "../storage/keys";
-import { deletePrefix } from "../storage/objects";
-import type { UploadRow } from "../storage/schema";
 import { deleteOwnedUpload, deleteUploadByToken, findUpload } from "../storage/uploads";
+import { removeFiles } from "./serving/previous-files";
 import type { UploadDeps } from "./upload-deps";
 
 /**
- * The row goes first: from that moment every URL of the upload answers 404, whatever happens
- * to the file deletes that follow.
+ * The row goes first: from that moment every URL read from the database answers 404. The files
+ * follow before the answer, which makes every record of them elsewhere harmless.
  */
 export async function removeOwnedUpload(deps: UploadDeps, accountId: string, id: string) {
   const row = await deleteOwnedUpload(deps.db, accountId, id, deps.now());
@@ -30,6 +28,3 @@ export async function uploadForDeleteLink(deps: UploadDeps, id: string, token: s
 }
 
 const invalidLink = () => notFound("This delete link is not valid (already used, or never issued).");
-
-export const removeFiles = (bucket: R2Bucket, row: UploadRow) =>
-  deletePrefix(bucket, uploadPrefix(row.id), [row.objectKey, ...(row.thumbKey ? [row.thumbKey] : [])]);

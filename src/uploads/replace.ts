@@ -7,6 +7,7 @@ import type { UploadDeps } from "./upload-deps";
 import type { StagedFile } from "./intake/staged-file";
 import { cancelProcessing, planProcessing } from "./media-jobs/jobs";
 import { needsProcessing } from "./media-jobs/webp-policy";
+import { removePreviousFiles } from "./serving/previous-files";
 
 /** The spec's 409: a password-protected or view-limited upload keeps its file. */
 export function assertReplaceable(upload: Pick<UploadRow, "passwordHash" | "maxViews">) {
@@ -21,6 +22,7 @@ export function assertReplaceable(upload: Pick<UploadRow, "passwordHash" | "maxV
  * only the new file; then the previous file and thumbnail are removed. The new file gets the
  * same checks and conversions as a new upload (its media job), and takes over duplicate
  * detection for its bytes unless another upload of the account already answers for them.
+ * If the previous files cannot be removed, the answer is a 503 (the new file is in place).
  */
 export async function replaceFile(deps: UploadDeps, input: { accountId: string; id: string; file: StagedFile; keepOriginal: boolean }) {
   const { db, bucket } = deps;
@@ -48,12 +50,8 @@ export async function replaceFile(deps: UploadDeps, input: { accountId: string; 
     if (job) await cancelProcessing(deps, job.id);
     throw new ApiError(409, "The upload changed while it was being replaced (another replace, or it was deleted). Try again.");
   }
-  // The upload points at the new file now: a failure from here on must not undo that, and a
-  // previous file left behind is removed by the cron job's sweep.
-  try {
-    await bucket.delete([current.objectKey, ...(current.thumbKey ? [current.thumbKey] : [])]);
-  } catch (error) {
-    console.error(JSON.stringify({ upload: id, removePrevious: String(error) }));
-  }
+  // The upload points at the new file now: a failure from here on must not undo that. Records of
+  // the previous file are harmless once it is gone, so its removal is part of the answer.
+  await removePreviousFiles(bucket, [current.objectKey, current.thumbKey]);
   return { row, jobId: job?.id ?? null };
 }

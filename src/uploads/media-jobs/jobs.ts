@@ -9,6 +9,7 @@ import {
   finishMediaJob,
   type NewMediaJob,
 } from "../../storage/media-jobs";
+import { deleteObjects } from "../../storage/objects";
 import { findUpload, swapUploadFile } from "../../storage/uploads";
 import type { UploadDeps } from "../upload-deps";
 import { processImage, processVideo } from "./processing";
@@ -66,9 +67,11 @@ export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<voi
         // The new files are the upload's now: nothing below may remove them.
         written.length = 0;
         const old = [before.objectKey, before.thumbKey].filter((k): k is string => !!k && k !== file.objectKey && k !== file.thumbKey);
-        // Left behind if this fails: the cron job's sweep removes files nothing points at.
+        // Removed with retries, since records of them are harmless only once they are gone. Left
+        // behind if every try fails: records of them go stale within RECORD_TTL_MS and the cron
+        // job's sweep removes files nothing points at.
         try {
-          if (old.length) await deps.bucket.delete(old);
+          if (old.length) await deleteObjects(deps.bucket, old);
         } catch (error) {
           console.error(JSON.stringify({ job: job.id, removePrevious: String(error) }));
         }

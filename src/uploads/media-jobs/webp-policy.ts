@@ -36,3 +36,5 @@ export function webpPlan(upload: UploadRow, image: SourceImage | null): WebpPlan
 }
 
 export const awaitsConversion = (upload: Pick<UploadRow, "mime">) => CONVERTED_TO_WEBP.has(upload.mime);
+/** The types an upload is never served in (see awaitsConversion), for queries. */
+export const AWAITING_CONVERSION: readonly string[] = [...CONVERTED_TO_WEBP];

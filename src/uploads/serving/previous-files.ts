@@ -1,0 +1,30 @@
+import { ApiError } from "../../errors";
+import { deleteObjects, deletePrefix } from "../../storage/objects";
+import { uploadPrefix } from "../../storage/keys";
+import type { UploadRow } from "../../storage/schema";
+
+/**
+ * The answer when a change is made but the files it left behind could not be removed (after
+ * deleteObjects' retries): records of them elsewhere may serve them until they go stale, and
+ * the cron job's sweep removes them.
+ */
+const notRemoved = (error: unknown) => {
+  console.error(JSON.stringify({ removePrevious: String(error) }));
+  return new ApiError(503, "The change is made, but its previous files could not be removed yet: they may be served for up to a minute more.");
+};
+
+/** Removes the files an upload pointed at before a change; called once the row points elsewhere. */
+export async function removePreviousFiles(bucket: R2Bucket, keys: (string | null)[]): Promise<void> {
+  const present = keys.filter((key): key is string => !!key);
+  if (present.length) await deleteObjects(bucket, present).catch((error) => Promise.reject(notRemoved(error)));
+}
+
+/**
+ * Removes every file of a deleted upload; called once its row is gone. Its file and thumbnail
+ * are what records name, so they go first and must; anything else under its prefix (left by an
+ * earlier crash) is the sweep's if it cannot be removed now.
+ */
+export async function removeFiles(bucket: R2Bucket, row: UploadRow): Promise<void> {
+  await removePreviousFiles(bucket, [row.objectKey, row.thumbKey]);
+  await deletePrefix(bucket, uploadPrefix(row.id)).catch((error) => console.error(JSON.stringify({ upload: row.id, removeRest: String(error) })));
+}
