@@ -20,6 +20,7 @@ const SUITES = {
   large: () => import("./large.mjs"),
   limits: () => import("./limits.mjs"),
   hostile: () => import("./hostile.mjs"),
+  scale: () => import("./scale.mjs"),
 };
 
 const requested = process.argv.slice(2);
