@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { AppEnv, Env } from "./env";
+import { afterResponse } from "./http/after-response";
 import { mediaService } from "./media/service";
 import type { Database } from "./storage/db";
 import { database } from "./storage/db";
@@ -22,17 +23,9 @@ export function uploadDeps(env: Env, db: Database = database(env.DB), now: () =>
 /** As requestDeps, with the serving records of this isolate and colo (src/uploads/serving). */
 export const servingDeps = (c: Context<AppEnv>): ServingDeps => ({
   ...requestDeps(c),
-  records: recordStore(isolateMemo, typeof caches === "undefined" ? undefined : caches.default, (work) => afterResponse(c, work)),
+  records: recordStore(isolateMemo, typeof caches === "undefined" ? undefined : caches.default, (work) => afterResponse(c, "serving record", work)),
 });
 
-/** Keeps the Worker alive for work that outlasts the response, where there is a context to do so. */
-function afterResponse(c: Context<AppEnv>, work: Promise<unknown>) {
-  try {
-    c.executionCtx.waitUntil(work);
-  } catch {
-    // No execution context (a bare app.request): the work runs on unattended.
-  }
-}
 
 export function processDeps(env: Env, db?: Database, now?: () => number): ProcessDeps {
   return {

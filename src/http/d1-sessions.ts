@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { badRequest } from "../errors";
+import { afterResponse } from "./after-response";
 import { database } from "../storage/db";
 
 /**
@@ -68,5 +69,5 @@ export async function inAccountSession(
   const reached = c.var.session.getBookmark();
   if (!note || !reached) return;
   if (!read) await note(reached);
-  else if (noted === null && sent === null) c.executionCtx.waitUntil(note(reached));
+  else if (noted === null && sent === null) afterResponse(c, "bookmark", note(reached));
 }

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { unprocessable } from "../../errors";
+import { afterResponse } from "../../http/after-response";
 import { assertMayUpload } from "../../http/auth";
 import { linkSigning, publicOrigin } from "../../http/request-info";
 import { parseOrThrow } from "../../http/validation";
@@ -38,7 +39,7 @@ const fileRequest = (c: Context<AppEnv>, uploadId: string, newUpload: boolean): 
 /** Conversion starts now, after the response; the cron job re-drives it if this run fails. */
 const startMediaJob = (c: Context<AppEnv>, deps: UploadDeps, jobId: string | null) => {
   // On a database handle of its own: it outlives the request and its D1 session.
-  if (jobId) c.executionCtx.waitUntil(runMediaJob(processDeps(c.env, undefined, deps.now), jobId));
+  if (jobId) afterResponse(c, "media job", runMediaJob(processDeps(c.env, undefined, deps.now), jobId));
 };
 
 export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
