@@ -9,8 +9,11 @@ export interface PartRecord {
 
 /** Opens the session on its first piece; a session that exists already is left as it is. */
 export async function openPieceSession(db: Database, session: Pick<PieceSessionRow, "id" | "accountId" | "total" | "createdAt" | "expiresAt">) {
-  await db.insert(pieceSessions).values(session).onConflictDoNothing();
-  const [row] = await db.select().from(pieceSessions).where(eq(pieceSessions.id, session.id));
+  // One round trip: every piece of a session comes through here.
+  const [, [row]] = await db.batch([
+    db.insert(pieceSessions).values(session).onConflictDoNothing(),
+    db.select().from(pieceSessions).where(eq(pieceSessions.id, session.id)),
+  ]);
   return row!;
 }
 
@@ -25,14 +28,16 @@ export async function findPieceSession(db: Database, id: string) {
  */
 export async function recordPiece(db: Database, sessionId: string, index: number, size: number, part: PartRecord | null = null): Promise<number> {
   const where = { size, partNumber: part?.number ?? null, partEtag: part?.etag ?? null, objectOffset: null };
-  await db
-    .insert(storedPieces)
-    .values({ sessionId, index, ...where })
-    .onConflictDoUpdate({ target: [storedPieces.sessionId, storedPieces.index], set: where });
-  const [row] = await db
-    .select({ bytes: sql<number>`coalesce(sum(${storedPieces.size}), 0)` })
-    .from(storedPieces)
-    .where(eq(storedPieces.sessionId, sessionId));
+  const [, [row]] = await db.batch([
+    db
+      .insert(storedPieces)
+      .values({ sessionId, index, ...where })
+      .onConflictDoUpdate({ target: [storedPieces.sessionId, storedPieces.index], set: where }),
+    db
+      .select({ bytes: sql<number>`coalesce(sum(${storedPieces.size}), 0)` })
+      .from(storedPieces)
+      .where(eq(storedPieces.sessionId, sessionId)),
+  ]);
   return Number(row?.bytes ?? 0);
 }
 
