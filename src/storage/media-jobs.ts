@@ -1,7 +1,8 @@
 import { and, eq, inArray, lt, lte, or, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "./db";
-import { mediaJobs, type MediaJobRow } from "./schema";
+import { mediaJobs, uploads, type MediaJobRow } from "./schema";
+import { live } from "./uploads";
 
 export interface NewMediaJob {
   id: string;
@@ -43,8 +44,8 @@ export async function deleteMediaJob(db: Database, id: string) {
  * Takes the job if it is free (pending, or running with an expired lease) and has attempts
  * left: one conditional UPDATE, so two runners can never both hold it.
  */
-export async function claimMediaJob(db: Database, id: string, now: number, leaseMs: number, maxAttempts: number) {
-  const [job] = await db
+const claim = (db: Database, id: string, now: number, leaseMs: number, maxAttempts: number) =>
+  db
     .update(mediaJobs)
     .set({ status: "running", attempts: sql`${mediaJobs.attempts} + 1`, leaseUntil: now + leaseMs, updatedAt: now })
     .where(
@@ -55,7 +56,19 @@ export async function claimMediaJob(db: Database, id: string, now: number, lease
       ),
     )
     .returning();
-  return job;
+
+/**
+ * Claims a job and reads its upload, if live, in the same transaction: one
+ * round trip for a job's first two steps. The upload is read whatever the claim's outcome and
+ * returned only with a claimed job.
+ */
+export async function claimMediaJobWithUpload(db: Database, id: string, now: number, leaseMs: number, maxAttempts: number) {
+  const jobUpload = db.select({ id: mediaJobs.uploadId }).from(mediaJobs).where(eq(mediaJobs.id, id));
+  const [[job], [upload]] = await db.batch([
+    claim(db, id, now, leaseMs, maxAttempts),
+    db.select().from(uploads).where(and(inArray(uploads.id, jobUpload), live(now))),
+  ]);
+  return job ? { job, upload } : null;
 }
 
 export async function finishMediaJob(

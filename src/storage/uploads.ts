@@ -3,7 +3,8 @@ import type { Database } from "./db";
 import { uploads, type NewUploadRow, type UploadRow } from "./schema";
 
 /** An upload whose expiry has passed is gone for every reader, whether or not it was swept yet. */
-const live = (now: number) => or(isNull(uploads.expiresAt), gt(uploads.expiresAt, now));
+/** Not expired at `now`: what every read of an upload as it is now adds. */
+export const live = (now: number) => or(isNull(uploads.expiresAt), gt(uploads.expiresAt, now));
 
 /** Inserts the row, returning its id; none when the account's dedup slot for that content is already taken. */
 export const uploadInsert = (db: Database, row: NewUploadRow) => db.insert(uploads).values(row).onConflictDoNothing().returning({ id: uploads.id });

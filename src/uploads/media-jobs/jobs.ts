@@ -2,7 +2,7 @@ import { randomBase62 } from "../../crypto";
 import { MediaServiceError, type MediaService } from "../../media/service";
 import { MEDIA_CALL_TIMEOUT_MS } from "../../media/timeouts";
 import {
-  claimMediaJob,
+  claimMediaJobWithUpload,
   deleteMediaJob,
   dueMediaJobs,
   failExhaustedMediaJobs,
@@ -10,7 +10,7 @@ import {
   type NewMediaJob,
 } from "../../storage/media-jobs";
 import { deleteObjects } from "../../storage/objects";
-import { findUpload, swapUploadFile } from "../../storage/uploads";
+import { swapUploadFile } from "../../storage/uploads";
 import type { UploadDeps } from "../upload-deps";
 import { processImage, processVideo } from "./processing";
 
@@ -55,11 +55,11 @@ export const cancelProcessing = (deps: UploadDeps, jobId: string) => deleteMedia
 const backoff = (deps: ProcessDeps, attempt: number) => Math.min(60 * 60_000, deps.retryBaseMs * 2 ** (attempt - 1));
 
 export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<void> {
-  const job = await claimMediaJob(deps.db, jobId, deps.now(), LEASE_MS, MAX_ATTEMPTS);
-  if (!job) return;
+  const claimed = await claimMediaJobWithUpload(deps.db, jobId, deps.now(), LEASE_MS, MAX_ATTEMPTS);
+  if (!claimed) return;
+  const { job, upload } = claimed;
   const written: string[] = [];
   try {
-    const upload = await findUpload(deps.db, job.uploadId, deps.now());
     if (upload?.objectKey === job.sourceKey) {
       const file = upload.type === "video" ? await processVideo(deps, upload, written) : await processImage(deps, upload, written);
       const before = await swapUploadFile(deps.db, upload.id, job.sourceKey, file, deps.now());
