@@ -7,14 +7,36 @@ export interface PartRecord {
   etag: string;
 }
 
-/** Opens the session on its first piece; a session that exists already is left as it is. */
-export async function openPieceSession(db: Database, session: Pick<PieceSessionRow, "id" | "accountId" | "total" | "createdAt" | "expiresAt">) {
-  // One round trip: every piece of a session comes through here.
-  const [, [row]] = await db.batch([
+/**
+ * Opens the session on its first piece; a session that exists already is left as it is. With
+ * `takePartSlot`, a piece that may become a part of the session's multipart upload takes its
+ * part slot in the same round trip (every piece of a session comes through here), when the
+ * session has an upload still open for parts; `slot` is null otherwise.
+ */
+export async function openPieceSession(
+  db: Database,
+  session: Pick<PieceSessionRow, "id" | "accountId" | "total" | "createdAt" | "expiresAt">,
+  takePartSlot: boolean,
+): Promise<{ row: PieceSessionRow; slot: number | null }> {
+  const [, taken, [row]] = await db.batch([
     db.insert(pieceSessions).values(session).onConflictDoNothing(),
+    db
+      .update(pieceSessions)
+      .set({ partsBegun: sql`${pieceSessions.partsBegun} + 1` })
+      .where(
+        and(
+          eq(pieceSessions.id, session.id),
+          sql`${takePartSlot ? 1 : 0} = 1`,
+          eq(pieceSessions.accountId, session.accountId),
+          eq(pieceSessions.status, "open"),
+          sql`${pieceSessions.multipartId} IS NOT NULL`,
+          eq(pieceSessions.assembled, false),
+        ),
+      )
+      .returning({ slot: pieceSessions.partsBegun }),
     db.select().from(pieceSessions).where(eq(pieceSessions.id, session.id)),
   ]);
-  return row!;
+  return { row: row!, slot: taken[0] ? taken[0].slot - 1 : null };
 }
 
 export async function findPieceSession(db: Database, id: string) {

@@ -1,12 +1,14 @@
-const TABLE = new Uint32Array(256).map((_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
+import { crc32 as zlibCrc32 } from "node:zlib";
 
-/** CRC-32 (as PNG uses it), updatable: pass the previous result back in. */
+/** The runtime copies what it is given; slices keep that copy small. */
+const SLICE_BYTES = 1024 * 1024;
+
+/**
+ * CRC-32 (as PNG uses it), updatable: pass the previous result back in. The runtime's own is
+ * over ten times faster than a table in JavaScript, which mattered for large PNGs.
+ */
 export function crc32(bytes: Uint8Array, previous = 0): number {
-  let c = ~previous >>> 0;
-  for (let i = 0; i < bytes.length; i++) c = TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
-  return ~c >>> 0;
+  let crc = previous;
+  for (let at = 0; at < bytes.length; at += SLICE_BYTES) crc = zlibCrc32(bytes.subarray(at, at + SLICE_BYTES), crc);
+  return crc;
 }

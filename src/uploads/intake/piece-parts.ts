@@ -63,20 +63,30 @@ async function startMultipart(deps: UploadDeps, session: PieceSessionRow, bytes:
   return attached;
 }
 
+/** Whether a piece may become a part, so that opening its session takes a part slot for it. */
+export const mayBePart = (index: number, size: number, total: number) => fitsAsPart(index, size, total);
+
 /**
  * Stores a piece as a part of the session's file when it can be one (starting the multipart
  * upload with the first piece); null when the piece is to be stored as an object instead.
+ * `slot` is the part slot taken when the session was opened, if one was.
  */
-export async function storeAsPart(deps: UploadDeps, session: PieceSessionRow, index: number, bytes: Uint8Array): Promise<PartRecord | null> {
+export async function storeAsPart(
+  deps: UploadDeps,
+  session: PieceSessionRow,
+  index: number,
+  bytes: Uint8Array,
+  slot: number | null,
+): Promise<(PartRecord & { objectKey: string }) | null> {
   if (!fitsAsPart(index, bytes.byteLength, session.total)) return null;
   if (!session.multipartId && index === 0) session = await startMultipart(deps, session, bytes);
   if (!session.multipartId || session.assembled) return null;
-  const slot = await takePartSlot(deps.db, session.id);
+  slot ??= await takePartSlot(deps.db, session.id);
   if (slot >= SLOTS_PER_PIECE) return null;
   const number = partNumber(index, slot);
   try {
     const part = await multipartOf(deps.bucket, session).uploadPart(number, bytes);
-    return { number, etag: part.etag };
+    return { number, etag: part.etag, objectKey: session.objectKey! };
   } catch (error) {
     // Completed by a finish that failed before it could say so: the piece becomes an object.
     if (await deps.bucket.head(session.objectKey!)) return null;

@@ -17,7 +17,9 @@ import { deletePrefix } from "../../storage/objects";
 import type { PieceSessionRow } from "../../storage/schema";
 import { findUploadRecord } from "../../storage/uploads";
 import type { WrittenObject } from "../../storage/object-writer";
-import { assembleParts, readPiece, removePieceStorage, storeAsPart } from "./piece-parts";
+import { assembleParts, mayBePart, readPiece, removePieceStorage, storeAsPart } from "./piece-parts";
+import { scanPiece, scannedFile } from "./piece-scan";
+import type { StagedFile } from "./staged-file";
 import type { UploadDeps } from "../upload-deps";
 
 /**
@@ -53,13 +55,11 @@ export interface Piece {
 export async function storePiece(deps: UploadDeps, piece: Piece): Promise<void> {
   const { db, bucket } = deps;
   const now = deps.now();
-  const session = await openPieceSession(db, {
-    id: piece.uploadId,
-    accountId: piece.accountId,
-    total: piece.total,
-    createdAt: now,
-    expiresAt: now + SESSION_LIFETIME_MS,
-  });
+  const { row: session, slot } = await openPieceSession(
+    db,
+    { id: piece.uploadId, accountId: piece.accountId, total: piece.total, createdAt: now, expiresAt: now + SESSION_LIFETIME_MS },
+    mayBePart(piece.index, piece.bytes.byteLength, piece.total),
+  );
   if (session.accountId !== piece.accountId) throw unprocessable("This upload_id is in use by another session. Choose another (32 random hex characters).");
   if (session.status === "consumed") throw finished();
   if (session.status === "discarded" || session.expiresAt <= now) throw expired();
@@ -68,7 +68,7 @@ export async function storePiece(deps: UploadDeps, piece: Piece): Promise<void> 
     throw unprocessable(`total ${piece.total} differs from this upload's total of ${session.total} pieces.`);
   }
 
-  const part = await storeAsPart(deps, session, piece.index, piece.bytes);
+  const part = await storeAsPart(deps, session, piece.index, piece.bytes, slot);
   const key = pieceKey(piece.uploadId, piece.index);
   if (!part) await bucket.put(key, piece.bytes);
   const sessionBytes = await recordPiece(db, piece.uploadId, piece.index, piece.bytes.byteLength, part);
@@ -78,6 +78,7 @@ export async function storePiece(deps: UploadDeps, piece: Piece): Promise<void> 
     if (!part) await bucket.delete(key);
     throw tooLarge(`The pieces of this upload add up to more than ${MAX_FILE_BYTES / MiB}MB, the largest file the service takes.`);
   }
+  if (part) await scanPiece(piece.uploadId, part.objectKey, piece.index, part.number, piece.bytes);
 }
 
 /** "3, 7-9" */
@@ -100,6 +101,11 @@ export interface PiecedFile {
    * become the upload's file as it is, for a new upload under the id reserved for it.
    */
   whole: (WrittenObject & { uploadId: string }) | null;
+  /**
+   * `whole` as staging it would make it, when its pieces were read as they arrived (piece-scan.ts);
+   * null when it must be read.
+   */
+  scanned(): Promise<StagedFile | null>;
   /** The file's bytes in order, read from storage as they are consumed. */
   bytes(): AsyncIterable<Uint8Array>;
   /** The file became an upload (keeping `keptKey`, or nothing): the session is spent and its storage removed. */
@@ -154,6 +160,7 @@ export async function claimPiecedFile(deps: UploadDeps, accountId: string, uploa
       session,
       size,
       whole: file,
+      scanned: async () => (file ? scannedFile(uploadId, pieces, file) : null),
       async *bytes() {
         if (file) {
           const object = await bucket.get(file.key);

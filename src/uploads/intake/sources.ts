@@ -28,17 +28,18 @@ export async function stageFromLink(staging: Staging, link: LinkDeps, url: strin
 
 /**
  * The file of a claimed piece session, assembled without holding it in memory. When its pieces
- * were put together in an object of the upload it is for, that object is read once and kept as
- * it is if removing metadata leaves it unchanged; otherwise the file is staged anew.
+ * were put together in an object of the upload it is for, that object is kept as it is if
+ * removing metadata leaves it unchanged, which the pieces showed as they arrived or the object
+ * shows when read once; otherwise the file is staged anew.
  */
 export async function stageFromPieces(staging: Staging, session: PiecedFile): Promise<StagedFile> {
   const limit = { maxBytes: MAX_FILE_BYTES, error: () => tooLarge(`The pieces add up to more than ${MAX_FILE_BYTES / MiB}MB.`) };
   let file: StagedFile | null = null;
   if (session.whole?.uploadId === staging.uploadId) {
-    file = await stageAsStored(session.whole, session.bytes(), limit).catch((error) => {
+    file = (await session.scanned()) ?? (await stageAsStored(session.whole, session.bytes(), limit).catch((error) => {
       if (error instanceof StoredFileDiffers) return null;
       throw error;
-    });
+    }));
   }
   file ??= await staging.stage(session.bytes(), limit);
   if (!file) throw unprocessable("The pieces of this upload_id hold no bytes.");

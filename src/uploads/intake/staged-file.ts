@@ -109,12 +109,13 @@ class UnchangedCheck implements FileSink {
   private size = 0;
 
   constructor(
-    private readonly stored: WrittenObject,
+    key: string,
+    private readonly stored: () => WrittenObject,
     private readonly head: Uint8Array,
     identified: Identified,
   ) {
     this.stripper = stripperFor(identified.media.format);
-    if (objectName(stored.key).split(".").pop() !== identified.media.ext) throw new StoredFileDiffers();
+    if (objectName(key).split(".").pop() !== identified.media.ext) throw new StoredFileDiffers();
   }
 
   async write(chunk: Uint8Array) {
@@ -147,8 +148,9 @@ class UnchangedCheck implements FileSink {
         if (!sameBytes(patched, this.head)) throw new StoredFileDiffers();
       }
     }
-    if (this.size !== this.stored.size) throw new StoredFileDiffers();
-    return this.stored;
+    const stored = this.stored();
+    if (this.size !== stored.size) throw new StoredFileDiffers();
+    return stored;
   }
 
   async abort() {}
@@ -172,60 +174,78 @@ function hasher() {
 }
 
 /**
- * Reads a file, deciding its type (and an image's size) from its first bytes, hashing it, and
- * handing it to the sink that `open` makes once the type is known. Returns null for an empty
- * file. On any failure the sink is aborted.
+ * Reads a file as its bytes come, deciding its type (and an image's size) from its first bytes,
+ * hashing it, and handing it to the sink that `open` makes once the type is known. After a
+ * failure, abort() must be called: it aborts the sink.
  */
+export class FileReading {
+  private readonly head: Uint8Array[] = [];
+  private headBytes = 0;
+  // The head is joined and identified each time it has doubled: linear in its size, however small the pieces.
+  private identifyAt = SNIFF_BYTES;
+  private received = 0;
+  private readonly hash = hasher();
+  private opened: { sink: FileSink; identified: Identified } | null = null;
+
+  constructor(
+    private readonly limit: StagingLimit | undefined,
+    private readonly open: (head: Uint8Array, identified: Identified) => FileSink,
+  ) {}
+
+  private async start(bytes: Uint8Array, identified: Identified) {
+    const started = { sink: this.open(bytes, identified), identified };
+    this.opened = started;
+    await started.sink.write(bytes);
+    return started;
+  }
+
+  async push(chunk: Uint8Array): Promise<void> {
+    this.received += chunk.byteLength;
+    if (this.limit && this.received > this.limit.maxBytes) throw this.limit.error();
+    await this.hash.write(chunk);
+    if (this.opened) return this.opened.sink.write(chunk);
+    this.head.push(chunk);
+    this.headBytes += chunk.byteLength;
+    if (this.headBytes < this.identifyAt) return;
+    const bytes = concatBytes(this.head);
+    this.head.splice(0, this.head.length, bytes);
+    this.identifyAt = Math.min(2 * this.headBytes, MAX_HEADER_BYTES);
+    const identified = identify(bytes, false);
+    if (identified) await this.start(bytes, identified);
+  }
+
+  /** The file as staged; null for an empty one. */
+  async end(): Promise<StagedFile | null> {
+    if (!this.opened) {
+      if (this.headBytes === 0) {
+        await this.hash.abort();
+        return null;
+      }
+      const bytes = concatBytes(this.head);
+      await this.start(bytes, identify(bytes, true)!);
+    }
+    const { sink, identified } = this.opened!;
+    const stored = await sink.finish();
+    return { ...stored, sha256: await this.hash.hex(), media: identified.media, image: identified.image };
+  }
+
+  async abort(): Promise<void> {
+    await this.hash.abort();
+    await this.opened?.sink.abort();
+  }
+}
+
 async function readFile(
   chunks: AsyncIterable<Uint8Array>,
   limit: StagingLimit | undefined,
   open: (head: Uint8Array, identified: Identified) => FileSink,
 ): Promise<StagedFile | null> {
-  const head: Uint8Array[] = [];
-  let headBytes = 0;
-  // The head is joined and identified each time it has doubled: linear in its size, however small the pieces.
-  let identifyAt = SNIFF_BYTES;
-  let received = 0;
-  const hash = hasher();
-  let opened: { sink: FileSink; identified: Identified } | null = null;
-  const start = async (bytes: Uint8Array, identified: Identified) => {
-    const started = { sink: open(bytes, identified), identified };
-    opened = started;
-    await started.sink.write(bytes);
-    return started;
-  };
+  const reading = new FileReading(limit, open);
   try {
-    for await (const chunk of chunks) {
-      received += chunk.byteLength;
-      if (limit && received > limit.maxBytes) throw limit.error();
-      await hash.write(chunk);
-      if (opened) {
-        await opened.sink.write(chunk);
-        continue;
-      }
-      head.push(chunk);
-      headBytes += chunk.byteLength;
-      if (headBytes < identifyAt) continue;
-      const bytes = concatBytes(head);
-      head.splice(0, head.length, bytes);
-      identifyAt = Math.min(2 * headBytes, MAX_HEADER_BYTES);
-      const identified = identify(bytes, false);
-      if (identified) opened = await start(bytes, identified);
-    }
-    if (!opened) {
-      if (headBytes === 0) {
-        await hash.abort();
-        return null;
-      }
-      const bytes = concatBytes(head);
-      opened = await start(bytes, identify(bytes, true)!);
-    }
-    const { sink, identified } = opened;
-    const stored = await sink.finish();
-    return { ...stored, sha256: await hash.hex(), media: identified.media, image: identified.image };
+    for await (const chunk of chunks) await reading.push(chunk);
+    return await reading.end();
   } catch (error) {
-    await hash.abort();
-    await opened?.sink.abort();
+    await reading.abort();
     throw error;
   }
 }
@@ -245,7 +265,15 @@ export function stageFile(bucket: R2Bucket, uploadId: string, chunks: AsyncItera
  * this throws StoredFileDiffers and the file must be staged anew.
  */
 export function stageAsStored(stored: WrittenObject, chunks: AsyncIterable<Uint8Array>, limit?: StagingLimit): Promise<StagedFile | null> {
-  return readFile(chunks, limit, (head, identified) => new UnchangedCheck(stored, head, identified));
+  return readFile(chunks, limit, (head, identified) => new UnchangedCheck(stored.key, () => stored, head, identified));
+}
+
+/**
+ * The same checks, fed the file's bytes before it is stored whole under `key` (pieces as they
+ * arrive): end() then needs `stored()`, the object as it turned out.
+ */
+export function readingAsStored(key: string, stored: () => WrittenObject): FileReading {
+  return new FileReading(undefined, (head, identified) => new UnchangedCheck(key, stored, head, identified));
 }
 
 /**

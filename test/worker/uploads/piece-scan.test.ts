@@ -1,0 +1,114 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { PIECE_BYTES } from "../../../src/spec-limits";
+import { uploadDeps } from "../../../src/bindings";
+import { toHex } from "../../../src/crypto";
+import { openPieceSession, recordPiece } from "../../../src/storage/piece-sessions";
+import { claimPiecedFile, storePiece } from "../../../src/uploads/intake/piece-sessions";
+import { storeAsPart } from "../../../src/uploads/intake/piece-parts";
+import { stageFromPieces } from "../../../src/uploads/intake/sources";
+import { Staging } from "../../../src/uploads/intake/staged-file";
+import type { UploadDeps } from "../../../src/uploads/upload-deps";
+import { bigPng, newAccount } from "../helpers";
+
+/**
+ * Pieces read as they arrive (src/uploads/intake/piece-scan.ts): a finish whose pieces came in
+ * order in this isolate reads nothing back, and one whose pieces the scan did not all see reads
+ * the object, so that the file is always what its recorded pieces make.
+ */
+const newUploadId = () => crypto.randomUUID().replaceAll("-", "");
+const sha256 = async (bytes: Uint8Array) => toHex(await crypto.subtle.digest("SHA-256", bytes));
+
+/** The bucket, counting the bytes read from finished files' objects (not from pieces). */
+function countingReads(bucket: R2Bucket) {
+  const reads = { bytes: 0 };
+  const counted = new Proxy(bucket, {
+    get(target, name) {
+      if (name !== "get") return Reflect.get(target, name).bind(target);
+      return async (key: string, options?: R2GetOptions) => {
+        const object = await target.get(key, options);
+        if (object && "body" in object && key.startsWith("uploads/")) reads.bytes += object.range && "length" in object.range ? object.range.length! : object.size;
+        return object;
+      };
+    },
+  });
+  return { bucket: counted, reads };
+}
+
+async function finishCounting(accountId: string, uploadId: string) {
+  const { bucket, reads } = countingReads(env.FILES);
+  const deps: UploadDeps = { ...uploadDeps(env), bucket };
+  const session = await claimPiecedFile(deps, accountId, uploadId);
+  expect(session.whole).not.toBeNull();
+  const file = await stageFromPieces(new Staging(bucket, session.whole!.uploadId), session);
+  await session.consume(file.key);
+  const stored = new Uint8Array(await (await env.FILES.get(file.key))!.arrayBuffer());
+  return { file, stored, readBytes: reads.bytes };
+}
+
+const piecesOf = (bytes: Uint8Array) => [bytes.subarray(0, PIECE_BYTES), bytes.subarray(PIECE_BYTES)];
+
+describe("pieces read as they arrive", () => {
+  it("finishes pieces sent in order without reading the file back, with its type and hash", async () => {
+    const account = await newAccount();
+    const original = await bigPng(PIECE_BYTES + 70_000, 41);
+    const uploadId = newUploadId();
+    for (const [index, bytes] of piecesOf(original).entries()) await storePiece(uploadDeps(env), { accountId: account.id, uploadId, index, total: 2, bytes });
+
+    const { file, stored, readBytes } = await finishCounting(account.id, uploadId);
+    expect(readBytes).toBe(0);
+    expect(file).toMatchObject({ size: original.length, media: { format: "png" }, image: { width: expect.any(Number) } });
+    expect(file.sha256).toBe(await sha256(original));
+    expect(await sha256(stored)).toBe(file.sha256);
+  });
+
+  it("reads the object when a piece was stored where the scan did not see it (another isolate)", async () => {
+    const account = await newAccount();
+    const original = await bigPng(PIECE_BYTES + 70_000, 42);
+    const uploadId = newUploadId();
+    const [head, tail] = piecesOf(original);
+    for (const [index, bytes] of [head!, tail!].entries()) await storePiece(uploadDeps(env), { accountId: account.id, uploadId, index, total: 2, bytes });
+
+    // The last piece again, one byte of its pixel data changed (so the chunk's CRC no longer
+    // holds), stored as storePiece stores it but without this isolate's scan seeing it.
+    const corrupt = tail!.slice();
+    corrupt[1000] ^= 0xff;
+    const deps = uploadDeps(env);
+    const now = deps.now();
+    const { row, slot } = await openPieceSession(deps.db, { id: uploadId, accountId: account.id, total: 2, createdAt: now, expiresAt: now + 60_000 }, true);
+    const part = await storeAsPart(deps, row, 1, corrupt, slot);
+    expect(part).not.toBeNull();
+    await recordPiece(deps.db, uploadId, 1, corrupt.byteLength, part);
+
+    const { bucket, reads } = countingReads(env.FILES);
+    const counted: UploadDeps = { ...deps, bucket };
+    const session = await claimPiecedFile(counted, account.id, uploadId);
+    await expect(stageFromPieces(new Staging(bucket, session.whole!.uploadId), session)).rejects.toThrow(/Unreadable image data \(png\)/);
+    expect(reads.bytes).toBe(original.length);
+    await session.release();
+  });
+
+  it("reads the object when the first piece was sent again after the others", async () => {
+    const account = await newAccount();
+    const original = await bigPng(PIECE_BYTES + 70_000, 43);
+    const uploadId = newUploadId();
+    const [head, tail] = piecesOf(original);
+    for (const [index, bytes] of [head!, tail!, head!].entries()) {
+      await storePiece(uploadDeps(env), { accountId: account.id, uploadId, index: index % 2, total: 2, bytes });
+    }
+    const { file, readBytes } = await finishCounting(account.id, uploadId);
+    expect(readBytes).toBe(original.length);
+    expect(file.sha256).toBe(await sha256(original));
+  });
+
+  it("reads the object when a piece came out of order", async () => {
+    const account = await newAccount();
+    const original = await bigPng(2 * PIECE_BYTES + 70_000, 44);
+    const uploadId = newUploadId();
+    const pieces = [original.subarray(0, PIECE_BYTES), original.subarray(PIECE_BYTES, 2 * PIECE_BYTES), original.subarray(2 * PIECE_BYTES)];
+    for (const index of [0, 2, 1]) await storePiece(uploadDeps(env), { accountId: account.id, uploadId, index, total: 3, bytes: pieces[index]! });
+    const { file, readBytes } = await finishCounting(account.id, uploadId);
+    expect(readBytes).toBe(original.length);
+    expect(file.sha256).toBe(await sha256(original));
+  });
+});
