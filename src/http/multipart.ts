@@ -1,4 +1,5 @@
 import { ApiError, tooLarge, unprocessable } from "../errors";
+import { readBlocks } from "./body-blocks";
 import { UnreadBytes } from "./unread-bytes";
 
 /**
@@ -99,7 +100,7 @@ export async function* readMultipart(
   const delimiter = encoder.encode(`\r\n--${boundary}`);
   const maxHeaderBytes = options.maxHeaderBytes ?? 16 * 1024;
   const maxParts = options.maxParts ?? 64;
-  const reader = body.getReader();
+  const reader = readBlocks(body);
   // What is held is bounded in every state: a delimiter's length while looking for one, the
   // padding bound after one, maxHeaderBytes in a header block (plus the chunk that brought it).
   const unread = new UnreadBytes(CRLF);
@@ -110,14 +111,14 @@ export async function* readMultipart(
 
   const pull = async (): Promise<boolean> => {
     if (done) return false;
-    const result = await reader.read();
-    if (result.done) {
+    const chunk = await reader.read();
+    if (!chunk) {
       done = true;
       return false;
     }
-    received += result.value.byteLength;
+    received += chunk.byteLength;
     if (received > options.maxBytes) throw tooLarge(options.tooLargeMessage);
-    unread.append(result.value);
+    unread.append(chunk);
     return true;
   };
   const need = async (count: number) => {
