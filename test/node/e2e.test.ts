@@ -1,7 +1,10 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { YourImageShare, YourImageShareError } from "yourimageshare";
+import { ihdr, pngChunk, pngFile } from "../support/build";
 import { createAccount, fixture, startTestServer, uploadFile, type TestServer } from "./server";
+
+const PIECE = 5 * 1024 * 1024;
 
 // A PNG without metadata, so no conversion or stripping applies and the stored bytes are the sent bytes.
 const IMAGE = "pngsuite/basn2c08.png";
@@ -148,5 +151,35 @@ describe("files, pages and links over HTTP", () => {
 
     await expectErrorEnvelope(await fetch(upload.src), 404);
     await expectErrorEnvelope(await fetch(`${server.api}/${upload.id}`, { headers: { "X-API-Key": key } }), 404);
+  });
+});
+
+describe("a large file in pieces over HTTP", () => {
+  // Each piece is its own request to the runtime: a finish must never wait on work an earlier
+  // piece's request left behind (the pieces are read as they arrive, src/uploads/intake/piece-scan.ts).
+  it("sends 5 MiB pieces one after the other and finishes, the file whole and hashed", async () => {
+    const key = (await createAccount(server, "pieces")).full;
+    const data = new Uint8Array(2 * PIECE + 50_000).map((_, i) => (i * 2654435761) >>> 24);
+    const png = pngFile(ihdr(1, 1), pngChunk("IDAT", data));
+    const uploadId = randomBytes(16).toString("hex");
+    const post = (path: string, fields: Record<string, string>, piece?: Uint8Array) => {
+      const form = new FormData();
+      for (const [name, value] of Object.entries(fields)) form.append(name, value);
+      if (piece) form.append("chunk", new Blob([piece]), "blob");
+      return fetch(`${server.api}${path}`, { method: "POST", headers: { "X-API-Key": key }, body: form, signal: AbortSignal.timeout(30_000) });
+    };
+    const total = Math.ceil(png.length / PIECE);
+    for (let index = 0; index < total; index++) {
+      const res = await post("/chunk", { upload_id: uploadId, index: String(index), total: String(total) }, png.subarray(index * PIECE, (index + 1) * PIECE));
+      expect(res.status, await res.clone().text()).toBe(200);
+    }
+    const done = await post("", { upload_id: uploadId, filename: "large.png", keep_original: "1" });
+    expect(done.status).toBe(200);
+    const { data: upload } = (await done.json()) as { data: { id: string; src: string } };
+    expect(sha256(new Uint8Array(await (await fetch(upload.src)).arrayBuffer()))).toBe(sha256(png));
+
+    // The same bytes sent whole are the same file: the hash taken piece by piece is the file's.
+    const again = await uploadFile(server, key, png, "again.png", { keep_original: "1" });
+    expect(((await again.json()) as { data: { id: string; duplicate: boolean } }).data).toMatchObject({ id: upload.id, duplicate: true });
   });
 });

@@ -22,8 +22,8 @@ interface Scan {
   /** The part number of each piece it read, by index. */
   parts: number[];
   reading: FileReading;
-  /** Settles true while every piece fed so far was read without fault. */
-  fed: Promise<boolean>;
+  /** A piece is being read: the reading is another request's until it is done. */
+  busy: boolean;
   stored: WrittenObject | null;
 }
 
@@ -41,7 +41,8 @@ function forget(sessionId: string) {
   const scan = scans.get(sessionId);
   if (!scan) return;
   scans.delete(sessionId);
-  void scan.fed.then(() => scan.reading.abort()).catch(() => {});
+  // A reading in use is left to its request, which finds the scan gone and aborts it.
+  if (!scan.busy) void scan.reading.abort();
 }
 
 function begin(sessionId: string, objectKey: string): Scan {
@@ -51,7 +52,7 @@ function begin(sessionId: string, objectKey: string): Scan {
     next: 0,
     parts: [],
     reading: readingAsStored(objectKey, () => scan.stored!),
-    fed: Promise.resolve(true),
+    busy: false,
     stored: null,
   };
   scans.set(sessionId, scan);
@@ -69,16 +70,21 @@ async function feed(reading: FileReading, bytes: Uint8Array): Promise<boolean> {
   }
 }
 
-/** After a piece was stored as part `partNumber` of the session's object `objectKey`. */
+/**
+ * After a piece was stored as part `partNumber` of the session's object `objectKey`. A piece
+ * that comes while the one before it is still being read (pieces sent in parallel) ends the
+ * scan: waiting on another request's work is not something a request may do.
+ */
 export async function scanPiece(sessionId: string, objectKey: string, index: number, partNumber: number, bytes: Uint8Array): Promise<void> {
   const scan = index === 0 ? begin(sessionId, objectKey) : scans.get(sessionId);
-  if (!scan || scan.next !== index || scan.objectKey !== objectKey) return forget(sessionId);
+  if (!scan || scan.busy || scan.next !== index || scan.objectKey !== objectKey) return forget(sessionId);
   scan.next = index + 1;
   scan.parts[index] = partNumber;
-  const reading = scan.reading;
-  // Chained, so that pieces are read in their order whatever the timing of their requests.
-  scan.fed = scan.fed.then((ok) => ok && feed(reading, bytes));
-  if (!(await scan.fed) && scans.get(sessionId) === scan) forget(sessionId);
+  scan.busy = true;
+  const ok = await feed(scan.reading, bytes);
+  scan.busy = false;
+  if (scans.get(sessionId) !== scan) await scan.reading.abort();
+  else if (!ok) forget(sessionId);
 }
 
 /**
@@ -89,8 +95,9 @@ export async function scannedFile(sessionId: string, pieces: StoredPieceRow[], s
   const scan = scans.get(sessionId);
   if (!scan) return null;
   scans.delete(sessionId);
+  // Still reading its last piece (the finish came before that piece's answer): its request aborts it.
+  if (scan.busy) return null;
   const whole =
-    (await scan.fed) &&
     scan.objectKey === stored.key &&
     scan.next === pieces.length &&
     pieces.every((piece) => piece.partNumber !== null && piece.partNumber === scan.parts[piece.index]);

@@ -160,16 +160,21 @@ class UnchangedCheck implements FileSink {
 function hasher() {
   const digest = new crypto.DigestStream("SHA-256");
   const writer = digest.getWriter();
-  // An abandoned upload leaves these rejected with nobody waiting; that must not surface as unhandled.
-  writer.closed.catch(() => {});
-  digest.digest.catch(() => {});
+  // The stream's promises are touched only by the request that ends the reading, which for
+  // pieces is not the one that began it: one made in an earlier request and settled in a later
+  // one would leave the later one waiting for good.
   return {
     write: (chunk: Uint8Array) => writer.write(chunk),
     async hex() {
       await writer.close();
       return toHex(await digest.digest);
     },
-    abort: () => writer.abort().catch(() => {}),
+    async abort() {
+      // An abandoned file leaves these rejected with nobody waiting; that must not surface as unhandled.
+      writer.closed.catch(() => {});
+      digest.digest.catch(() => {});
+      await writer.abort().catch(() => {});
+    },
   };
 }
 

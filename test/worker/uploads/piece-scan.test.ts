@@ -72,7 +72,7 @@ describe("pieces read as they arrive", () => {
     // The last piece again, one byte of its pixel data changed (so the chunk's CRC no longer
     // holds), stored as storePiece stores it but without this isolate's scan seeing it.
     const corrupt = tail!.slice();
-    corrupt[1000] ^= 0xff;
+    corrupt[1000] = corrupt[1000]! ^ 0xff;
     const deps = uploadDeps(env);
     const now = deps.now();
     const { row, slot } = await openPieceSession(deps.db, { id: uploadId, accountId: account.id, total: 2, createdAt: now, expiresAt: now + 60_000 }, true);
