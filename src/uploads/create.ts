@@ -9,6 +9,7 @@ import { findDuplicate, uploadInsert } from "../storage/uploads";
 import type { UploadDeps } from "./upload-deps";
 import type { StagedFile } from "./intake/staged-file";
 import { cancelProcessing, planProcessing } from "./media-jobs/jobs";
+import { thumbnailInline } from "./media-jobs/inline-thumbnail";
 import { needsProcessing } from "./media-jobs/webp-policy";
 
 export interface UploadOptions {
@@ -59,7 +60,7 @@ export const newUploadId = () => randomBase62(10);
  * order. The unique dedup index settles two identical uploads racing each other.
  *
  * Two round trips to D1 in all: one batch reads what the upload is checked against, one writes
- * its media job and its row.
+ * its media job and its row. A small image gets its thumbnail here and no media job.
  */
 export async function createUpload(
   deps: UploadDeps,
@@ -81,10 +82,12 @@ export async function createUpload(
 
   const now = deps.now();
   const deleteToken = randomBase62(32);
+  const thumbKey = await thumbnailInline(deps, id, file, options.keepOriginal);
   const row: UploadRow = {
     id,
     accountId,
     ...fileColumns(file),
+    thumbKey,
     dedupHash: dedup ? file.sha256 : null,
     keepOriginal: options.keepOriginal,
     visibility: options.visibility,
@@ -99,10 +102,16 @@ export async function createUpload(
     createdAt: now,
     updatedAt: now,
   };
-  const job = needsProcessing(file.media) ? planProcessing(deps, id, file.key) : null;
-  const inserted = await recordWithJob(db, job, uploadInsert(db, row));
+  const job = thumbKey === null && needsProcessing(file.media) ? planProcessing(deps, id, file.key) : null;
+  // Left behind if this fails too: the cron job's sweep removes files no upload points at.
+  const dropThumbnail = () => (thumbKey ? deps.bucket.delete(thumbKey).catch(() => {}) : undefined);
+  const inserted = await recordWithJob(db, job, uploadInsert(db, row)).catch(async (error) => {
+    await dropThumbnail();
+    throw error;
+  });
   if (inserted.length > 0) return { duplicate: false, row, deleteToken, jobId: job?.id ?? null };
 
+  await dropThumbnail();
   if (job) await cancelProcessing(deps, job.id);
   const winner = await findDuplicate(db, accountId, file.sha256);
   if (!winner) throw new Error(`upload ${id} could not be inserted`);

@@ -35,10 +35,14 @@ export function isAnimated(format: string, head: Uint8Array): boolean {
 export async function describeStoredImage(bucket: R2Bucket, key: string): Promise<SourceImage | null> {
   const object = await bucket.get(key, { range: { offset: 0, length: HEADER_LIMIT } });
   if (!object) throw new Error(`stored file ${key} is missing`);
-  const head = new Uint8Array(await object.arrayBuffer());
+  return describeImage(new Uint8Array(await object.arrayBuffer()), object.size);
+}
+
+/** The same from the image's first bytes (`head`, up to HEADER_LIMIT of them) and its size. */
+export function describeImage(head: Uint8Array, size: number): SourceImage | null {
   const media = sniff(head);
   if (media?.type !== "image") return null;
-  const header = readImageHeader(media.format, head, head.length === object.size);
+  const header = readImageHeader(media.format, head, head.length === size);
   if (!("width" in header)) return null;
   const frame = header.jpegFrame;
   // mozjpeg's build here decodes 8-bit grey and colour JPEG only; it exits on CMYK and 12-bit.
@@ -50,7 +54,7 @@ export async function describeStoredImage(bucket: R2Bucket, key: string): Promis
     orientation: header.orientation,
     animated: isAnimated(media.format, head),
     unsupported,
-    bytes: object.size,
+    bytes: size,
   };
 }
 

@@ -23,7 +23,7 @@ const WEBP_MAX_SIDE = 16383;
 
 type WebpPlan = { quality: number | "lossless"; onlyIfSmaller: boolean } | null;
 
-export function webpPlan(upload: UploadRow, image: SourceImage | null): WebpPlan {
+export function webpPlan(upload: Pick<UploadRow, "mime" | "keepOriginal" | "size">, image: SourceImage | null): WebpPlan {
   if (CONVERTED_TO_WEBP.has(upload.mime)) return { quality: 82, onlyIfSmaller: false };
   // BMP carries no metadata but is uncompressed: the same pixels, losslessly compressed.
   if (upload.mime === "image/bmp") return { quality: "lossless", onlyIfSmaller: false };

@@ -112,10 +112,10 @@ describe("operation costs", () => {
     const account = await newAccount("capacity");
     const key = account.full;
 
-    const direct = await measure("direct upload, small PNG (+ its thumbnail job)", async (bindings) =>
+    const direct = await measure("direct upload, small PNG (thumbnail made in the request)", async (bindings) =>
       (await call(bindings, "/api", { method: "POST", body: uploadForm(await uniquePng("capacity-1"), {}, "a.png") }, key)).json().data,
     );
-    await measure("upload by link, small PNG (+ its thumbnail job)", async (bindings) => {
+    await measure("upload by link, small PNG (thumbnail made in the request)", async (bindings) => {
       const form = new FormData();
       form.append("url", `${env.LINK_SERVER_URL}/file/tiny/png-transparent.png`);
       await call(bindings, "/api", { method: "POST", body: form }, key);
@@ -125,12 +125,12 @@ describe("operation costs", () => {
     const uploadId = "0123456789abcdef0123456789abcdef";
     await measure("piece of a 2-piece file (5 MiB)", (bindings) => sendPiece(bindings, key, uploadId, 0, 2, large.subarray(0, PIECE_BYTES)));
     await sendPiece({}, key, uploadId, 1, 2, large.subarray(PIECE_BYTES));
-    await measure("finishing upload of the 2 pieces (+ its thumbnail job)", async (bindings) => {
+    const finished = await measure("finishing upload of the 2 pieces (+ its thumbnail job)", async (bindings) => {
       const form = new FormData();
       form.append("upload_id", uploadId);
-      // Kept as sent, so that its job is the thumbnail alone, as for the other uploads here.
+      // Kept as sent, so that its job is the thumbnail alone.
       form.append("keep_original", "1");
-      await call(bindings, "/api", { method: "POST", body: form }, key);
+      return (await call(bindings, "/api", { method: "POST", body: form }, key)).json().data;
     });
 
     await measure("list, page 1 (3 uploads)", (bindings) => call(bindings, "/api", {}, key));
@@ -146,8 +146,8 @@ describe("operation costs", () => {
     await measure("thumb GET, record remembered", (bindings) => call(bindings, pathOf(changed.thumb)));
     await measure("upload page GET", (bindings) => call(bindings, `/v/${direct.id}`));
 
-    const jobId = await rearmedJob(direct.id);
-    await measure("media job: thumbnail of a small PNG, in the Worker", (bindings) => runMediaJob(processDeps({ ...env, ...bindings }, database(bindings.DB!)), jobId));
+    const jobId = await rearmedJob(finished.id);
+    await measure(`media job: thumbnail of a ${(large.length / 2 ** 20).toFixed(1)} MiB PNG, in the Worker`, (bindings) => runMediaJob(processDeps({ ...env, ...bindings }, database(bindings.DB!)), jobId));
 
     await measure("replace with a small PNG (+ its thumbnail job)", async (bindings) =>
       call(bindings, `/api/${direct.id}/replace`, { method: "POST", body: uploadForm(await uniquePng("capacity-2"), {}, "b.png") }, key),

@@ -81,6 +81,31 @@ describe("image conversion and thumbnails", () => {
   });
 });
 
+describe("thumbnails made in the upload request", () => {
+  const jobsOf = (id: string) => env.DB.prepare("SELECT count(*) AS n FROM media_jobs WHERE upload_id = ?").bind(id).first<number>("n");
+
+  it("answers a small image's upload with its thumbnail, and gives it no media job", async () => {
+    const account = await newAccount();
+    // 640x480, 146 KB: within 512 KiB and a megapixel.
+    const uploaded = await uploadWith(account, await fixture("gps/DSCN0010.jpg"));
+    expect(uploaded.thumb).toMatch(/\/t\/.*\.webp$/);
+    const thumb = await served(uploaded.thumb);
+    expect(thumb.res.headers.get("Content-Type")).toBe("image/webp");
+    expect(await webpSize(thumb.bytes)).toEqual({ width: 280, height: 210 });
+    expect(await jobsOf(uploaded.id)).toBe(0);
+  });
+
+  it("leaves the rest to the media job: a GIF, a conversion, more than a megapixel", async () => {
+    const account = await newAccount();
+    // GIF has no decoder in the Worker, BMP becomes WebP, the WebP declares 11330x446.
+    for (const name of ["tiny/gif-transparent.gif", "tiny/bmp.bmp", "tiny/webp.webp"]) {
+      const uploaded = await uploadWith(account, await fixture(name));
+      expect(uploaded.thumb, name).toBeNull();
+      expect(await jobsOf(uploaded.id), name).toBe(1);
+    }
+  });
+});
+
 describe("which images become WebP", () => {
   it("optimises a JPEG over 1 MB to WebP when that is much smaller", async () => {
     const account = await newAccount();
