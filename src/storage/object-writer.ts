@@ -12,7 +12,12 @@ export interface WrittenObject {
   key: string;
   size: number;
   etag: string;
+  /** The bytes as stored, for a file of at most KEPT_BYTES: what is made of it next need not read it back. */
+  bytes?: Uint8Array;
 }
+
+/** Small enough to keep in memory for the rest of the request (an upload's own thumbnail). */
+export const KEPT_BYTES = 512 * 1024;
 
 export interface WriterOptions {
   contentType: string;
@@ -89,11 +94,13 @@ export class ObjectWriter {
   async finish(): Promise<WrittenObject> {
     const rest = this.pendingBytes ? this.take(this.pendingBytes) : new Uint8Array();
     let etag: string;
+    let bytes: Uint8Array | undefined;
     if (!this.multipart) {
       const whole = this.heldHead ? concatBytes([this.heldHead, rest]) : rest;
       this.options.patchHead?.(whole, this.size);
       const object = await this.bucket.put(this.key, whole, { httpMetadata: { contentType: this.options.contentType } });
       etag = object.httpEtag;
+      if (whole.byteLength <= KEPT_BYTES) bytes = whole;
     } else {
       if (rest.byteLength > 0) this.parts.push(await this.multipart.uploadPart(this.nextPartNumber(), rest));
       if (this.heldHead) {
@@ -102,7 +109,7 @@ export class ObjectWriter {
       }
       etag = (await this.multipart.complete(this.parts)).httpEtag;
     }
-    return { key: this.key, size: this.size, etag };
+    return { key: this.key, size: this.size, etag, ...(bytes && { bytes }) };
   }
 
   /** Drops whatever was written; safe to call at any point, including after finish(). */

@@ -2,6 +2,7 @@ import { HEADER_LIMIT } from "../../media/image-info";
 import { describeImage } from "../../media/image/render";
 import { renderInWorker } from "../../media/image/worker-engine";
 import { newObjectKey } from "../../storage/keys";
+import { KEPT_BYTES } from "../../storage/object-writer";
 import type { StagedFile } from "../intake/staged-file";
 import type { UploadDeps } from "../upload-deps";
 import { THUMB_WIDTH, webpPlan } from "./webp-policy";
@@ -16,7 +17,7 @@ import { THUMB_WIDTH, webpPlan } from "./webp-policy";
  * within these bounds, so that the answer is not held up; anything else, or any failure, is left
  * to the media job as before.
  */
-const INLINE_MAX_BYTES = 512 * 1024;
+const INLINE_MAX_BYTES = KEPT_BYTES;
 const INLINE_MAX_PIXELS = 1_000_000;
 
 /** The thumbnail's key once written, or null when the media job is to make it. */
@@ -26,9 +27,8 @@ export async function thumbnailInline(deps: UploadDeps, uploadId: string, file: 
   if (image.storedWidth * image.storedHeight > INLINE_MAX_PIXELS) return null;
   if (webpPlan({ mime: media.mime, keepOriginal, size: file.size }, null)) return null;
   try {
-    const object = await deps.bucket.get(file.key);
-    if (!object) return null;
-    const bytes = new Uint8Array(await object.arrayBuffer());
+    const bytes = file.bytes ?? (await readObject(deps.bucket, file.key));
+    if (!bytes) return null;
     const described = describeImage(bytes.subarray(0, HEADER_LIMIT), bytes.length);
     if (!described) return null;
     const { result } = await renderInWorker(described, { kind: "thumbnail", width: THUMB_WIDTH }, async () => bytes);
@@ -40,4 +40,9 @@ export async function thumbnailInline(deps: UploadDeps, uploadId: string, file: 
     console.log(JSON.stringify({ upload: uploadId, inlineThumbnail: String(error) }));
     return null;
   }
+}
+
+async function readObject(bucket: R2Bucket, key: string) {
+  const object = await bucket.get(key);
+  return object ? new Uint8Array(await object.arrayBuffer()) : null;
 }
