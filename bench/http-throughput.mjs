@@ -51,13 +51,16 @@ async function smallUploadRequests(service, minimal) {
   const smallFile = { field: "uploads", filename: "small.png", type: "image/png", data: makePng(SMALL_BYTES) };
   const { body, contentType } = multipartBody({ allow_duplicate: "1" }, smallFile);
   await upload(service, smallFile, { allow_duplicate: "1" });
-  const put = await fetch(`${minimal.url}/u`, { method: "POST", headers: { "Content-Type": contentType }, body });
-  if (put.status !== 200) throw new Error(`minimal worker upload failed: ${put.status} ${await put.text()}`);
+  for (const path of ["/u", "/uf"]) {
+    const put = await fetch(`${minimal.url}${path}`, { method: "POST", headers: { "Content-Type": contentType }, body });
+    if (put.status !== 200) throw new Error(`minimal worker ${path} failed: ${put.status} ${await put.text()}`);
+  }
   const request = (url, headers = {}) => ({ url, method: "POST", headers: { ...headers, "Content-Type": contentType }, body });
   return {
     fileBytes: smallFile.data.length,
     service: request(`${service.url}/api`, { "X-API-Key": service.fullKey }),
     minimal: request(`${minimal.url}/u`),
+    floor: request(`${minimal.url}/uf`, { "X-API-Key": service.fullKey }),
   };
 }
 
@@ -81,8 +84,18 @@ async function compareUploads(requests, concurrency, log) {
 export async function measureUploadRatio(ctx, log = () => {}) {
   const requests = await smallUploadRequests(await startService(ctx), await startMinimal(ctx));
   const { uploads, uploadBaseline, uploadOverhead } = await compareUploads(requests, [10], log);
+  log("  minimal upload with the required storage work (floor), 10 connection(s)");
+  const floor = await load({ ...requests.floor, connections: 10 });
   const measured = uploadOverhead[0].rps;
-  return { ratio: measured, target: UPLOAD_RATIO_TARGET, met: measured >= UPLOAD_RATIO_TARGET, service: uploads[0], baseline: uploadBaseline[0] };
+  return {
+    ratio: measured,
+    target: UPLOAD_RATIO_TARGET,
+    met: measured >= UPLOAD_RATIO_TARGET,
+    service: uploads[0],
+    baseline: uploadBaseline[0],
+    floor,
+    floorRatio: ratio(floor.rps, uploadBaseline[0].rps),
+  };
 }
 
 /** A GET that must succeed whole; loads only start once both targets pass it. */

@@ -29,12 +29,15 @@ export async function run(ctx, log) {
       met: pieces.finishShare <= pieces.targets.finishShare,
     },
     { what: "3 KiB upload, 10 connections (req/s)", measured: upload.ratio, target: `>= ${UPLOAD_RATIO_TARGET}`, met: upload.met },
+    // Not a target: the bare Worker doing only the storage work an upload with a thumbnail and a
+    // row must do (bench/minimal POST /uf), which bounds what any implementation could reach.
+    { what: "  floor: bare put + 3 D1 trips + thumbnail put", measured: upload.floorRatio, target: "(bound)", met: null },
   ];
   const report = table("Service / bare Worker, same run", [
     ["measure", (r) => r.what],
     ["ratio", (r) => fixed(2)(r.measured)],
     ["target", (r) => r.target],
-    ["met", (r) => (r.met ? "yes" : "NO")],
+    ["met", (r) => (r.met === null ? "" : r.met ? "yes" : "NO")],
   ], rows);
   return { report, results: { src, pieces, upload, rows } };
 }
