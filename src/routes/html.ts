@@ -10,7 +10,7 @@ export type Markup = ReturnType<typeof html>;
 export const NOINDEX = html`<meta name="robots" content="noindex">`;
 
 /** A complete, self-contained HTML page; `title` is plain text. */
-export const page = (options: { title: string; head?: Markup; body: Markup }): Markup => html`<!doctype html>
+export const page = (options: { title: string; head?: Markup; body: Markup; style?: string }): Markup => html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -21,6 +21,10 @@ ${options.head ?? ""}
 body{font-family:system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem;color:#222}
 img,video{max-width:100%;height:auto;display:block;margin:1rem 0}
 button{font:inherit;padding:.5rem 1rem}
+.share{margin:.5rem 0}.share label{display:block;font-weight:600}.share span{display:flex;gap:.5rem}
+.share input{flex:1;min-width:0;font:inherit;padding:.4rem}
+a{color:#0645ad}
+${options.style ?? ""}
 </style>
 </head>
 <body>
@@ -29,14 +33,24 @@ ${options.body}
 </html>`;
 
 /**
- * Pages carry no scripts and load nothing but our own media. No cache keeps them: a page shows
- * the upload as it is now (deleted, locked, used up) and may carry a signed link.
+ * Pages load nothing but our own media and our own script (no inline script). No cache keeps
+ * them: a page shows the upload as it is now (deleted, locked, used up) and may carry a signed
+ * link. No other site may frame them, except the embed page (EMBED_HEADERS).
  */
 export const PAGE_HEADERS = {
   "Content-Type": "text/html; charset=utf-8",
   "Cache-Control": NO_STORE,
-  "Content-Security-Policy": "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; form-action 'self'",
+  "Content-Security-Policy": "default-src 'none'; img-src 'self'; media-src 'self'; script-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
   "X-Content-Type-Options": "nosniff",
   "Referrer-Policy": "no-referrer",
   "X-Frame-Options": "DENY",
+};
+
+/** The player page other sites put in an iframe (oEmbed, the HTML embed code). */
+export const EMBED_HEADERS = {
+  "Content-Type": "text/html; charset=utf-8",
+  "Cache-Control": NO_STORE,
+  "Content-Security-Policy": "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; frame-ancestors *",
+  "X-Content-Type-Options": "nosniff",
+  "Referrer-Policy": "no-referrer",
 };

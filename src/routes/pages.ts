@@ -14,7 +14,12 @@ import { findUpload, findUploadRecord } from "../storage/uploads";
 import { uploadLinks } from "../uploads/public-urls";
 import { removeUploadByToken, uploadForDeleteLink } from "../uploads/remove";
 import { deletedResponse } from "./api/responses";
-import { NOINDEX, page, PAGE_HEADERS } from "./html";
+import { EMBED_HEADERS, NOINDEX, page, PAGE_HEADERS } from "./html";
+import { NO_STORE } from "../http/cache-control";
+import { oembedAnswer, readOembedRequest } from "./site/oembed";
+import { PAGE_SCRIPT } from "./site/page-script";
+import { mayPreview, previewTags } from "./site/previews";
+import { shareOptions, shareSnippets } from "./site/share-options";
 import { methodNotAllowed } from "./method-not-allowed";
 
 const deps = requestDeps;
@@ -45,24 +50,68 @@ ${message ? html`<p><strong>${message}</strong></p>` : ""}
 
 const seconds = (n: number) => `${n} second${n === 1 ? "" : "s"}`;
 
+/** The site's own URLs about an upload, besides its links. */
+function siteUrls(c: Context<AppEnv>, row: UploadRow) {
+  const origin = publicOrigin(c);
+  const links = uploadLinks(origin, row);
+  return {
+    links,
+    embed: `${origin}/e/${row.id}`,
+    oembed: `${origin}/oembed?url=${encodeURIComponent(links.direct)}&format=json`,
+    site: new URL(origin).host,
+  };
+}
+
+/** The file as the page shows it: a video with its thumbnail as poster, or the image. */
+function mediaElement(row: UploadRow, src: string, poster: string | null, title: string) {
+  const size = row.width && row.height ? html` width="${row.width}" height="${row.height}"` : "";
+  if (row.type === "video") return html`<video controls playsinline preload="metadata"${poster ? html` poster="${poster}"` : ""}${size} src="${src}"></video>`;
+  return html`<img src="${src}"${size} alt="${title}">`;
+}
+
 /** The page showing the file at `src` (a signed link for a locked upload). */
 function uploadPage(c: Context<AppEnv>, row: UploadRow, src: string) {
   const title = row.title ?? "Untitled upload";
-  const media = row.type === "video" ? html`<video controls preload="metadata" src="${src}"></video>` : html`<img src="${src}" alt="${title}">`;
+  const urls = siteUrls(c, row);
   const indexable = row.visibility === "public" && !row.passwordHash;
-  // A locked upload's file must not leak through link previews: no og:image or og:video.
   const head = html`${indexable ? "" : NOINDEX}
-<meta property="og:title" content="${title}">
-${row.passwordHash ? "" : html`<meta property="${row.type === "video" ? "og:video" : "og:image"}" content="${src}">`}
-${row.description ? html`<meta property="og:description" content="${row.description}">` : ""}`;
-  const body = html`<h1>${title}</h1>
-${media}
+${previewTags(row, urls.links, urls)}<script src="/assets/page.js" defer></script>`;
+  const body = html`<main><h1>${title}</h1>
+${mediaElement(row, src, urls.links.thumb, title)}
 ${row.description ? html`<p>${row.description}</p>` : ""}
-<p><a href="${src}">Direct link</a></p>`;
+<p><a href="${src}">Direct link</a></p>
+${shareOptions(shareSnippets(row, urls.links, urls.embed))}</main>`;
   return c.html(page({ title, head, body }), 200, { ...PAGE_HEADERS, ...(indexable ? {} : { "X-Robots-Tag": "noindex" }) });
 }
 
 export const pages = new Hono<AppEnv>()
+  .get("/assets/page.js", (c) =>
+    c.body(PAGE_SCRIPT, 200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff" }),
+  )
+  /**
+   * The player other sites frame (oEmbed's video html, the HTML embed code): the file alone.
+   * Only for what may be previewed: a private, locked or view-limited upload has none.
+   */
+  .get("/e/:id", async (c) => {
+    const row = await pageUpload(c);
+    if (row instanceof Response) return row;
+    if (row.visibility === "private" || !mayPreview(row)) throw notFound("No such upload.");
+    const { links } = siteUrls(c, row);
+    const title = row.title ?? "Untitled upload";
+    const style = "body{margin:0;max-width:none;padding:0;background:#000}img,video{width:100vw;height:100vh;object-fit:contain;margin:0}";
+    return c.html(page({ title, head: NOINDEX, body: mediaElement(row, links.src, links.thumb, title), style }), 200, EMBED_HEADERS);
+  })
+  .all("/e/:id", methodNotAllowed("GET"))
+  .get("/oembed", async (c) => {
+    const origin = publicOrigin(c);
+    const request = readOembedRequest(c.req.query(), origin);
+    const row = await findUpload(c.var.db, request.id, c.var.now());
+    if (!row || (row.maxViews !== null && row.views >= row.maxViews)) throw notFound("No such upload.");
+    const urls = siteUrls(c, row);
+    const answer = oembedAnswer(row, urls.links, request, { name: urls.site, url: origin, embed: urls.embed });
+    return c.json(answer, 200, { "Cache-Control": NO_STORE, "Access-Control-Allow-Origin": "*" });
+  })
+  .all("/oembed", methodNotAllowed("GET"))
   /**
    * The upload's page. A private upload has no page for visitors: the link leads to the file
    * (the spec's "sends everyone except the owner straight to the file"; the API has no owner

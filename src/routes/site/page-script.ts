@@ -1,0 +1,21 @@
+/**
+ * The pages' one script, served from the site itself (/assets/page.js) so that the pages' CSP
+ * allows no inline script: copy buttons for the share fields.
+ */
+export const PAGE_SCRIPT = `"use strict";
+document.addEventListener("click", async (event) => {
+  const button = event.target instanceof Element ? event.target.closest("button[data-copy]") : null;
+  if (!button) return;
+  const field = document.getElementById(button.dataset.copy);
+  if (!field) return;
+  try {
+    await navigator.clipboard.writeText(field.value);
+  } catch {
+    field.select();
+    document.execCommand("copy");
+  }
+  button.textContent = "Copied";
+  button.setAttribute("aria-live", "polite");
+  setTimeout(() => { button.textContent = "Copy"; }, 2000);
+});
+`;

@@ -1,0 +1,55 @@
+import { html } from "hono/html";
+import type { UploadRow } from "../../storage/schema";
+import { THUMB_WIDTH } from "../../uploads/media-jobs/webp-policy";
+import type { uploadLinks } from "../../uploads/public-urls";
+import type { Markup } from "../html";
+
+export type Links = ReturnType<typeof uploadLinks>;
+
+/**
+ * Whether link previews, embeds and oEmbed may show the file. A locked upload's file is behind
+ * its password, and every fetch of a view-limited one's file is a view: a chat app's preview
+ * would spend them. Both get a title and nothing else.
+ */
+export const mayPreview = (row: Pick<UploadRow, "passwordHash" | "maxViews">) => row.passwordHash === null && row.maxViews === null;
+
+/** The thumbnail's size: THUMB_WIDTH wide (a narrower image keeps its width), height in proportion. */
+export function thumbnailSize(row: Pick<UploadRow, "width" | "height">): { width: number; height: number } | null {
+  if (!row.width || !row.height) return null;
+  const width = Math.min(THUMB_WIDTH, row.width);
+  return { width, height: Math.max(1, Math.round((width * row.height) / row.width)) };
+}
+
+/** Image types every preview renderer shows; anything else is previewed by its thumbnail alone. */
+const PREVIEWABLE_IMAGES = new Set(["image/jpeg", "image/png", "image/gif", "image/webp"]);
+
+const property = (name: string, content: string | number | null | undefined) =>
+  content === null || content === undefined ? "" : html`<meta property="${name}" content="${String(content)}">\n`;
+const named = (name: string, content: string | number | null | undefined) =>
+  content === null || content === undefined ? "" : html`<meta name="${name}" content="${String(content)}">\n`;
+
+/**
+ * Open Graph and Twitter card tags, and oEmbed discovery, for an upload's page. An image is
+ * previewed by itself (type and size given) with its thumbnail as a fallback; a video as
+ * og:video (the MP4, with the thumbnail as poster) and as a Twitter player card on the embed
+ * page. `embed` and `oembed` are the URLs of the player page and of the page's oEmbed answer.
+ */
+export function previewTags(row: UploadRow, links: Links, urls: { embed: string; oembed: string; site: string }): Markup {
+  const title = row.title ?? "Untitled upload";
+  const common = html`${property("og:site_name", urls.site)}${property("og:title", title)}${property("og:url", links.direct)}${property("og:description", row.description)}${named("twitter:title", title)}${named("twitter:description", row.description)}`;
+  if (!mayPreview(row)) return html`${property("og:type", "website")}${common}${named("twitter:card", "summary")}`;
+
+  const thumb = thumbnailSize(row);
+  const thumbTags = links.thumb
+    ? html`${property("og:image", links.thumb)}${property("og:image:type", "image/webp")}${property("og:image:width", thumb?.width)}${property("og:image:height", thumb?.height)}${property("og:image:alt", title)}`
+    : "";
+  const discovery = html`<link rel="alternate" type="application/json+oembed" href="${urls.oembed}" title="${title}">\n`;
+
+  if (row.type === "video") {
+    return html`${property("og:type", "video.other")}${common}${property("og:video", links.src)}${property("og:video:secure_url", links.src.startsWith("https:") ? links.src : null)}${property("og:video:type", row.mime)}${property("og:video:width", row.width)}${property("og:video:height", row.height)}${thumbTags}${named("twitter:card", "player")}${named("twitter:player", urls.embed)}${named("twitter:player:width", row.width ?? 640)}${named("twitter:player:height", row.height ?? 360)}${named("twitter:player:stream", links.src)}${named("twitter:player:stream:content_type", row.mime)}${named("twitter:image", links.thumb)}${discovery}`;
+  }
+  const full = PREVIEWABLE_IMAGES.has(row.mime)
+    ? html`${property("og:image", links.src)}${property("og:image:type", row.mime)}${property("og:image:width", row.width)}${property("og:image:height", row.height)}${property("og:image:alt", title)}`
+    : "";
+  return html`${property("og:type", "website")}${common}${full}${thumbTags}${named("twitter:card", "summary_large_image")}${named("twitter:image", PREVIEWABLE_IMAGES.has(row.mime) ? links.src : links.thumb)}${named("twitter:image:alt", title)}${discovery}`;
+}
