@@ -12,6 +12,7 @@ import { admin } from "./routes/admin";
 import { api } from "./routes/api";
 import { files } from "./routes/files";
 import { pages } from "./routes/pages";
+import { listings } from "./routes/listings";
 
 export function createApp(options: { now?: () => number } = {}) {
   const app = new Hono<AppEnv>({ strict: false });
@@ -41,6 +42,7 @@ export function createApp(options: { now?: () => number } = {}) {
   app.route("/admin", admin);
   app.route("/", files);
   app.route("/", pages);
+  app.route("/", listings);
 
   // Errors are kept by no cache: a 404 or 410 is about the upload as it is now, a 429 about this moment.
   app.notFound((c) => c.json(errorBody("Not found."), 404, { "Cache-Control": NO_STORE }));

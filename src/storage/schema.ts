@@ -87,6 +87,8 @@ export const uploads = sqliteTable(
     // Flagging takes down every copy of the same bytes, whoever uploaded them.
     index("uploads_content_hash").on(t.contentHash),
     index("uploads_expires").on(t.expiresAt).where(sql`expires_at IS NOT NULL`),
+    // The gallery, sitemap and feed: public uploads, newest first.
+    index("uploads_public_created").on(t.createdAt, t.id).where(sql`visibility = 'public'`),
   ],
 );
 

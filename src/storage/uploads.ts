@@ -219,3 +219,15 @@ export async function takeView(db: Database, id: string) {
     .returning({ views: uploads.views });
   return !!row;
 }
+
+const isPublic = (now: number) => and(eq(uploads.visibility, "public"), live(now));
+
+/** Live public uploads, newest first: the gallery, the sitemap and the feed. */
+export function publicUploads(db: Database, now: number, limit: number, offset = 0) {
+  return db.select().from(uploads).where(isPublic(now)).orderBy(desc(uploads.createdAt), desc(uploads.id)).limit(limit).offset(offset);
+}
+
+export async function countPublicUploads(db: Database, now: number): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(uploads).where(isPublic(now));
+  return row?.n ?? 0;
+}

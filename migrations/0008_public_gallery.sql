@@ -1,0 +1,1 @@
+CREATE INDEX `uploads_public_created` ON `uploads` (`created_at`,`id`) WHERE visibility = 'public';
