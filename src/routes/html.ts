@@ -46,6 +46,12 @@ export const PAGE_HEADERS = {
   "X-Frame-Options": "DENY",
 };
 
+/** The uploader talks to the API (connect-src) and shows the thumbnails it gets back. */
+export const UPLOADER_HEADERS = {
+  ...PAGE_HEADERS,
+  "Content-Security-Policy": "default-src 'none'; img-src 'self'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; form-action 'none'; frame-ancestors 'none'",
+};
+
 /** The player page other sites put in an iframe (oEmbed, the HTML embed code). */
 export const EMBED_HEADERS = {
   "Content-Type": "text/html; charset=utf-8",

@@ -14,7 +14,9 @@ import { findUpload, findUploadRecord } from "../storage/uploads";
 import { uploadLinks } from "../uploads/public-urls";
 import { removeUploadByToken, uploadForDeleteLink } from "../uploads/remove";
 import { deletedResponse } from "./api/responses";
-import { EMBED_HEADERS, NOINDEX, page, PAGE_HEADERS } from "./html";
+import { EMBED_HEADERS, NOINDEX, page, PAGE_HEADERS, UPLOADER_HEADERS } from "./html";
+import { UPLOADER_BODY, UPLOADER_STYLE } from "./site/uploader-page";
+import { UPLOADER_SCRIPT } from "./site/uploader-script";
 import { NO_STORE } from "../http/cache-control";
 import { oembedAnswer, readOembedRequest } from "./site/oembed";
 import { PAGE_SCRIPT } from "./site/page-script";
@@ -84,10 +86,18 @@ ${shareOptions(shareSnippets(row, urls.links, urls.embed))}</main>`;
   return c.html(page({ title, head, body }), 200, { ...PAGE_HEADERS, ...(indexable ? {} : { "X-Robots-Tag": "noindex" }) });
 }
 
+const script = (c: Context<AppEnv>, source: string) =>
+  c.body(source, 200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff" });
+
 export const pages = new Hono<AppEnv>()
-  .get("/assets/page.js", (c) =>
-    c.body(PAGE_SCRIPT, 200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff" }),
-  )
+  .get("/assets/page.js", (c) => script(c, PAGE_SCRIPT))
+  .get("/assets/uploader.js", (c) => script(c, UPLOADER_SCRIPT))
+  /** The browser uploader: a page of its own; all it does is its script's. */
+  .get("/upload", (c) => {
+    const head = html`<script src="/assets/page.js" defer></script><script src="/assets/uploader.js" defer></script>`;
+    return c.html(page({ title: "Upload", head, body: UPLOADER_BODY, style: UPLOADER_STYLE }), 200, UPLOADER_HEADERS);
+  })
+  .all("/upload", methodNotAllowed("GET"))
   /**
    * The player other sites frame (oEmbed's video html, the HTML embed code): the file alone.
    * Only for what may be previewed: a private, locked or view-limited upload has none.

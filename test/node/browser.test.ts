@@ -1,0 +1,280 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { randomFillSync } from "node:crypto";
+import chromium from "@sparticuz/chromium";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ihdr, pngChunk, pngFile } from "../support/build";
+import { ffmpeg } from "../support/tools";
+import { createAccount, fixture, fixturePath, processedUpload, startWithMediaService, uploadFile, type MediaTestBed } from "./server";
+
+/**
+ * The site in a real browser: headless Chromium from npm (@sparticuz/chromium, driven by
+ * puppeteer-core) against wrangler dev and the media service. Screenshots of every page at a
+ * phone's and a desktop's width go to test/artifacts/screenshots/, and each page's weight and
+ * first paint to test/artifacts/page-weights.json.
+ */
+/** What the callbacks run in the page see (this project's types are the Workers', not the DOM's). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+declare const document: any, window: any, navigator: any, localStorage: any, HTMLAnchorElement: any, DataTransfer: any, DragEvent: any, ClipboardEvent: any;
+type Dom = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const ARTIFACTS = path.resolve(import.meta.dirname, "../artifacts");
+const SHOTS = path.join(ARTIFACTS, "screenshots");
+const WIDTHS = { phone: { width: 390, height: 844, isMobile: true, deviceScaleFactor: 2 }, desktop: { width: 1280, height: 800, deviceScaleFactor: 1 } };
+
+let bed: MediaTestBed;
+let browser: Browser;
+const weights: Record<string, { bytes: number; requests: number; firstPaintMs: number | null }> = {};
+
+beforeAll(async () => {
+  await mkdir(SHOTS, { recursive: true });
+  bed = await startWithMediaService("browser");
+  browser = await puppeteer.launch({ executablePath: await chromium.executablePath(), args: chromium.args, headless: true });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await bed?.stop();
+  await writeFile(path.join(ARTIFACTS, "page-weights.json"), `${JSON.stringify(weights, null, 2)}\n`);
+});
+
+async function newPage(width: keyof typeof WIDTHS = "desktop"): Promise<Page> {
+  // One context for all: the packaged Chromium runs as a single process, which other contexts crash.
+  await browser.defaultBrowserContext().overridePermissions(bed.server.url, ["clipboard-read", "clipboard-write"]);
+  const page = await browser.newPage();
+  await page.setViewport(WIDTHS[width]);
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(String(error)));
+  page.on("console", (message) => {
+    // A CSP refusal shows up here: the pages must never need one.
+    if (message.type() === "error" && /Content Security Policy/.test(message.text())) errors.push(message.text());
+  });
+  (page as Page & { errors: string[] }).errors = errors;
+  return page;
+}
+const errorsOf = (page: Page) => (page as Page & { errors: string[] }).errors;
+
+/** Screenshots at both widths, and the page's weight and first paint at desktop width. */
+async function record(name: string, url: string, prepare: (page: Page) => Promise<void> = async () => {}) {
+  for (const width of ["phone", "desktop"] as const) {
+    const page = await newPage(width);
+    const loaded: Promise<number>[] = [];
+    page.on("requestfinished", (request) => loaded.push(request.response()?.buffer().then((body) => body.length, () => 0) ?? Promise.resolve(0)));
+    await page.goto(url, { waitUntil: "networkidle0" });
+    await prepare(page);
+    await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
+    if (width === "desktop") {
+      const sizes = await Promise.all(loaded);
+      const firstPaintMs = await page.evaluate(() => {
+        const timing = (globalThis as Dom).performance;
+        const paint = timing.getEntriesByName("first-contentful-paint")[0] ?? timing.getEntriesByName("first-paint")[0];
+        return paint ? Math.round(paint.startTime) : null;
+      });
+      weights[name] = { bytes: sizes.reduce((a, b) => a + b, 0), requests: sizes.length, firstPaintMs };
+    }
+    expect(errorsOf(page), name).toEqual([]);
+    await page.close();
+  }
+}
+
+/** The uploader with nothing remembered from an earlier test. */
+async function openUploader(page: Page) {
+  await page.goto(`${bed.server.url}/upload`, { waitUntil: "networkidle0" });
+  await page.evaluate(() => localStorage.clear());
+  await page.reload({ waitUntil: "networkidle0" });
+}
+
+/** A valid PNG of `bytes` bytes whose pixel data is noise the service never decodes on upload. */
+function largePng(bytes: number) {
+  const data = new Uint8Array(bytes - 57);
+  randomFillSync(data);
+  return pngFile(ihdr(1, 1), pngChunk("IDAT", data));
+}
+
+describe("the browser uploader", () => {
+  it("uploads a file chosen with the picker, with progress and copyable links, and lists the user's uploads", async () => {
+    const account = await createAccount(bed.server, "picker");
+    const page = await newPage();
+    await openUploader(page);
+    await page.type("#key", account.full);
+    await page.click("#remember");
+    await page.evaluate(() => {
+      window.progress = [];
+      document.addEventListener("upload-progress", (e: Dom) => window.progress.push(e.detail));
+    });
+    const input = await page.$("#files");
+    await input!.uploadFile(fixturePath("gps/DSCN0010.jpg"));
+    await page.waitForSelector("#results li[data-id] input", { timeout: 30_000 });
+    const progress = await page.evaluate((): number[] => window.progress);
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.at(-1)).toBe(1);
+    expect(await page.$eval("#results progress", (bar: Dom) => bar.value)).toBe(1);
+
+    const src = await page.$eval("#results li input", (field: Dom) => field.value);
+    expect(src).toMatch(new RegExp(`^${bed.server.url}/i/[0-9A-Za-z]{10}$`));
+    await page.click("#results li button[data-copy]");
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(src);
+    expect(await page.$eval("#results li button[data-copy]", (b: Dom) => b.textContent)).toBe("Copied");
+
+    // The key is remembered in this browser only, and a full key lists the account's uploads.
+    expect(await page.evaluate(() => localStorage.getItem("media-host.key"))).toBe(account.full);
+    await page.reload({ waitUntil: "networkidle0" });
+    expect(await page.$eval("#key", (k: Dom) => k.value)).toBe(account.full);
+    await page.waitForSelector("#mine:not([hidden]) #mine-list li");
+    const id = src.split("/").pop()!;
+    page.on("dialog", (dialog) => void dialog.accept());
+    await page.click(`#mine-list li[data-id="${id}"] button`);
+    await page.waitForFunction((gone: string) => !document.querySelector(`#mine-list li[data-id="${gone}"]`), {}, id);
+    expect((await fetch(src)).status).toBe(404);
+    expect(errorsOf(page)).toEqual([]);
+    await page.screenshot({ path: path.join(SHOTS, "uploader-done-desktop.png"), fullPage: true });
+    await page.close();
+  });
+
+  it("uploads files dropped on it and pasted into it, with the options set", async () => {
+    const account = await createAccount(bed.server, "drop");
+    const page = await newPage("phone");
+    await openUploader(page);
+    await page.type("#key", account.upload);
+    await page.type("#title", "Dropped");
+    await page.select("#visibility", "public");
+    const png = Array.from(await fixture("pngsuite/basn2c08.png"));
+    await page.evaluate((bytes) => {
+      const file = new File([new Uint8Array(bytes)], "dropped.png", { type: "image/png" });
+      const transfer = new DataTransfer();
+      transfer.items.add(file);
+      const drop = document.getElementById("drop");
+      drop.dispatchEvent(new DragEvent("dragover", { dataTransfer: transfer, bubbles: true, cancelable: true }));
+      drop.dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }));
+      const pasted = new DataTransfer();
+      pasted.items.add(new File([new Uint8Array(bytes)], "", { type: "image/png" }));
+      document.dispatchEvent(new ClipboardEvent("paste", { clipboardData: pasted, bubbles: true, cancelable: true }));
+    }, png);
+    await page.waitForFunction(() => document.querySelectorAll("#results li[data-id]").length === 2, { timeout: 30_000 });
+    const ids = await page.$$eval("#results li[data-id]", (items: Dom[]) => items.map((item: Dom) => item.getAttribute("data-id")));
+    for (const id of ids) {
+      const page = await (await fetch(`${bed.server.url}/v/${id}`)).text();
+      expect(page).toContain("<title>Dropped</title>");
+    }
+    // The upload-only key cannot list: no list shown.
+    expect(await page.$eval("#mine", (s: Dom) => s.hidden)).toBe(true);
+    await page.screenshot({ path: path.join(SHOTS, "uploader-done-phone.png"), fullPage: true });
+    await page.close();
+  });
+
+  it("sends a file over 90 MB in 5 MiB pieces, its progress going up piece by piece", async () => {
+    const account = await createAccount(bed.server, "pieces");
+    const file = path.join(bed.dir, "large.png");
+    const bytes = largePng(95 * 1000 * 1000);
+    await writeFile(file, bytes);
+    const page = await newPage();
+    await openUploader(page);
+    await page.type("#key", account.full);
+    await page.click("#keep-original");
+    await page.evaluate(() => {
+      window.progress = [];
+      document.addEventListener("upload-progress", (e: Dom) => window.progress.push(e.detail));
+    });
+    await (await page.$("#files"))!.uploadFile(file);
+    await page.waitForSelector("#results li[data-id] input, #results li .error", { timeout: 110_000 });
+    expect(await page.$eval("#results li span", (s: Dom) => s.textContent)).toBe(" done");
+    const progress = await page.evaluate((): number[] => window.progress);
+    expect(progress.filter((share) => share > 0.1 && share < 0.9).length).toBeGreaterThan(5);
+    const src = await page.$eval("#results li input", (field: Dom) => field.value);
+    const head = await fetch(src, { method: "HEAD" });
+    expect(Number(head.headers.get("Content-Length"))).toBe(bytes.length);
+    await page.close();
+  });
+
+  it("offers a ShareX uploader and a shell snippet for the key", async () => {
+    const account = await createAccount(bed.server, "tools");
+    const page = await newPage();
+    await openUploader(page);
+    await page.type("#key", account.upload);
+    const snippet = await page.$eval("#snippet", (s: Dom) => s.value);
+    expect(snippet).toContain(`X-API-Key: ${account.upload}`);
+    expect(snippet).toContain(`${bed.server.url}/api`);
+    const sxcu = await page.evaluate(async () => {
+      let file: Dom = null;
+      const urls = URL as Dom;
+      const original = urls.createObjectURL;
+      urls.createObjectURL = (blob: Dom) => ((file = blob), "about:blank");
+      document.getElementById("sxcu").click();
+      urls.createObjectURL = original;
+      return file.text();
+    });
+    const config = JSON.parse(sxcu);
+    expect(config).toMatchObject({ RequestMethod: "POST", RequestURL: `${bed.server.url}/api`, Headers: { "X-API-Key": account.upload }, Body: "MultipartFormData", FileFormName: "uploads", URL: "{json:data.src}" });
+    // What ShareX would send, and the link it would read from the answer.
+    const form = new FormData();
+    form.append(config.FileFormName, new Blob([await fixture("pngsuite/basn2c08.png")]), "screenshot.png");
+    const res = await fetch(config.RequestURL, { method: config.RequestMethod, headers: config.Headers, body: form });
+    const answer = (await res.json()) as { data: { src: string } };
+    expect(answer.data.src).toMatch(/\/i\/[0-9A-Za-z]{10}$/);
+    await page.close();
+  });
+});
+
+describe("the pages in a browser", () => {
+  it("shows an image's page with its share options, at phone and desktop widths", async () => {
+    const res = await uploadFile(bed.server, bed.account.full, await fixture("gps/DSCN0010.jpg"), "hillside.jpg", { title: "Hillside in autumn", description: "Houses among pines and vines.", visibility: "public" });
+    const { data } = (await res.json()) as { data: { direct: string } };
+    await record("image-page", data.direct);
+    await record("upload", `${bed.server.url}/upload`);
+  });
+
+  it("plays a video's first second, poster first", async () => {
+    const clip = path.join(bed.dir, "clip.webm");
+    ffmpeg(["-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=2", "-c:v", "libvpx", "-b:v", "300k", clip]);
+    const res = await uploadFile(bed.server, bed.account.full, new Uint8Array(await import("node:fs/promises").then((fs) => fs.readFile(clip))), "clip.webm", { title: "Test card" });
+    const uploaded = (await res.json()) as { data: { id: string } };
+    const data = await processedUpload<{ direct: string; thumb: string | null }>(bed.server, bed.account.full, uploaded.data.id);
+    const page = await newPage();
+    await page.goto(data.direct, { waitUntil: "networkidle0" });
+    expect(await page.$eval("video", (v: Dom) => v.poster)).toBe(data.thumb);
+    await page.$eval("video", (video: Dom) => {
+      video.muted = true;
+      return video.play();
+    });
+    await page.waitForFunction(() => document.querySelector("video").currentTime >= 1, { timeout: 20_000 });
+    expect(errorsOf(page)).toEqual([]);
+    await page.close();
+    await record("video-page", data.direct);
+  });
+
+  it("opens a locked upload with its password", async () => {
+    const res = await uploadFile(bed.server, bed.account.full, await fixture("pngsuite/basn2c08.png"), "locked.png", { title: "Locked", password: "open sesame" });
+    const { data } = (await res.json()) as { data: { direct: string } };
+    await record("password-form", data.direct);
+    const page = await newPage("phone");
+    await page.goto(data.direct, { waitUntil: "networkidle0" });
+    expect(await page.$("img")).toBeNull();
+    await page.type("input[name=password]", "wrong");
+    await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")]);
+    expect(await page.$eval("strong", (s: Dom) => s.textContent)).toBe("Wrong password.");
+    await page.type("input[name=password]", "open sesame");
+    await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")]);
+    await page.waitForFunction(() => document.querySelector("main img")?.complete === true);
+    expect(await page.$eval("main img", (img: Dom) => img.naturalWidth)).toBeGreaterThan(0);
+    await page.close();
+  });
+
+  it("pages through the gallery", async () => {
+    for (let i = 0; i < 50; i++) {
+      const png = pngFile(ihdr(1, 1), pngChunk("tEXt", new TextEncoder().encode(`n\0${i}`)), pngChunk("IDAT", [0x78, 0x9c, 0x63, 0x60, 0x00, 0x02, 0x00, 0x00, 0x05, 0x00, 0x01]));
+      const res = await uploadFile(bed.server, bed.account.full, png, `g${i}.png`, { title: `Gallery ${i}`, visibility: "public", allow_duplicate: "1" });
+      expect(res.status).toBe(200);
+    }
+    const page = await newPage();
+    await page.goto(`${bed.server.url}/gallery`, { waitUntil: "networkidle0" });
+    expect(await page.$eval(".grid li .caption", (c: Dom) => c.textContent)).toBe("Gallery 49");
+    await Promise.all([page.waitForNavigation(), page.click("a[rel=next]")]);
+    expect(page.url()).toBe(`${bed.server.url}/gallery?page=2`);
+    expect(await page.$$eval(".grid li", (items) => items.length)).toBeGreaterThan(0);
+    await Promise.all([page.waitForNavigation(), page.click("a[rel=prev]")]);
+    expect(page.url()).toBe(`${bed.server.url}/gallery?page=1`);
+    await page.close();
+    await record("gallery", `${bed.server.url}/gallery`);
+  });
+});
