@@ -79,6 +79,7 @@ Demo account ${demo.id}
   upload-only key: ${demo.upload_key}
 
 Try:  curl -H "X-API-Key: ${demo.full_key}" -F "uploads=@photo.jpg" ${server.url}/api
+  or: ${server.url}/upload in a browser (paste a key), ${server.url}/gallery for public uploads
 Admin API token: from .dev.vars (ADMIN_TOKEN). Stop with Ctrl+C.
 `);
 } catch (error) {

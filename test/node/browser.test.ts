@@ -85,6 +85,14 @@ async function openUploader(page: Page) {
   await page.reload({ waitUntil: "networkidle0" });
 }
 
+/** The shares of each upload the uploader reports as it goes (its upload-progress events). */
+const watchProgress = (page: Page) =>
+  page.evaluate(() => {
+    window.progress = [];
+    document.addEventListener("upload-progress", (e: Dom) => window.progress.push(e.detail));
+  });
+const progressOf = (page: Page) => page.evaluate((): number[] => window.progress);
+
 /** A valid PNG of `bytes` bytes whose pixel data is noise the service never decodes on upload. */
 function largePng(bytes: number) {
   const data = new Uint8Array(bytes - 57);
@@ -99,14 +107,11 @@ describe("the browser uploader", () => {
     await openUploader(page);
     await page.type("#key", account.full);
     await page.click("#remember");
-    await page.evaluate(() => {
-      window.progress = [];
-      document.addEventListener("upload-progress", (e: Dom) => window.progress.push(e.detail));
-    });
+    await watchProgress(page);
     const input = await page.$("#files");
     await input!.uploadFile(fixturePath("gps/DSCN0010.jpg"));
     await page.waitForSelector("#results li[data-id] input", { timeout: 30_000 });
-    const progress = await page.evaluate((): number[] => window.progress);
+    const progress = await progressOf(page);
     expect(progress.length).toBeGreaterThan(0);
     expect(progress.at(-1)).toBe(1);
     expect(await page.$eval("#results progress", (bar: Dom) => bar.value)).toBe(1);
@@ -172,14 +177,11 @@ describe("the browser uploader", () => {
     await openUploader(page);
     await page.type("#key", account.full);
     await page.click("#keep-original");
-    await page.evaluate(() => {
-      window.progress = [];
-      document.addEventListener("upload-progress", (e: Dom) => window.progress.push(e.detail));
-    });
+    await watchProgress(page);
     await (await page.$("#files"))!.uploadFile(file);
     await page.waitForSelector("#results li[data-id] input, #results li .error", { timeout: 110_000 });
     expect(await page.$eval("#results li span", (s: Dom) => s.textContent)).toBe(" done");
-    const progress = await page.evaluate((): number[] => window.progress);
+    const progress = await progressOf(page);
     expect(progress.filter((share) => share > 0.1 && share < 0.9).length).toBeGreaterThan(5);
     const src = await page.$eval("#results li input", (field: Dom) => field.value);
     const head = await fetch(src, { method: "HEAD" });
