@@ -67,7 +67,7 @@ describe("password", () => {
     expect(await wrong.text()).toContain("Wrong password");
     const right = await s.call(local(upload.direct), { method: "POST", body: form("right") });
     expect(right.status).toBe(200);
-    const link = /src="([^"]+)"/.exec(await right.text())![1]!.replaceAll("&amp;", "&");
+    const link = /<img src="([^"]+)"/.exec(await right.text())![1]!.replaceAll("&amp;", "&");
     expect(link).toMatch(/\/i\/.*\?exp=\d+&sig=/);
     const file = await s.call(local(link));
     expect(file.status).toBe(200);
