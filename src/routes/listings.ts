@@ -10,7 +10,7 @@ import { isoTimestamp } from "../time";
 import { uploadLinks } from "../uploads/public-urls";
 import { page, PAGE_HEADERS } from "./html";
 import { methodNotAllowed } from "./method-not-allowed";
-import { mayPreview, thumbnailSize } from "./site/previews";
+import { mayPreview, thumbnailSize, uploadTitle } from "./site/previews";
 
 /**
  * The site's listings of public uploads (the spec's "listed on the site and indexable"): the
@@ -22,7 +22,6 @@ export const GALLERY_PAGE_SIZE = 48;
 const SITEMAP_MAX_URLS = 50_000;
 const FEED_ENTRIES = 50;
 
-const titleOf = (row: UploadRow) => row.title ?? "Untitled upload";
 
 function galleryPage(c: Context<AppEnv>): number {
   const raw = c.req.query("page");
@@ -36,9 +35,9 @@ function tile(origin: string, row: UploadRow) {
   const size = thumbnailSize(row);
   const picture =
     mayPreview(row) && links.thumb
-      ? html`<img src="${links.thumb}" alt="${titleOf(row)}" loading="lazy"${size ? html` width="${size.width}" height="${size.height}"` : ""}>`
+      ? html`<img src="${links.thumb}" alt="${uploadTitle(row)}" loading="lazy"${size ? html` width="${size.width}" height="${size.height}"` : ""}>`
       : html`<span class="nothumb">${row.passwordHash ? "Password-protected" : row.maxViews !== null ? "Limited views" : "No preview yet"}</span>`;
-  return html`<li><a href="${links.direct}">${picture}<span class="caption">${titleOf(row)}</span></a></li>`;
+  return html`<li><a href="${links.direct}">${picture}<span class="caption">${uploadTitle(row)}</span></a></li>`;
 }
 
 const GALLERY_STYLE =
@@ -86,11 +85,11 @@ ${urls}</urlset>
     const updated = isoTimestamp(rows[0]?.updatedAt ?? 0);
     const entries = rows.map(async (row) => {
       const links = uploadLinks(origin, row);
-      const picture = mayPreview(row) && links.thumb ? html`<p><img src="${links.thumb}" alt="${titleOf(row)}"></p>` : "";
+      const picture = mayPreview(row) && links.thumb ? html`<p><img src="${links.thumb}" alt="${uploadTitle(row)}"></p>` : "";
       const summary = html`${picture}${row.description ? html`<p>${row.description}</p>` : ""}`;
       return html`<entry>
 <id>${links.direct}</id>
-<title>${titleOf(row)}</title>
+<title>${uploadTitle(row)}</title>
 <link rel="alternate" type="text/html" href="${links.direct}"/>
 <published>${isoTimestamp(row.createdAt)}</published>
 <updated>${isoTimestamp(row.updatedAt)}</updated>

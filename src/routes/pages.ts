@@ -20,7 +20,7 @@ import { UPLOADER_SCRIPT } from "./site/uploader-script";
 import { NO_STORE } from "../http/cache-control";
 import { oembedAnswer, readOembedRequest } from "./site/oembed";
 import { PAGE_SCRIPT } from "./site/page-script";
-import { mayPreview, previewTags } from "./site/previews";
+import { mayPreview, previewTags, uploadTitle } from "./site/previews";
 import { shareOptions, shareSnippets } from "./site/share-options";
 import { methodNotAllowed } from "./method-not-allowed";
 
@@ -73,7 +73,7 @@ function mediaElement(row: UploadRow, src: string, poster: string | null, title:
 
 /** The page showing the file at `src` (a signed link for a locked upload). */
 function uploadPage(c: Context<AppEnv>, row: UploadRow, src: string) {
-  const title = row.title ?? "Untitled upload";
+  const title = uploadTitle(row);
   const urls = siteUrls(c, row);
   const indexable = row.visibility === "public" && !row.passwordHash;
   const head = html`${indexable ? "" : NOINDEX}
@@ -107,7 +107,7 @@ export const pages = new Hono<AppEnv>()
     if (row instanceof Response) return row;
     if (row.visibility === "private" || !mayPreview(row)) throw notFound("No such upload.");
     const { links } = siteUrls(c, row);
-    const title = row.title ?? "Untitled upload";
+    const title = uploadTitle(row);
     const style = "body{margin:0;max-width:none;padding:0;background:#000}img,video{width:100vw;height:100vh;object-fit:contain;margin:0}";
     return c.html(page({ title, head: NOINDEX, body: mediaElement(row, links.src, links.thumb, title), style }), 200, EMBED_HEADERS);
   })

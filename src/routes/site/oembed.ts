@@ -1,6 +1,6 @@
 import type { UploadRow } from "../../storage/schema";
 import { ApiError, badRequest, notFound, unauthorized } from "../../errors";
-import { mayPreview, thumbnailSize, type Links } from "./previews";
+import { mayPreview, playerIframe, thumbnailSize, uploadTitle, type Links } from "./previews";
 
 /**
  * oEmbed 1.0 (https://oembed.com) for upload pages: `photo` for an image, `video` for a video
@@ -45,7 +45,7 @@ const fits = (size: { width: number; height: number }, maxWidth: number | null, 
 
 export function oembedAnswer(row: UploadRow, links: Links, request: OembedRequest, site: { name: string; url: string; embed: string }) {
   if (row.visibility === "private" || !mayPreview(row)) throw unauthorized("This upload is not public enough to embed: it is private, password-protected or view-limited.");
-  const title = row.title ?? "Untitled upload";
+  const title = uploadTitle(row);
   const thumb = thumbnailSize(row);
   const common = {
     version: "1.0",
@@ -57,8 +57,7 @@ export function oembedAnswer(row: UploadRow, links: Links, request: OembedReques
   const { maxWidth, maxHeight } = request;
   if (row.type === "video") {
     const size = fit(row.width ?? 640, row.height ?? 360, maxWidth, maxHeight);
-    const html = `<iframe src="${site.embed}" width="${size.width}" height="${size.height}" title="${title.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;")}" allowfullscreen style="border:0"></iframe>`;
-    return { ...common, type: "video", html, ...size };
+    return { ...common, type: "video", html: playerIframe(site.embed, title, size), ...size };
   }
   if (!row.width || !row.height) throw notFound("This image has no known size to embed.");
   const full = { width: row.width, height: row.height };

@@ -6,6 +6,16 @@ import type { Markup } from "../html";
 
 export type Links = ReturnType<typeof uploadLinks>;
 
+/** What pages, previews and embeds call an upload. */
+export const uploadTitle = (row: Pick<UploadRow, "title">) => row.title ?? "Untitled upload";
+
+/** Text for a double-quoted attribute of markup built as a string (embed codes to copy). */
+export const escapeAttribute = (text: string) => text.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+
+/** The iframe of an upload's player page: oEmbed's video `html` and the page's HTML embed code. */
+export const playerIframe = (embed: string, title: string, size: { width: number; height: number } | null) =>
+  `<iframe src="${escapeAttribute(embed)}"${size ? ` width="${size.width}" height="${size.height}"` : ""} title="${escapeAttribute(title)}" allowfullscreen style="border:0"></iframe>`;
+
 /**
  * Whether link previews, embeds and oEmbed may show the file. A locked upload's file is behind
  * its password, and every fetch of a view-limited one's file is a view: a chat app's preview
@@ -35,7 +45,7 @@ const named = (name: string, content: string | number | null | undefined) =>
  * page. `embed` and `oembed` are the URLs of the player page and of the page's oEmbed answer.
  */
 export function previewTags(row: UploadRow, links: Links, urls: { embed: string; oembed: string; site: string }): Markup {
-  const title = row.title ?? "Untitled upload";
+  const title = uploadTitle(row);
   const common = html`${property("og:site_name", urls.site)}${property("og:title", title)}${property("og:url", links.direct)}${property("og:description", row.description)}${named("twitter:title", title)}${named("twitter:description", row.description)}`;
   if (!mayPreview(row)) return html`${property("og:type", "website")}${common}${named("twitter:card", "summary")}`;
 

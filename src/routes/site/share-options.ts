@@ -1,23 +1,22 @@
 import { html } from "hono/html";
 import type { UploadRow } from "../../storage/schema";
 import type { Markup } from "../html";
-import { mayPreview, type Links } from "./previews";
+import { escapeAttribute, mayPreview, playerIframe, uploadTitle, type Links } from "./previews";
 
 /** The ways to share an upload, as text a person copies: each link or snippet, by name. */
 export function shareSnippets(row: UploadRow, links: Links, embed: string): { name: string; text: string }[] {
-  const title = row.title ?? "Untitled upload";
+  const title = uploadTitle(row);
   const page = { name: "Page link", text: links.direct };
   // A locked or view-limited upload is shared by its page, which asks for the password or counts the view.
   if (!mayPreview(row)) return [page];
   const size = row.width && row.height ? ` width="${row.width}" height="${row.height}"` : "";
-  const escaped = (text: string) => text.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
   if (row.type === "video") {
     return [
       { name: "Direct link", text: links.src },
       page,
       { name: "Markdown", text: `[${title.replace(/[[\]]/g, "")}](${links.direct})` },
       { name: "BBCode", text: `[url=${links.direct}]${title.replace(/[[\]]/g, "")}[/url]` },
-      { name: "HTML embed", text: `<iframe src="${embed}"${size} title="${escaped(title)}" allowfullscreen style="border:0"></iframe>` },
+      { name: "HTML embed", text: playerIframe(embed, title, row.width && row.height ? { width: row.width, height: row.height } : null) },
     ];
   }
   return [
@@ -25,7 +24,7 @@ export function shareSnippets(row: UploadRow, links: Links, embed: string): { na
     page,
     { name: "Markdown", text: `![${title.replace(/[[\]]/g, "")}](${links.src})` },
     { name: "BBCode", text: `[url=${links.direct}][img]${links.src}[/img][/url]` },
-    { name: "HTML embed", text: `<a href="${links.direct}"><img src="${links.src}" alt="${escaped(title)}"${size}></a>` },
+    { name: "HTML embed", text: `<a href="${links.direct}"><img src="${links.src}" alt="${escapeAttribute(title)}"${size}></a>` },
   ];
 }
 
