@@ -3,13 +3,16 @@
 //   PORT       port to listen on (default 8787)
 //   STATE_DIR  where local D1/R2/Durable Object state lives (default .wrangler/state)
 //   DEV_CRON_SECONDS  how often the scheduled job runs (default 60; 0: never)
+//   INSPECTOR_PORT    devtools port (default 9229, or a free one when 9229 is taken)
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { startMediaService } from "./lib/media.mjs";
-import { freePort, ROOT, startServer } from "./lib/server.mjs";
+import { freePort, portInUse, ROOT, startServer } from "./lib/server.mjs";
 
 const port = Number(process.env.PORT || 8787);
+// Another wrangler dev (or a test's) may hold the usual devtools port: then any free one does.
+const inspectorPort = Number(process.env.INSPECTOR_PORT) || ((await portInUse(9229)) ? await freePort() : 9229);
 const stateDir = path.resolve(ROOT, process.env.STATE_DIR || ".wrangler/state");
 mkdirSync(stateDir, { recursive: true });
 
@@ -41,6 +44,7 @@ let server;
 try {
   server = await startServer({
     port,
+    inspectorPort,
     stateDir,
     log: true,
     vars: { MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: mediaSecret, LINK_SIGNING_SECRET: linkSecret },

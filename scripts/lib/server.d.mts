@@ -8,8 +8,12 @@ export function applyMigrations(options: { stateDir: string; config?: string; cw
 
 export function freePort(): Promise<number>;
 
+export function portInUse(port: number): Promise<boolean>;
+
 export interface StartServerOptions {
   port: number;
+  /** Devtools port; by default a free one. */
+  inspectorPort?: number;
   stateDir: string;
   config?: string;
   cwd?: string;

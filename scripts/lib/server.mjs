@@ -43,7 +43,7 @@ export async function freePort() {
   });
 }
 
-async function portInUse(port) {
+export async function portInUse(port) {
   return new Promise((resolve) => {
     const socket = net.connect({ port, host: "127.0.0.1" });
     socket.once("connect", () => (socket.destroy(), resolve(true)));
@@ -54,9 +54,12 @@ async function portInUse(port) {
 /**
  * Starts `wrangler dev` in its own process group (so stopping it also ends workerd) and resolves
  * once the service answers. `vars` override wrangler.toml vars (and .dev.vars secrets).
+ * `inspectorPort` is the devtools port; by default a free one, so that a server started by a test
+ * or a benchmark never collides with another `wrangler dev` (whose default is 9229).
  */
 export async function startServer({
   port,
+  inspectorPort,
   stateDir,
   config = "wrangler.toml",
   cwd = ROOT,
@@ -69,7 +72,9 @@ export async function startServer({
 }) {
   if (await portInUse(port)) throw new Error(`port ${port} is already in use on 127.0.0.1`);
   if (migrate) applyMigrations({ stateDir, config, cwd });
+  inspectorPort ??= await freePort();
   const args = [WRANGLER, "dev", "--config", config, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", stateDir,
+    "--inspector-ip", "127.0.0.1", "--inspector-port", String(inspectorPort),
     "--show-interactive-dev-session=false", "--log-level", logLevel];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   const child = spawn(process.execPath, args, { cwd, env: quietEnv(), detached: true, stdio: ["ignore", "pipe", "pipe"] });
