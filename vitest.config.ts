@@ -2,11 +2,11 @@ import { createReadStream } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { Readable } from "node:stream";
 import path from "node:path";
-import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
-import { FIXTURES_DIR, GENERATED_DIR } from "./test/support/media";
-import { GENEROUS_LIMITS } from "./test/support/limits";
-import { MEDIA_SECRET } from "./test/worker/global-setup";
+import { FIXTURES_DIR, GENERATED_DIR } from "./test/support/media.ts";
+import { GENEROUS_LIMITS } from "./test/support/limits.ts";
+import { MEDIA_SECRET } from "./test/worker/global-setup.ts";
 
 /**
  * Test files, served to tests in workerd by a Node-side binding: the real-world files of
@@ -26,7 +26,7 @@ async function serveFixture(request: Request): Promise<Response> {
   try {
     const { size } = await stat(file);
     // Streamed: some generated files are 200 MB.
-    return new Response(Readable.toWeb(createReadStream(file)) as ReadableStream, { headers: { "Content-Length": String(size) } });
+    return new Response(Readable.toWeb(createReadStream(file)) as unknown as ReadableStream, { headers: { "Content-Length": String(size) } });
   } catch {
     return new Response(`no fixture ${name}`, { status: 404 });
   }

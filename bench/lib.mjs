@@ -266,19 +266,8 @@ export async function upload(service, file, fields = {}) {
   return json.data;
 }
 
-/**
- * CRC-32 as PNG chunks use it, `(bytes, previous = 0)`: pass the previous result back in to
- * continue one. Node's own from 20.15 on; before that, the Worker's, bundled, rather than a copy.
- */
-export const crc32 = zlib.crc32 ?? (await workerCrc32());
-
-async function workerCrc32() {
-  const outfile = await bundleForNode({
-    entryPoints: [path.join(ROOT, "src/media/strip/crc32.ts")],
-    outfile: path.join(ROOT, "bench/.out/crc32.mjs"),
-  });
-  return (await import(pathToFileURL(outfile).href)).crc32;
-}
+/** CRC-32 as PNG chunks use it, `(bytes, previous = 0)`: pass the previous result back in to continue one. */
+export const crc32 = zlib.crc32;
 
 function pngChunk(type, data) {
   const head = Buffer.alloc(8);

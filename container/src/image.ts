@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import sharp from "sharp";
+import sharp, { type Metadata, type Sharp, type SharpOptions } from "sharp";
 import { BMP_DEMUXER, head, inputArgs, type ImageFormat } from "./formats";
 import { decodeHeic } from "./heic";
 import { JobError, run, timedOut, timeLeft, type Job } from "./run";
@@ -66,7 +66,7 @@ export async function imageThumbnail(job: Job, input: string, format: ImageForma
   return write(job, image.resize({ width, withoutEnlargement: true }).webp({ quality: THUMBNAIL_QUALITY }), output);
 }
 
-async function write(job: Job, image: sharp.Sharp, output: string): Promise<ImageSize> {
+async function write(job: Job, image: Sharp, output: string): Promise<ImageSize> {
   try {
     const info = await image.timeout({ seconds: Math.max(1, Math.ceil(timeLeft(job) / 1000)) }).toFile(output);
     return { width: info.width, height: info.height };
@@ -79,14 +79,14 @@ async function write(job: Job, image: sharp.Sharp, output: string): Promise<Imag
  * A sharp pipeline over the input's first frame, turned upright, if the input is the declared
  * `format` (else 422); `dir` is the job's own folder.
  */
-async function decode(job: Job, input: string, format: ImageFormat, dir: string): Promise<sharp.Sharp> {
-  const options: sharp.SharpOptions = {
+async function decode(job: Job, input: string, format: ImageFormat, dir: string): Promise<Sharp> {
+  const options: SharpOptions = {
     limitInputPixels: MAX_PIXELS,
     // Like the Worker: a damaged file is refused there already; minor warnings are not fatal.
     failOn: "error",
   };
   if (format === "bmp") return sharp(await bmpToPng(job, input, dir), options);
-  let metadata: sharp.Metadata;
+  let metadata: Metadata;
   try {
     metadata = await sharp(input, options).metadata();
   } catch (error) {

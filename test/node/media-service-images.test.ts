@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import path from "node:path";
 import { deflateSync } from "node:zlib";
 import ExifReader from "exifreader";
 import sharp from "sharp";
@@ -22,7 +23,7 @@ beforeAll(async () => {
 });
 afterAll(() => media?.stop());
 
-const fixture = (name: string) => readFile(new URL(`../fixtures/${name}`, import.meta.url));
+const fixture = (name: string) => readFile(path.join(import.meta.dirname, "../fixtures", name));
 
 async function job(route: string, body: Uint8Array) {
   const res = await fetch(`${media.url}${route}`, { method: "POST", headers: { Authorization: `Bearer ${SECRET}` }, body });

@@ -3,7 +3,7 @@ import { stat } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { FIXTURES_DIR } from "./media";
+import { FIXTURES_DIR } from "./media.ts";
 
 /**
  * A loopback web server for `url` upload tests: files, redirects, errors, slow and oversized

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import sharp from "sharp";
-import { ffmpeg } from "./tools";
+import { ffmpeg } from "./tools.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 

@@ -1,9 +1,9 @@
 import type { TestProject } from "vitest/node";
 import { startMediaService } from "../../scripts/lib/media.mjs";
 import { freePort } from "../../scripts/lib/server.mjs";
-import { startLinkServer } from "../support/link-server";
-import { generateTestMedia } from "../support/media";
-import { MEDIA_TOOLS_ENV } from "../support/tools";
+import { startLinkServer } from "../support/link-server.ts";
+import { generateTestMedia } from "../support/media.ts";
+import { MEDIA_TOOLS_ENV } from "../support/tools.ts";
 
 export const MEDIA_SECRET = "test-media-secret-0123456789";
 
