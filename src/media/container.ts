@@ -1,6 +1,7 @@
 import { Container } from "@cloudflare/containers";
 import type { Env } from "../env";
 import { settingsOf } from "../settings";
+import { withLocalContainer } from "./local-container";
 import { MEDIA_JOB_TIMEOUT_MS } from "./timeouts";
 
 /**
@@ -16,7 +17,9 @@ export const mediaServiceVars = (env: Env): Record<string, string> => ({
 
 /**
  * The ffmpeg media service (container/) as a Cloudflare Container. Instances sleep when idle;
- * the secret is handed to the process so that only this Worker can use it.
+ * the secret is handed to the process so that only this Worker can use it. Where workerd runs
+ * no container (`npm run dev`, the tests), the service runs as a local process at
+ * MEDIA_SERVICE_URL and stands in for the container (./local-container.ts).
  */
 export class MediaContainer extends Container<Env> {
   override defaultPort = 8080;
@@ -24,7 +27,7 @@ export class MediaContainer extends Container<Env> {
   override enableInternet = false;
 
   constructor(ctx: DurableObjectState<{}>, env: Env) {
-    super(ctx, env);
+    super(withLocalContainer(ctx, settingsOf(env).media.serviceUrl), env);
     this.envVars = mediaServiceVars(env);
   }
 }

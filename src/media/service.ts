@@ -29,8 +29,10 @@ export class MediaServiceError extends Error {
 }
 
 /**
- * The one way the Worker talks to the media service. Locally and in tests the service runs as a
- * plain process reached by MEDIA_SERVICE_URL; in production it is the MEDIA_CONTAINER binding.
+ * The one way the Worker talks to the media service: through the MEDIA_CONTAINER binding, always.
+ * Deployed, that is a container; locally and in tests, the container's Durable Object forwards
+ * to a plain process at MEDIA_SERVICE_URL (./local-container.ts), and each request is addressed
+ * to that URL, so that a test can point one request at a service of its own.
  */
 export interface MediaService {
   call(operation: string, input: ReadableStream | ArrayBuffer | Uint8Array, length: number): Promise<Response>;
@@ -41,12 +43,38 @@ async function release(input: ReadableStream | ArrayBuffer | Uint8Array) {
   if (input instanceof ReadableStream) await input.cancel().catch(() => {});
 }
 
+/**
+ * The answer with a body of the length its Content-Length gives. R2 stores only streams whose
+ * length it knows, and an answer proxied through the container's Durable Object has lost that
+ * (@cloudflare/containers pipes every body through an IdentityTransformStream) while keeping the
+ * header. A body that ends short of it, or runs past it, errors instead of being stored cut.
+ */
+function withKnownLength(response: Response): Response {
+  if (!response.body) return response;
+  const declared = response.headers.get("Content-Length");
+  const length = declared !== null && /^\d{1,15}$/.test(declared) ? Number(declared) : NaN;
+  if (!Number.isSafeInteger(length)) {
+    response.body.cancel().catch(() => {});
+    throw new MediaServiceError(0, "media service answered without a Content-Length");
+  }
+  const sized = new FixedLengthStream(length);
+  // A failure here reaches the reader as the stream's error.
+  response.body.pipeTo(sized.writable).catch(() => {});
+  return new Response(sized.readable, response);
+}
+
+function jsonError(text: string): string | undefined {
+  try {
+    return (JSON.parse(text) as { error?: string }).error;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `callTimeoutMs` bounds a call from its request to the end of its answer's body. */
 export function mediaService(env: Env, { callTimeoutMs = MEDIA_CALL_TIMEOUT_MS } = {}): MediaService {
   const { secret, serviceUrl } = settingsOf(env).media;
-  const send = serviceUrl
-    ? (request: Request) => fetch(request)
-    : async (request: Request) => (await getRandom(env.MEDIA_CONTAINER, MEDIA_INSTANCES)).fetch(request);
+  const send = async (request: Request) => (await getRandom(env.MEDIA_CONTAINER, MEDIA_INSTANCES)).fetch(request);
   const base = (serviceUrl || "http://media.container").replace(/\/+$/, "");
   return {
     async call(operation, input, length) {
@@ -74,13 +102,12 @@ export function mediaService(env: Env, { callTimeoutMs = MEDIA_CALL_TIMEOUT_MS }
       }
       if (!response.ok) {
         await release(input);
-        const reason = await response
-          .json<{ error?: string }>()
-          .then((b) => b.error)
-          .catch(() => undefined);
+        // The service answers JSON; the container's runtime and its proxy answer plain text.
+        const text = await response.text().catch(() => "");
+        const reason = jsonError(text) ?? (text.slice(0, 500) || undefined);
         throw new MediaServiceError(response.status, reason ?? `media service answered ${response.status}`);
       }
-      return response;
+      return withKnownLength(response);
     },
   };
 }

@@ -17,6 +17,7 @@ export interface Costs {
   r2BytesIn: number;
   r2BytesOut: number;
   rateLimiterCalls: number;
+  mediaContainerCalls: number;
   fetches: number;
 }
 
@@ -31,6 +32,7 @@ export const emptyCosts = (): Costs => ({
   r2BytesIn: 0,
   r2BytesOut: 0,
   rateLimiterCalls: 0,
+  mediaContainerCalls: 0,
   fetches: 0,
 });
 
@@ -187,7 +189,11 @@ function countingR2(real: R2Bucket, costs: Costs): R2Bucket {
 }
 
 /** Every call on a stub of the namespace counts once, whatever the method. */
-function countingNamespace<T extends Rpc.DurableObjectBranded | undefined>(real: DurableObjectNamespace<T>, costs: Costs): DurableObjectNamespace<T> {
+function countingNamespace<T extends Rpc.DurableObjectBranded | undefined>(
+  real: DurableObjectNamespace<T>,
+  costs: Costs,
+  field: "rateLimiterCalls" | "mediaContainerCalls",
+): DurableObjectNamespace<T> {
   const wrapper = {
     idFromName: (name: string) => real.idFromName(name),
     idFromString: (id: string) => real.idFromString(id),
@@ -199,7 +205,7 @@ function countingNamespace<T extends Rpc.DurableObjectBranded | undefined>(real:
           const stubProperty = (target as unknown as Record<string | symbol, unknown>)[property];
           if (typeof stubProperty !== "function") return stubProperty;
           return (...args: unknown[]) => {
-            costs.rateLimiterCalls++;
+            costs[field]++;
             // Called on the stub itself: an RPC method must not be detached from it.
             return (target as unknown as Record<string | symbol, (...a: unknown[]) => unknown>)[property]!(...args);
           };
@@ -215,15 +221,21 @@ export function countingBindings(costs: Costs): Partial<Cloudflare.Env> {
   return {
     DB: countingD1(env.DB, costs),
     FILES: countingR2(env.FILES, costs),
-    RATE_LIMITER: countingNamespace(env.RATE_LIMITER, costs),
+    RATE_LIMITER: countingNamespace(env.RATE_LIMITER, costs, "rateLimiterCalls"),
+    MEDIA_CONTAINER: countingNamespace(env.MEDIA_CONTAINER, costs, "mediaContainerCalls"),
   };
 }
 
-/** Counts outbound fetches (the media service, link downloads, DNS) while `run` runs. */
+/**
+ * Counts outbound fetches (link downloads, DNS) while `run` runs. Requests to the local media
+ * service are the container Durable Object's own traffic to its container (counted as
+ * MEDIA_CONTAINER calls where the Worker makes them), not the Worker's.
+ */
 export async function countingFetches<T>(costs: Costs, run: () => Promise<T>): Promise<T> {
   const real = globalThis.fetch;
   globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
-    costs.fetches++;
+    const url = input instanceof Request ? input.url : String(input);
+    if (!url.startsWith(env.MEDIA_SERVICE_URL)) costs.fetches++;
     return real(input, init);
   }) as typeof fetch;
   try {

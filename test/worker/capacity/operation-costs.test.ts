@@ -27,6 +27,7 @@ const COLUMNS: [keyof Costs, string][] = [
   ["r2BytesIn", "R2 bytes in"],
   ["r2BytesOut", "R2 bytes out"],
   ["rateLimiterCalls", "RATE_LIMITER calls"],
+  ["mediaContainerCalls", "MEDIA_CONTAINER calls"],
   ["fetches", "fetches"],
 ];
 

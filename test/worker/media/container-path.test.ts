@@ -1,0 +1,37 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { mediaService } from "../../../src/media/service";
+import { fixture } from "../helpers";
+
+/**
+ * The path the deployed Worker takes to the media service: the MEDIA_CONTAINER binding, the
+ * MediaContainer Durable Object and @cloudflare/containers' proxying, down to the container's
+ * port (here the local process standing in for it, src/media/local-container.ts).
+ */
+describe("the media service through the Container binding", () => {
+  const thumbnailOf = (jpeg: Uint8Array) => ({
+    url: `${env.MEDIA_SERVICE_URL}/image/thumbnail?width=280&format=jpeg`,
+    init: { method: "POST", headers: { Authorization: `Bearer ${env.MEDIA_SECRET}`, "Content-Length": String(jpeg.length) }, body: jpeg },
+  });
+
+  it("answers through the Durable Object with a body whose length R2 cannot know", async () => {
+    const jpeg = await fixture("gps/DSCN0010.jpg");
+    const { url, init } = thumbnailOf(jpeg);
+    const answer = await env.MEDIA_CONTAINER.get(env.MEDIA_CONTAINER.idFromName("container-path")).fetch(url, init);
+    expect(answer.status).toBe(200);
+    expect(Number(answer.headers.get("Content-Length"))).toBeGreaterThan(0);
+    // The platform's own limit, which a deployed Worker meets on every stored answer.
+    await expect(env.FILES.put("container-path/raw.webp", answer.body)).rejects.toThrow(/known length/);
+    expect(await env.FILES.head("container-path/raw.webp")).toBeNull();
+  });
+
+  it("hands the Worker answers it can store whole", async () => {
+    const jpeg = await fixture("gps/DSCN0010.jpg");
+    const answer = await mediaService(env).call("/image/thumbnail?width=280&format=jpeg", jpeg, jpeg.length);
+    const declared = Number(answer.headers.get("Content-Length"));
+    const stored = await env.FILES.put("container-path/thumb.webp", answer.body);
+    expect(stored?.size).toBe(declared);
+    const bytes = new Uint8Array(await (await env.FILES.get("container-path/thumb.webp"))!.arrayBuffer());
+    expect(new TextDecoder().decode(bytes.subarray(8, 12))).toBe("WEBP");
+  });
+});
