@@ -1,6 +1,7 @@
 import { Container } from "@cloudflare/containers";
 import type { Env } from "../env";
 import { settingsOf } from "../settings";
+import { MEDIA_CONCURRENT_JOBS } from "./container-size";
 import { withLocalContainer } from "./local-container";
 import { MEDIA_JOB_TIMEOUT_MS } from "./timeouts";
 
@@ -11,7 +12,7 @@ import { MEDIA_JOB_TIMEOUT_MS } from "./timeouts";
 export const mediaServiceVars = (env: Env): Record<string, string> => ({
   MEDIA_SECRET: settingsOf(env).media.secret,
   PORT: "8080",
-  MAX_CONCURRENT_JOBS: "2",
+  MAX_CONCURRENT_JOBS: String(MEDIA_CONCURRENT_JOBS),
   JOB_TIMEOUT_MS: String(MEDIA_JOB_TIMEOUT_MS),
 });
 

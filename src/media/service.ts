@@ -1,10 +1,9 @@
 import { getRandom } from "@cloudflare/containers";
 import type { Env } from "../env";
 import { settingsOf } from "../settings";
+import { MEDIA_INSTANCES } from "./container-size";
 import { MEDIA_CALL_TIMEOUT_MS } from "./timeouts";
 
-/** Instances of the container that jobs are spread over (wrangler.toml's max_instances). */
-export const MEDIA_INSTANCES = 3;
 
 const PERMANENT = new Set([400, 413, 422, 504]);
 

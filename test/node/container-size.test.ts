@@ -1,0 +1,13 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { expect, it } from "vitest";
+import { MEDIA_INSTANCE_TYPE, MEDIA_INSTANCES } from "../../src/media/container-size";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+
+it("deploys the containers the Worker spreads its jobs over, of the measured size", () => {
+  const toml = readFileSync(path.join(ROOT, "wrangler.toml"), "utf8");
+  const containers = /\[\[containers\]\]([\s\S]*?)(?:\n\[|$)/.exec(toml)![1]!;
+  expect(/^instance_type = "([^"]+)"/m.exec(containers)?.[1]).toBe(MEDIA_INSTANCE_TYPE);
+  expect(Number(/^max_instances = (\d+)/m.exec(containers)?.[1])).toBe(MEDIA_INSTANCES);
+});
