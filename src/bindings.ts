@@ -9,6 +9,7 @@ import type { UploadDeps } from "./uploads/upload-deps";
 import { dohResolver } from "./net/resolve";
 import type { LinkDeps } from "./uploads/intake/link-download";
 import type { ProcessDeps } from "./uploads/media-jobs/jobs";
+import { workflowRunner } from "./uploads/media-jobs/runner";
 import type { ServingDeps } from "./uploads/serving/lookup";
 import { isolateMemo, recordStore } from "./uploads/serving/record-store";
 
@@ -31,6 +32,7 @@ export function processDeps(env: Env, db?: Database, now?: () => number): Proces
   return {
     ...uploadDeps(env, db, now),
     media: mediaService(env),
+    runner: workflowRunner(env.MEDIA_JOBS),
     retryBaseMs: settingsOf(env).media.retryBaseMs,
   };
 }

@@ -4,6 +4,7 @@ import type { Env } from "./env";
 
 export { RateLimiter } from "./limits/rate-limiter";
 export { MediaContainer } from "./media/container";
+export { MediaJobWorkflow } from "./uploads/media-jobs/workflow";
 
 const app = createApp();
 

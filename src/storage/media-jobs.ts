@@ -1,4 +1,4 @@
-import { and, eq, inArray, lt, lte, or, sql } from "drizzle-orm";
+import { and, eq, gte, inArray, lt, lte, or, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "./db";
 import { mediaJobs, uploads, type MediaJobRow } from "./schema";
@@ -88,6 +88,23 @@ export async function finishMediaJob(
     })
     // Only the holder of this attempt may record its outcome.
     .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.attempts, job.attempts)));
+}
+
+/** Extends the lease of a job's attempt, while that attempt still holds it. */
+export async function renewMediaJobLease(db: Database, job: MediaJobRow, now: number, leaseMs: number) {
+  await db
+    .update(mediaJobs)
+    .set({ leaseUntil: now + leaseMs, updatedAt: now })
+    .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.attempts, job.attempts), eq(mediaJobs.status, "running")));
+}
+
+/** Whether another runner holds the job: running, with a lease that has not run out. */
+export async function mediaJobHeld(db: Database, id: string, now: number): Promise<boolean> {
+  const [held] = await db
+    .select({ id: mediaJobs.id })
+    .from(mediaJobs)
+    .where(and(eq(mediaJobs.id, id), eq(mediaJobs.status, "running"), gte(mediaJobs.leaseUntil, now)));
+  return !!held;
 }
 
 /** Jobs due for a (re)try: pending and due, or running with a lease that ran out. */

@@ -2,6 +2,9 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env, exports } from "cloudflare:workers";
 import { createApp } from "../../src/app";
 import { scheduled } from "../../src/cron";
+import { processDeps } from "../../src/bindings";
+import { runMediaJob } from "../../src/uploads/media-jobs/jobs";
+import type { MediaJobParams } from "../../src/uploads/media-jobs/runner";
 
 export const ORIGIN = "http://media.test";
 
@@ -73,7 +76,7 @@ export function api(key: string, path: string, init: RequestInit = {}) {
 
 /** Runs what the cron job runs, now (the media jobs the upload responses left behind). */
 export async function runCron(): Promise<void> {
-  await scheduled(env);
+  await scheduledInline(env);
 }
 
 /**
@@ -117,9 +120,41 @@ export interface AppOptions {
  */
 export function startApp(request: Request, { bindings = {}, now }: AppOptions = {}) {
   const ctx = createExecutionContext();
-  const response = createApp(now ? { now } : {}).fetch(request, { ...env, ...bindings }, ctx);
-  return { response: Promise.resolve(response), settled: () => waitOnExecutionContext(ctx) };
+  const merged = { ...env, ...bindings };
+  if (!bindings.MEDIA_JOBS) merged.MEDIA_JOBS = inlineJobs(merged, now);
+  const response = createApp(now ? { now } : {}).fetch(request, merged, ctx);
+  return { response: Promise.resolve(response), settled: () => afterResponseWork(ctx) };
 }
+
+/**
+ * Deployed, work left running after a response is cancelled 30 s after it (Workers docs: Context,
+ * waitUntil). A test whose request leaves longer work behind fails here, as that work would be
+ * cut short in production.
+ */
+export const AFTER_RESPONSE_LIMIT_MS = 30_000;
+const afterResponseWork = (ctx: ExecutionContext) =>
+  answerWithin(AFTER_RESPONSE_LIMIT_MS, "the work after the response (deployed, it is cancelled at 30 s)", waitOnExecutionContext(ctx));
+
+/**
+ * A stand-in for the MEDIA_JOBS Workflow binding that runs each job's attempt at once, in the
+ * caller, with the given bindings and clock: tests of the jobs' own logic (a dead service, a
+ * clock moved past a lease) see an attempt's outcome as soon as the request's after-response work
+ * or the cron run is done. The real Workflow runs them in test/worker/uploads/media-job-runner.test.ts
+ * and in every end-to-end test under test/node.
+ */
+export function inlineJobs(bindings: Cloudflare.Env, now?: () => number): Workflow<MediaJobParams> {
+  const runner = {
+    async create(options?: { params?: MediaJobParams }) {
+      await runMediaJob(processDeps({ ...bindings, MEDIA_JOBS: runner as unknown as Workflow<MediaJobParams> }, undefined, now), options!.params!.jobId);
+      return { id: options!.params!.jobId };
+    },
+  };
+  return runner as unknown as Workflow<MediaJobParams>;
+}
+
+/** The cron job, with the jobs it re-drives run inline (inlineJobs) on the same bindings and clock. */
+export const scheduledInline = (bindings: Cloudflare.Env, now?: () => number) =>
+  scheduled({ ...bindings, MEDIA_JOBS: inlineJobs(bindings, now) }, now);
 
 /** A request through the app, answered once the work it left running is done. */
 export async function runApp(request: Request, options: AppOptions = {}): Promise<Response> {

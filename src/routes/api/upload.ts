@@ -12,7 +12,6 @@ import { presentUpload, presentUploadResult } from "../../uploads/present";
 import { assertReplaceable, replaceFile } from "../../uploads/replace";
 import { hashPassword } from "../../uploads/access/passwords";
 import { getOwnedUpload } from "../../uploads/read";
-import { runMediaJob } from "../../uploads/media-jobs/jobs";
 import { linkDeps, processDeps } from "../../bindings";
 import { settingsOf } from "../../settings";
 import { uploadFields } from "./schemas";
@@ -36,10 +35,14 @@ const fileRequest = (c: Context<AppEnv>, uploadId: string, newUpload: boolean): 
   options: uploadOptions,
 });
 
-/** Conversion starts now, after the response; the cron job re-drives it if this run fails. */
+/**
+ * The job's runner starts once its row is committed, right after the response: starting it takes
+ * a moment, the work is the runner's (a Workflow instance), and the cron job starts another if
+ * this start is lost.
+ */
 const startMediaJob = (c: Context<AppEnv>, deps: UploadDeps, jobId: string | null) => {
   // On a database handle of its own: it outlives the request and its D1 session.
-  if (jobId) afterResponse(c, "media job", runMediaJob(processDeps(c.env, undefined, deps.now), jobId));
+  if (jobId) afterResponse(c, "media job", processDeps(c.env, undefined, deps.now).runner.start(jobId));
 };
 
 export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {

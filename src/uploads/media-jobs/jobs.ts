@@ -7,12 +7,15 @@ import {
   dueMediaJobs,
   failExhaustedMediaJobs,
   finishMediaJob,
+  mediaJobHeld,
+  renewMediaJobLease,
   type NewMediaJob,
 } from "../../storage/media-jobs";
 import { deleteObjects } from "../../storage/objects";
 import { swapUploadFile } from "../../storage/uploads";
 import type { UploadDeps } from "../upload-deps";
 import { processImage, processVideo } from "./processing";
+import type { MediaJobRunner } from "./runner";
 
 /**
  * Work done on a file after the upload response: videos that are not MP4/WebM become MP4,
@@ -28,15 +31,26 @@ export const MAX_ATTEMPTS = 5;
 /** A job calls the media service at most twice: the conversion (or optimisation) and the thumbnail. */
 export const MEDIA_CALLS_PER_JOB = 2;
 /**
- * Longer than a job's runner can take, so that no other runner takes the job over while it still
- * works: each call is abandoned at its deadline, which outlasts the service's own time limit.
+ * The longest an attempt can take: each call is abandoned at its deadline, which outlasts the
+ * service's own time limit. A runner's step gets this long.
  */
-export const LEASE_MS = MEDIA_CALLS_PER_JOB * MEDIA_CALL_TIMEOUT_MS + 5 * 60_000;
+export const JOB_TIME_LIMIT_MS = MEDIA_CALLS_PER_JOB * MEDIA_CALL_TIMEOUT_MS + 5 * 60_000;
+/**
+ * How long a runner holds its job without a sign of life. It renews the lease every
+ * LEASE_RENEW_MS while it works, so a runner that dies (its isolate evicted, the Worker
+ * redeployed) is noticed within this, not after a whole job's time limit.
+ */
+export const LEASE_MS = 2 * 60_000;
+export const LEASE_RENEW_MS = 30_000;
+/** Runners the cron job starts in one run, at most: the rest wait for its next run. */
+export const REDRIVE_BATCH = 50;
 /** A job's first run is the one started right after the upload; the cron job waits this long before stepping in. */
-const FIRST_RUN_GRACE_MS = 2 * 60_000;
+export const FIRST_RUN_GRACE_MS = 2 * 60_000;
 
 export interface ProcessDeps extends UploadDeps {
   media: MediaService;
+  /** Starts a job's runner (the cron job's re-drive). */
+  runner: MediaJobRunner;
   /** First retry delay; each later one doubles, up to an hour. */
   retryBaseMs: number;
 }
@@ -54,10 +68,30 @@ export const cancelProcessing = (deps: UploadDeps, jobId: string) => deleteMedia
 
 const backoff = (deps: ProcessDeps, attempt: number) => Math.min(60 * 60_000, deps.retryBaseMs * 2 ** (attempt - 1));
 
-export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<void> {
+/**
+ * What an attempt came to: "done" (or obsolete), "retry" (failed; the job waits for its next
+ * attempt), "failed" (for good), "held" (another runner holds the job and its lease has not run
+ * out), "none" (nothing to do: finished, or out of attempts).
+ */
+export type AttemptOutcome = "done" | "retry" | "failed" | "held" | "none";
+
+export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<AttemptOutcome> {
   const claimed = await claimMediaJobWithUpload(deps.db, jobId, deps.now(), LEASE_MS, MAX_ATTEMPTS);
-  if (!claimed) return;
+  if (!claimed) return (await mediaJobHeld(deps.db, jobId, deps.now())) ? "held" : "none";
   const { job, upload } = claimed;
+  const heartbeat = setInterval(() => {
+    renewMediaJobLease(deps.db, job, deps.now(), LEASE_MS).catch((error) => console.error(JSON.stringify({ job: job.id, renewLease: String(error) })));
+  }, LEASE_RENEW_MS);
+  try {
+    return await attempt(deps, job, upload);
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+type Claimed = NonNullable<Awaited<ReturnType<typeof claimMediaJobWithUpload>>>;
+
+async function attempt(deps: ProcessDeps, job: Claimed["job"], upload: Claimed["upload"]): Promise<AttemptOutcome> {
   const written: string[] = [];
   try {
     if (upload?.objectKey === job.sourceKey) {
@@ -81,20 +115,21 @@ export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<voi
     }
     // Done, or obsolete: the upload is gone, expired or now points at another file.
     await finishMediaJob(deps.db, job, { status: "done" }, deps.now());
+    return "done";
   } catch (error) {
     if (written.length) await deps.bucket.delete(written).catch(() => {});
     const permanent = error instanceof MediaServiceError && error.permanent;
     const exhausted = job.attempts >= MAX_ATTEMPTS;
     const message = failure(error);
     console.error(JSON.stringify({ job: job.id, upload: job.uploadId, attempt: job.attempts, error: message }));
+    const final = permanent || exhausted;
     await finishMediaJob(
       deps.db,
       job,
-      permanent || exhausted
-        ? { status: "failed", error: message }
-        : { status: "pending", error: message, nextAttemptAt: deps.now() + backoff(deps, job.attempts) },
+      final ? { status: "failed", error: message } : { status: "pending", error: message, nextAttemptAt: deps.now() + backoff(deps, job.attempts) },
       deps.now(),
     );
+    return final ? "failed" : "retry";
   }
 }
 
@@ -104,10 +139,16 @@ function failure(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** The cron job's part: re-drive jobs whose first run failed, crashed or never happened. */
-export async function redriveMediaJobs(deps: ProcessDeps, limit = 10): Promise<number> {
+/**
+ * The cron job's part: a new runner for each job whose run failed, crashed or never started
+ * (pending and due, or running with a lease that ran out). Starting one is quick; the work is
+ * the runner's, so a cron run stays short however long the jobs are.
+ */
+export async function redriveMediaJobs(deps: ProcessDeps, limit = REDRIVE_BATCH): Promise<number> {
   await failExhaustedMediaJobs(deps.db, deps.now(), MAX_ATTEMPTS);
   const due = await dueMediaJobs(deps.db, deps.now(), MAX_ATTEMPTS, limit);
-  for (const { id } of due) await runMediaJob(deps, id);
+  const started = await Promise.allSettled(due.map(({ id }) => deps.runner.start(id)));
+  const failed = started.filter((s): s is PromiseRejectedResult => s.status === "rejected");
+  if (failed.length) throw new AggregateError(failed.map((f) => f.reason), `${failed.length} of ${due.length} media job runners did not start`);
   return due.length;
 }

@@ -10,9 +10,8 @@ import { processDeps } from "../../../src/bindings";
 import { database } from "../../../src/storage/db";
 import { PIECE_BYTES } from "../../../src/spec-limits";
 import { runMediaJob } from "../../../src/uploads/media-jobs/jobs";
-import { scheduled } from "../../../src/cron";
 import { join, pngChunk, pngFile, prng, u32be } from "../../support/build";
-import { DEAD_SERVICE, fixture, newAccount, ORIGIN, runApp, uniquePng, uploadForm, uploadWithEnv } from "../helpers";
+import { DEAD_SERVICE, fixture, newAccount, ORIGIN, runApp, scheduledInline, uniquePng, uploadForm, uploadWithEnv } from "../helpers";
 import { type Costs, countingBindings, countingFetches, emptyCosts } from "./counting-bindings";
 import capacityDoc from "../../../docs/capacity.md?raw";
 
@@ -106,7 +105,7 @@ function markdownTable(documented: Map<string, string[]>): string {
 describe("operation costs", () => {
   // First, on this file's empty storage: what the cron job costs when there is nothing to do.
   it("measures the cron job with nothing to do", async () => {
-    await measure("cron run, nothing to do", async (bindings) => scheduled({ ...env, ...bindings }));
+    await measure("cron run, nothing to do", async (bindings) => scheduledInline({ ...env, ...bindings }));
   });
 
   it("measures every operation and matches docs/capacity.md", async () => {

@@ -1,6 +1,5 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { scheduled } from "../../../src/cron";
 import { processDeps, uploadDeps } from "../../../src/bindings";
 import { mediaJobsOf } from "../../../src/storage/media-jobs";
 import { findUploadRecord } from "../../../src/storage/uploads";
@@ -10,7 +9,7 @@ import { database } from "../../../src/storage/db";
 import { PART_BYTES } from "../../../src/storage/object-writer";
 import { toHex } from "../../../src/crypto";
 import { PIECE_BYTES } from "../../../src/spec-limits";
-import { bigPng, DEAD_SERVICE, fixture, newAccount, ORIGIN, startApp, uniquePng, uploadForm, type TestAccount } from "../helpers";
+import { bigPng, DEAD_SERVICE, fixture, newAccount, ORIGIN, scheduledInline, startApp, type TestAccount, uniquePng, uploadForm } from "../helpers";
 
 const R2_CALLS = new Set(["put", "get", "head", "delete", "list", "createMultipartUpload"]);
 /** The calls of a multipart upload (as createMultipartUpload or resumeMultipartUpload gives it). */
@@ -95,7 +94,7 @@ async function call(path: string, init: RequestInit & { key?: string }, bindings
 }
 
 /** The cron job's run past the sweeps' grace period; `bindings` as for the operation checked. */
-const sweep = (bindings: Partial<Cloudflare.Env> = {}) => scheduled({ ...env, ...bindings }, () => Date.now() + 2 * 3600_000).catch(() => {});
+const sweep = (bindings: Partial<Cloudflare.Env> = {}) => scheduledInline({ ...env, ...bindings }, () => Date.now() + 2 * 3600_000).catch(() => {});
 
 /** After the cron job's sweeps (past the grace period): the row's files exist, nothing else is stored. */
 async function expectConsistent(id: string, bindings?: Partial<Cloudflare.Env>) {

@@ -1,7 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { scheduled } from "../../../src/cron";
-import { clockedApp, newAccount, uniquePng, uploadForm } from "../helpers";
+import { clockedApp, newAccount, scheduledInline, uniquePng, uploadForm } from "../helpers";
 
 /** The app on a clock the test moves. */
 const service = (bindings: Partial<Cloudflare.Env> = {}) => clockedApp(bindings, Math.floor(Date.now() / 1000) * 1000);
@@ -44,14 +43,14 @@ describe("expiry", () => {
     const stored = async () => (await env.FILES.list({ prefix: `uploads/${data.id}/` })).objects.length;
     expect(await stored()).toBeGreaterThan(0);
 
-    await scheduled(env, () => start + 59_000);
+    await scheduledInline(env, () => start + 59_000);
     expect(await stored()).toBeGreaterThan(0);
-    await scheduled(env, () => start + 61_000);
+    await scheduledInline(env, () => start + 61_000);
     expect(await stored()).toBe(0);
     s.clock.now = start + 61_000;
     expect((await s.call(pathOf(data.direct))).status).toBe(410);
 
-    await scheduled(env, () => start + 31 * 24 * 3600_000);
+    await scheduledInline(env, () => start + 31 * 24 * 3600_000);
     s.clock.now = start + 31 * 24 * 3600_000;
     expect((await s.call(pathOf(data.direct))).status).toBe(404);
   });

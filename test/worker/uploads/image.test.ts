@@ -1,7 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { scheduled } from "../../../src/cron";
-import { api, DEAD_SERVICE, fixture, json, newAccount, request, served, uploadWithEnv, type TestAccount } from "../helpers";
+import { api, DEAD_SERVICE, fixture, json, newAccount, request, scheduledInline, served, type TestAccount, uploadWithEnv } from "../helpers";
 
 /** Uploads a new copy (allow_duplicate), waiting for its media job. */
 const uploadWith = (account: TestAccount, bytes: Uint8Array, overrides: Partial<Cloudflare.Env> = {}, fields: Record<string, string> = {}) =>
@@ -34,7 +33,7 @@ describe("image conversion and thumbnails", () => {
       expect(res.body.type).toBe("error");
     }
 
-    await scheduled(env, () => Date.now() + 61_000);
+    await scheduledInline(env, () => Date.now() + 61_000);
     const { body } = await api(account.full, `/${uploaded.id}`);
     expect(body.data.path).toMatch(/\.webp$/);
     expect(body.data).toMatchObject({ width, height });
@@ -141,7 +140,7 @@ describe("which images become WebP", () => {
     const account = await newAccount();
     const uploaded = await uploadWith(account, await fixture("generated/photo.bmp"), { MEDIA_SERVICE_URL: DEAD_SERVICE });
     expect((await request(new URL(uploaded.src).pathname)).headers.get("Content-Type")).toBe("image/bmp");
-    await scheduled(env, () => Date.now() + 61_000);
+    await scheduledInline(env, () => Date.now() + 61_000);
     const { body } = await api(account.full, `/${uploaded.id}`);
     expect(body.data).toMatchObject({ width: 64, height: 48 });
     const file = await served(body.data.src);
@@ -153,7 +152,7 @@ describe("which images become WebP", () => {
     const account = await newAccount();
     const uploaded = await uploadWith(account, await fixture("generated/gps.avif"), { MEDIA_SERVICE_URL: DEAD_SERVICE });
     expect((await request(new URL(uploaded.src).pathname)).status).toBe(503);
-    await scheduled(env, () => Date.now() + 61_000);
+    await scheduledInline(env, () => Date.now() + 61_000);
     const { body } = await api(account.full, `/${uploaded.id}`);
     expect(body.data.path).toMatch(/\.webp$/);
     expect(body.data).toMatchObject({ width: 640, height: 480 });

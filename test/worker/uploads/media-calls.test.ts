@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { processDeps } from "../../../src/bindings";
 import { mediaServiceVars } from "../../../src/media/container";
 import { mediaService, MediaServiceError, type MediaService } from "../../../src/media/service";
 import { MEDIA_CALL_TIMEOUT_MS, MEDIA_JOB_TIMEOUT_MS } from "../../../src/media/timeouts";
-import { LEASE_MS, MEDIA_CALLS_PER_JOB, runMediaJob } from "../../../src/uploads/media-jobs/jobs";
+import { JOB_TIME_LIMIT_MS, LEASE_MS, LEASE_RENEW_MS, MEDIA_CALLS_PER_JOB, runMediaJob } from "../../../src/uploads/media-jobs/jobs";
 import { DEAD_SERVICE, fixture, newAccount, uploadWithEnv } from "../helpers";
 
 /**
@@ -89,24 +89,39 @@ describe("calls to the media service", () => {
     expect((await jobOf(uploadId))?.attempts).toBe(2);
   });
 
-  it("holds a job's lease longer than all its calls may last, each longer than the service's time limit", async () => {
+  it("gives a runner's step longer than all its calls may last, each longer than the service's time limit", () => {
     expect(Number(mediaServiceVars(env).JOB_TIMEOUT_MS)).toBe(MEDIA_JOB_TIMEOUT_MS);
     expect(MEDIA_CALL_TIMEOUT_MS).toBeGreaterThan(MEDIA_JOB_TIMEOUT_MS);
-    expect(LEASE_MS).toBeGreaterThan(MEDIA_CALLS_PER_JOB * MEDIA_CALL_TIMEOUT_MS);
+    expect(JOB_TIME_LIMIT_MS).toBeGreaterThan(MEDIA_CALLS_PER_JOB * MEDIA_CALL_TIMEOUT_MS);
+  });
 
+  it("renews a working runner's lease, so that one that dies is noticed within minutes", async () => {
+    expect(LEASE_MS).toBeLessThanOrEqual(5 * 60_000);
+    expect(LEASE_RENEW_MS).toBeLessThan(LEASE_MS / 2);
     const { uploadId, jobId } = await pendingUpload("generated/clip.wmv");
-    const now = Date.now() + 2 * 3600_000;
-    const leases: (number | null)[] = [];
+    let now = Date.now() + 2 * 3600_000;
+    const leases: number[] = [];
     const { media: answer } = recording();
     const media: MediaService = {
       async call(operation, input, length) {
-        leases.push((await jobOf(uploadId))!.lease_until);
+        const before = (await jobOf(uploadId))!.lease_until!;
+        leases.push(before - now);
+        // A call that outlasts the renewal period: the lease moves on while it runs.
+        now += LEASE_RENEW_MS;
+        vi.advanceTimersByTime(LEASE_RENEW_MS);
+        for (let i = 0; i < 50 && (await jobOf(uploadId))!.lease_until === before; i++) await new Promise((r) => setTimeout(r, 10));
+        leases.push((await jobOf(uploadId))!.lease_until! - now);
         return answer.call(operation, input, length);
       },
     };
-    await runWith(jobId, media, now);
-    expect(leases).toHaveLength(MEDIA_CALLS_PER_JOB);
-    for (const lease of leases) expect(lease! - now).toBeGreaterThan(MEDIA_CALLS_PER_JOB * MEDIA_CALL_TIMEOUT_MS);
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    try {
+      await runMediaJob({ ...processDeps(env, undefined, () => now), media }, jobId);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(leases).toEqual(Array(2 * MEDIA_CALLS_PER_JOB).fill(LEASE_MS));
+    expect((await jobOf(uploadId))!.lease_until).toBeNull();
   });
 
   it("gives up on a call the service never answers, as a failure worth retrying", async () => {

@@ -1,8 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { scheduled } from "../../../src/cron";
 import { readImageHeader } from "../../../src/media/image-info";
-import { api, DEAD_SERVICE, fixture, newAccount, served, uploadWithEnv, type TestAccount } from "../helpers";
+import { api, DEAD_SERVICE, fixture, newAccount, scheduledInline, served, type TestAccount, uploadWithEnv } from "../helpers";
 
 const uploadWith = (account: TestAccount, bytes: Uint8Array, overrides: Partial<Cloudflare.Env> = {}) =>
   uploadWithEnv(account, bytes, overrides);
@@ -133,10 +132,10 @@ describe("durable conversion", () => {
     expect(before.bytes).toEqual(original);
 
     // Not due yet: the retry waits for its backoff.
-    await scheduled(env);
+    await scheduledInline(env);
     expect((await job(uploaded.id))?.attempts).toBe(1);
 
-    await scheduled(env, () => Date.now() + 61_000);
+    await scheduledInline(env, () => Date.now() + 61_000);
     expect(await job(uploaded.id)).toMatchObject({ status: "done", attempts: 2 });
     const after = await served(uploaded.src);
     expect(after.res.headers.get("Content-Type")).toBe("video/mp4");
@@ -147,10 +146,10 @@ describe("durable conversion", () => {
     const original = await fixture("generated/clip.flv");
     const uploaded = await uploadWith(account, original, { MEDIA_SERVICE_URL: DEAD_SERVICE });
     const dead = { ...env, MEDIA_SERVICE_URL: DEAD_SERVICE };
-    for (let hour = 1; hour <= 6; hour++) await scheduled(dead, () => Date.now() + hour * 3_600_000);
+    for (let hour = 1; hour <= 6; hour++) await scheduledInline(dead, () => Date.now() + hour * 3_600_000);
     expect(await job(uploaded.id)).toMatchObject({ status: "failed", attempts: 5 });
     // Nothing more happens, even with the service back.
-    await scheduled(env, () => Date.now() + 10 * 3_600_000);
+    await scheduledInline(env, () => Date.now() + 10 * 3_600_000);
     expect((await job(uploaded.id))?.attempts).toBe(5);
     const { res, bytes } = await served(uploaded.src);
     expect(res.status).toBe(200);
@@ -175,9 +174,9 @@ describe("durable conversion", () => {
     await env.DB.prepare("UPDATE media_jobs SET status = 'running', lease_until = ? WHERE upload_id = ?")
       .bind(Date.now() + 60_000, uploaded.id)
       .run();
-    await scheduled(env, () => Date.now() + 30_000);
+    await scheduledInline(env, () => Date.now() + 30_000);
     expect((await job(uploaded.id))?.status).toBe("running");
-    await scheduled(env, () => Date.now() + 61 * 60_000);
+    await scheduledInline(env, () => Date.now() + 61 * 60_000);
     expect((await job(uploaded.id))?.status).toBe("done");
     expect((await api(account.full, `/${uploaded.id}`)).body.data.path).toMatch(/\.mp4$/);
   });
@@ -186,7 +185,7 @@ describe("durable conversion", () => {
     const account = await newAccount();
     const uploaded = await uploadWith(account, await fixture("generated/clip.wmv"), { MEDIA_SERVICE_URL: DEAD_SERVICE });
     await api(account.full, `/${uploaded.id}`, { method: "DELETE" });
-    await scheduled(env, () => Date.now() + 61_000);
+    await scheduledInline(env, () => Date.now() + 61_000);
     expect((await job(uploaded.id))?.status).toBe("done");
     expect(await objectsOf(uploaded.id)).toEqual([]);
   });

@@ -1,0 +1,55 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { scheduled } from "../../../src/cron";
+import { FIRST_RUN_GRACE_MS } from "../../../src/uploads/media-jobs/jobs";
+import { api, fixture, newAccount, ORIGIN, startApp, uploadForm } from "../helpers";
+
+/**
+ * Media jobs on the real MEDIA_JOBS Workflow (other tests run attempts inline, helpers.ts
+ * inlineJobs): the request only starts a runner, within its after-response budget, and the
+ * runner's step does the work, however long it takes; the cron job starts a runner for a job
+ * whose start was lost.
+ */
+async function jobOf(uploadId: string) {
+  return env.DB.prepare("SELECT status, attempts, last_error FROM media_jobs WHERE upload_id = ?").bind(uploadId).first<{ status: string; attempts: number; last_error: string | null }>();
+}
+
+async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, ms = 60_000): Promise<T> {
+  for (const deadline = Date.now() + ms; ; await new Promise((r) => setTimeout(r, 100))) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${ms} ms`);
+  }
+}
+
+async function upload(key: string, bytes: Uint8Array, bindings: Partial<Cloudflare.Env>) {
+  const started = startApp(new Request(`${ORIGIN}/api`, { method: "POST", headers: { "X-API-Key": key }, body: uploadForm(bytes) }), { bindings });
+  const response = await started.response;
+  expect(response.status).toBe(200);
+  // What the request leaves behind is the runner's start only: well within the 30 s budget.
+  await started.settled();
+  return ((await response.json()) as { data: { id: string; src: string } }).data;
+}
+
+describe("media jobs on the Workflow", () => {
+  it("converts a video in a runner started after the response", async () => {
+    const account = await newAccount();
+    const uploaded = await upload(account.full, await fixture("generated/clip.avi"), { MEDIA_JOBS: env.MEDIA_JOBS });
+    await until("the job", () => jobOf(uploaded.id), (job) => job?.status === "done");
+    const { body } = await api(account.full, `/${uploaded.id}`);
+    expect(body.data.path).toMatch(/\.mp4$/);
+    expect(body.data.thumb).toMatch(/\.webp$/);
+  });
+
+  it("starts a runner from the cron job when the request's start was lost", async () => {
+    const account = await newAccount();
+    const lost = { create: () => Promise.reject(new Error("lost")) } as unknown as Workflow;
+    const uploaded = await upload(account.full, await fixture("generated/clip.mkv"), { MEDIA_JOBS: lost });
+    expect(await jobOf(uploaded.id)).toMatchObject({ status: "pending", attempts: 0 });
+    // The cron job leaves a job alone while its first runner may still start, then starts one.
+    await scheduled(env, () => Date.now() + FIRST_RUN_GRACE_MS / 2);
+    expect(await jobOf(uploaded.id)).toMatchObject({ status: "pending", attempts: 0 });
+    await scheduled(env, () => Date.now() + FIRST_RUN_GRACE_MS + 1000);
+    await until("the job", () => jobOf(uploaded.id), (job) => job?.status === "done");
+  });
+});
