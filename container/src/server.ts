@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -24,6 +24,8 @@ import { TempSpace } from "./temp-space";
  *   POST /probe?format=                          -> JSON Probe
  *   POST /video/mp4?format=                      -> H.264/AAC MP4 (X-Media-Width/Height/Duration of the output)
  *   POST /video/strip?format=mp4|webm            -> same streams, no metadata
+ *        (either with &thumbnail=280: the output's first frame as WebP in front of it,
+ *         X-Media-Thumbnail-Length bytes of it)
  *   POST /thumbnail?width=280&format=            -> a video's first frame as WebP
  *   POST /image/webp?quality=82|lossless&format= -> a still image as WebP, upright, no metadata
  *   POST /image/thumbnail?width=280&format=      -> an image's first frame as WebP, never upscaled
@@ -55,6 +57,44 @@ export function createServer(config: Config) {
     await pipeline(createReadStream(file), res);
   }
 
+  /**
+   * A video with its thumbnail in front: the thumbnail's bytes (X-Media-Thumbnail-Length of
+   * them, 0 when no frame decodes), then the video's, so that the Worker need not send the
+   * video back for its thumbnail.
+   */
+  async function sendVideoWithThumbnail(res: http.ServerResponse, thumb: string | null, video: string, type: string, headers: http.OutgoingHttpHeaders) {
+    const thumbSize = thumb ? (await stat(thumb)).size : 0;
+    const { size } = await stat(video);
+    res.writeHead(200, { "Content-Type": type, "Content-Length": thumbSize + size, "X-Media-Thumbnail-Length": thumbSize, ...headers });
+    // The thumbnail is small: written whole, then the video streamed after it.
+    if (thumb) res.write(await readFile(thumb));
+    await pipeline(createReadStream(video), res);
+  }
+
+  /** The output's first frame as a WebP thumbnail, or null when none decodes. */
+  async function videoThumbnail(job: Job, source: Source, output: string, width: number): Promise<string | null> {
+    try {
+      await thumbnail(job, source, output, width);
+      return output;
+    } catch (error) {
+      // No frame to show (unreadable, too large, or no time left for it): the video alone.
+      if (error instanceof JobError && [413, 422, 504].includes(error.status)) return null;
+      throw error;
+    }
+  }
+
+  /** The optional `thumbnail=` width of a video job: its thumbnail comes in the same answer. */
+  const videoThumbnailWidth = (url: URL) => (url.searchParams.has("thumbnail") ? thumbnailWidth(url, "thumbnail") : null);
+
+  /** Sends a video job's output, with its thumbnail in front when `width` asks for one. */
+  async function sendVideo(job: Job, res: http.ServerResponse, dir: string, output: string, format: "mp4" | "webm", width: number | null) {
+    const outputSource = { file: output, demuxer: OUTPUT_DEMUXERS[format] };
+    const headers = mediaHeaders(await probe(job, outputSource));
+    if (width === null) return sendFile(res, output, `video/${format}`, headers);
+    const thumb = await videoThumbnail(job, outputSource, path.join(dir, "thumb.webp"), width);
+    return sendVideoWithThumbnail(res, thumb, output, `video/${format}`, headers);
+  }
+
   const mediaHeaders = (p: Probe) => ({
     "X-Media-Width": String(p.width ?? ""),
     "X-Media-Height": String(p.height ?? ""),
@@ -66,9 +106,9 @@ export function createServer(config: Config) {
     "X-Media-Height": String(size.height),
   });
 
-  const thumbnailWidth = (url: URL) => {
-    const width = Number(url.searchParams.get("width") ?? 280);
-    if (!Number.isInteger(width) || width < 1 || width > 4096) throw new JobError(400, "width must be 1 to 4096");
+  const thumbnailWidth = (url: URL, name = "width") => {
+    const width = Number(url.searchParams.get(name) ?? 280);
+    if (!Number.isInteger(width) || width < 1 || width > 4096) throw new JobError(400, `${name} must be 1 to 4096`);
     return width;
   };
 
@@ -88,23 +128,25 @@ export function createServer(config: Config) {
     },
     "/video/mp4": (url) => {
       const format = declaredFormat(url, videoFormats);
+      const width = videoThumbnailWidth(url);
       return async (job, input, dir, res) => {
         const source = await videoSource(format, input);
         await checkVideo(job, source);
         const output = path.join(dir, "out.mp4");
         await transcodeMp4(job, source, output);
-        await sendFile(res, output, "video/mp4", mediaHeaders(await probe(job, { file: output, demuxer: OUTPUT_DEMUXERS.mp4 })));
+        await sendVideo(job, res, dir, output, "mp4", width);
       };
     },
     "/video/strip": (url) => {
       // The container stays: the input's format is the output's.
       const format = declaredFormat(url, ["mp4", "webm"] as const);
+      const width = videoThumbnailWidth(url);
       return async (job, input, dir, res) => {
         const source = await videoSource(format, input);
         await checkVideo(job, source);
         const output = path.join(dir, `out.${format}`);
         await stripMetadata(job, source, output, format);
-        await sendFile(res, output, `video/${format}`, mediaHeaders(await probe(job, { file: output, demuxer: OUTPUT_DEMUXERS[format] })));
+        await sendVideo(job, res, dir, output, format, width);
       };
     },
     "/image/webp": (url) => {

@@ -166,7 +166,8 @@ export async function markAssembled(db: Database, id: string) {
   await db.update(pieceSessions).set({ assembled: true }).where(eq(pieceSessions.id, id));
 }
 
-export async function findPieceSessionByFileUpload(db: Database, fileUploadId: string) {
-  const [row] = await db.select().from(pieceSessions).where(eq(pieceSessions.fileUploadId, fileUploadId));
-  return row;
+/** The piece sessions that reserved any of `fileUploadIds` (up to 100) for the upload they make. */
+export function pieceSessionsMaking(db: Database, fileUploadIds: string[]) {
+  return db.select().from(pieceSessions).where(inArray(pieceSessions.fileUploadId, fileUploadIds));
 }
+

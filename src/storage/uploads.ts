@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, getTableColumns, gt, isNotNull, isNull, lt, lte, not, notInArray, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableColumns, gt, inArray, isNotNull, isNull, lt, lte, not, notInArray, or, sql, type SQL } from "drizzle-orm";
 import type { Database } from "./db";
 import { uploads, type NewUploadRow, type UploadRow } from "./schema";
 
@@ -160,6 +160,14 @@ export function deleteUploadsWithContent(db: Database, contentHash: string) {
 /** The upload in any state, expired included (for its page, which answers 410 once expired). */
 export function findUploadRecord(db: Database, id: string) {
   return db.select().from(uploads).where(eq(uploads.id, id)).get();
+}
+
+/** The files of the uploads among `ids` (up to 100: D1 binds at most that many values a query). */
+export function uploadFilesOf(db: Database, ids: string[]) {
+  return db
+    .select({ id: uploads.id, objectKey: uploads.objectKey, thumbKey: uploads.thumbKey, filesRemovedAt: uploads.filesRemovedAt })
+    .from(uploads)
+    .where(inArray(uploads.id, ids));
 }
 
 /** Expired uploads whose files are still stored. */

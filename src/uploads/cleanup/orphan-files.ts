@@ -1,6 +1,6 @@
 import { randomBase62 } from "../../crypto";
-import { findPieceSessionByFileUpload } from "../../storage/piece-sessions";
-import { findUploadRecord } from "../../storage/uploads";
+import { pieceSessionsMaking } from "../../storage/piece-sessions";
+import { uploadFilesOf } from "../../storage/uploads";
 import { stillAssembling } from "../intake/piece-parts";
 import type { UploadDeps } from "../upload-deps";
 
@@ -33,30 +33,43 @@ async function* uploadObjects(bucket: R2Bucket, startAfter: string) {
   }
 }
 
+/** Upload ids looked up together: D1 binds at most 100 values a query. */
+const LOOKUP_BATCH = 100;
+
 /**
- * The objects of an upload id that stay: its row's files, or everything while a piece session
+ * The objects of each upload id that stay: its row's files, or everything while a piece session
  * that reserved the id is still putting its file together (a finish that failed after
- * completing it keeps it for the next try).
+ * completing it keeps it for the next try). Two queries per LOOKUP_BATCH ids, so that a run's
+ * queries stay within what one invocation may make (about 100 for SCAN_LIMIT objects).
  */
-async function keptOf(deps: UploadDeps, id: string): Promise<Set<string> | "all"> {
-  const row = await findUploadRecord(deps.db, id);
-  if (row) return new Set(row.filesRemovedAt === null ? [row.objectKey, row.thumbKey ?? ""] : []);
-  const session = await findPieceSessionByFileUpload(deps.db, id);
-  return session && stillAssembling(session, deps.now()) ? "all" : new Set();
+async function keptOf(deps: UploadDeps, ids: string[]): Promise<Map<string, Set<string> | "all">> {
+  const kept = new Map<string, Set<string> | "all">();
+  for (let i = 0; i < ids.length; i += LOOKUP_BATCH) {
+    const batch = ids.slice(i, i + LOOKUP_BATCH);
+    const [rows, sessions] = await Promise.all([uploadFilesOf(deps.db, batch), pieceSessionsMaking(deps.db, batch)]);
+    for (const id of batch) kept.set(id, new Set());
+    for (const session of sessions) if (session.fileUploadId && stillAssembling(session, deps.now())) kept.set(session.fileUploadId, "all");
+    for (const row of rows) kept.set(row.id, new Set(row.filesRemovedAt === null ? [row.objectKey, row.thumbKey ?? ""] : []));
+  }
+  return kept;
 }
+
+const uploadIdOf = (key: string) => key.slice("uploads/".length, key.indexOf("/", "uploads/".length));
 
 export async function sweepOrphanFiles(deps: UploadDeps): Promise<number> {
   const cutoff = deps.now() - ORPHAN_GRACE_MS;
-  const keep = new Map<string, Set<string> | "all">();
-  const doomed: string[] = [];
+  const old: string[] = [];
   let seen = 0;
   for await (const object of uploadObjects(deps.bucket, `uploads/${randomBase62(10)}`)) {
     if (++seen > SCAN_LIMIT) break;
-    const id = object.key.slice("uploads/".length, object.key.indexOf("/", "uploads/".length));
-    if (!keep.has(id)) keep.set(id, await keptOf(deps, id));
-    const kept = keep.get(id)!;
-    if (kept !== "all" && !kept.has(object.key) && object.uploaded.getTime() < cutoff) doomed.push(object.key);
+    // Only objects past the grace period can go: the others need no lookup.
+    if (object.uploaded.getTime() < cutoff) old.push(object.key);
   }
+  const kept = await keptOf(deps, [...new Set(old.map(uploadIdOf))]);
+  const doomed = old.filter((key) => {
+    const keep = kept.get(uploadIdOf(key))!;
+    return keep !== "all" && !keep.has(key);
+  });
   for (let i = 0; i < doomed.length; i += 1000) await deps.bucket.delete(doomed.slice(i, i + 1000));
   return doomed.length;
 }

@@ -35,15 +35,74 @@ async function callOnObject(deps: ProcessDeps, key: string, format: Format, oper
 export async function processVideo(deps: ProcessDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
   const keep = upload.mime === "video/mp4" || upload.mime === "video/webm";
   const format = upload.mime === "video/webm" ? "webm" : "mp4";
-  // Stripping keeps the container: the input's format is the output's.
-  const response = await callOnObject(deps, upload.objectKey, sniffedFormat(upload), keep ? "/video/strip" : "/video/mp4");
+  // Stripping keeps the container: the input's format is the output's. The thumbnail of the
+  // output comes in front of it, in the same answer.
+  const operation = `${keep ? "/video/strip" : "/video/mp4"}?thumbnail=${THUMB_WIDTH}`;
+  const response = await callOnObject(deps, upload.objectKey, sniffedFormat(upload), operation);
   const width = Number(response.headers.get("X-Media-Width")) || null;
   const height = Number(response.headers.get("X-Media-Height")) || null;
   const mime = `video/${format}`;
   const objectKey = newObjectKey(upload.id, format);
-  const stored = await put(deps, objectKey, response.body, mime, written);
+  const { thumbnail, video } = await withThumbnailInFront(response);
+  const stored = await put(deps, objectKey, video, mime, written);
+  let thumbKey: string | null = null;
+  if (thumbnail?.length) {
+    thumbKey = newObjectKey(upload.id, "webp");
+    await put(deps, thumbKey, thumbnail, "image/webp", written);
+  } else if (thumbnail === null) {
+    // A service without thumbnails in front (an older version during a deploy): asked apart.
+    thumbKey = await videoThumbnail(deps, upload.id, objectKey, format, written);
+  }
+  return { objectKey, mime, size: stored.size, etag: stored.httpEtag, width, height, thumbKey };
+}
 
-  return { objectKey, mime, size: stored.size, etag: stored.httpEtag, width, height, thumbKey: await videoThumbnail(deps, upload.id, objectKey, format, written) };
+/** Far more than a 280 px WebP takes: a larger claim is a broken answer, not a thumbnail. */
+const MAX_THUMBNAIL_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A video answer split into the thumbnail in front of it (X-Media-Thumbnail-Length bytes, read
+ * into memory: it is small) and the video, a stream of its known length. `thumbnail` is null when
+ * the answer has no thumbnail in front.
+ */
+async function withThumbnailInFront(response: Response): Promise<{ thumbnail: Uint8Array | null; video: ReadableStream }> {
+  const declared = response.headers.get("X-Media-Thumbnail-Length");
+  if (declared === null) return { thumbnail: null, video: response.body! };
+  const thumbLength = /^\d{1,8}$/.test(declared) ? Number(declared) : NaN;
+  const total = Number(response.headers.get("Content-Length"));
+  if (!(thumbLength <= MAX_THUMBNAIL_BYTES && thumbLength <= total)) {
+    await response.body?.cancel();
+    throw new MediaServiceError(0, `media service answered a thumbnail of ${declared} bytes in front of ${total}`);
+  }
+  const reader = response.body!.getReader();
+  const thumbnail = new Uint8Array(thumbLength);
+  let filled = 0;
+  let leftover: Uint8Array | null = null;
+  while (filled < thumbLength) {
+    const { done, value } = await reader.read();
+    if (done) throw new MediaServiceError(0, "media service answer ended inside its thumbnail");
+    const take = Math.min(value.length, thumbLength - filled);
+    thumbnail.set(value.subarray(0, take), filled);
+    filled += take;
+    if (take < value.length) leftover = value.subarray(take);
+  }
+  // The answer's body is a sized stream already, which workerd cannot pipe into another: the
+  // rest is moved chunk by chunk (the chunks themselves are not copied).
+  const video = new FixedLengthStream(total - thumbLength);
+  const writer = video.writable.getWriter();
+  (async () => {
+    if (leftover) await writer.write(leftover);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      await writer.write(value);
+    }
+    await writer.close();
+  })().catch(async (error) => {
+    // Errors the video stream, which fails its put.
+    await writer.abort(error).catch(() => {});
+    await reader.cancel(error).catch(() => {});
+  });
+  return { thumbnail, video: video.readable };
 }
 
 export async function processImage(deps: ProcessDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {

@@ -71,6 +71,37 @@ describe("calls to the media service", () => {
     expect((await jobOf(uploadId))?.status).toBe("done");
   });
 
+  it.each([
+    ["generated/clip.avi", "/video/mp4 avi"],
+    ["generated/clip.webm", "/video/strip webm"],
+  ])("asks once for %s's video and its thumbnail, which comes in front of it", async (name, expected) => {
+    const { uploadId, jobId } = await pendingUpload(name);
+    const thumb = new Uint8Array(300).fill(1);
+    const video = new Uint8Array(70_000).fill(2);
+    const calls: string[] = [];
+    const media: MediaService = {
+      async call(operation, input) {
+        calls.push(operation);
+        if (input instanceof ReadableStream) await input.cancel();
+        const body = new Uint8Array([...thumb, ...video]);
+        // In pieces that straddle the boundary, as a network delivers them.
+        const stream = new ReadableStream({
+          start(controller) {
+            for (let i = 0; i < body.length; i += 256) controller.enqueue(body.slice(i, i + 256));
+            controller.close();
+          },
+        });
+        return new Response(stream, { headers: { "Content-Length": String(body.length), "X-Media-Thumbnail-Length": String(thumb.length) } });
+      },
+    };
+    await runWith(jobId, media);
+    expect(calls.map(route)).toEqual([expected]);
+    expect(new URL(calls[0]!, "http://media").searchParams.get("thumbnail")).toBe("280");
+    const row = await env.DB.prepare("SELECT object_key, thumb_key FROM uploads WHERE id = ?").bind(uploadId).first<{ object_key: string; thumb_key: string }>();
+    expect(new Uint8Array(await (await env.FILES.get(row!.object_key))!.arrayBuffer())).toEqual(video);
+    expect(new Uint8Array(await (await env.FILES.get(row!.thumb_key))!.arrayBuffer())).toEqual(thumb);
+  });
+
   it("fails a job for good when the service timed out (504), recording why", async () => {
     const { uploadId, jobId } = await pendingUpload("generated/clip.flv");
     const media: MediaService = {

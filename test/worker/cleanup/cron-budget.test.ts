@@ -1,0 +1,29 @@
+import { env } from "cloudflare:workers";
+import { expect, it } from "vitest";
+import { processDeps } from "../../../src/bindings";
+import { database } from "../../../src/storage/db";
+import { ORPHAN_GRACE_MS, sweepOrphanFiles } from "../../../src/uploads/cleanup/orphan-files";
+import { countingBindings, emptyCosts } from "../capacity/counting-bindings";
+import { fixture, newAccount, scheduledInline, uploadWithEnv } from "../helpers";
+
+/**
+ * A Worker invocation may make 1,000 D1 queries (Workers limits); the cron job's sweeps share
+ * one. Each sweep is bounded on its own, so none can use up the others' share.
+ */
+it("looks up 1,200 orphaned files' uploads in a bounded number of queries, and removes them", async () => {
+  const account = await newAccount();
+  const kept = await uploadWithEnv(account, await fixture("tiny/png-transparent.png"), {}, { allow_duplicate: "1" });
+  const orphans = Array.from({ length: 1200 }, (_, i) => `uploads/zzOrphan${String(i).padStart(4, "0")}/file.png`);
+  for (let i = 0; i < orphans.length; i += 100) await Promise.all(orphans.slice(i, i + 100).map((key) => env.FILES.put(key, "x")));
+
+  const costs = emptyCosts();
+  const bindings = countingBindings(costs);
+  const later = () => Date.now() + ORPHAN_GRACE_MS + 60_000;
+  await sweepOrphanFiles({ ...processDeps({ ...env, ...bindings }, database(bindings.DB!), later) });
+  // Two queries per 100 upload ids (their rows, and piece sessions making them).
+  expect(costs.d1Statements).toBeLessThanOrEqual(2 * Math.ceil((orphans.length + 1) / 100));
+  expect((await env.FILES.list({ prefix: "uploads/zzOrphan" })).objects).toHaveLength(0);
+  // The upload's own files stay.
+  expect(await env.FILES.head(new URL(kept.path).pathname.replace(/^\/[^/]+\//, "uploads/"))).not.toBeNull();
+  await scheduledInline(env, later);
+});
