@@ -45,6 +45,12 @@ const CLIPS: Record<string, string[]> = {
   "screenshot-1mp.png": ["-f", "lavfi", "-i", "testsrc2=size=1280x800", "-frames:v", "1", "-vf", "noise=alls=20:allf=u"],
   "deep-16bit.png": ["-f", "lavfi", "-i", "testsrc2=size=1200x900", "-frames:v", "1", "-vf", "noise=alls=20:allf=u", "-pix_fmt", "rgba64be"],
   "photo-2mp.webp": ["-f", "lavfi", "-i", "testsrc2=size=1600x1200", "-frames:v", "1", "-vf", "noise=alls=12:allf=u", "-quality", "90"],
+  // A conversion that outlasts the 30 s that work after a response gets deployed (about 40 s to
+  // MP4 on two cores): noise the encoder must work at, held small by the source's coarse quality.
+  "long-1080p.avi": [
+    "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30", "-f", "lavfi", "-i", "sine=frequency=440",
+    "-t", "120", "-vf", "noise=alls=20:allf=t", "-c:v", "mpeg4", "-q:v", "31", "-c:a", "mp2",
+  ],
   // Just under the 200 MiB file limit: 150 uncompressed 720p frames (quick to make, slow to move).
   "large.avi": [...base(6, "1280x720"), "-frames:v", "150", "-c:v", "rawvideo", "-pix_fmt", "yuv420p", "-c:a", "pcm_s16le"],
 };

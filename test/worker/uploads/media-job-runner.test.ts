@@ -41,6 +41,20 @@ describe("media jobs on the Workflow", () => {
     expect(body.data.thumb).toMatch(/\.webp$/);
   });
 
+  it("finishes a conversion longer than the 30 s that work after a response gets", async () => {
+    const account = await newAccount();
+    const started = Date.now();
+    const uploaded = await upload(account.full, await fixture("generated/long-1080p.avi"), { MEDIA_JOBS: env.MEDIA_JOBS });
+    const answered = Date.now();
+    await until("the job", () => jobOf(uploaded.id), (job) => job?.status === "done", 280_000);
+    // Deployed, waitUntil work would have been cancelled long before this.
+    expect(Date.now() - answered).toBeGreaterThan(30_000);
+    const { body } = await api(account.full, `/${uploaded.id}`);
+    expect(body.data.path).toMatch(/\.mp4$/);
+    expect(body.data.thumb).toMatch(/\.webp$/);
+    console.log(JSON.stringify({ longConversion: { uploadMs: answered - started, conversionMs: Date.now() - answered } }));
+  }, 300_000);
+
   it("starts a runner from the cron job when the request's start was lost", async () => {
     const account = await newAccount();
     const lost = { create: () => Promise.reject(new Error("lost")) } as unknown as Workflow;
