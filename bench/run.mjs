@@ -21,6 +21,7 @@ const SUITES = {
   limits: () => import("./limits.mjs"),
   hostile: () => import("./hostile.mjs"),
   scale: () => import("./scale.mjs"),
+  soak: () => import("./soak.mjs"),
 };
 
 const requested = process.argv.slice(2);

@@ -1,5 +1,6 @@
 // Runs the media service (container/src) as a plain process on the host: there is no Docker
-// daemon locally, so `npm run dev` and the tests reach it by URL instead of the Container binding.
+// daemon locally, so the container's Durable Object forwards `npm run dev`'s and the tests' calls
+// to this process (src/media/local-container.ts) instead of a container's port.
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { bundleForNode } from "./bundle.mjs";

@@ -1,0 +1,270 @@
+// Soak: mixed load from several clients for minutes, with the media service and the Worker killed
+// in the middle of their work, then a wait for every media job. Reports requests, 5xx outside the
+// Worker's own down time, Worker restarts seen by clients, acknowledged uploads lost, how long
+// after the last fault the last job finished, and the Worker's peak memory.
+//   SOAK_SECONDS   load duration (default 300)
+//   SOAK_CLIENTS   concurrent clients (default 4)
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { startMediaService } from "../scripts/lib/media.mjs";
+import { freePort, startServer } from "../scripts/lib/server.mjs";
+import { childPids, createAccount, makePng, mediaTools, multipartBody, table, tempDir, usage, workerdPids } from "./lib.mjs";
+
+export const description = "Soak: mixed load with the media service and the Worker killed mid-job";
+const SECONDS = Number(process.env.SOAK_SECONDS || 300);
+const CLIENTS = Number(process.env.SOAK_CLIENTS || 4);
+export const settings = `${SECONDS} s of load from ${CLIENTS} clients`;
+
+const PIECE = 5 * 1024 * 1024;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export async function run(ctx, log) {
+  const dir = await tempDir(ctx, "soak-");
+  const stateDir = path.join(dir, "state");
+  const adminToken = randomBytes(24).toString("hex");
+  const secret = randomBytes(24).toString("hex");
+  const mediaPort = await freePort();
+  const port = await freePort();
+
+  // The media service and the Worker, each restartable on its port (the Worker on its state).
+  let media;
+  const startMedia = async () => (media = await startMediaService({ port: mediaPort, secret }));
+  const killMedia = () => {
+    for (const pid of [...childPids(media.pid), media.pid]) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {}
+    }
+  };
+  let server;
+  const vars = { ADMIN_TOKEN: adminToken, MEDIA_SECRET: secret, MEDIA_SERVICE_URL: `http://127.0.0.1:${mediaPort}`, LINK_SIGNING_SECRET: secret, RATE_LIMITS: "off", MEDIA_RETRY_SECONDS: "5" };
+  const startWorker = async (migrate) => (server = await startServer({ port, stateDir, vars, migrate }));
+  const killWorker = () => {
+    try {
+      process.kill(-server.pid, "SIGKILL");
+    } catch {}
+  };
+  await startMedia();
+  await startWorker(true);
+  ctx.defer(async () => {
+    killWorker();
+    killMedia();
+  });
+  const account = await createAccount(server.url, adminToken, "soak");
+  const key = account.full_key;
+  const base = server.url;
+
+  const { ffmpeg } = await mediaTools();
+  const videoFile = path.join(dir, "clip.avi");
+  execFileSync(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=640x360:rate=25:duration=3", "-f", "lavfi", "-i", "sine=duration=3", "-c:v", "mpeg4", "-c:a", "mp3", videoFile]);
+  const video = readFileSync(videoFile);
+
+  // What clients saw.
+  const requests = { total: 0, byStatus: {}, samples: {}, fiveXxOutside: [], restarts: 0, refused: 0 };
+  const down = []; // [from, to] of each Worker kill
+  const acked = new Map(); // id -> { size, kind }
+  const isDown = (t) => down.some(([from, to]) => t >= from - 500 && t <= (to ?? Infinity) + 2000);
+
+  async function call(method, pathname, init = {}) {
+    const started = Date.now();
+    requests.total++;
+    try {
+      const res = await fetch(`${base}${pathname}`, { method, ...init, headers: { "X-API-Key": key, ...(init.headers ?? {}) }, signal: AbortSignal.timeout(120_000) });
+      const text = await res.text();
+      requests.byStatus[res.status] = (requests.byStatus[res.status] ?? 0) + 1;
+      if (res.status >= 300 && (requests.samples[res.status] ??= []).length < 3) requests.samples[res.status].push(`${method} ${pathname.split("?")[0]}: ${text.slice(0, 160)}`);
+      if (/restarted mid-request/.test(text)) requests.restarts++;
+      if (res.status >= 500 && !isDown(started) && !isDown(Date.now())) requests.fiveXxOutside.push(`${method} ${pathname.split("?")[0]} ${res.status} ${text.slice(0, 120)}`);
+      return { status: res.status, json: () => JSON.parse(text) };
+    } catch (error) {
+      requests.refused++;
+      if (!isDown(started) && !isDown(Date.now())) requests.fiveXxOutside.push(`${method} ${pathname} no answer: ${String(error).slice(0, 120)}`);
+      return { status: 0 };
+    }
+  }
+
+  const form = (fields, file) => {
+    const { body, contentType } = multipartBody(fields, file);
+    return { body, headers: { "Content-Type": contentType } };
+  };
+  let seq = 0;
+  const ops = [
+    [40, async () => {
+      const data = makePng(3000 + (seq++ % 500));
+      const res = await call("POST", "/api", form({ allow_duplicate: "1" }, { field: "uploads", filename: "a.png", type: "image/png", data }));
+      if (res.status === 200) acked.set(res.json().data.id, { size: data.length, kind: "png" });
+    }],
+    [10, async () => {
+      const res = await call("POST", "/api", form({ allow_duplicate: "1" }, { field: "uploads", filename: "v.avi", type: "video/x-msvideo", data: video }));
+      if (res.status === 200) acked.set(res.json().data.id, { size: video.length, kind: "video" });
+    }],
+    [8, async () => {
+      const data = makePng(2 * PIECE - 64 * 1024 - (seq++ % 100), 1024);
+      const uploadId = randomBytes(16).toString("hex");
+      const total = Math.ceil(data.length / PIECE);
+      for (let index = 0; index < total; index++) {
+        for (let attempt = 0; ; attempt++) {
+          const res = await call("POST", "/api/chunk", form({ upload_id: uploadId, index: String(index), total: String(total) }, { field: "chunk", filename: "blob", type: "application/octet-stream", data: data.subarray(index * PIECE, (index + 1) * PIECE) }));
+          if (res.status === 200) break;
+          if (attempt >= 5) return;
+          await sleep(1000);
+        }
+      }
+      const res = await call("POST", "/api", form({ upload_id: uploadId, filename: "big.png", allow_duplicate: "1", keep_original: "1" }));
+      if (res.status === 200) acked.set(res.json().data.id, { size: data.length, kind: "pieces" });
+    }],
+    [20, async () => {
+      const ids = [...acked.keys()];
+      if (ids.length) await call("GET", `/api/${ids[Math.floor(Math.random() * ids.length)]}`);
+    }],
+    [12, async () => {
+      const ids = [...acked.keys()];
+      if (ids.length) await call("PATCH", `/api/${ids[Math.floor(Math.random() * ids.length)]}`, { body: JSON.stringify({ title: `t${seq++}` }), headers: { "Content-Type": "application/json" } });
+    }],
+    [10, async () => {
+      const ids = [...acked.keys()];
+      if (ids.length < 10) return;
+      const id = ids[Math.floor(Math.random() * ids.length)];
+      const res = await call("DELETE", `/api/${id}`);
+      if (res.status === 200 || res.status === 204) acked.delete(id);
+    }],
+  ];
+  const pick = () => {
+    let r = Math.random() * ops.reduce((a, [w]) => a + w, 0);
+    for (const [w, op] of ops) if ((r -= w) < 0) return op;
+    return ops[0][1];
+  };
+
+  // The cron job, as deployed every few minutes, here every 15 s while the Worker is up.
+  const cron = () => fetch(`${base}/cdn-cgi/handler/scheduled?cron=*+*+*+*+*`).catch(() => {});
+  const deadline = Date.now() + SECONDS * 1000;
+  let peakWorker = 0;
+  const sampler = setInterval(() => {
+    try {
+      peakWorker = Math.max(peakWorker, usage(workerdPids(server)).worker.rss);
+    } catch {}
+  }, 1000);
+  const cronTimer = setInterval(cron, 15_000);
+
+  // Faults at fixed shares of the run: the media service twice, the Worker twice.
+  const faults = [];
+  const schedule = [
+    [0.2, "media"],
+    [0.4, "worker"],
+    [0.6, "media"],
+    [0.8, "worker"],
+  ];
+  const faultRun = (async () => {
+    const start = Date.now();
+    for (const [share, what] of schedule) {
+      await sleep(Math.max(0, start + share * SECONDS * 1000 - Date.now()));
+      const at = Date.now();
+      if (what === "media") {
+        killMedia();
+        await sleep(5000);
+        await startMedia();
+      } else {
+        const window = [at, null];
+        down.push(window);
+        killWorker();
+        await sleep(2000);
+        await startWorker(false);
+        window[1] = Date.now();
+      }
+      faults.push({ what, at, back: Date.now() });
+      log(`soak: killed the ${what} at ${Math.round((at - start) / 1000)} s, back after ${((Date.now() - at) / 1000).toFixed(1)} s`);
+    }
+  })();
+
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (Date.now() < deadline) await pick()();
+    }),
+  );
+  await faultRun;
+  log(`soak: load done, ${requests.total} requests; waiting for media jobs`);
+
+  // Every job done (or failed for good), the cron job still running; at most 6 minutes.
+  const lastFault = Math.max(...faults.map((f) => f.back));
+  const db = () => {
+    const d1 = path.join(stateDir, "v3", "d1", "miniflare-D1DatabaseObject");
+    const file = readdirSync(d1).find((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite");
+    return new DatabaseSync(path.join(d1, file), { readOnly: true });
+  };
+  const jobCounts = () => {
+    const conn = db();
+    try {
+      return Object.fromEntries(conn.prepare("SELECT status, count(*) AS n FROM media_jobs GROUP BY status").all().map((r) => [r.status, r.n]));
+    } finally {
+      conn.close();
+    }
+  };
+  let jobsDoneAt = null;
+  for (const until = Date.now() + 6 * 60_000; Date.now() < until; await sleep(5000)) {
+    const counts = jobCounts();
+    if (!counts.pending && !counts.running) {
+      jobsDoneAt = Date.now();
+      break;
+    }
+  }
+  clearInterval(cronTimer);
+  clearInterval(sampler);
+  const counts = jobCounts();
+
+  // Every acknowledged upload that its client did not delete is still there, whole.
+  let lost = 0;
+  const lostIds = [];
+  for (const [id, { size, kind }] of acked) {
+    const res = await fetch(`${base}/api/${id}`, { headers: { "X-API-Key": key } });
+    const data = res.status === 200 ? (await res.json()).data : null;
+    let whole = !!data;
+    if (data && kind !== "video") {
+      const file = await fetch(data.src);
+      whole = file.status === 200 && (await file.arrayBuffer()).byteLength === size;
+    }
+    if (!whole) {
+      lost++;
+      lostIds.push(id);
+    }
+  }
+
+  const results = {
+    seconds: SECONDS,
+    clients: CLIENTS,
+    requests: requests.total,
+    byStatus: requests.byStatus,
+    samples: requests.samples,
+    fiveXxOutsideWorkerDowntime: requests.fiveXxOutside.length,
+    fiveXxSamples: requests.fiveXxOutside.slice(0, 10),
+    restartsSeenByClients: requests.restarts,
+    noAnswer: requests.refused,
+    faults: faults.map((f) => f.what),
+    acknowledgedUploads: acked.size,
+    lost,
+    lostIds: lostIds.slice(0, 10),
+    jobs: counts,
+    lastJobDoneSecondsAfterLastFault: jobsDoneAt ? Math.round((jobsDoneAt - lastFault) / 1000) : null,
+    peakWorkerRssMiB: Math.round(peakWorker / 2 ** 20),
+  };
+  const report = table(
+    `Soak: ${SECONDS} s, ${CLIENTS} clients, faults: ${results.faults.join(", ")}`,
+    [["measure", (row) => row[0]], ["value", (row) => row[1]]],
+    [
+      ["requests", results.requests],
+      ["answers by status", JSON.stringify(results.byStatus)],
+      ["5xx / no answer outside the Worker's own down time", results.fiveXxOutsideWorkerDowntime],
+      ["'worker restarted mid-request' answers", results.restartsSeenByClients],
+      ["acknowledged uploads (not deleted by their client)", results.acknowledgedUploads],
+      ["of them lost or not whole", results.lost],
+      ["media jobs by status at the end", JSON.stringify(results.jobs)],
+      ["last job done, seconds after the last fault", results.lastJobDoneSecondsAfterLastFault ?? "not within 6 min"],
+      ["peak Worker (workerd) RSS", `${results.peakWorkerRssMiB} MiB`],
+    ],
+  );
+  const samples = Object.entries(results.samples).map(([status, lines]) => `${status}:\n    ${lines.join("\n    ")}`);
+  const outside = results.fiveXxSamples.length ? `\n5xx outside the Worker's down time:\n  ${results.fiveXxSamples.join("\n  ")}` : "";
+  return { report: `${report}${samples.length ? `\nAnswers other than 2xx, first of each:\n  ${samples.join("\n  ")}` : ""}${outside}`, results };
+}
