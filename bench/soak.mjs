@@ -213,6 +213,14 @@ export async function run(ctx, log) {
   clearInterval(cronTimer);
   clearInterval(sampler);
   const counts = jobCounts();
+  const failures = (() => {
+    const conn = db();
+    try {
+      return conn.prepare("SELECT substr(last_error, 1, 160) AS error, count(*) AS n FROM media_jobs WHERE status = 'failed' GROUP BY 1 ORDER BY 2 DESC LIMIT 5").all();
+    } finally {
+      conn.close();
+    }
+  })();
 
   // Every acknowledged upload that its client did not delete is still there, whole.
   let lost = 0;
@@ -246,6 +254,7 @@ export async function run(ctx, log) {
     lost,
     lostIds: lostIds.slice(0, 10),
     jobs: counts,
+    failedJobs: failures,
     lastJobDoneSecondsAfterLastFault: jobsDoneAt ? Math.round((jobsDoneAt - lastFault) / 1000) : null,
     peakWorkerRssMiB: Math.round(peakWorker / 2 ** 20),
   };
@@ -264,7 +273,9 @@ export async function run(ctx, log) {
       ["peak Worker (workerd) RSS", `${results.peakWorkerRssMiB} MiB`],
     ],
   );
+  const failed = failures.map((f) => `${f.n} x ${f.error}`);
   const samples = Object.entries(results.samples).map(([status, lines]) => `${status}:\n    ${lines.join("\n    ")}`);
   const outside = results.fiveXxSamples.length ? `\n5xx outside the Worker's down time:\n  ${results.fiveXxSamples.join("\n  ")}` : "";
-  return { report: `${report}${samples.length ? `\nAnswers other than 2xx, first of each:\n  ${samples.join("\n  ")}` : ""}${outside}`, results };
+  const failedText = failed.length ? `\nFailed media jobs, by reason:\n  ${failed.join("\n  ")}` : "";
+  return { report: `${report}${failedText}${samples.length ? `\nAnswers other than 2xx, first of each:\n  ${samples.join("\n  ")}` : ""}${outside}`, results };
 }

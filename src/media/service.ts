@@ -25,6 +25,11 @@ export class MediaServiceError extends Error {
   get permanent() {
     return PERMANENT.has(this.status);
   }
+
+  /** 503: the service's queue is full, or no container instance is free. Nothing was tried. */
+  get busy() {
+    return this.status === 503;
+  }
 }
 
 /**

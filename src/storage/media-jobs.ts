@@ -74,12 +74,13 @@ export async function claimMediaJobWithUpload(db: Database, id: string, now: num
 export async function finishMediaJob(
   db: Database,
   job: MediaJobRow,
-  outcome: { status: "done" | "failed" | "pending"; error?: string; nextAttemptAt?: number },
+  outcome: { status: "done" | "failed" | "pending"; error?: string; nextAttemptAt?: number; attemptGivenBack?: boolean },
   now: number,
 ) {
   await db
     .update(mediaJobs)
     .set({
+      ...(outcome.attemptGivenBack ? { attempts: sql`${mediaJobs.attempts} - 1` } : {}),
       status: outcome.status,
       lastError: outcome.error ?? null,
       leaseUntil: null,

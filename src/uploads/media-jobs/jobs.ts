@@ -42,6 +42,11 @@ export const JOB_TIME_LIMIT_MS = MEDIA_CALLS_PER_JOB * MEDIA_CALL_TIMEOUT_MS + 5
  */
 export const LEASE_MS = 2 * 60_000;
 export const LEASE_RENEW_MS = 30_000;
+/**
+ * A job the service turned away as busy (503) waits this long and keeps its attempts: a burst of
+ * uploads must not use up the attempts of jobs that never ran.
+ */
+export const BUSY_RETRY_MS = 30_000;
 /** Runners the cron job starts in one run, at most: the rest wait for its next run. */
 export const REDRIVE_BATCH = 50;
 /** A job's first run is the one started right after the upload; the cron job waits this long before stepping in. */
@@ -118,6 +123,11 @@ async function attempt(deps: ProcessDeps, job: Claimed["job"], upload: Claimed["
     return "done";
   } catch (error) {
     if (written.length) await deps.bucket.delete(written).catch(() => {});
+    if (error instanceof MediaServiceError && error.busy) {
+      // The service (or every container) is busy: the job waits its turn, its attempt given back.
+      await finishMediaJob(deps.db, job, { status: "pending", error: failure(error), nextAttemptAt: deps.now() + BUSY_RETRY_MS, attemptGivenBack: true }, deps.now());
+      return "retry";
+    }
     const permanent = error instanceof MediaServiceError && error.permanent;
     const exhausted = job.attempts >= MAX_ATTEMPTS;
     const message = failure(error);

@@ -4,7 +4,7 @@ import { processDeps } from "../../../src/bindings";
 import { mediaServiceVars } from "../../../src/media/container";
 import { mediaService, MediaServiceError, type MediaService } from "../../../src/media/service";
 import { MEDIA_CALL_TIMEOUT_MS, MEDIA_JOB_TIMEOUT_MS } from "../../../src/media/timeouts";
-import { JOB_TIME_LIMIT_MS, LEASE_MS, LEASE_RENEW_MS, MEDIA_CALLS_PER_JOB, runMediaJob } from "../../../src/uploads/media-jobs/jobs";
+import { BUSY_RETRY_MS, JOB_TIME_LIMIT_MS, LEASE_MS, LEASE_RENEW_MS, MEDIA_CALLS_PER_JOB, runMediaJob } from "../../../src/uploads/media-jobs/jobs";
 import { DEAD_SERVICE, fixture, newAccount, uploadWithEnv } from "../helpers";
 
 /**
@@ -100,6 +100,22 @@ describe("calls to the media service", () => {
     const row = await env.DB.prepare("SELECT object_key, thumb_key FROM uploads WHERE id = ?").bind(uploadId).first<{ object_key: string; thumb_key: string }>();
     expect(new Uint8Array(await (await env.FILES.get(row!.object_key))!.arrayBuffer())).toEqual(video);
     expect(new Uint8Array(await (await env.FILES.get(row!.thumb_key))!.arrayBuffer())).toEqual(thumb);
+  });
+
+  it("gives a job turned away as busy (503) its attempt back, and tries it again soon", async () => {
+    const { uploadId, jobId } = await pendingUpload("generated/clip.flv");
+    const before = (await jobOf(uploadId))!.attempts;
+    const now = Date.now() + 2 * 3600_000;
+    const busy: MediaService = {
+      async call(_operation, input) {
+        if (input instanceof ReadableStream) await input.cancel();
+        throw new MediaServiceError(503, "busy: 2 jobs running, 8 queued");
+      },
+    };
+    for (let i = 0; i < 10; i++) await runWith(jobId, busy, now);
+    const job = await env.DB.prepare("SELECT status, attempts, next_attempt_at FROM media_jobs WHERE id = ?").bind(jobId).first<{ status: string; attempts: number; next_attempt_at: number }>();
+    expect(job).toMatchObject({ status: "pending", attempts: before });
+    expect(job!.next_attempt_at).toBe(now + BUSY_RETRY_MS);
   });
 
   it("fails a job for good when the service timed out (504), recording why", async () => {
