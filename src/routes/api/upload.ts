@@ -12,7 +12,8 @@ import { presentUpload, presentUploadResult } from "../../uploads/present";
 import { assertReplaceable, replaceFile } from "../../uploads/replace";
 import { hashPassword } from "../../uploads/access/passwords";
 import { getOwnedUpload } from "../../uploads/read";
-import { linkDeps, processDeps } from "../../bindings";
+import { linkDeps } from "../../bindings";
+import { workflowRunner } from "../../uploads/media-jobs/runner";
 import { settingsOf } from "../../settings";
 import { uploadFields } from "./schemas";
 import { uploadItemResponse, uploadResponse } from "./responses";
@@ -40,9 +41,8 @@ const fileRequest = (c: Context<AppEnv>, uploadId: string, newUpload: boolean): 
  * a moment, the work is the runner's (a Workflow instance), and the cron job starts another if
  * this start is lost.
  */
-const startMediaJob = (c: Context<AppEnv>, deps: UploadDeps, jobId: string | null) => {
-  // On a database handle of its own: it outlives the request and its D1 session.
-  if (jobId) afterResponse(c, "media job", processDeps(c.env, undefined, deps.now).runner.start(jobId));
+const startMediaJob = (c: Context<AppEnv>, jobId: string | null) => {
+  if (jobId) afterResponse(c, "media job", workflowRunner(c.env.MEDIA_JOBS).start(jobId));
 };
 
 export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
@@ -63,7 +63,7 @@ export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
     const created = await createUpload(deps, { id, accountId: c.var.caller.accountId, file, options: settings });
     return { value: created, keptFile: !created.duplicate };
   });
-  if (!result.duplicate) startMediaJob(c, deps, result.jobId);
+  if (!result.duplicate) startMediaJob(c, result.jobId);
   // A duplicate is an existing upload, which the upload-only key (public by design) may not open:
   // its links come unsigned, so a locked one's path and thumb stay refused.
   const signing = result.duplicate && c.var.caller.kind !== "full" ? null : linkSigning(c);
@@ -83,6 +83,6 @@ export async function handleReplace(c: Context<AppEnv>, deps: UploadDeps) {
     value: await replaceFile(deps, { accountId: c.var.caller.accountId, id, file, keepOriginal: options.keep_original ?? false }),
     keptFile: true,
   }));
-  startMediaJob(c, deps, result.jobId);
+  startMediaJob(c, result.jobId);
   return uploadItemResponse(c, await presentUpload(result.row, publicOrigin(c), linkSigning(c)));
 }
