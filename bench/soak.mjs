@@ -140,6 +140,7 @@ export async function run(ctx, log) {
 
   // The cron job, as deployed every few minutes, here every 15 s while the Worker is up.
   const cron = () => fetch(`${base}/cdn-cgi/handler/scheduled?cron=*+*+*+*+*`).catch(() => {});
+  const loadStart = Date.now();
   const deadline = Date.now() + SECONDS * 1000;
   let peakWorker = 0;
   const sampler = setInterval(() => {
@@ -223,6 +224,19 @@ export async function run(ctx, log) {
     }
   })();
 
+  // The jobs that finished last, with the faults' times beside them: what kept them waiting.
+  const slowest = (() => {
+    const conn = db();
+    try {
+      return conn
+        .prepare("SELECT created_at, updated_at, attempts, status, substr(last_error, 1, 100) AS error FROM media_jobs ORDER BY updated_at DESC LIMIT 5")
+        .all()
+        .map((j) => ({ createdS: Math.round((j.created_at - loadStart) / 1000), finishedS: Math.round((j.updated_at - loadStart) / 1000), attempts: j.attempts, status: j.status, lastError: j.error }));
+    } finally {
+      conn.close();
+    }
+  })();
+
   // Every acknowledged upload that its client did not delete is still there, whole.
   let lost = 0;
   const lostIds = [];
@@ -256,6 +270,8 @@ export async function run(ctx, log) {
     lostIds: lostIds.slice(0, 10),
     jobs: counts,
     failedJobs: failures,
+    faultTimesS: faults.map((f) => Math.round((f.at - loadStart) / 1000)),
+    lastJobs: slowest,
     lastJobDoneSecondsAfterLastFault: jobsDoneAt ? Math.round((jobsDoneAt - lastFault) / 1000) : null,
     peakWorkerRssMiB: Math.round(peakWorker / 2 ** 20),
   };

@@ -12,6 +12,13 @@ export class MediaServiceError extends Error {
     /** HTTP status from the service, or 0 when it could not be reached. */
     readonly status: number,
     message: string,
+    /**
+     * The call never reached the service's own code, or lost it midway: no connection, or an
+     * answer from the container platform rather than the service (the container restarting,
+     * being replaced, or killed by a file). Soon worth another try, but still counted, since a
+     * file that brings the container down does so every time.
+     */
+    readonly platform = false,
   ) {
     super(message);
     this.name = "MediaServiceError";
@@ -102,14 +109,15 @@ export function mediaService(env: Env, { callTimeoutMs = MEDIA_CALL_TIMEOUT_MS }
         await release(input);
         // No answer in time is not the media's fault (the service may be busy): worth a retry.
         if (deadline.aborted) throw new MediaServiceError(0, `media service did not answer within ${callTimeoutMs / 1000} s`);
-        throw new MediaServiceError(0, `media service unreachable: ${String(error)}`);
+        throw new MediaServiceError(0, `media service unreachable: ${String(error)}`, true);
       }
       if (!response.ok) {
         await release(input);
         // The service answers JSON; the container's runtime and its proxy answer plain text.
         const text = await response.text().catch(() => "");
-        const reason = jsonError(text) ?? (text.slice(0, 500) || undefined);
-        throw new MediaServiceError(response.status, reason ?? `media service answered ${response.status}`);
+        const reason = jsonError(text);
+        if (reason !== undefined) throw new MediaServiceError(response.status, reason);
+        throw new MediaServiceError(response.status, text.slice(0, 500) || `media service answered ${response.status}`, response.status >= 500);
       }
       return withKnownLength(response);
     },

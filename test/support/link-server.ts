@@ -57,6 +57,9 @@ export async function startLinkServer(): Promise<LinkServer> {
         res.writeHead(301, { Location: url.searchParams.get("to") ?? "/" }).end();
       } else if (parts[0] === "status") {
         res.writeHead(Number(parts[1])).end();
+      } else if (parts[0] === "json-error") {
+        // An error answered the way the media service answers its own.
+        res.writeHead(Number(parts[1]), { "Content-Type": "application/json" }).end(JSON.stringify({ error: decodeURIComponent(parts[2] ?? "failed") }));
       } else if (parts[0] === "html") {
         res.writeHead(200, { "Content-Type": "text/html" }).end("<!doctype html><title>Not an image</title><p>Hello</p>");
       } else if (parts[0] === "stall-headers") {

@@ -47,6 +47,14 @@ export const LEASE_RENEW_MS = 30_000;
  * uploads must not use up the attempts of jobs that never ran.
  */
 export const BUSY_RETRY_MS = 30_000;
+/**
+ * First retry delay after a call that never reached the service's own code or lost it midway
+ * (MediaServiceError.platform: a container restarting or replaced); each later one doubles. Such
+ * a failure says nothing about the file, so the job tries again soon, rather than on the slower
+ * schedule kept for failures of the media work itself (ProcessDeps.retryBaseMs), and never later
+ * than that schedule would.
+ */
+export const PLATFORM_RETRY_MS = 30_000;
 /** Runners the cron job starts in one run, at most: the rest wait for its next run. */
 export const REDRIVE_BATCH = 50;
 /** A job's first run is the one started right after the upload; the cron job waits this long before stepping in. */
@@ -71,18 +79,18 @@ export function planProcessing(deps: UploadDeps, uploadId: string, sourceKey: st
 
 export const cancelProcessing = (deps: UploadDeps, jobId: string) => deleteMediaJob(deps.db, jobId);
 
-const backoff = (deps: ProcessDeps, attempt: number) => Math.min(60 * 60_000, deps.retryBaseMs * 2 ** (attempt - 1));
+const backoff = (base: number, attempt: number) => Math.min(60 * 60_000, base * 2 ** (attempt - 1));
 
 /**
- * What an attempt came to: "done" (or obsolete), "retry" (failed; the job waits for its next
- * attempt), "failed" (for good), "held" (another runner holds the job and its lease has not run
- * out), "none" (nothing to do: finished, or out of attempts).
+ * What an attempt came to: "done" (or obsolete), "retry" (failed; the job's next attempt is due
+ * at `retryAt`), "failed" (for good), "held" (another runner holds the job and its lease has not
+ * run out), "none" (nothing to do: finished, or out of attempts).
  */
-export type AttemptOutcome = "done" | "retry" | "failed" | "held" | "none";
+export type AttemptOutcome = { outcome: "done" | "failed" | "held" | "none" } | { outcome: "retry"; retryAt: number };
 
 export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<AttemptOutcome> {
   const claimed = await claimMediaJobWithUpload(deps.db, jobId, deps.now(), LEASE_MS, MAX_ATTEMPTS);
-  if (!claimed) return (await mediaJobHeld(deps.db, jobId, deps.now())) ? "held" : "none";
+  if (!claimed) return { outcome: (await mediaJobHeld(deps.db, jobId, deps.now())) ? "held" : "none" };
   const { job, upload } = claimed;
   const heartbeat = setInterval(() => {
     renewMediaJobLease(deps.db, job, deps.now(), LEASE_MS).catch((error) => console.error(JSON.stringify({ job: job.id, renewLease: String(error) })));
@@ -120,26 +128,27 @@ async function attempt(deps: ProcessDeps, job: Claimed["job"], upload: Claimed["
     }
     // Done, or obsolete: the upload is gone, expired or now points at another file.
     await finishMediaJob(deps.db, job, { status: "done" }, deps.now());
-    return "done";
+    return { outcome: "done" };
   } catch (error) {
     if (written.length) await deps.bucket.delete(written).catch(() => {});
     if (error instanceof MediaServiceError && error.busy) {
       // The service (or every container) is busy: the job waits its turn, its attempt given back.
-      await finishMediaJob(deps.db, job, { status: "pending", error: failure(error), nextAttemptAt: deps.now() + BUSY_RETRY_MS, attemptGivenBack: true }, deps.now());
-      return "retry";
+      const retryAt = deps.now() + BUSY_RETRY_MS;
+      await finishMediaJob(deps.db, job, { status: "pending", error: failure(error), nextAttemptAt: retryAt, attemptGivenBack: true }, deps.now());
+      return { outcome: "retry", retryAt };
     }
     const permanent = error instanceof MediaServiceError && error.permanent;
     const exhausted = job.attempts >= MAX_ATTEMPTS;
     const message = failure(error);
     console.error(JSON.stringify({ job: job.id, upload: job.uploadId, attempt: job.attempts, error: message }));
-    const final = permanent || exhausted;
-    await finishMediaJob(
-      deps.db,
-      job,
-      final ? { status: "failed", error: message } : { status: "pending", error: message, nextAttemptAt: deps.now() + backoff(deps, job.attempts) },
-      deps.now(),
-    );
-    return final ? "failed" : "retry";
+    if (permanent || exhausted) {
+      await finishMediaJob(deps.db, job, { status: "failed", error: message }, deps.now());
+      return { outcome: "failed" };
+    }
+    const platform = error instanceof MediaServiceError && error.platform;
+    const retryAt = deps.now() + backoff(platform ? Math.min(PLATFORM_RETRY_MS, deps.retryBaseMs) : deps.retryBaseMs, job.attempts);
+    await finishMediaJob(deps.db, job, { status: "pending", error: message, nextAttemptAt: retryAt }, deps.now());
+    return { outcome: "retry", retryAt };
   }
 }
 

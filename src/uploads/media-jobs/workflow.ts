@@ -1,26 +1,41 @@
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from "cloudflare:workers";
 import { processDeps } from "../../bindings";
 import type { Env } from "../../env";
-import { JOB_TIME_LIMIT_MS, LEASE_MS, runMediaJob } from "./jobs";
+import { JOB_TIME_LIMIT_MS, LEASE_MS, MAX_ATTEMPTS, runMediaJob } from "./jobs";
 import type { MediaJobParams } from "./runner";
 
 /**
- * One runner of a media job. Its single step runs the job's attempt (runMediaJob), which records
- * its own outcome in D1 and renews its lease while it works. The step is retried only when the job
- * is held by another runner whose lease may yet run out (this one then takes it over), or when
- * the attempt itself could not run (D1 unreachable); a failed conversion is the job row's to
- * retry, through the cron job.
+ * Rounds one runner goes through: every attempt a job has, and as many again for attempts given
+ * back (the service busy). A job still pending after them is the cron job's to re-drive.
+ */
+export const RUNNER_ROUNDS = 2 * MAX_ATTEMPTS;
+
+/**
+ * One runner of a media job. Each step runs one attempt (runMediaJob), which records its own
+ * outcome in D1 and renews its lease while it works; after a failed attempt the runner sleeps
+ * until the next one is due and runs it, so a retry waits for its delay only, not for the cron
+ * job's next run as well.
+ *
+ * A step is retried by the platform only when the job is held by another runner whose lease may
+ * yet run out (this one then takes it over), or when the attempt itself could not run (D1
+ * unreachable). If the cron job starts a second runner for the same attempt, the job's lease
+ * lets one of them work and the other ends ("held", then "none").
  */
 export class MediaJobWorkflow extends WorkflowEntrypoint<Env, MediaJobParams> {
   override async run(event: Readonly<WorkflowEvent<MediaJobParams>>, step: WorkflowStep) {
-    return step.do(
-      "attempt",
-      { retries: { limit: 3, delay: LEASE_MS, backoff: "linear" }, timeout: JOB_TIME_LIMIT_MS },
-      async () => {
-        const outcome = await runMediaJob(processDeps(this.env), event.payload.jobId);
-        if (outcome === "held") throw new Error(`media job ${event.payload.jobId} is held by another runner`);
-        return outcome;
-      },
-    );
+    const { jobId } = event.payload;
+    for (let round = 1; ; round++) {
+      const result = await step.do(
+        `attempt ${round}`,
+        { retries: { limit: 3, delay: LEASE_MS, backoff: "linear" }, timeout: JOB_TIME_LIMIT_MS },
+        async () => {
+          const attempt = await runMediaJob(processDeps(this.env), jobId);
+          if (attempt.outcome === "held") throw new Error(`media job ${jobId} is held by another runner`);
+          return attempt;
+        },
+      );
+      if (result.outcome !== "retry" || round === RUNNER_ROUNDS) return result.outcome;
+      await step.sleepUntil(`wait for attempt ${round + 1}`, result.retryAt);
+    }
   }
 }

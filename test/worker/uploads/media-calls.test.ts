@@ -4,7 +4,7 @@ import { processDeps } from "../../../src/bindings";
 import { mediaServiceVars } from "../../../src/media/container";
 import { mediaService, MediaServiceError, type MediaService } from "../../../src/media/service";
 import { MEDIA_CALL_TIMEOUT_MS, MEDIA_JOB_TIMEOUT_MS } from "../../../src/media/timeouts";
-import { BUSY_RETRY_MS, JOB_TIME_LIMIT_MS, LEASE_MS, LEASE_RENEW_MS, MEDIA_CALLS_PER_JOB, runMediaJob } from "../../../src/uploads/media-jobs/jobs";
+import { BUSY_RETRY_MS, JOB_TIME_LIMIT_MS, PLATFORM_RETRY_MS, LEASE_MS, LEASE_RENEW_MS, MEDIA_CALLS_PER_JOB, runMediaJob } from "../../../src/uploads/media-jobs/jobs";
 import { DEAD_SERVICE, fixture, newAccount, uploadWithEnv } from "../helpers";
 
 /**
@@ -116,6 +116,46 @@ describe("calls to the media service", () => {
     const job = await env.DB.prepare("SELECT status, attempts, next_attempt_at FROM media_jobs WHERE id = ?").bind(jobId).first<{ status: string; attempts: number; next_attempt_at: number }>();
     expect(job).toMatchObject({ status: "pending", attempts: before });
     expect(job!.next_attempt_at).toBe(now + BUSY_RETRY_MS);
+  });
+
+  it("tries again sooner after the container platform failed a call than after the media work failed", async () => {
+    const retryBaseMs = processDeps(env).retryBaseMs;
+    expect(PLATFORM_RETRY_MS).toBeLessThan(retryBaseMs);
+    const now = Date.now() + 2 * 3600_000;
+    const failing = (error: MediaServiceError): MediaService => ({
+      async call(_operation, input) {
+        if (input instanceof ReadableStream) await input.cancel();
+        throw error;
+      },
+    });
+    const nextAttempt = async (jobId: string) =>
+      (await env.DB.prepare("SELECT status, attempts, next_attempt_at FROM media_jobs WHERE id = ?").bind(jobId).first<{ status: string; attempts: number; next_attempt_at: number }>())!;
+
+    const lost = await pendingUpload("generated/clip.flv");
+    await runWith(lost.jobId, failing(new MediaServiceError(500, "Container suddenly disconnected, try again", true)), now);
+    const afterLost = await nextAttempt(lost.jobId);
+    expect(afterLost.status).toBe("pending");
+    // The upload's own attempt already failed on the dead service: this is the second.
+    expect(afterLost.attempts).toBe(2);
+    expect(afterLost.next_attempt_at).toBe(now + 2 * PLATFORM_RETRY_MS);
+
+    const broken = await pendingUpload("generated/clip.flv");
+    await runWith(broken.jobId, failing(new MediaServiceError(500, "ffmpeg exited with code 1")), now);
+    expect((await nextAttempt(broken.jobId)).next_attempt_at).toBe(now + 2 * retryBaseMs);
+  });
+
+  it("tells the container platform's failures from the service's own", async () => {
+    const call = async (url: string) => {
+      const error = await mediaService({ ...env, MEDIA_SERVICE_URL: url }).call("/probe?format=mp4", new Uint8Array([1, 2, 3]), 3).catch((e) => e);
+      expect(error).toBeInstanceOf(MediaServiceError);
+      return { status: error.status, platform: error.platform, message: error.message };
+    };
+    // Nothing listening, or a plain answer from something other than the service: the platform's.
+    expect(await call(DEAD_SERVICE)).toMatchObject({ platform: true });
+    expect(await call(`${env.LINK_SERVER_URL}/status/502`)).toMatchObject({ status: 502, platform: true });
+    // The service's own JSON errors: the media work's.
+    expect(await call(`${env.LINK_SERVER_URL}/json-error/500/ffmpeg%20crashed`)).toEqual({ status: 500, platform: false, message: "ffmpeg crashed" });
+    expect(await call(`${env.LINK_SERVER_URL}/json-error/422/bad%20media`)).toMatchObject({ status: 422, platform: false });
   });
 
   it("fails a job for good when the service timed out (504), recording why", async () => {

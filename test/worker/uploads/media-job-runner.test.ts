@@ -1,3 +1,4 @@
+import { introspectWorkflowInstance } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { scheduled } from "../../../src/cron";
@@ -54,6 +55,23 @@ describe("media jobs on the Workflow", () => {
     expect(body.data.thumb).toMatch(/\.webp$/);
     console.log(JSON.stringify({ longConversion: { uploadMs: answered - started, conversionMs: Date.now() - answered } }));
   }, 300_000);
+
+  it("sleeps until a failed attempt's retry is due and runs it, without the cron job", async () => {
+    const account = await newAccount();
+    const lost = { create: () => Promise.reject(new Error("lost")) } as unknown as Workflow;
+    const uploaded = await upload(account.full, await fixture("generated/clip.mkv"), { MEDIA_JOBS: lost });
+    const { id: jobId } = (await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?").bind(uploaded.id).first<{ id: string }>())!;
+    const instanceId = `retry-${jobId}`;
+    await using instance = await introspectWorkflowInstance(env.MEDIA_JOBS, instanceId);
+    // The first attempt failed (as the container restarted, say) and set its retry 2 s ahead.
+    const retryAt = Date.now() + 2000;
+    await instance.modify(async (m) => m.mockStepResult({ name: "attempt 1" }, { outcome: "retry", retryAt }));
+    await env.MEDIA_JOBS.create({ id: instanceId, params: { jobId } });
+    await instance.waitForStatus("complete");
+    expect(await instance.getOutput()).toBe("done");
+    expect(Date.now()).toBeGreaterThanOrEqual(retryAt);
+    expect(await jobOf(uploaded.id)).toMatchObject({ status: "done", attempts: 1 });
+  });
 
   it("starts a runner from the cron job when the request's start was lost", async () => {
     const account = await newAccount();
