@@ -1,5 +1,5 @@
 import { createApp } from "./app";
-import { scheduled } from "./cron";
+import { scheduled, sweepsOrphans } from "./cron";
 import type { Env } from "./env";
 
 export { RateLimiter } from "./limits/rate-limiter";
@@ -10,5 +10,7 @@ const app = createApp();
 
 export default {
   fetch: app.fetch,
-  scheduled: (_controller, env, ctx) => ctx.waitUntil(scheduled(env)),
+  // Awaited, not left to waitUntil: a cron run's work is its invocation's own, which may run
+  // longer than the 30 s that work after a response gets.
+  scheduled: (controller, env) => scheduled(env, Date.now, { orphans: sweepsOrphans(controller.scheduledTime) }),
 } satisfies ExportedHandler<Env>;

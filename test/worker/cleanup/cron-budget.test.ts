@@ -1,10 +1,11 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { processDeps } from "../../../src/bindings";
+import { ORPHAN_SWEEP_EVERY_MINUTES, scheduled, sweepsOrphans } from "../../../src/cron";
 import { database } from "../../../src/storage/db";
 import { ORPHAN_GRACE_MS, sweepOrphanFiles } from "../../../src/uploads/cleanup/orphan-files";
 import { countingBindings, emptyCosts } from "../capacity/counting-bindings";
-import { fixture, newAccount, scheduledInline, uploadWithEnv } from "../helpers";
+import { fixture, inlineJobs, newAccount, scheduledInline, uploadWithEnv } from "../helpers";
 
 /**
  * A Worker invocation may make 1,000 D1 queries (Workers limits); the cron job's sweeps share
@@ -26,4 +27,20 @@ it("looks up 1,200 orphaned files' uploads in a bounded number of queries, and r
   // The upload's own files stay.
   expect(await env.FILES.head(new URL(kept.path).pathname.replace(/^\/[^/]+\//, "uploads/"))).not.toBeNull();
   await scheduledInline(env, later);
+});
+
+it("runs every minute, and sweeps orphaned files on every fifth run only", async () => {
+  const minute = Date.UTC(2026, 10, 26, 12, 0);
+  const runs = Array.from({ length: 10 }, (_, i) => sweepsOrphans(minute + i * 60_000 + 1234));
+  expect(runs).toEqual([true, false, false, false, false, true, false, false, false, false]);
+  expect(ORPHAN_SWEEP_EVERY_MINUTES * 60_000).toBeLessThan(ORPHAN_GRACE_MS);
+
+  // A run that skips the orphan sweep leaves an old orphan for a later one.
+  const orphan = "uploads/zzSkipped0001/file.png";
+  await env.FILES.put(orphan, "x");
+  const later = () => Date.now() + ORPHAN_GRACE_MS + 60_000;
+  await scheduled({ ...env, MEDIA_JOBS: inlineJobs(env, later) }, later, { orphans: false });
+  expect(await env.FILES.head(orphan)).not.toBeNull();
+  await scheduled({ ...env, MEDIA_JOBS: inlineJobs(env, later) }, later, { orphans: true });
+  expect(await env.FILES.head(orphan)).toBeNull();
 });
