@@ -99,10 +99,16 @@ export async function storeAsPart(
  * their bytes can be read, after turning the pieces stored as objects into parts when all of
  * them can be (pieces sent before the first one). The planned offsets are written before the
  * upload is completed, so that a finish that fails after completing it leaves the session whole
- * (the object's existence says it was completed). Returns the pieces as they are then.
+ * (the object's existence says it was completed). Returns the pieces as they are then, and the
+ * parts this call completed the object from (null when it did not complete it): a piece sent
+ * again while it ran may have changed its row since, but not the object.
  */
-export async function assembleParts(deps: UploadDeps, session: PieceSessionRow, pieces: StoredPieceRow[]): Promise<StoredPieceRow[]> {
-  if (!session.multipartId || session.assembled) return pieces;
+export async function assembleParts(
+  deps: UploadDeps,
+  session: PieceSessionRow,
+  pieces: StoredPieceRow[],
+): Promise<{ pieces: StoredPieceRow[]; completedFrom: StoredPieceRow[] | null }> {
+  if (!session.multipartId || session.assembled) return { pieces, completedFrom: null };
   const { db, bucket } = deps;
   if (!(await bucket.head(session.objectKey!))) {
     const upload = multipartOf(bucket, session);
@@ -121,12 +127,14 @@ export async function assembleParts(deps: UploadDeps, session: PieceSessionRow, 
       pieces = await piecesOf(db, session.id);
     }
     const parts = pieces.filter((piece) => piece.partEtag);
-    if (parts.length === 0) return pieces;
+    if (parts.length === 0) return { pieces, completedFrom: null };
     await planPartOffsets(db, session.id, PIECE_BYTES);
     await upload.complete(parts.map((piece) => ({ partNumber: piece.partNumber!, etag: piece.partEtag! })));
+    await markAssembled(db, session.id);
+    return { pieces: await piecesOf(db, session.id), completedFrom: parts };
   }
   await markAssembled(db, session.id);
-  return piecesOf(db, session.id);
+  return { pieces: await piecesOf(db, session.id), completedFrom: null };
 }
 
 /** The bytes of one piece: a range of the session's completed object, or an object of its own. */

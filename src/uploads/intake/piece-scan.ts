@@ -88,10 +88,11 @@ export async function scanPiece(sessionId: string, objectKey: string, index: num
 }
 
 /**
- * At finish, for the session's completed object holding `pieces`: the file as a finish reading
- * it would stage it, when the scan read exactly those parts; null when the object must be read.
+ * At finish, for the session's object just completed from `parts` (the pieces exactly as handed
+ * to R2's complete(), all `total` of them): the file as a finish reading it would stage it, when
+ * the scan read exactly those parts; null when the object must be read.
  */
-export async function scannedFile(sessionId: string, pieces: StoredPieceRow[], stored: WrittenObject): Promise<StagedFile | null> {
+export async function scannedFile(sessionId: string, parts: StoredPieceRow[], total: number, stored: WrittenObject): Promise<StagedFile | null> {
   const scan = scans.get(sessionId);
   if (!scan) return null;
   scans.delete(sessionId);
@@ -99,8 +100,9 @@ export async function scannedFile(sessionId: string, pieces: StoredPieceRow[], s
   if (scan.busy) return null;
   const whole =
     scan.objectKey === stored.key &&
-    scan.next === pieces.length &&
-    pieces.every((piece) => piece.partNumber !== null && piece.partNumber === scan.parts[piece.index]);
+    scan.next === total &&
+    parts.length === total &&
+    parts.every((piece) => piece.partNumber !== null && piece.partNumber === scan.parts[piece.index]);
   if (whole) {
     scan.stored = stored;
     const file = await scan.reading.end().catch(() => null);

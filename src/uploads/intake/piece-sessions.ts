@@ -147,7 +147,8 @@ export async function claimPiecedFile(deps: UploadDeps, accountId: string, uploa
     for (let i = 0; i < claimed.total && missing.length < 1000; i++) if (!present.has(i)) missing.push(i);
     if (missing.length) throw missingPieces(missing, claimed.total);
 
-    pieces = await assembleParts(deps, claimed, pieces);
+    const assembled = await assembleParts(deps, claimed, pieces);
+    pieces = assembled.pieces;
     const session = (await findPieceSession(db, uploadId))!;
     // Parts sent as the upload was completed, and so left out of it.
     const lost = session.assembled ? pieces.filter((p) => p.partEtag && p.objectOffset === null).map((p) => p.index) : [];
@@ -160,7 +161,8 @@ export async function claimPiecedFile(deps: UploadDeps, accountId: string, uploa
       session,
       size,
       whole: file,
-      scanned: async () => (file ? scannedFile(uploadId, pieces, file) : null),
+      // Checked against the parts the object was made of, never a later read of the rows.
+      scanned: async () => (file && assembled.completedFrom ? scannedFile(uploadId, assembled.completedFrom, claimed.total, file) : null),
       async *bytes() {
         if (file) {
           const object = await bucket.get(file.key);

@@ -6,6 +6,7 @@ import { toHex } from "../../../src/crypto";
 import { openPieceSession, recordPiece } from "../../../src/storage/piece-sessions";
 import { claimPiecedFile, storePiece } from "../../../src/uploads/intake/piece-sessions";
 import { storeAsPart } from "../../../src/uploads/intake/piece-parts";
+import { scanPiece } from "../../../src/uploads/intake/piece-scan";
 import { stageFromPieces } from "../../../src/uploads/intake/sources";
 import { Staging } from "../../../src/uploads/intake/staged-file";
 import type { UploadDeps } from "../../../src/uploads/upload-deps";
@@ -110,5 +111,62 @@ describe("pieces read as they arrive", () => {
     const { file, readBytes } = await finishCounting(account.id, uploadId);
     expect(readBytes).toBe(original.length);
     expect(file.sha256).toBe(await sha256(original));
+  });
+
+  it("checks the scan against the parts the file was made of, when a piece is sent again as the finish starts", async () => {
+    const account = await newAccount();
+    const original = await bigPng(PIECE_BYTES + 70_000, 45);
+    const uploadId = newUploadId();
+    const [head, tail] = piecesOf(original);
+    const deps = uploadDeps(env);
+    await storePiece(deps, { accountId: account.id, uploadId, index: 0, total: 2, bytes: head! });
+
+    // Request X stores the last piece, one byte of its pixel data changed, and is recorded, but
+    // has not reached its scan yet. Request S sends the piece again, as it was, and has stored its part.
+    const corrupt = tail!.slice();
+    corrupt[1000] = corrupt[1000]! ^ 0xff;
+    const now = deps.now();
+    const open = () => openPieceSession(deps.db, { id: uploadId, accountId: account.id, total: 2, createdAt: now, expiresAt: now + 60_000 }, true);
+    const x = await open();
+    const partX = await storeAsPart(deps, x.row, 1, corrupt, x.slot);
+    await recordPiece(deps.db, uploadId, 1, corrupt.byteLength, partX);
+    const s = await open();
+    const partS = (await storeAsPart(deps, s.row, 1, tail!, s.slot))!;
+
+    // The finish reads the pieces (X's part); then, just before it plans where each part lies in
+    // the file and completes the object from what it read, S records its part and is scanned: the
+    // rows now name S's part, which the scan read, while the object is made of X's.
+    let interleaved = false;
+    const interleave = async () => {
+      if (interleaved) return;
+      interleaved = true;
+      await recordPiece(deps.db, uploadId, 1, tail!.byteLength, partS);
+      await scanPiece(uploadId, partS.objectKey, 1, partS.number, tail!);
+    };
+    const DB = new Proxy(env.DB, {
+      get(target, name) {
+        if (name !== "prepare") return Reflect.get(target, name).bind(target);
+        return (query: string) => {
+          const statement = target.prepare(query);
+          if (!/UPDATE chunk_pieces SET object_offset/.test(query)) return statement;
+          const delayed = (inner: D1PreparedStatement): D1PreparedStatement =>
+            new Proxy(inner, {
+              get(stmt, method) {
+                const value = Reflect.get(stmt, method);
+                if (method === "bind") return (...values: unknown[]) => delayed(value.apply(stmt, values));
+                if (["run", "all", "raw", "first"].includes(String(method))) return async (...args: unknown[]) => (await interleave(), value.apply(stmt, args));
+                return typeof value === "function" ? value.bind(stmt) : value;
+              },
+            });
+          return delayed(statement);
+        };
+      },
+    });
+    const bucket = env.FILES;
+    const session = await claimPiecedFile(uploadDeps({ ...env, DB }), account.id, uploadId);
+    expect(interleaved).toBe(true);
+    // The stored file is X's, whose pixel data is broken: it must be refused, not taken on the scan's word.
+    await expect(stageFromPieces(new Staging(bucket, session.whole!.uploadId), session)).rejects.toThrow(/Unreadable image data \(png\)/);
+    await session.release();
   });
 });
