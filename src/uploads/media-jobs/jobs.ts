@@ -43,8 +43,8 @@ export const JOB_TIME_LIMIT_MS = MEDIA_CALLS_PER_JOB * MEDIA_CALL_TIMEOUT_MS + 5
 export const LEASE_MS = 2 * 60_000;
 export const LEASE_RENEW_MS = 30_000;
 /**
- * A job the service turned away as busy (503) waits this long and keeps its attempts: a burst of
- * uploads must not use up the attempts of jobs that never ran.
+ * A job the service turned away as busy (503) waits about this long (spread) and keeps its
+ * attempts: a burst of uploads must not use up the attempts of jobs that never ran.
  */
 export const BUSY_RETRY_MS = 30_000;
 /**
@@ -80,6 +80,13 @@ export function planProcessing(deps: UploadDeps, uploadId: string, sourceKey: st
 export const cancelProcessing = (deps: UploadDeps, jobId: string) => deleteMediaJob(deps.db, jobId);
 
 const backoff = (base: number, attempt: number) => Math.min(60 * 60_000, base * 2 ** (attempt - 1));
+
+/**
+ * A retry delay spread over half to one and a half times itself. Jobs fail together (a burst the
+ * service turned away, every call cut by a container restart); retried after the same delay they
+ * would come back together, and a service that takes a few at a time would turn most away again.
+ */
+export const spread = (delay: number, random = Math.random) => Math.round(delay * (0.5 + random()));
 
 /**
  * What an attempt came to: "done" (or obsolete), "retry" (failed; the job's next attempt is due
@@ -133,7 +140,7 @@ async function attempt(deps: ProcessDeps, job: Claimed["job"], upload: Claimed["
     if (written.length) await deps.bucket.delete(written).catch(() => {});
     if (error instanceof MediaServiceError && error.busy) {
       // The service (or every container) is busy: the job waits its turn, its attempt given back.
-      const retryAt = deps.now() + BUSY_RETRY_MS;
+      const retryAt = deps.now() + spread(BUSY_RETRY_MS);
       await finishMediaJob(deps.db, job, { status: "pending", error: failure(error), nextAttemptAt: retryAt, attemptGivenBack: true }, deps.now());
       return { outcome: "retry", retryAt };
     }
@@ -146,7 +153,7 @@ async function attempt(deps: ProcessDeps, job: Claimed["job"], upload: Claimed["
       return { outcome: "failed" };
     }
     const platform = error instanceof MediaServiceError && error.platform;
-    const retryAt = deps.now() + backoff(platform ? Math.min(PLATFORM_RETRY_MS, deps.retryBaseMs) : deps.retryBaseMs, job.attempts);
+    const retryAt = deps.now() + spread(backoff(platform ? Math.min(PLATFORM_RETRY_MS, deps.retryBaseMs) : deps.retryBaseMs, job.attempts));
     await finishMediaJob(deps.db, job, { status: "pending", error: message, nextAttemptAt: retryAt }, deps.now());
     return { outcome: "retry", retryAt };
   }

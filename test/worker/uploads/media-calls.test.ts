@@ -4,7 +4,7 @@ import { processDeps } from "../../../src/bindings";
 import { mediaServiceVars } from "../../../src/media/container";
 import { mediaService, MediaServiceError, type MediaService } from "../../../src/media/service";
 import { MEDIA_CALL_TIMEOUT_MS, MEDIA_JOB_TIMEOUT_MS } from "../../../src/media/timeouts";
-import { BUSY_RETRY_MS, JOB_TIME_LIMIT_MS, PLATFORM_RETRY_MS, LEASE_MS, LEASE_RENEW_MS, MEDIA_CALLS_PER_JOB, runMediaJob } from "../../../src/uploads/media-jobs/jobs";
+import { BUSY_RETRY_MS, JOB_TIME_LIMIT_MS, PLATFORM_RETRY_MS, spread, LEASE_MS, LEASE_RENEW_MS, MEDIA_CALLS_PER_JOB, runMediaJob } from "../../../src/uploads/media-jobs/jobs";
 import { DEAD_SERVICE, fixture, newAccount, uploadWithEnv } from "../helpers";
 
 /**
@@ -115,7 +115,8 @@ describe("calls to the media service", () => {
     for (let i = 0; i < 10; i++) await runWith(jobId, busy, now);
     const job = await env.DB.prepare("SELECT status, attempts, next_attempt_at FROM media_jobs WHERE id = ?").bind(jobId).first<{ status: string; attempts: number; next_attempt_at: number }>();
     expect(job).toMatchObject({ status: "pending", attempts: before });
-    expect(job!.next_attempt_at).toBe(now + BUSY_RETRY_MS);
+    expect(job!.next_attempt_at).toBeGreaterThanOrEqual(now + BUSY_RETRY_MS / 2);
+    expect(job!.next_attempt_at).toBeLessThanOrEqual(now + 1.5 * BUSY_RETRY_MS);
   });
 
   it("tries again sooner after the container platform failed a call than after the media work failed", async () => {
@@ -137,11 +138,23 @@ describe("calls to the media service", () => {
     expect(afterLost.status).toBe("pending");
     // The upload's own attempt already failed on the dead service: this is the second.
     expect(afterLost.attempts).toBe(2);
-    expect(afterLost.next_attempt_at).toBe(now + 2 * PLATFORM_RETRY_MS);
+    // The second attempt's delay (doubled), spread by up to half either way.
+    expect(afterLost.next_attempt_at).toBeGreaterThanOrEqual(now + PLATFORM_RETRY_MS);
+    expect(afterLost.next_attempt_at).toBeLessThanOrEqual(now + 3 * PLATFORM_RETRY_MS);
 
     const broken = await pendingUpload("generated/clip.flv");
     await runWith(broken.jobId, failing(new MediaServiceError(500, "ffmpeg exited with code 1")), now);
-    expect((await nextAttempt(broken.jobId)).next_attempt_at).toBe(now + 2 * retryBaseMs);
+    expect((await nextAttempt(broken.jobId)).next_attempt_at).toBeGreaterThanOrEqual(now + retryBaseMs);
+    expect((await nextAttempt(broken.jobId)).next_attempt_at).toBeLessThanOrEqual(now + 3 * retryBaseMs);
+  });
+
+  it("spreads the retries of jobs that failed together over half to one and a half times their delay", () => {
+    expect(spread(1000, () => 0)).toBe(500);
+    expect(spread(1000, () => 0.999)).toBe(1499);
+    const delays = Array.from({ length: 200 }, () => spread(BUSY_RETRY_MS));
+    expect(Math.min(...delays)).toBeGreaterThanOrEqual(BUSY_RETRY_MS / 2);
+    expect(Math.max(...delays)).toBeLessThan(1.5 * BUSY_RETRY_MS);
+    expect(new Set(delays).size).toBeGreaterThan(100);
   });
 
   it("tells the container platform's failures from the service's own", async () => {
