@@ -32,46 +32,57 @@ async function serveFixture(request: Request): Promise<Response> {
   }
 }
 
+const ISOLATE_MEMORY_TESTS = "test/worker/limits/isolate-memory.test.ts";
+
+/** A project of tests that run inside workerd, with the test bindings. */
+function workerProject(migrations: Awaited<ReturnType<typeof readD1Migrations>>, name: string, include: string[], exclude: string[] = []) {
+  return {
+    plugins: [
+      cloudflareTest(({ inject }) => ({
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            ADMIN_TOKEN: "test-admin-token-0123456789abcdefghij",
+            MEDIA_SERVICE_URL: inject("mediaServiceUrl"),
+            MEDIA_SECRET,
+            LINK_SIGNING_SECRET: "test-link-signing-secret-0123456789",
+            // Link uploads go to the loopback fixture server (test/support/link-server.ts).
+            UNSAFE_ALLOW_LOOPBACK_LINKS: "true",
+            LINK_SERVER_URL: inject("linkServerUrl"),
+            DNS_RESOLVER_URL: `${inject("linkServerUrl")}/dns-query`,
+            LINK_TIMEOUT_SECONDS: "30",
+            // Room for the many requests of one test account; the rate-limit tests set the real limits.
+            ...GENEROUS_LIMITS,
+            // The fuzz suite's seed and runs per property (test/worker/fuzz/fuzz.ts): empty for the defaults.
+            FUZZ_SEED: process.env.FUZZ_SEED ?? "",
+            FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
+          },
+          serviceBindings: { FIXTURES: serveFixture },
+        },
+      })),
+    ],
+    test: {
+      name,
+      // Generous: CI has 2 cores, and some tests stream 100 MB or run ffmpeg.
+      testTimeout: 60_000,
+      globalSetup: ["test/worker/global-setup.ts"],
+      include,
+      exclude: ["**/node_modules/**", ...exclude],
+      setupFiles: ["test/worker/setup.ts"],
+    },
+  };
+}
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.resolve(import.meta.dirname, "migrations"));
   return {
     test: {
       projects: [
-        {
-          plugins: [
-            cloudflareTest(({ inject }) => ({
-              wrangler: { configPath: "./wrangler.toml" },
-              miniflare: {
-                bindings: {
-                  TEST_MIGRATIONS: migrations,
-                  ADMIN_TOKEN: "test-admin-token-0123456789abcdefghij",
-                  MEDIA_SERVICE_URL: inject("mediaServiceUrl"),
-                  MEDIA_SECRET,
-                  LINK_SIGNING_SECRET: "test-link-signing-secret-0123456789",
-                  // Link uploads go to the loopback fixture server (test/support/link-server.ts).
-                  UNSAFE_ALLOW_LOOPBACK_LINKS: "true",
-                  LINK_SERVER_URL: inject("linkServerUrl"),
-                  DNS_RESOLVER_URL: `${inject("linkServerUrl")}/dns-query`,
-                  LINK_TIMEOUT_SECONDS: "30",
-                  // Room for the many requests of one test account; the rate-limit tests set the real limits.
-                  ...GENEROUS_LIMITS,
-                  // The fuzz suite's seed and runs per property (test/worker/fuzz/fuzz.ts): empty for the defaults.
-                  FUZZ_SEED: process.env.FUZZ_SEED ?? "",
-                  FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
-                },
-                serviceBindings: { FIXTURES: serveFixture },
-              },
-            })),
-          ],
-          test: {
-            name: "worker",
-            // Generous: CI has 2 cores, and some tests stream 100 MB or run ffmpeg.
-            testTimeout: 60_000,
-            globalSetup: ["test/worker/global-setup.ts"],
-            include: ["test/worker/**/*.test.ts"],
-            setupFiles: ["test/worker/setup.ts"],
-          },
-        },
+        workerProject(migrations, "worker", ["test/worker/**/*.test.ts"], [ISOLATE_MEMORY_TESTS]),
+        // Tests that fill the isolate's memory account on purpose: in a workerd of their own, so
+        // that the other files' requests (which share one isolate) are not turned away meanwhile.
+        workerProject(migrations, "worker-memory", [ISOLATE_MEMORY_TESTS]),
         {
           test: {
             name: "node",

@@ -1,4 +1,5 @@
 import { MiB } from "../../spec-limits";
+import { ISOLATE_BASELINE_BYTES, ISOLATE_LIMIT_BYTES, ISOLATE_MEMORY_BUDGET_BYTES } from "../../limits/isolate-memory";
 import type { Codec } from "./codecs";
 import { needsResample, thumbnailGeometry } from "./geometry";
 
@@ -6,21 +7,21 @@ import { needsResample, thumbnailGeometry } from "./geometry";
  * The rule that decides, per image and from its header alone, whether image work fits in the
  * Worker's memory or goes to the media service.
  *
- * A Worker isolate may use 128 MiB. Local workerd does not enforce that, so this rule must:
- * each WebAssembly codec reserves about 16 MiB when it loads, grows with the images it handles
- * and never shrinks, and it stays loaded for the life of the isolate. So a job fits when
+ * A Worker isolate may use 128 MiB, shared by every request it serves (src/limits/isolate-memory.ts
+ * keeps the account). Each WebAssembly codec reserves about 16 MiB when it loads, grows with the
+ * images it handles and never shrinks, and it stays loaded for the life of the isolate. So a job
+ * fits when
  *
  *   baseline + (every loaded codec's memory, grown to what this job needs) + this job's JS buffers
+ *     + what other work in the isolate has reserved
  *
- * stays within WORKER_IMAGE_BUDGET, which leaves a margin below the limit. Jobs run one at a time
- * per isolate (worker-engine.ts), so only one job's buffers exist at once. The models below are
+ * stays within the isolate's budget, which leaves a margin below the limit. Image jobs run one at
+ * a time per isolate (worker-engine.ts), so only one job's buffers exist at once. The models below are
  * upper bounds fitted to measurements of these codec builds (test/worker/media/image-budget.test.ts
  * checks them against the real memory of each codec at the boundary sizes).
  */
-export const ISOLATE_LIMIT_BYTES = 128 * MiB;
-export const WORKER_IMAGE_BUDGET_BYTES = 100 * MiB;
-/** The Worker's own code and heap, and the request being served, outside image work. */
-export const ISOLATE_BASELINE_BYTES = 16 * MiB;
+export { ISOLATE_BASELINE_BYTES, ISOLATE_LIMIT_BYTES };
+export const WORKER_IMAGE_BUDGET_BYTES = ISOLATE_MEMORY_BUDGET_BYTES;
 
 export interface SourceImage {
   format: string;
@@ -51,14 +52,15 @@ export const codecMemoryModel = (codec: Codec, pixels: number, input = 0) => COD
 const DECODERS: Record<string, Codec> = { jpeg: "jpeg-decode", png: "png-decode", webp: "webp-decode" };
 
 export type WorkerPlan =
-  | { where: "worker"; peakBytes: number; codecs: Map<Codec, number> }
+  | { where: "worker"; peakBytes: number; codecs: Map<Codec, number>; /** What the job adds while it runs: its buffers and its codecs' growth. */ addedBytes: number }
   | { where: "service"; reason: string; peakBytes?: number };
 
 /**
  * Plans `job` on `image` given the codec memory this isolate already holds (`loaded`, bytes per
- * loaded codec). Pure: the caller passes what it measured.
+ * loaded codec) and what other work in it has reserved (`reservedElsewhere`). Pure: the caller
+ * passes what it measured.
  */
-export function planImageJob(image: SourceImage, job: ImageJob, loaded: ReadonlyMap<Codec, number>): WorkerPlan {
+export function planImageJob(image: SourceImage, job: ImageJob, loaded: ReadonlyMap<Codec, number>, reservedElsewhere = 0): WorkerPlan {
   const decoder = DECODERS[image.format];
   if (!decoder) return { where: "service", reason: `no ${image.format} decoder in the Worker` };
   if (image.animated) return { where: "service", reason: "animated" };
@@ -84,11 +86,17 @@ export function planImageJob(image: SourceImage, job: ImageJob, loaded: Readonly
   }
 
   const codecs = new Map(loaded);
-  for (const [codec, bytes] of needs) codecs.set(codec, Math.max(bytes, loaded.get(codec) ?? 0));
-  let peakBytes = ISOLATE_BASELINE_BYTES + jsBytes;
+  let growth = 0;
+  for (const [codec, bytes] of needs) {
+    const before = loaded.get(codec) ?? 0;
+    codecs.set(codec, Math.max(bytes, before));
+    growth += Math.max(0, bytes - before);
+  }
+  let peakBytes = ISOLATE_BASELINE_BYTES + jsBytes + reservedElsewhere;
   for (const bytes of codecs.values()) peakBytes += bytes;
   if (peakBytes > WORKER_IMAGE_BUDGET_BYTES) {
-    return { where: "service", reason: `needs ${(peakBytes / MiB).toFixed(1)} MiB of the Worker's ${WORKER_IMAGE_BUDGET_BYTES / MiB}`, peakBytes };
+    const others = reservedElsewhere ? `, ${(reservedElsewhere / MiB).toFixed(1)} MiB of it held by other work` : "";
+    return { where: "service", reason: `needs ${(peakBytes / MiB).toFixed(1)} MiB of the Worker's ${WORKER_IMAGE_BUDGET_BYTES / MiB}${others}`, peakBytes };
   }
-  return { where: "worker", peakBytes, codecs };
+  return { where: "worker", peakBytes, codecs, addedBytes: jsBytes + growth };
 }

@@ -11,6 +11,7 @@ import webpDecoderWasm from "@jsquash/webp/codec/dec/webp_dec.wasm";
 import webpEncoderFactory from "@jsquash/webp/codec/enc/webp_enc_simd.js";
 import webpEncoderWasm from "@jsquash/webp/codec/enc/webp_enc_simd.wasm";
 import { defaultOptions as webpDefaults } from "@jsquash/webp/meta.js";
+import { isolateMemory } from "../../limits/isolate-memory";
 import type { Pixels } from "./pixels";
 
 /**
@@ -23,6 +24,12 @@ export const CODECS = ["jpeg-decode", "png-decode", "webp-decode", "webp-encode"
 export type Codec = (typeof CODECS)[number];
 
 const memories = new Map<Codec, WebAssembly.Memory>();
+// Codec memory never shrinks: the isolate's account counts it as resident.
+isolateMemory.addResident(() => {
+  let bytes = 0;
+  for (const memory of memories.values()) bytes += memory.buffer.byteLength;
+  return bytes;
+});
 
 /** Bytes of WebAssembly memory each loaded codec holds now. */
 export function codecMemory(): Map<Codec, number> {

@@ -1,3 +1,4 @@
+import { isolateMemory } from "../../limits/isolate-memory";
 import { planImageJob, type ImageJob, type SourceImage, type WorkerPlan } from "./budget";
 import { codecMemory, decode, encodeWebp, resize } from "./codecs";
 import { needsResample, thumbnailGeometry } from "./geometry";
@@ -32,9 +33,17 @@ export function renderInWorker(
   read: () => Promise<Uint8Array>,
 ): Promise<{ plan: WorkerPlan; result?: RenderedImage }> {
   return oneAtATime(async () => {
-    const plan = planImageJob(image, job, codecMemory());
+    const plan = planImageJob(image, job, codecMemory(), isolateMemory.reserved);
     if (plan.where === "service") return { plan };
-    return { plan, result: await render(image, job, await read()) };
+    // Planned against this very account, with no await between: it fits. Its codecs' growth
+    // stays resident afterwards, counted from then on through their memory.
+    const reservation = isolateMemory.tryReserve(plan.addedBytes);
+    if (!reservation) return { plan: { where: "service", reason: "the isolate's memory is taken by other work" } };
+    try {
+      return { plan, result: await render(image, job, await read()) };
+    } finally {
+      reservation.release();
+    }
   });
 }
 

@@ -5,6 +5,7 @@ import type { AppEnv } from "../../env";
 import { tooLarge, unprocessable } from "../../errors";
 import { assertMayUpload } from "../../http/auth";
 import { withPieceBytes } from "../../limits/middleware";
+import { isolateMemory, type Reservation } from "../../limits/isolate-memory";
 import { multipartBoundary } from "../../http/multipart";
 import { multipartParts, TextFields } from "../../http/multipart-parts";
 import { parseOrThrow } from "../../http/validation";
@@ -17,20 +18,36 @@ const PIECE_TOO_LARGE = `A piece may be at most ${PIECE_BYTES / MiB}MB (${PIECE_
 /** A piece and its fields, with room for the multipart framing. */
 const MAX_CHUNK_REQUEST_BYTES = PIECE_BYTES + 64 * 1024;
 
-/** Reads the piece, refusing it as soon as it passes 5 MiB; it is small enough to hold. */
-async function readPiece(body: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+/**
+ * Reads the piece, refusing it as soon as it passes 5 MiB; it is small enough to hold, with its
+ * joined copy, as long as the isolate's memory has room for both (`memory` grows as it comes).
+ */
+async function readPiece(body: AsyncIterable<Uint8Array>, memory: Reservation): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let length = 0;
   for await (const chunk of body) {
     length += chunk.byteLength;
     if (length > PIECE_BYTES) throw tooLarge(PIECE_TOO_LARGE);
+    await memory.growTo(2 * length + SCAN_SLICE_SLACK);
     chunks.push(chunk);
   }
   return concatBytes(chunks);
 }
 
+/** Room for the slices a piece is read in as it is stored (piece-scan.ts) and the chunk in hand. */
+const SCAN_SLICE_SLACK = 256 * 1024;
+
 /** POST /api/chunk: one piece of a large file, with its fields in any order. */
 export async function handleChunk(c: Context<AppEnv>, deps: UploadDeps) {
+  const memory = isolateMemory.open();
+  try {
+    return await receiveChunk(c, deps, memory);
+  } finally {
+    memory.release();
+  }
+}
+
+async function receiveChunk(c: Context<AppEnv>, deps: UploadDeps, memory: Reservation) {
   assertMayUpload(c);
   if (Number(c.req.header("content-length") ?? "0") > MAX_CHUNK_REQUEST_BYTES) throw tooLarge(PIECE_TOO_LARGE);
   const boundary = multipartBoundary(c.req.header("content-type"));
@@ -42,7 +59,7 @@ export async function handleChunk(c: Context<AppEnv>, deps: UploadDeps) {
   for await (const part of parts) {
     if (part.name === "chunk") {
       if (piece) throw unprocessable("One piece per request: send a single `chunk` part.");
-      piece = await readPiece(part.body);
+      piece = await readPiece(part.body, memory);
     } else if (part.filename === null) {
       await fields.read(part);
     }

@@ -4,7 +4,9 @@ import { HEADER_LIMIT, readImageHeader, type ImageInfo } from "../../media/image
 import { assertWithinSideLimit } from "../../media/side-limit";
 import { ACCEPTED_FORMATS_TEXT, SNIFF_BYTES, sniff, type Sniffed } from "../../media/sniff";
 import { newObjectKey, objectName } from "../../storage/keys";
-import { ObjectWriter, type WrittenObject } from "../../storage/object-writer";
+import { ObjectWriter, PART_BYTES, type WrittenObject } from "../../storage/object-writer";
+import { isolateMemory, type Reservation } from "../../limits/isolate-memory";
+import { MiB } from "../../spec-limits";
 import { stripperFor, type Stripper } from "../../media/strip";
 import { toHex } from "../../crypto";
 
@@ -179,6 +181,13 @@ function hasher() {
 }
 
 /**
+ * What reading a file may hold once `received` bytes have come: the part being gathered for
+ * storage and the copy made when it is written (ObjectWriter), and room for the chunk in hand
+ * and the file's head.
+ */
+export const stagingBytes = (received: number) => 2 * Math.min(received, PART_BYTES) + MiB;
+
+/**
  * Reads a file as its bytes come, deciding its type (and an image's size) from its first bytes,
  * hashing it, and handing it to the sink that `open` makes once the type is known. After a
  * failure, abort() must be called: it aborts the sink.
@@ -195,6 +204,8 @@ export class FileReading {
   constructor(
     private readonly limit: StagingLimit | undefined,
     private readonly open: (head: Uint8Array, identified: Identified) => FileSink,
+    /** This isolate's memory for the reading, grown as bytes come (none for a scan kept between requests). */
+    private readonly memory?: Reservation,
   ) {}
 
   private async start(bytes: Uint8Array, identified: Identified) {
@@ -207,6 +218,7 @@ export class FileReading {
   async push(chunk: Uint8Array): Promise<void> {
     this.received += chunk.byteLength;
     if (this.limit && this.received > this.limit.maxBytes) throw this.limit.error();
+    await this.memory?.growTo(stagingBytes(this.received));
     await this.hash.write(chunk);
     if (this.opened) return this.opened.sink.write(chunk);
     this.head.push(chunk);
@@ -245,13 +257,16 @@ async function readFile(
   limit: StagingLimit | undefined,
   open: (head: Uint8Array, identified: Identified) => FileSink,
 ): Promise<StagedFile | null> {
-  const reading = new FileReading(limit, open);
+  const memory = isolateMemory.open();
+  const reading = new FileReading(limit, open, memory);
   try {
     for await (const chunk of chunks) await reading.push(chunk);
     return await reading.end();
   } catch (error) {
     await reading.abort();
     throw error;
+  } finally {
+    memory.release();
   }
 }
 

@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import { isolateMemory, MemoryLedger } from "../../../src/limits/isolate-memory";
+import { MiB, PIECE_BYTES } from "../../../src/spec-limits";
+import { bigPng, fixture, newAccount, ORIGIN, startApp, uploadForm } from "../helpers";
+
+/**
+ * One memory account per isolate (src/limits/isolate-memory.ts): every request that holds a
+ * large buffer reserves it there, so concurrent requests together stay within the budget.
+ */
+describe("the isolate's memory account", () => {
+  it("lets work wait for memory that others give back, and refuses it with 503 when none comes", async () => {
+    const ledger = new MemoryLedger(40 * MiB, 10 * MiB);
+    const first = ledger.open();
+    await first.growTo(25 * MiB);
+    expect(ledger.held).toBe(35 * MiB);
+
+    const second = ledger.open();
+    const waiting = second.growTo(20 * MiB, 2000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(second.bytes).toBe(0);
+    first.release();
+    await waiting;
+    expect(second.bytes).toBe(20 * MiB);
+
+    const third = ledger.open();
+    const refused = await third.growTo(15 * MiB, 200).catch((e) => e);
+    expect(refused).toMatchObject({ status: 503, headers: { "Retry-After": "5" } });
+    second.release();
+    third.release();
+    expect(ledger.reserved).toBe(0);
+    expect(ledger.peak).toBeLessThanOrEqual(40 * MiB);
+  });
+
+  it("counts resident memory (the codecs') against what may be reserved", () => {
+    const ledger = new MemoryLedger(40 * MiB, 10 * MiB);
+    let codecs = 20 * MiB;
+    ledger.addResident(() => codecs);
+    expect(ledger.tryReserve(11 * MiB)).toBeNull();
+    codecs = 10 * MiB;
+    expect(ledger.tryReserve(11 * MiB)?.bytes).toBe(11 * MiB);
+  });
+
+  it("keeps concurrent large uploads, pieces and in-request thumbnails within the isolate's budget", async () => {
+    const account = await newAccount();
+    const photo = await fixture("orientation/landscape_1.jpg");
+    const large = await Promise.all([1, 2, 3, 4].map((seed) => bigPng(20 * MiB, 900 + seed)));
+    const pieces = await Promise.all([1, 2, 3, 4, 5, 6].map((seed) => bigPng(PIECE_BYTES - 64, 950 + seed)));
+    isolateMemory.resetPeak();
+
+    const post = (path: string, body: FormData) =>
+      startApp(new Request(`${ORIGIN}${path}`, { method: "POST", headers: { "X-API-Key": account.full }, body }));
+    const requests = [
+      ...large.map((bytes) => post("/api", uploadForm(bytes, { allow_duplicate: "1" }))),
+      ...pieces.map((bytes) => {
+        const form = new FormData();
+        form.append("upload_id", crypto.randomUUID().replaceAll("-", ""));
+        form.append("index", "0");
+        form.append("total", "2");
+        form.append("chunk", new Blob([bytes]), "blob");
+        return post("/api/chunk", form);
+      }),
+      ...[1, 2, 3, 4].map(() => post("/api", uploadForm(photo, { allow_duplicate: "1" }))),
+    ];
+    const responses = await Promise.all(requests.map((r) => r.response));
+    await Promise.all(requests.map((r) => r.settled()));
+
+    const statuses = responses.map((r) => r.status);
+    // Each is either done or turned away to come back (nothing fails in between).
+    for (const response of responses) {
+      expect([200, 503]).toContain(response.status);
+      if (response.status === 503) expect(response.headers.get("Retry-After")).toBe("5");
+    }
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(requests.length / 2);
+    // Together they asked for more than the budget at once, and the account never went over it.
+    const asked = large.length * (2 * 8 * MiB + MiB) + pieces.length * 2 * PIECE_BYTES;
+    expect(asked).toBeGreaterThan(isolateMemory.budget - isolateMemory.baseline);
+    expect(isolateMemory.peak).toBeLessThanOrEqual(isolateMemory.budget);
+    expect(isolateMemory.peak).toBeGreaterThan(isolateMemory.budget / 2);
+    expect(isolateMemory.reserved).toBe(0);
+    console.log(JSON.stringify({ concurrentMemory: { statuses, peakMiB: +(isolateMemory.peak / MiB).toFixed(1), budgetMiB: isolateMemory.budget / MiB } }));
+
+    // A photo's thumbnail is made in its request when the account has room, else left to its
+    // media job (which makes it on the service when the Worker has no room either).
+    const photos = responses.slice(-4);
+    for (const response of photos) expect(response.status).toBe(200);
+    const thumbs = await Promise.all(photos.map(async (r) => ((await r.json()) as { data: { thumb: string | null } }).data.thumb));
+    for (const thumb of thumbs) if (thumb !== null) expect(thumb).toMatch(/\.webp$/);
+
+    // And the isolate goes on serving: the next upload is taken as usual.
+    const canary = startApp(new Request(`${ORIGIN}/api`, { method: "POST", headers: { "X-API-Key": account.full }, body: uploadForm(photo, { allow_duplicate: "1" }) }));
+    expect((await canary.response).status).toBe(200);
+    await canary.settled();
+  }, 120_000);
+});
