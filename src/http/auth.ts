@@ -4,8 +4,6 @@ import { hashKey } from "../accounts/keys";
 import type { AppEnv } from "../env";
 import { forbidden, unauthorized } from "../errors";
 import { findKeyOwner, type KeyOwner } from "../storage/accounts";
-import { database } from "../storage/db";
-import { isRead } from "./d1-sessions";
 
 /** The account behind the request's key, and which key it is. */
 export interface Caller extends KeyOwner {
@@ -21,15 +19,15 @@ export function presentedKey(c: Context<AppEnv>): string | undefined {
 /**
  * Resolves the API key to its account, or null. Keys are looked up by their SHA-256, so the
  * lookup's timing depends on a hash the caller cannot steer, never on how much of a real key
- * they guessed; a missing key costs the same hash and query as a wrong one.
+ * they guessed; a missing key costs the same hash and query as a wrong one. The lookup runs in
+ * the request's session as apiSession opened it, on the primary: a key made, replaced or removed
+ * a moment ago is known there at once, which a lagging replica would not guarantee.
  */
 export async function authenticate(c: Context<AppEnv>): Promise<Caller | null> {
   const key = presentedKey(c) ?? "";
   const keyHash = await hashKey(key);
   if (key === "") return null;
-  const ip = clientIp(c);
-  // A read looks the key up on a replica; a key made a moment ago may not be there yet.
-  const owner = (await findKeyOwner(c.var.db, keyHash, ip)) ?? (isRead(c) ? await findKeyOwner(database(c.env.DB), keyHash, ip) : null);
+  const owner = await findKeyOwner(c.var.db, keyHash, clientIp(c));
   return owner ? { ...owner, keyHash } : null;
 }
 

@@ -9,7 +9,8 @@ import { database } from "../storage/db";
  * replica has caught up with the latest of two bookmarks: the one the client sends back in
  * `X-D1-Bookmark`, and the one noted in its account's full-key limiter after the account's last
  * write (so clients that never send the header still read their own writes). With neither, a
- * read goes to the primary. Every API answer carries the bookmark its session reached.
+ * read goes to the primary. The API key is always looked up on the primary. Every API answer
+ * carries the bookmark its session reached.
  */
 export const BOOKMARK_HEADER = "X-D1-Bookmark";
 
@@ -36,13 +37,15 @@ function useSession(c: Context<AppEnv>, session: D1DatabaseSession) {
 }
 
 /**
- * Opens the request's session: a write's on the primary; a read's, until the API gate knows the
- * account's last write, wherever the client's bookmark allows (only the key is looked up there).
+ * Opens the request's session on the primary, whatever the method: the API key is looked up
+ * there first, and a replica that has not yet seen a key replaced would still accept the old one
+ * (the spec: regenerating a key invalidates the old one immediately). A write stays on it; a
+ * read moves to a replica once the API gate knows the account's last write (inAccountSession).
  */
 export async function apiSession(c: Context<AppEnv>, next: () => Promise<void>) {
-  const read = isRead(c);
-  const sent = read ? sentBookmark(c) : null;
-  useSession(c, c.env.DB.withSession(read ? (sent ?? "first-unconstrained") : "first-primary"));
+  // A malformed bookmark is refused before the key is looked at, as it always was.
+  if (isRead(c)) sentBookmark(c);
+  useSession(c, c.env.DB.withSession("first-primary"));
   await next();
   const reached = c.var.session.getBookmark();
   if (reached) c.header(BOOKMARK_HEADER, reached);

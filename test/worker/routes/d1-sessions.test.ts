@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { hashKey } from "../../../src/accounts/keys";
 import type { RateLimiter } from "../../../src/limits/rate-limiter";
-import { clockedApp, newAccount, uniquePng, uploadForm } from "../helpers";
+import { admin, clockedApp, newAccount, uniquePng, uploadForm } from "../helpers";
 
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 
@@ -23,6 +23,59 @@ function recordingDb() {
     },
   });
   return { db, starts };
+}
+
+type Statement = { real: D1PreparedStatement };
+
+/**
+ * The D1 binding with read replicas that stop where they are at `freeze()`: from then on, a
+ * session that may read a replica (any start but "first-primary") answers a statement on
+ * `api_keys` as that statement was answered before, as a replica that has not caught up would.
+ * Every statement run is recorded with the start of its session.
+ */
+function replicatedDb() {
+  const ran: { start: string; sql: string }[] = [];
+  const before = new Map<string, unknown>();
+  let frozen = false;
+  const statement = (start: string, sql: string, real: D1PreparedStatement, values: unknown[]) => {
+    const run =
+      (method: "first" | "all" | "raw" | "run") =>
+      async (...args: unknown[]) => {
+        ran.push({ start, sql });
+        const keys = sql.includes('"api_keys"');
+        const asked = JSON.stringify([method, sql, values, args]);
+        if (frozen && keys && start !== "first-primary" && before.has(asked)) return before.get(asked);
+        const answer = await (real[method] as (...a: unknown[]) => Promise<unknown>)(...args);
+        if (!frozen && keys) before.set(asked, answer);
+        return answer;
+      };
+    const wrapped: Statement & Record<string, unknown> = {
+      real,
+      bind: (...bound: unknown[]) => statement(start, sql, real.bind(...bound), bound),
+      first: run("first"),
+      all: run("all"),
+      raw: run("raw"),
+      run: run("run"),
+    };
+    return wrapped;
+  };
+  const db = new Proxy(env.DB, {
+    get(target, property) {
+      if (property === "withSession") {
+        return (start: string) => {
+          const session = target.withSession(start);
+          return {
+            prepare: (sql: string) => statement(start, sql, session.prepare(sql), []),
+            batch: (statements: Statement[]) => session.batch(statements.map((s) => s.real)),
+            getBookmark: () => session.getBookmark(),
+          };
+        };
+      }
+      const value = Reflect.get(target, property);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { db, ran, freeze: () => (frozen = true) };
 }
 
 async function notedBookmark(fullKey: string) {
@@ -54,8 +107,8 @@ describe("D1 read replication", () => {
 
     const read = await app.call(`/api/${id}`, { key: account.full });
     expect(read.status).toBe(200);
-    // The key is looked up anywhere; the request's own queries wait for the account's last write.
-    expect(starts).toEqual(["first-unconstrained", written]);
+    // The key is looked up on the primary; the request's own queries wait for the account's last write.
+    expect(starts).toEqual(["first-primary", written]);
     expect(read.headers.get("X-D1-Bookmark")! >= written).toBe(true);
   });
 
@@ -70,7 +123,7 @@ describe("D1 read replication", () => {
     starts.length = 0;
     const res = await app.call("/api", { key: account.full, headers: { "X-D1-Bookmark": later } });
     expect(res.status).toBe(200);
-    expect(starts).toEqual([later, later]);
+    expect(starts).toEqual(["first-primary", later]);
   });
 
   it("a read with nothing noted goes to the primary, then notes where it got to for the next ones", async () => {
@@ -80,7 +133,7 @@ describe("D1 read replication", () => {
     expect(await notedBookmark(account.full)).toBeNull();
     const res = await app.call("/api?page=1", { key: account.full });
     expect(res.status).toBe(200);
-    expect(starts).toEqual(["first-unconstrained", "first-primary"]);
+    expect(starts).toEqual(["first-primary", "first-primary"]);
     expect(await notedBookmark(account.full)).toBe(res.headers.get("X-D1-Bookmark"));
   });
 
@@ -92,16 +145,16 @@ describe("D1 read replication", () => {
     expect(await notedBookmark(account.full)).toBeNull();
   });
 
-  it("finds a key made a moment ago even on a replica that has not seen it", async () => {
+  it("finds a key made a moment ago even when every replica is behind it", async () => {
     const account = await newAccount();
-    // A replica behind the key's creation answers "no such key": the lookup is repeated on the primary.
+    // A replica behind the key's creation answers "no such key"; the key is looked up on the primary.
     const empty = { first: async () => null, all: async () => ({ results: [] }), raw: async () => [], run: async () => ({ results: [] }) };
     const lagging = new Proxy(env.DB, {
       get(target, property) {
         if (property === "withSession") {
           return (start: string) => {
             const session = target.withSession(start);
-            if (start !== "first-unconstrained") return session;
+            if (start === "first-primary") return session;
             return new Proxy(session, {
               get: (s, p) => (p === "prepare" ? () => ({ bind: () => empty, ...empty }) : Reflect.get(s, p).bind?.(s) ?? Reflect.get(s, p)),
             });
@@ -113,6 +166,30 @@ describe("D1 read replication", () => {
     });
     const res = await clockedApp({ DB: lagging }).call("/api", { key: account.full });
     expect(res.status).toBe(200);
+  });
+
+  it("looks the key up on the primary: a regenerated key is refused at once, even by a replica that has not caught up", async () => {
+    const account = await newAccount();
+    const { db, ran, freeze } = replicatedDb();
+    const app = clockedApp({ DB: db });
+    const uploaded = await app.call("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng("sessions-6")) });
+    const { id } = ((await uploaded.json()) as any).data;
+    const written = uploaded.headers.get("X-D1-Bookmark")!;
+    ran.length = 0;
+
+    expect((await app.call(`/api/${id}`, { key: account.full })).status).toBe(200);
+    const startsOf = (table: string) => [...new Set(ran.filter((r) => r.sql.includes(`from "${table}"`)).map((r) => r.start))];
+    expect(startsOf("api_keys")).toEqual(["first-primary"]);
+    // The request's own reads still go wherever the account's last write has reached.
+    expect(startsOf("uploads")).toEqual([written]);
+
+    const regenerated = await admin(`/accounts/${account.id}/keys`, { method: "POST", body: { kind: "full" } });
+    const { key } = ((await regenerated.json()) as any).data;
+    freeze();
+    for (const path of ["/api", `/api/${id}`]) {
+      expect((await app.call(path, { key: account.full })).status, path).toBe(401);
+      expect((await app.call(path, { key })).status, path).toBe(200);
+    }
   });
 
   it("refuses a malformed bookmark with 400 in the error envelope", async () => {
@@ -133,7 +210,7 @@ describe("D1 read replication", () => {
     starts.length = 0;
     await app.call("/api", { key: account.full });
     await app.call("/api", { key: account.full, headers: { "X-D1-Bookmark": written } });
-    expect(starts).toEqual(["first-unconstrained", "first-primary", written, written]);
+    expect(starts).toEqual(["first-primary", "first-primary", "first-primary", written]);
     expect(await notedBookmark(account.full)).toBeNull();
   });
 
