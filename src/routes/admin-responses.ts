@@ -14,7 +14,7 @@ const accountBan = z.object({ id: z.string(), banned: z.boolean() });
 const ipBan = z.object({ ip: z.string(), banned: z.boolean() });
 const blockedTerm = z.object({ term: z.string(), normalized: z.string() });
 const unblockedTerm = z.object({ normalized: z.string(), blocked: z.literal(false) });
-const flagged = z.object({ id: z.string(), content_hash: z.string(), removed: z.array(z.string()) });
+const flagged = z.object({ id: z.string(), content_hash: z.string(), removed: z.array(z.string()), files_not_removed: z.array(z.string()) });
 
 function success<T>(c: Context, data: T, status: 200 | 201 = 200) {
   return c.json({ type: "success" as const, data }, status);
@@ -42,5 +42,8 @@ export const blockedTermResponse = (c: Context, data: z.infer<typeof blockedTerm
 /** DELETE /admin/blocked-terms/{term}. */
 export const unblockedTermResponse = (c: Context, data: z.infer<typeof unblockedTerm>) => success(c, data);
 
-/** POST /admin/uploads/{id}/flag: the flagged content and every upload removed for it. */
+/**
+ * POST /admin/uploads/{id}/flag: the flagged content, every upload removed for it, and the stored
+ * files of those uploads that could not be removed yet (usually none).
+ */
 export const flaggedResponse = (c: Context, data: z.infer<typeof flagged>) => success(c, data);

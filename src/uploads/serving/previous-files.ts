@@ -19,12 +19,27 @@ export async function removePreviousFiles(bucket: R2Bucket, keys: (string | null
   if (present.length) await deleteObjects(bucket, present).catch((error) => Promise.reject(notRemoved(error)));
 }
 
+/** The files records of an upload name. */
+const namedFiles = (row: UploadRow) => [row.objectKey, row.thumbKey].filter((key): key is string => !!key);
+
 /**
  * Removes every file of a deleted upload; called once its row is gone. Its file and thumbnail
  * are what records name, so they go first and must; anything else under its prefix (left by an
  * earlier crash) is the sweep's if it cannot be removed now.
  */
 export async function removeFiles(bucket: R2Bucket, row: UploadRow): Promise<void> {
-  await removePreviousFiles(bucket, [row.objectKey, row.thumbKey]);
+  await removePreviousFiles(bucket, namedFiles(row));
   await deletePrefix(bucket, uploadPrefix(row.id)).catch((error) => console.error(JSON.stringify({ upload: row.id, removeRest: String(error) })));
+}
+
+/**
+ * Removes the files of several deleted uploads, each as removeFiles does, going on past one that
+ * fails (after deleteObjects' retries): a file that cannot be removed must not keep the others
+ * in storage. Returns the keys left behind. Records elsewhere may serve those for up to
+ * RECORD_TTL_MS; no row points at them any more, so the cron job's orphan sweep removes them.
+ */
+export async function removeFilesOfEach(bucket: R2Bucket, rows: UploadRow[]): Promise<string[]> {
+  const left: string[] = [];
+  for (const row of rows) await removeFiles(bucket, row).catch(() => left.push(...namedFiles(row)));
+  return left;
 }

@@ -1,7 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { uploadDeps } from "../../../src/bindings";
 import { normalizeForModeration } from "../../../src/moderation/normalize";
-import { admin, api, fixture, json, newAccount, request, served, upload, uniquePng } from "../helpers";
+import { ORPHAN_GRACE_MS, sweepOrphanFiles } from "../../../src/uploads/cleanup/orphan-files";
+import { RECORD_TTL_MS } from "../../../src/uploads/serving/record";
+import { admin, api, clockedApp, fixture, json, newAccount, request, served, upload, uniquePng, uploadForm } from "../helpers";
 
 const block = (term: string) => json(admin("/blocked-terms", { method: "POST", body: { term } }));
 
@@ -77,6 +80,28 @@ describe("moderation of titles and descriptions", () => {
   });
 });
 
+/** The bucket, failing to delete a key of `failures` as many times as it says (then deleting it as usual). */
+function failingDeletes(failures: Map<string, number>): R2Bucket {
+  return new Proxy(env.FILES, {
+    get(target, property) {
+      if (property === "delete") {
+        return async (keys: string | string[]) => {
+          for (const key of [keys].flat()) {
+            const left = failures.get(key) ?? 0;
+            if (left > 0) {
+              failures.set(key, left - 1);
+              throw new Error(`R2 could not delete ${key}`);
+            }
+          }
+          return target.delete(keys);
+        };
+      }
+      const value = Reflect.get(target, property);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
 describe("flagged content", () => {
   it("takes down every copy, and refuses the same bytes from anyone afterwards, by any source", async () => {
     const png = await uniquePng("flag-me");
@@ -97,6 +122,50 @@ describe("flagged content", () => {
     expect(again).toMatchObject({ status: 422, body: { type: "error", errors: "This content was previously flagged and cannot be uploaded." } });
     // Other bytes are fine.
     expect((await upload(third.full, await uniquePng("not-flagged"))).status).toBe(200);
+  });
+
+  it("removes every copy's files it can when one cannot be removed, and names the files left behind", async () => {
+    const failures = new Map<string, number>();
+    const app = clockedApp({ FILES: failingDeletes(failures) });
+    const png = await uniquePng("flag-partly");
+    const copies: { id: string; src: string; path: string; thumb: string }[] = [];
+    for (let n = 0; n < 3; n++) {
+      const account = await newAccount();
+      const created = await app.call("/api", { method: "POST", key: account.full, body: uploadForm(png, { allow_duplicate: "1" }) });
+      const { id } = ((await created.json()) as any).data;
+      copies.push(((await (await app.call(`/api/${id}`, { key: account.full })).json()) as any).data);
+    }
+    const filesOf = async (id: string) => (await env.FILES.list({ prefix: `uploads/${id}/` })).objects.map((o) => o.key).sort();
+    const [stuck, retried, plain] = (await Promise.all(copies.map((copy) => filesOf(copy.id)))) as [string[], string[], string[]];
+    expect(stuck).toHaveLength(2); // the file and its thumbnail
+    // The first copy's file can never be deleted; the second's thumbnail only on the third try.
+    failures.set(stuck.find((key) => key.endsWith(".png"))!, Infinity);
+    failures.set(retried.find((key) => key.endsWith(".webp"))!, 2);
+    // Every URL served once, so that this isolate remembers a serving record of each copy.
+    const urls = copies.flatMap((copy) => [copy.src, copy.path, copy.thumb]);
+    for (const url of urls) expect((await app.call(url)).status, url).toBe(200);
+
+    const flagged = await app.call(`/admin/uploads/${copies[1]!.id}/flag`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${env.ADMIN_TOKEN}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ reason: "reported" }),
+    });
+    expect(flagged.status).toBe(200);
+    const { data } = (await flagged.json()) as any;
+    expect(data.removed.sort()).toEqual(copies.map((copy) => copy.id).sort());
+    expect(data.files_not_removed.sort()).toEqual(stuck);
+
+    expect(await filesOf(copies[1]!.id)).toEqual([]);
+    expect(await filesOf(copies[2]!.id)).toEqual([]);
+    expect(retried.length + plain.length).toBe(4);
+    for (const url of urls.slice(3)) expect((await app.call(url)).status, url).toBe(404);
+    // The copy left in storage: its records go stale within a minute, then nothing serves it...
+    expect(await filesOf(copies[0]!.id)).toEqual(stuck);
+    app.clock.now += RECORD_TTL_MS + 1;
+    for (const url of urls.slice(0, 3)) expect((await app.call(url)).status, url).toBe(404);
+    // ...and the cron job's sweep removes it, since no upload points at it.
+    await sweepOrphanFiles(uploadDeps(env, undefined, () => Date.now() + ORPHAN_GRACE_MS + 60_000));
+    expect(await filesOf(copies[0]!.id)).toEqual([]);
   });
 
   it("refuses flagged bytes sent in pieces too", async () => {
