@@ -6,7 +6,7 @@ import { authenticate } from "../http/auth";
 import { clientNetwork } from "../http/request-info";
 import { settingsOf } from "../settings";
 import { inAccountSession } from "../http/d1-sessions";
-import { badKeyRule, pieceByteRules, rulesFor } from "./rules";
+import { badKeyRule, listingRule, pieceByteRules, rulesFor } from "./rules";
 import type { Rule } from "./gcra";
 import type { BudgetState } from "./rate-limiter";
 
@@ -75,6 +75,14 @@ export async function withPieceBytes<T>(c: Context<AppEnv>, bytes: number, store
     ]);
     throw error;
   }
+}
+
+/**
+ * A public listing about to be made afresh, against the client IP's listingRule. No X-RateLimit
+ * headers: the answer is kept in the colo's cache and given to other clients.
+ */
+export async function limitListing(c: Context<AppEnv>) {
+  if (settingsOf(c.env).limits.enabled) await limit(c, `ip:${clientNetwork(c)}`, { key: [listingRule], ip: [] }, { headers: false });
 }
 
 /**

@@ -44,6 +44,15 @@ export function rulesFor(limits: Limits, budget: Budget, kind: "full" | "upload"
 
 export const badKeyRule = (limits: Limits): Rule => ({ name: "bad-key-minute", limit: limits.badKeyPerMinute, periodMs: MINUTE });
 
+/**
+ * Public listings (gallery pages, sitemap pages, the feed) made afresh for one IP, when the
+ * colo's cache has no copy: 60 a minute. A person paging through the gallery or a crawler taking
+ * a sitemap page a second never waits; a client asking for page after page that nobody asked for
+ * recently, or sending credentials to get past the cache, makes the database read no more than
+ * a page a second for it.
+ */
+export const listingRule: Rule = { name: "listings-minute", limit: 60, periodMs: MINUTE };
+
 /** "4 GiB", "5 MiB" or "1000 bytes": how a refusal names a budget of bytes. */
 function bytesLabel(bytes: number): string {
   for (const [unit, size] of [["GiB", GiB], ["MiB", MiB]] as const) {

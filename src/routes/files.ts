@@ -20,10 +20,15 @@ import { methodNotAllowed } from "./method-not-allowed";
  * A locked or view-limited upload's files are kept by no cache: a cached copy would outlive the
  * signed link's expiry or the last view. Others: src is revalidated on every use (a replaced file
  * shows at once); a stored object never changes under its name, so path and thumb are immutable.
+ * Only a public upload's may sit in shared caches (a CDN, a proxy): nothing could take an
+ * unlisted or private upload's out of them after a delete or a change of visibility, so the
+ * browser alone keeps those. A change between public and not renames the files (change.ts), so
+ * each name is only ever sent one way.
  */
 function caching(facts: ServingFacts, url: "src" | "stored", now: number): string {
   if (!facts.shared) return NO_STORE;
-  return url === "src" ? REVALIDATE : immutableUntil(facts.expiresAt, now);
+  if (url === "src") return REVALIDATE;
+  return immutableUntil(facts.expiresAt, now, facts.indexable ? "public" : "private");
 }
 
 const robots = (facts: ServingFacts): Record<string, string> => (facts.indexable ? {} : { "X-Robots-Tag": "noindex" });

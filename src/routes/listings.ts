@@ -1,27 +1,50 @@
 import { Hono, type Context } from "hono";
 import { html } from "hono/html";
 import type { AppEnv } from "../env";
-import { badRequest } from "../errors";
+import { badRequest, notFound } from "../errors";
+import { fromColoCache } from "../http/colo-cache";
 import { publicOrigin } from "../http/request-info";
-import { NO_STORE } from "../http/cache-control";
+import { limitListing } from "../limits/middleware";
 import type { UploadRow } from "../storage/schema";
 import { countPublicUploads, publicUploads } from "../storage/uploads";
 import { isoTimestamp } from "../time";
 import { uploadLinks } from "../uploads/public-urls";
 import { page, PAGE_HEADERS } from "./html";
 import { methodNotAllowed } from "./method-not-allowed";
-import { mayPreview, thumbnailSize, uploadTitle } from "./site/previews";
+import { mayPreview, thumbnailSize, visitorText } from "./site/previews";
+import { xml } from "./xml";
 
 /**
  * The site's listings of public uploads (the spec's "listed on the site and indexable"): the
  * gallery, the sitemap and an Atom feed. Unlisted and private uploads are in none of them; a
- * locked or view-limited public upload is listed by its title, never by its file.
+ * locked or view-limited public upload is listed as its page shows it without the password
+ * (visitorText), never by its file; a used-up one not at all.
+ *
+ * Anyone may ask for them at any rate, so each answer is kept LISTING_SECONDS in the colo's cache
+ * (and as long by browsers), and what the cache cannot answer is throttled per client IP
+ * (listingRule). The price: an upload made unlisted or private, locked, used up or deleted can
+ * stay in them for up to LISTING_SECONDS (each colo's copy runs out on its own; none can be
+ * removed everywhere at once).
  */
+export const LISTING_SECONDS = 60;
 export const GALLERY_PAGE_SIZE = 48;
-/** The sitemap protocol's limit for one file. */
-const SITEMAP_MAX_URLS = 50_000;
+/**
+ * Uploads in one page of the sitemap (the first also lists the gallery): a tenth of the
+ * protocol's 50,000 URLs a file, so that a page is a bounded read. /sitemap.xml is the index of
+ * the pages (https://www.sitemaps.org/protocol.html#index).
+ */
+export const SITEMAP_PAGE_URLS = 5_000;
 const FEED_ENTRIES = 50;
 
+const XML_HEADERS = { "Content-Type": "application/xml; charset=utf-8" };
+
+/** The listing at `path` (with only the query that changes it), from the colo's cache or made afresh if the client may. */
+function listing(c: Context<AppEnv>, path: string, make: () => Promise<Response>): Promise<Response> {
+  return fromColoCache(c, `${publicOrigin(c)}${path}`, LISTING_SECONDS, async () => {
+    await limitListing(c);
+    return make();
+  });
+}
 
 function galleryPage(c: Context<AppEnv>): number {
   const raw = c.req.query("page");
@@ -33,11 +56,12 @@ function galleryPage(c: Context<AppEnv>): number {
 function tile(origin: string, row: UploadRow) {
   const links = uploadLinks(origin, row);
   const size = thumbnailSize(row);
+  const { title } = visitorText(row);
   const picture =
     mayPreview(row) && links.thumb
-      ? html`<img src="${links.thumb}" alt="${uploadTitle(row)}" loading="lazy"${size ? html` width="${size.width}" height="${size.height}"` : ""}>`
+      ? html`<img src="${links.thumb}" alt="${title}" loading="lazy"${size ? html` width="${size.width}" height="${size.height}"` : ""}>`
       : html`<span class="nothumb">${row.passwordHash ? "Password-protected" : row.maxViews !== null ? "Limited views" : "No preview yet"}</span>`;
-  return html`<li><a href="${links.direct}">${picture}<span class="caption">${uploadTitle(row)}</span></a></li>`;
+  return html`<li><a href="${links.direct}">${picture}<span class="caption">${title}</span></a></li>`;
 }
 
 const GALLERY_STYLE =
@@ -46,68 +70,98 @@ const GALLERY_STYLE =
   ".nothumb{display:flex;align-items:center;justify-content:center;aspect-ratio:4/3;background:#eee;color:#444}" +
   ".caption{display:block;margin-top:.25rem;overflow-wrap:anywhere}nav{display:flex;gap:1rem;justify-content:space-between}";
 
-export const listings = new Hono<AppEnv>()
-  .get("/gallery", async (c) => {
-    const number = galleryPage(c);
-    const now = c.var.now();
-    const [rows, total] = await Promise.all([
-      publicUploads(c.var.db, now, GALLERY_PAGE_SIZE, (number - 1) * GALLERY_PAGE_SIZE),
-      countPublicUploads(c.var.db, now),
-    ]);
-    const last = Math.max(1, Math.ceil(total / GALLERY_PAGE_SIZE));
-    const origin = publicOrigin(c);
-    const previous = number > 1 ? html`<a rel="prev" href="/gallery?page=${Math.min(number - 1, last)}">Newer</a>` : html`<span></span>`;
-    const next = number < last ? html`<a rel="next" href="/gallery?page=${number + 1}">Older</a>` : html`<span></span>`;
-    const head = html`<link rel="alternate" type="application/atom+xml" title="Newest public uploads" href="/feed.atom">
+async function gallery(c: Context<AppEnv>, number: number) {
+  const now = c.var.now();
+  const [rows, total] = await Promise.all([
+    publicUploads(c.var.db, now, GALLERY_PAGE_SIZE, (number - 1) * GALLERY_PAGE_SIZE),
+    countPublicUploads(c.var.db, now),
+  ]);
+  const last = Math.max(1, Math.ceil(total / GALLERY_PAGE_SIZE));
+  const origin = publicOrigin(c);
+  const previous = number > 1 ? html`<a rel="prev" href="/gallery?page=${Math.min(number - 1, last)}">Newer</a>` : html`<span></span>`;
+  const next = number < last ? html`<a rel="next" href="/gallery?page=${number + 1}">Older</a>` : html`<span></span>`;
+  const head = html`<link rel="alternate" type="application/atom+xml" title="Newest public uploads" href="/feed.atom">
 ${number > 1 ? html`<link rel="prev" href="/gallery?page=${Math.min(number - 1, last)}">` : ""}${number < last ? html`<link rel="next" href="/gallery?page=${number + 1}">` : ""}`;
-    const body = html`<main><h1>Public uploads</h1>
+  const body = html`<main><h1>Public uploads</h1>
 <p>Page ${number} of ${last}, newest first.</p>
 ${rows.length ? html`<ul class="grid">${rows.map((row) => tile(origin, row))}</ul>` : html`<p>Nothing here yet.</p>`}
 <nav aria-label="Pages">${previous}${next}</nav></main>`;
-    return c.html(page({ title: number > 1 ? `Public uploads, page ${number}` : "Public uploads", head, body, style: GALLERY_STYLE }), 200, PAGE_HEADERS);
-  })
-  .all("/gallery", methodNotAllowed("GET"))
-  .get("/sitemap.xml", async (c) => {
-    const origin = publicOrigin(c);
-    const rows = await publicUploads(c.var.db, c.var.now(), SITEMAP_MAX_URLS - 1);
-    const urls = rows.map((row) => html`<url><loc>${uploadLinks(origin, row).direct}</loc><lastmod>${isoTimestamp(row.updatedAt)}</lastmod></url>\n`);
-    const xml = html`<?xml version="1.0" encoding="UTF-8"?>
-<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
-<url><loc>${origin}/gallery</loc></url>
-${urls}</urlset>
+  // PAGE_HEADERS' no-store is for upload pages: fromColoCache replaces it with what caches may keep of a listing.
+  return c.html(page({ title: number > 1 ? `Public uploads, page ${number}` : "Public uploads", head, body, style: GALLERY_STYLE }), 200, PAGE_HEADERS);
+}
+
+async function sitemapIndex(c: Context<AppEnv>) {
+  const origin = publicOrigin(c);
+  const pages = Math.max(1, Math.ceil((await countPublicUploads(c.var.db, c.var.now())) / SITEMAP_PAGE_URLS));
+  const entries = Array.from({ length: pages }, (_, i) => xml`<sitemap><loc>${origin}/sitemap-${i + 1}.xml</loc></sitemap>\n`);
+  const body = xml`<?xml version="1.0" encoding="UTF-8"?>
+<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+${entries}</sitemapindex>
 `;
-    return c.body(String(await xml), 200, { "Content-Type": "application/xml; charset=utf-8", "Cache-Control": NO_STORE });
-  })
-  .all("/sitemap.xml", methodNotAllowed("GET"))
-  .get("/feed.atom", async (c) => {
-    const origin = publicOrigin(c);
-    const rows = await publicUploads(c.var.db, c.var.now(), FEED_ENTRIES);
-    const updated = isoTimestamp(rows[0]?.updatedAt ?? 0);
-    const entries = rows.map(async (row) => {
-      const links = uploadLinks(origin, row);
-      const picture = mayPreview(row) && links.thumb ? html`<p><img src="${links.thumb}" alt="${uploadTitle(row)}"></p>` : "";
-      const summary = html`${picture}${row.description ? html`<p>${row.description}</p>` : ""}`;
-      return html`<entry>
+  return c.body(body.text, 200, XML_HEADERS);
+}
+
+async function sitemapPage(c: Context<AppEnv>, number: number) {
+  const origin = publicOrigin(c);
+  const rows = await publicUploads(c.var.db, c.var.now(), SITEMAP_PAGE_URLS, (number - 1) * SITEMAP_PAGE_URLS);
+  if (number > 1 && !rows.length) throw notFound("No such sitemap page.");
+  const urls = rows.map((row) => xml`<url><loc>${uploadLinks(origin, row).direct}</loc><lastmod>${isoTimestamp(row.updatedAt)}</lastmod></url>\n`);
+  const body = xml`<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+${number === 1 ? xml`<url><loc>${origin}/gallery</loc></url>\n` : null}${urls}</urlset>
+`;
+  return c.body(body.text, 200, XML_HEADERS);
+}
+
+async function feedEntry(origin: string, row: UploadRow) {
+  const links = uploadLinks(origin, row);
+  const { title, description } = visitorText(row);
+  const picture = mayPreview(row) && links.thumb ? html`<p><img src="${links.thumb}" alt="${title}"></p>` : "";
+  // HTML as the entry's text: escaped for HTML here, then once more as XML.
+  const summary = String(await html`${picture}${description ? html`<p>${description}</p>` : ""}`);
+  return xml`<entry>
 <id>${links.direct}</id>
-<title>${uploadTitle(row)}</title>
+<title>${title}</title>
 <link rel="alternate" type="text/html" href="${links.direct}"/>
 <published>${isoTimestamp(row.createdAt)}</published>
 <updated>${isoTimestamp(row.updatedAt)}</updated>
-<content type="html">${String(await summary)}</content>
+<content type="html">${summary}</content>
 </entry>
 `;
-    });
-    const xml = html`<?xml version="1.0" encoding="UTF-8"?>
+}
+
+async function feed(c: Context<AppEnv>) {
+  const origin = publicOrigin(c);
+  const rows = await publicUploads(c.var.db, c.var.now(), FEED_ENTRIES);
+  const body = xml`<?xml version="1.0" encoding="UTF-8"?>
 <feed xmlns="http://www.w3.org/2005/Atom">
 <id>${origin}/feed.atom</id>
 <title>Newest public uploads</title>
 <link rel="self" type="application/atom+xml" href="${origin}/feed.atom"/>
 <link rel="alternate" type="text/html" href="${origin}/gallery"/>
-<updated>${updated}</updated>
+<updated>${isoTimestamp(rows[0]?.updatedAt ?? 0)}</updated>
 <author><name>${new URL(origin).host}</name></author>
-${await Promise.all(entries)}</feed>
+${await Promise.all(rows.map((row) => feedEntry(origin, row)))}</feed>
 `;
-    return c.body(String(await xml), 200, { "Content-Type": "application/atom+xml; charset=utf-8", "Cache-Control": NO_STORE });
+  return c.body(body.text, 200, { "Content-Type": "application/atom+xml; charset=utf-8" });
+}
+
+/** /sitemap-1.xml, /sitemap-2.xml…: a page number without leading zeros, so each page has one URL. */
+const SITEMAP_PAGE = "/:page{sitemap-[1-9][0-9]{0,6}\\.xml}";
+
+export const listings = new Hono<AppEnv>()
+  .get("/gallery", (c) => {
+    const number = galleryPage(c);
+    return listing(c, `/gallery?page=${number}`, () => gallery(c, number));
   })
+  .all("/gallery", methodNotAllowed("GET"))
+  .get("/sitemap.xml", (c) => listing(c, "/sitemap.xml", () => sitemapIndex(c)))
+  .all("/sitemap.xml", methodNotAllowed("GET"))
+  .get(SITEMAP_PAGE, (c) => {
+    const number = Number(/\d+/.exec(c.req.param("page"))![0]);
+    return listing(c, `/sitemap-${number}.xml`, () => sitemapPage(c, number));
+  })
+  .all(SITEMAP_PAGE, methodNotAllowed("GET"))
+  .get("/feed.atom", (c) => listing(c, "/feed.atom", () => feed(c)))
   .all("/feed.atom", methodNotAllowed("GET"))
   .get("/robots.txt", (c) => c.text(`User-agent: *\nDisallow: /api/\nDisallow: /d/\nSitemap: ${publicOrigin(c)}/sitemap.xml\n`, 200, { "Cache-Control": "public, max-age=3600" }));

@@ -228,9 +228,14 @@ export async function takeView(db: Database, id: string) {
   return !!row;
 }
 
-const isPublic = (now: number) => and(eq(uploads.visibility, "public"), live(now));
+/**
+ * Listed on the site: live public uploads, but no view-limited one whose views are used up (its
+ * page says only that it is gone, so no listing may say more).
+ */
+const isPublic = (now: number) =>
+  and(eq(uploads.visibility, "public"), live(now), or(isNull(uploads.maxViews), lt(uploads.views, uploads.maxViews)));
 
-/** Live public uploads, newest first: the gallery, the sitemap and the feed. */
+/** Listed public uploads, newest first: the gallery, the sitemap and the feed. */
 export function publicUploads(db: Database, now: number, limit: number, offset = 0) {
   return db.select().from(uploads).where(isPublic(now)).orderBy(desc(uploads.createdAt), desc(uploads.id)).limit(limit).offset(offset);
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { DESCRIPTION_MAX, EXPIRES_IN_MAX, EXPIRES_IN_MIN, PIECE_BYTES, TITLE_MAX } from "../../spec-limits";
 import { VISIBILITIES } from "../../storage/schema";
 import { MAX_PIECES, UPLOAD_ID_PATTERN } from "../../uploads/intake/piece-sessions";
+import { isXmlText } from "../xml";
 
 /**
  * Request and response schemas of the API. They validate requests and are the source of the
@@ -21,14 +22,22 @@ export const booleanField = z
 
 const characters = (s: string) => [...s].length;
 
-/** Text that may be cleared: an empty (or all-space) value becomes null. */
+/**
+ * Text that may be cleared: an empty (or all-space) value becomes null. Characters XML does not
+ * allow (controls other than tab and line breaks, U+FFFE, U+FFFF, unpaired surrogates) are
+ * refused rather than stored: they are never meant as text, and the feed would have to replace
+ * them (xml.ts) with something the uploader did not write.
+ */
 const clearableText = (field: string, max: number) =>
   z
     .string()
     .nullable()
     .transform((s) => (s === null ? null : s.trim() || null))
     .refine((s) => s === null || characters(s) <= max, { message: `must be at most ${max} characters` })
-    .meta({ description: `${field}, at most ${max} characters. An empty value clears it.` });
+    .refine((s) => s === null || isXmlText(s), {
+      message: "must not contain control characters other than tab and line breaks, U+FFFE, U+FFFF or unpaired surrogates",
+    })
+    .meta({ description: `${field}, at most ${max} characters, without control characters other than tab and line breaks. An empty value clears it.` });
 
 export const visibilityField = z.enum(VISIBILITIES, {
   message: `must be one of ${VISIBILITIES.join(", ")}`,

@@ -23,6 +23,19 @@ export const playerIframe = (embed: string, title: string, size: { width: number
  */
 export const mayPreview = (row: Pick<UploadRow, "passwordHash" | "maxViews">) => row.passwordHash === null && row.maxViews === null;
 
+/** What a locked upload is called wherever it is listed. */
+const LOCKED_TITLE = "Password-protected upload";
+
+/**
+ * The title and description anyone may read without the password: what the upload's page shows
+ * before it is given. A locked upload's page is the password form and nothing of the upload, as
+ * a title or description can give away as much as the file ("scan of my passport"). A
+ * view-limited upload's page shows both: only fetching its file spends a view. Listings show no
+ * more than this.
+ */
+export const visitorText = (row: Pick<UploadRow, "passwordHash" | "title" | "description">): { title: string; description: string | null } =>
+  row.passwordHash === null ? { title: uploadTitle(row), description: row.description } : { title: LOCKED_TITLE, description: null };
+
 /** The thumbnail's size: THUMB_WIDTH wide (a narrower image keeps its width), height in proportion. */
 export function thumbnailSize(row: Pick<UploadRow, "width" | "height">): { width: number; height: number } | null {
   if (!row.width || !row.height) return null;

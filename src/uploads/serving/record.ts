@@ -10,9 +10,9 @@ export interface ServingFacts {
   thumbKey: string | null;
   /** Never changes: an upload's expiry cannot be moved. */
   expiresAt: number | null;
-  /** Public: its files may be indexed (no X-Robots-Tag). */
+  /** Public: its files may be indexed (no X-Robots-Tag), and shared caches may keep path and thumb. */
   indexable: boolean;
-  /** Neither locked nor view-limited: shared caches may keep its files. */
+  /** Neither locked nor view-limited: caches may keep its files (src always revalidated). */
   shared: boolean;
 }
 

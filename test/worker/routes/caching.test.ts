@@ -4,10 +4,13 @@ import { admin, clockedApp, newAccount, uniquePng, uploadForm } from "../helpers
 /** What shared caches may keep of an upload's URLs, in each state the upload can be in. */
 
 const NO_STORE = "private, no-store";
+/** A public upload's stored files: any cache, for a year. */
 const YEAR = "public, max-age=31536000, immutable";
+/** An unlisted or private upload's: the browser only, so no shared cache outlives a delete or a change of visibility. */
+const BROWSER_YEAR = "private, max-age=31536000, immutable";
 
 type Route = "src" | "path" | "unsigned path" | "thumb" | "page" | "page with password" | "delete page";
-type State = "unlisted" | "public" | "expiring" | "locked" | "view-limited" | "used up" | "deleted" | "flagged" | "expired";
+type State = "unlisted" | "private" | "public" | "expiring" | "public expiring" | "locked" | "view-limited" | "used up" | "deleted" | "flagged" | "expired";
 
 const PASSWORD = "open sesame";
 
@@ -16,8 +19,10 @@ const service = () => clockedApp();
 
 const FIELDS: Record<State, Record<string, string>> = {
   unlisted: {},
+  private: { visibility: "private" },
   public: { visibility: "public" },
   expiring: { expires_in: "3600" },
+  "public expiring": { visibility: "public", expires_in: "3600" },
   locked: { password: PASSWORD },
   "view-limited": { max_views: "10" },
   "used up": { max_views: "1" },
@@ -52,20 +57,27 @@ async function inState(state: State) {
 
 const TABLE: [State, Route, number, string][] = [
   ["unlisted", "src", 200, "public, no-cache"],
-  ["unlisted", "path", 200, YEAR],
-  ["unlisted", "thumb", 200, YEAR],
+  ["unlisted", "path", 200, BROWSER_YEAR],
+  ["unlisted", "thumb", 200, BROWSER_YEAR],
   ["unlisted", "page", 200, NO_STORE],
   ["unlisted", "delete page", 200, NO_STORE],
+  ["private", "src", 200, "public, no-cache"],
+  ["private", "path", 200, BROWSER_YEAR],
+  ["private", "thumb", 200, BROWSER_YEAR],
+  ["private", "delete page", 200, NO_STORE],
   ["public", "src", 200, "public, no-cache"],
   ["public", "path", 200, YEAR],
   ["public", "thumb", 200, YEAR],
   ["public", "page", 200, NO_STORE],
   ["public", "delete page", 200, NO_STORE],
   ["expiring", "src", 200, "public, no-cache"],
-  ["expiring", "path", 200, "public, max-age=3600, immutable"],
-  ["expiring", "thumb", 200, "public, max-age=3600, immutable"],
+  ["expiring", "path", 200, "private, max-age=3600, immutable"],
+  ["expiring", "thumb", 200, "private, max-age=3600, immutable"],
   ["expiring", "page", 200, NO_STORE],
   ["expiring", "delete page", 200, NO_STORE],
+  ["public expiring", "src", 200, "public, no-cache"],
+  ["public expiring", "path", 200, "public, max-age=3600, immutable"],
+  ["public expiring", "thumb", 200, "public, max-age=3600, immutable"],
   ["locked", "src", 302, NO_STORE],
   ["locked", "path", 200, NO_STORE],
   ["locked", "unsigned path", 401, NO_STORE],

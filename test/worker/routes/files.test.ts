@@ -15,7 +15,7 @@ async function uploaded(fields: Record<string, string> = {}, bytes?: Uint8Array)
 describe("src and path", () => {
   it("stream the file with type, length, ETag, caching and nosniff headers", async () => {
     const { src, path, file } = await uploaded();
-    for (const [url, cache] of [[src, "public, no-cache"], [path, "public, max-age=31536000, immutable"]] as const) {
+    for (const [url, cache] of [[src, "public, no-cache"], [path, "private, max-age=31536000, immutable"]] as const) {
       const res = await request(url);
       expect(res.status).toBe(200);
       expect(res.headers.get("Content-Type")).toBe("image/png");
