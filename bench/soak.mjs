@@ -1,5 +1,6 @@
 // Soak: mixed load from several clients for minutes, with the media service and the Worker killed
-// in the middle of their work, then a wait for every media job. Reports requests, 5xx outside the
+// in the middle of their work, and real corrupt files among the uploads, then a wait for every
+// media job. Reports requests, 5xx outside the
 // Worker's own down time, Worker restarts seen by clients, acknowledged uploads lost, how long
 // after the last fault the last job finished, and the Worker's peak memory.
 //   SOAK_SECONDS   load duration (default 300)
@@ -11,7 +12,7 @@ import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { startMediaService } from "../scripts/lib/media.mjs";
 import { freePort, startServer } from "../scripts/lib/server.mjs";
-import { childPids, createAccount, makePng, mediaTools, multipartBody, table, tempDir, usage, workerdPids } from "./lib.mjs";
+import { childPids, createAccount, makePng, mediaTools, multipartBody, ROOT, table, tempDir, usage, workerdPids } from "./lib.mjs";
 
 export const description = "Soak: mixed load with the media service and the Worker killed mid-job";
 const SECONDS = Number(process.env.SOAK_SECONDS || 300);
@@ -61,6 +62,10 @@ export async function run(ctx, log) {
   const videoFile = path.join(dir, "clip.avi");
   execFileSync(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=640x360:rate=25:duration=3", "-f", "lavfi", "-i", "sine=duration=3", "-c:v", "mpeg4", "-c:a", "mp3", videoFile]);
   const video = readFileSync(videoFile);
+  // Real corrupt files (test/fixtures/corrupt): each must be refused with a 422, among the load.
+  const corruptDir = path.join(ROOT, "test/fixtures/corrupt");
+  const corrupt = readdirSync(corruptDir).map((name) => ({ name, data: readFileSync(path.join(corruptDir, name)) }));
+  const corruptAnswers = {};
 
   // What clients saw.
   const requests = { total: 0, byStatus: {}, samples: {}, fiveXxOutside: [], restarts: 0, refused: 0 };
@@ -123,6 +128,11 @@ export async function run(ctx, log) {
     [12, async () => {
       const ids = [...acked.keys()];
       if (ids.length) await call("PATCH", `/api/${ids[Math.floor(Math.random() * ids.length)]}`, { body: JSON.stringify({ title: `t${seq++}` }), headers: { "Content-Type": "application/json" } });
+    }],
+    [6, async () => {
+      const file = corrupt[seq++ % corrupt.length];
+      const res = await call("POST", "/api", form({ allow_duplicate: "1" }, { field: "uploads", filename: file.name, type: "image/jpeg", data: file.data }));
+      corruptAnswers[res.status] = (corruptAnswers[res.status] ?? 0) + 1;
     }],
     [10, async () => {
       const ids = [...acked.keys()];
@@ -265,6 +275,7 @@ export async function run(ctx, log) {
     restartsSeenByClients: requests.restarts,
     noAnswer: requests.refused,
     faults: faults.map((f) => f.what),
+    corruptUploadsByStatus: corruptAnswers,
     acknowledgedUploads: acked.size,
     lost,
     lostIds: lostIds.slice(0, 10),
@@ -283,6 +294,7 @@ export async function run(ctx, log) {
       ["answers by status", JSON.stringify(results.byStatus)],
       ["5xx / no answer outside the Worker's own down time", results.fiveXxOutsideWorkerDowntime],
       ["'worker restarted mid-request' answers", results.restartsSeenByClients],
+      ["corrupt files (test/fixtures/corrupt), answers by status", JSON.stringify(results.corruptUploadsByStatus)],
       ["acknowledged uploads (not deleted by their client)", results.acknowledgedUploads],
       ["of them lost or not whole", results.lost],
       ["media jobs by status at the end", JSON.stringify(results.jobs)],
