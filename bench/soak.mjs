@@ -1,8 +1,8 @@
 // Soak: mixed load from several clients for minutes, with the media service and the Worker killed
-// in the middle of their work, and real corrupt files among the uploads, then a wait for every
-// media job. Reports requests, 5xx outside the
-// Worker's own down time, Worker restarts seen by clients, acknowledged uploads lost, how long
-// after the last fault the last job finished, and the Worker's peak memory.
+// in the middle of their work and real corrupt files among the uploads, then a wait for every
+// media job. Reports requests, 5xx outside the Worker's own down time, Worker restarts seen by
+// clients, the corrupt files' answers, acknowledged uploads lost, how long after the last fault
+// the last job finished, and the Worker's peak memory.
 //   SOAK_SECONDS   load duration (default 300)
 //   SOAK_CLIENTS   concurrent clients (default 4)
 import { execFileSync } from "node:child_process";
