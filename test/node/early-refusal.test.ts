@@ -1,0 +1,42 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { createAccount, fixture, startTestServer, uploadFile, type TestAccount, type TestServer } from "./server";
+
+/**
+ * An upload refused from its first bytes (a corrupt JPEG, a file of no accepted type) is answered
+ * before the rest of its body has been read. The next request must be served as usual.
+ *
+ * `wrangler dev` 4.86 answered every POST that followed such a refusal with 503 "Your worker
+ * restarted mid-request": its dev proxy reuses the connection to the Worker that the refusal left
+ * with unread bytes, and reports any failed forward that way, though the Worker never restarted
+ * (workers-sdk issues 14641 and 15203). The toolchain the project pins does not; this keeps it so.
+ */
+let server: TestServer;
+let account: TestAccount;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  account = await createAccount(server, "early-refusal");
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+it.each([
+  ["a 1.9 MB camera JPEG whose marker structure breaks part-way", "corrupt/corrupted.jpg", /broken marker structure/],
+  ["2 MB of random bytes", null, /Unsupported file type/],
+])("serves the request after %s, refused before its body was read", async (_what, name, reason) => {
+  const refused = name ? await fixture(name) : new Uint8Array(randomBytes(2_000_000));
+  const next = await fixture("tiny/png-transparent.png");
+  for (let round = 0; round < 3; round++) {
+    const answer = await uploadFile(server, account.full, refused, "file.jpg");
+    expect(answer.status).toBe(422);
+    expect(((await answer.json()) as { errors: string }).errors).toMatch(reason);
+
+    const after = await uploadFile(server, account.full, next, "next.png", { allow_duplicate: "1" });
+    const text = await after.text();
+    expect(text).not.toMatch(/restarted mid-request/);
+    expect(after.status, text).toBe(200);
+  }
+});
