@@ -43,15 +43,21 @@ export class MemoryLedger {
   private reservedBytes = 0;
   private peakBytes = 0;
   private readonly residents: (() => number)[] = [];
+  private readonly reclaimers: (() => void)[] = [];
 
   constructor(
     readonly budget = ISOLATE_MEMORY_BUDGET_BYTES,
     readonly baseline = ISOLATE_BASELINE_BYTES,
   ) {}
 
-  /** Memory that stays once grown (WebAssembly instances): read anew at every decision. */
-  addResident(bytes: () => number) {
+  /**
+   * Memory that stays once grown (WebAssembly instances): read anew at every decision. `reclaim`
+   * gives up what can be made again later (an idle codec, instantiated anew when next needed); it
+   * is called when a reservation would not fit otherwise.
+   */
+  addResident(bytes: () => number, reclaim?: () => void) {
     this.residents.push(bytes);
+    if (reclaim) this.reclaimers.push(reclaim);
   }
 
   get resident() {
@@ -78,7 +84,10 @@ export class MemoryLedger {
   }
 
   private take(bytes: number): boolean {
-    if (this.held + bytes > this.budget) return false;
+    if (this.held + bytes > this.budget) {
+      for (const reclaim of this.reclaimers) reclaim();
+      if (this.held + bytes > this.budget) return false;
+    }
     this.reservedBytes += bytes;
     this.peakBytes = Math.max(this.peakBytes, this.held);
     return true;

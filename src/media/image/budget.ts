@@ -49,6 +49,14 @@ const CODEC_MEMORY: Record<Codec, (pixels: number, input: number) => number> = {
 
 export const codecMemoryModel = (codec: Codec, pixels: number, input = 0) => CODEC_MEMORY[codec](pixels, input);
 
+/**
+ * The wasm-bindgen codecs (png, resize) keep their one instance for the isolate's life, so what
+ * they grow to is never given back to requests: a job that would grow one past this goes to the
+ * media service. (The Emscripten codecs are dropped when requests need their room.)
+ */
+export const KEPT_CODEC_MAX_BYTES = 24 * MiB;
+const KEPT_CODECS: ReadonlySet<Codec> = new Set(["png-decode", "resize"]);
+
 const DECODERS: Record<string, Codec> = { jpeg: "jpeg-decode", png: "png-decode", webp: "webp-decode" };
 
 export type WorkerPlan =
@@ -85,6 +93,11 @@ export function planImageJob(image: SourceImage, job: ImageJob, loaded: Readonly
     jsBytes += (image.orientation > 1 ? 4 * pixels : 0) + pixels;
   }
 
+  for (const [codec, bytes] of needs) {
+    if (KEPT_CODECS.has(codec) && bytes > KEPT_CODEC_MAX_BYTES) {
+      return { where: "service", reason: `${codec} would keep ${(bytes / MiB).toFixed(1)} MiB for good (at most ${KEPT_CODEC_MAX_BYTES / MiB})` };
+    }
+  }
   const codecs = new Map(loaded);
   let growth = 0;
   for (const [codec, bytes] of needs) {

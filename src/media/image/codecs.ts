@@ -24,12 +24,20 @@ export const CODECS = ["jpeg-decode", "png-decode", "webp-decode", "webp-encode"
 export type Codec = (typeof CODECS)[number];
 
 const memories = new Map<Codec, WebAssembly.Memory>();
-// Codec memory never shrinks: the isolate's account counts it as resident.
-isolateMemory.addResident(() => {
-  let bytes = 0;
-  for (const memory of memories.values()) bytes += memory.buffer.byteLength;
-  return bytes;
-});
+// Codec memory never shrinks: the isolate's account counts it as resident. When requests need the
+// room, the Emscripten codecs are dropped (their memory goes with their last reference) and made
+// again by the next job that uses them; the wasm-bindgen ones cannot be, and the budget rule
+// bounds their growth instead (budget.ts).
+isolateMemory.addResident(
+  () => {
+    let bytes = 0;
+    for (const memory of memories.values()) bytes += memory.buffer.byteLength;
+    return bytes;
+  },
+  () => {
+    for (const codec of emscripten.keys()) forget(codec);
+  },
+);
 
 /** Bytes of WebAssembly memory each loaded codec holds now. */
 export function codecMemory(): Map<Codec, number> {

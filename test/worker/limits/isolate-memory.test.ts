@@ -40,6 +40,24 @@ describe("the isolate's memory account", () => {
     expect(ledger.tryReserve(11 * MiB)?.bytes).toBe(11 * MiB);
   });
 
+  it("has resident memory that can be made again given up when a reservation would not fit otherwise", () => {
+    const ledger = new MemoryLedger(40 * MiB, 10 * MiB);
+    let codecs = 25 * MiB;
+    let reclaimed = 0;
+    ledger.addResident(
+      () => codecs,
+      () => {
+        reclaimed++;
+        codecs = 0;
+      },
+    );
+    expect(ledger.tryReserve(5 * MiB)?.bytes).toBe(5 * MiB);
+    expect(reclaimed).toBe(0);
+    expect(ledger.tryReserve(10 * MiB)?.bytes).toBe(10 * MiB);
+    expect(reclaimed).toBe(1);
+    expect(ledger.held).toBe(25 * MiB);
+  });
+
   it("keeps concurrent large uploads, pieces and in-request thumbnails within the isolate's budget", async () => {
     const account = await newAccount();
     const photo = await fixture("orientation/landscape_1.jpg");

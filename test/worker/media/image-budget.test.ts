@@ -48,6 +48,12 @@ describe("the budget rule", () => {
     expect(planImageJob(image("png", 280, 29_000), THUMB, none).where).toBe("service");
   });
 
+  it("sends a job that would grow a codec kept for good (png, resize) past its bound to the media service", () => {
+    const plan = planImageJob(image("png", 2400, 1800), WEBP, none);
+    expect(plan).toMatchObject({ where: "service", reason: expect.stringMatching(/^png-decode would keep .* for good/) });
+    expect(planImageJob(image("png", 1200, 900), WEBP, none).where).toBe("worker");
+  });
+
   it("never admits a job whose projected peak is over the budget, whatever the isolate already holds", () => {
     const states: Map<Codec, number>[] = [
       none,
