@@ -36,6 +36,8 @@ export class Mp4Stripper extends UnitStripper {
   private readonly open: number[] = [];
   private left = 0;
   private zero = false;
+  /** A top-level `moov` has been walked. */
+  private movieSeen = false;
 
   constructor(private readonly format: string) {
     super();
@@ -76,7 +78,12 @@ export class Mp4Stripper extends UnitStripper {
       size = u64be(b, 8);
       headerBytes = 16;
     } else if (size === 0) {
-      // Runs to the end of its container, or of the file.
+      // Runs to the end of its container, or of the file. At the top level, whatever follows is
+      // this box's data and streams through unread: a movie header there (with its user data and
+      // location) would be served as it came. A playable file has its moov before such a box.
+      if (this.open.length === 0 && !this.movieSeen && ascii(b, 4, 4) !== "moov") {
+        throw this.bad("a box that runs to the end of the file before the movie header (moov)");
+      }
       size = parentEnd - this.position;
     }
     if (size < headerBytes) throw this.bad(`a box of ${size} bytes`);
@@ -98,6 +105,7 @@ export class Mp4Stripper extends UnitStripper {
       this.emit(head);
       this.zero = false;
     }
+    if (type === "moov" && this.open.length === 0) this.movieSeen = true;
     if (CONTAINERS.has(type)) this.open.push(this.position + size);
     else this.left = size - headerBytes;
     return headerBytes;

@@ -74,6 +74,14 @@ describe("Mp4Stripper", () => {
     expect(strip(file, 100)).toEqual(file);
   });
 
+  it("refuses a box that runs to the end of the file (size 0) before the movie header, which its data would carry unread", () => {
+    // The movie header, with its location, after an mdat of size 0: to a reader, the mdat's data.
+    const file = join(ftyp, u32be(0), latin1("mdat"), new Uint8Array(64), box("moov", mvhd, box("udta", location)));
+    expect(refusal(file)).toMatch(/^422 .*runs to the end of the file before the movie header/);
+    // A movie header that itself runs to the end is walked as ever.
+    expect(refusal(join(ftyp, u32be(0), latin1("moov"), mvhd, box("udta", location)))).toBe("accepted");
+  });
+
   it("drops what follows the last box when it is not a box (a trailer)", () => {
     const file = join(ftyp, box("moov", mvhd, box("udta", location)));
     const trailer = join([0, 0, 0x0a, 0x01, 0x0d, 0, 0, 0], latin1("SEFT"));
