@@ -1,21 +1,23 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { concatBytes } from "../../../src/bytes";
 import { ApiError } from "../../../src/errors";
 import { readImageHeader } from "../../../src/media/image-info";
-import { sniff, type Format } from "../../../src/media/sniff";
+import { ACCEPTED_FORMATS_TEXT, sniff, type Format } from "../../../src/media/sniff";
 import { stripperFor } from "../../../src/media/strip";
 import { MAX_HELD_BYTES } from "../../../src/media/strip/stripper";
 import { prng } from "../../support/build";
 import { answerWithin, DEAD_SERVICE, newAccount, ORIGIN, startApp, uploadForm, type TestAccount } from "../helpers";
+import { afterCase, expectStanding, removeUpload } from "./canary";
 import { corpusFiles, corruptions, deliveries, structuralCorruptions, type CorpusFile } from "./corpus";
-import { expectNothingStored, expectWellFormed, SEED, storedState } from "./fuzz";
+import { expectNothingStored, expectWellFormed, perFile, SEED, send, storedState, url, type StoredState } from "./fuzz";
+import { structureMutations } from "./structure";
 
 /**
- * Every image and video fixture (and a few generated files), cut short, with bits flipped and
- * with bytes appended, seeded (FUZZ_SEED replays another seed): the strippers and header readers
- * refuse with a 422 or take the file, never anything else, and the upload route answers, never
- * with a 5xx, errors in the envelope, and stores nothing for a file it refuses.
+ * Every image and video fixture (and a few generated and built files), cut short, with bits
+ * flipped, with bytes appended, and damaged along its format's structure (structure/), seeded
+ * (FUZZ_SEED replays another seed): the strippers and header readers refuse with a 422 or take
+ * the file, never anything else, and the upload route answers, never with a 5xx, errors in the
+ * envelope, stores nothing for a file it refuses, and leaves the Worker standing (canary.ts).
  */
 
 let files: CorpusFile[];
@@ -50,32 +52,61 @@ const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.e
 const sameResult = (a: Stripped, b: Stripped) =>
   "output" in a ? "output" in b && sameBytes(a.output, b.output) : "refused" in b && a.refused === b.refused;
 
+/**
+ * A file straight through the header reader (it gives a size, asks for more or refuses) and the
+ * stripper, whole and in every delivery: the stripper holds at most 64 KiB and decides alike
+ * however the file arrives. Its result whole; null where there is no stripper.
+ */
+function throughParsers(variant: CorpusFile, deliverySeed: number): Stripped | null {
+  const what = variant.name;
+  const media = sniff(variant.bytes);
+  if (!media) return null;
+  if (media.type === "image") {
+    for (const complete of [true, false]) {
+      const header = readImageHeader(media.format, variant.bytes.subarray(0, 1024 * 1024), complete);
+      expect(["width" in header, "need" in header, "invalid" in header].filter(Boolean), what).toHaveLength(1);
+    }
+  }
+  const whole = strip(media.format, [variant.bytes], what);
+  if (!whole) return null;
+  expect(whole.maxHeld, what).toBeLessThanOrEqual(MAX_HELD_BYTES);
+  for (const pieces of deliveries(variant.bytes, deliverySeed)) {
+    const split = strip(media.format, pieces, what)!;
+    expect(split.maxHeld, what).toBeLessThanOrEqual(MAX_HELD_BYTES);
+    if (!sameResult(whole.result, split.result)) expect(split.result, `${what}, in ${pieces.length} pieces`).toEqual(whole.result);
+  }
+  return whole.result;
+}
+
+/** Structure-aware damaged copies of each file: straight through the parsers, and through the route for the files the service takes. */
+const PARSER_MUTANTS = 24;
+const ROUTE_MUTANTS = 12;
+
 describe("corrupt corpora, straight through the strippers and header readers", () => {
-  it("refuse with a 422 or take the file, hold at most 64 KiB, and decide alike however the file arrives", () => {
+  it("refuse with a 422 or take the file, hold at most 64 KiB, and decide alike however the file arrives", async () => {
     let variants = 0;
     for (const file of files) {
       for (const variant of [file, ...corruptions(file, SEED), ...structuralCorruptions(file, SEED)]) {
         variants++;
-        const what = variant.name;
-        const media = sniff(variant.bytes);
-        if (!media) continue;
-        if (media.type === "image") {
-          for (const complete of [true, false]) {
-            const header = readImageHeader(media.format, variant.bytes.subarray(0, 1024 * 1024), complete);
-            expect(["width" in header, "need" in header, "invalid" in header].filter(Boolean), what).toHaveLength(1);
-          }
-        }
-        const whole = strip(media.format, [variant.bytes], what);
-        if (!whole) continue;
-        expect(whole.maxHeld, what).toBeLessThanOrEqual(MAX_HELD_BYTES);
-        for (const pieces of deliveries(variant.bytes, SEED ^ variants)) {
-          const split = strip(media.format, pieces, what)!;
-          expect(split.maxHeld, what).toBeLessThanOrEqual(MAX_HELD_BYTES);
-          if (!sameResult(whole.result, split.result)) expect(split.result, `${what}, in ${pieces.length} pieces`).toEqual(whole.result);
-        }
+        throughParsers(variant, SEED ^ variants);
       }
     }
     expect(variants).toBeGreaterThan(5000);
+    await expectStanding();
+  });
+
+  it("do the same for damage along each format's structure, and take what stays a valid file", async () => {
+    let mutants = 0;
+    for (const file of files) {
+      const original = throughParsers(file, SEED);
+      for (const mutant of structureMutations(file, SEED, perFile(PARSER_MUTANTS))) {
+        mutants++;
+        const result = throughParsers(mutant, SEED ^ mutants);
+        if (mutant.valid && original && "output" in original) expect(result, mutant.name).toHaveProperty("output");
+      }
+    }
+    expect(mutants).toBeGreaterThan(5000);
+    await expectStanding();
   });
 });
 
@@ -111,14 +142,14 @@ async function uploadCorrupt(account: TestAccount, file: CorpusFile) {
   return answer;
 }
 
-/** Removes an accepted upload's files and rows, so that every request starts from the same state. */
-async function removeUpload(uploadId: string) {
-  const objects = await env.FILES.list({ prefix: `uploads/${uploadId}/` });
-  if (objects.objects.length) await env.FILES.delete(objects.objects.map((o) => o.key));
-  await env.DB.batch([
-    env.DB.prepare("DELETE FROM media_jobs WHERE upload_id = ?").bind(uploadId),
-    env.DB.prepare("DELETE FROM uploads WHERE id = ?").bind(uploadId),
-  ]);
+/** One case through the route: the pass conditions, the file removed if taken, and the isolate checked. */
+async function routeCase(account: TestAccount, before: StoredState, file: CorpusFile): Promise<number> {
+  const answer = await uploadCorrupt(account, file);
+  expectWellFormed(answer, file.name);
+  if (answer.status === 200) await removeUpload(JSON.parse(answer.text).data.id);
+  await expectNothingStored(before, file.name);
+  await afterCase(file.name);
+  return answer.status;
 }
 
 describe("corrupt corpora, through the upload route", () => {
@@ -130,12 +161,78 @@ describe("corrupt corpora, through the upload route", () => {
     const corpus = routeCorpus().filter((_, i) => i % GROUPS === group);
     const before = await storedState();
     for (const file of corpus) {
-      for (const variant of [file, ...corruptions(file, SEED)]) {
-        const answer = await uploadCorrupt(account, variant);
-        expectWellFormed(answer, variant.name);
-        if (answer.status === 200) await removeUpload(JSON.parse(answer.text).data.id);
-        await expectNothingStored(before, variant.name);
+      const taken = (await routeCase(account, before, file)) === 200;
+      for (const variant of corruptions(file, SEED)) await routeCase(account, before, variant);
+      // A file already refused is decided at its first fault: only files the service takes are damaged further.
+      if (!taken) continue;
+      for (const mutant of structureMutations(file, SEED, perFile(ROUTE_MUTANTS))) {
+        const status = await routeCase(account, before, mutant);
+        if (mutant.valid) expect(status, `${mutant.name}: still a valid file`).toBe(200);
       }
+    }
+    await expectStanding();
+  });
+});
+
+const UNSUPPORTED = `Unsupported file type. Accepted: ${ACCEPTED_FORMATS_TEXT}.`;
+const refused = (errors: string) => ({ status: 422, errors }) as const;
+const taken = (width: number, height: number) => ({ status: 200, size: [width, height] }) as const;
+
+/**
+ * Real broken files from public corpora (test/fixtures/corrupt, from exif-samples, and
+ * PngSuite's x*.png; sources in test/fixtures/README.md), each with the answer the service gives
+ * it, so that any change in what it takes or why it refuses shows.
+ */
+const REAL_CORRUPT: Record<string, ReturnType<typeof refused> | ReturnType<typeof taken>> = {
+  // Its EXIF segment says it ends at 16 KiB, inside the preview image it carries: the preview's
+  // markers pass for the image's own, until its scan data runs into a marker no JPEG has (0xFF9F).
+  "corrupt/corrupted.jpg": refused("Unreadable image data (jpg): broken marker structure."),
+  // No EXIF at all (the metadata is an XMP packet, which goes): sound JPEGs, taken as they are.
+  "corrupt/invalid-image00971.jpg": taken(636, 227),
+  "corrupt/invalid-image01088.jpg": taken(425, 120),
+  "corrupt/invalid-image01137.jpg": taken(88, 64),
+  "corrupt/invalid-image01551.jpg": taken(61, 58),
+  "corrupt/invalid-image01713.jpg": taken(49, 500),
+  "corrupt/invalid-image01980.jpg": taken(284, 25),
+  "pngsuite/xc1n0g08.png": refused("Unreadable image data (png): invalid colour type 1 with bit depth 8."),
+  "pngsuite/xc9n2c08.png": refused("Unreadable image data (png): invalid colour type 9 with bit depth 8."),
+  "pngsuite/xcsn0g01.png": refused("Unreadable image data (png): checksum mismatch in IDAT."),
+  "pngsuite/xd0n2c08.png": refused("Unreadable image data (png): invalid colour type 2 with bit depth 0."),
+  "pngsuite/xd3n2c08.png": refused("Unreadable image data (png): invalid colour type 2 with bit depth 3."),
+  "pngsuite/xd9n2c08.png": refused("Unreadable image data (png): invalid colour type 2 with bit depth 99."),
+  "pngsuite/xdtn0g01.png": refused("Unreadable image data (png): no image data."),
+  "pngsuite/xhdn0g08.png": refused("Unreadable image data (png): checksum mismatch in IHDR."),
+  // Signatures broken (carriage returns or line feeds added, as a text-mode transfer would, or a
+  // byte changed): not PNGs at all.
+  "pngsuite/xcrn0g04.png": refused(UNSUPPORTED),
+  "pngsuite/xlfn0g04.png": refused(UNSUPPORTED),
+  "pngsuite/xs1n0g01.png": refused(UNSUPPORTED),
+  "pngsuite/xs2n0g01.png": refused(UNSUPPORTED),
+  "pngsuite/xs4n0g01.png": refused(UNSUPPORTED),
+  "pngsuite/xs7n0g01.png": refused(UNSUPPORTED),
+};
+
+describe("real corrupt files", () => {
+  it("each gets its own answer (a 422 with its reason, or a 200 as it is), and the Worker stands after each", async () => {
+    const corrupt = files.filter((f) => f.name.startsWith("corrupt/") || f.name.startsWith("pngsuite/x"));
+    expect(corrupt.map((f) => f.name).sort()).toEqual(Object.keys(REAL_CORRUPT).sort());
+    const account = await newAccount();
+    const before = await storedState();
+    for (const { name, bytes } of corrupt) {
+      // With the media service up: the work an accepted file leaves (thumbnails) runs too.
+      const answer = await send(new Request(url("/api"), { method: "POST", headers: { "X-API-Key": account.full }, body: uploadForm(bytes, { allow_duplicate: "1" }) }));
+      expectWellFormed(answer, name);
+      const expected = REAL_CORRUPT[name]!;
+      if (expected.status === 422) {
+        expect({ status: answer.status, errors: JSON.parse(answer.text).errors }, name).toEqual(expected);
+      } else {
+        expect(answer.status, `${name}: ${answer.text.slice(0, 300)}`).toBe(200);
+        const upload = JSON.parse(answer.text).data;
+        expect({ status: 200, size: [upload.width, upload.height] }, name).toEqual(expected);
+        await removeUpload(upload.id);
+      }
+      await expectNothingStored(before, name);
+      await expectStanding();
     }
   });
 });

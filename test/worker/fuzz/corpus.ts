@@ -1,4 +1,18 @@
-import { prng } from "../../support/build";
+import {
+  anmf,
+  GIF_TRAILER,
+  gifComment,
+  gifImage,
+  join,
+  latin1,
+  prng,
+  u16le,
+  VP8X_ANIMATION,
+  vp8l,
+  vp8x,
+  webpChunk,
+  webpFile,
+} from "../../support/build";
 import { fixture, fixtureNames } from "../helpers";
 
 /** Image and video files, by extension (test/fixtures also holds a PDF, a ZIP and an SVG). */
@@ -15,14 +29,44 @@ export interface CorpusFile {
   bytes: Uint8Array;
 }
 
-/** Every image and video of test/fixtures, and the generated ones above. */
+/**
+ * Files built here for structures no fixture has (their image data is a stand-in): an animated
+ * GIF with a global colour table, a looping and a comment extension and two frames with graphic
+ * control; an animated WebP (VP8X, ANIM, two ANMF frames).
+ */
+const BUILT: CorpusFile[] = [
+  {
+    name: "built/animated.gif",
+    bytes: join(
+      latin1("GIF89a"),
+      u16le(4),
+      u16le(4),
+      [0x80, 0, 0, 0, 0, 0, 255, 255, 255],
+      [0x21, 0xff, 11],
+      latin1("NETSCAPE2.0"),
+      [3, 1, 0, 0, 0],
+      gifComment(latin1("a comment")),
+      [0x21, 0xf9, 4, 0, 10, 0, 0, 0],
+      gifImage(0, 0, 1, 1),
+      [0x21, 0xf9, 4, 0, 10, 0, 0, 0],
+      gifImage(2, 2, 1, 1),
+      GIF_TRAILER,
+    ),
+  },
+  {
+    name: "built/animated.webp",
+    bytes: webpFile(vp8x(4, 4, VP8X_ANIMATION), webpChunk("ANIM", [0, 0, 0, 0, 0, 0]), anmf(0, 0, 2, 2, vp8l(2, 2)), anmf(2, 2, 2, 2, vp8l(2, 2))),
+  },
+];
+
+/** Every image and video of test/fixtures, the generated ones above, and the built ones. */
 export async function corpusFiles(): Promise<CorpusFile[]> {
   const names = [...(await fixtureNames()).filter((name) => MEDIA.test(name)), ...GENERATED];
-  return Promise.all(names.map(async (name) => ({ name, bytes: await fixture(name) })));
+  return [...(await Promise.all(names.map(async (name) => ({ name, bytes: await fixture(name) })))), ...BUILT];
 }
 
 /** FNV-1a: a file's cases depend on the seed and its name only, so adding a file changes no other's. */
-function hash(text: string) {
+export function hash(text: string) {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
   return h;

@@ -1,12 +1,13 @@
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
 import { answerWithin, ORIGIN, startApp } from "../helpers";
+import { afterCase, expectStanding } from "./canary";
 
 /**
  * What every fuzz property shares: a fixed seed, so a failure found once is found again, and the
  * pass condition for a request (it answers, never with a 5xx, errors in the envelope, nothing
- * stored when refused).
+ * stored when refused, and the Worker still standing after it: canary.ts).
  *
  * FUZZ_SEED and FUZZ_RUNS (environment variables of `npx vitest`) replay another seed or run a
  * longer campaign; a failure names the seed and path that reproduce it.
@@ -16,7 +17,16 @@ export const SEED = Number(env.FUZZ_SEED) || 20260705;
 /** Runs per property: `normal` unless FUZZ_RUNS says otherwise. */
 export const runs = (normal: number) => Number(env.FUZZ_RUNS) || normal;
 
-/** Runs the property under the suite's seed; a failure says how to replay it. */
+/**
+ * Cases per corpus file (the corpora count theirs per file, not per property): `normal`, scaled
+ * by FUZZ_RUNS as a property of 100 runs would be.
+ */
+export const perFile = (normal: number) => Math.max(normal, Math.round((normal * runs(100)) / 100));
+
+// A longer campaign gives every test as much more time as it has more runs.
+if (runs(100) > 100) vi.setConfig({ testTimeout: Math.round((60_000 * runs(100)) / 100) });
+
+/** Runs the property under the suite's seed; a failure says how to replay it. Then the canary. */
 export async function checkProperty<T>(property: fc.IRawProperty<T>, numRuns: number) {
   const details = await fc.check(property, { seed: SEED, numRuns: runs(numRuns), includeErrorInReport: true });
   if (details.failed) {
@@ -24,6 +34,7 @@ export async function checkProperty<T>(property: fc.IRawProperty<T>, numRuns: nu
     const replay = `FUZZ_SEED=${details.seed} (path ${details.counterexamplePath}, after ${details.numRuns} runs)`;
     throw new Error(`${replay}\n${fc.defaultReportMessage(details)}`, { cause: details.errorInstance });
   }
+  await expectStanding();
 }
 
 /** Longest a request may take to answer; a hostile body must never make one hang. */
@@ -31,7 +42,8 @@ const ANSWER_MS = 15_000;
 
 /**
  * The app's answer to `request`, after the work it left running (media jobs) is done, so that
- * the storage seen by the next run is settled.
+ * the storage seen by the next run is settled, and the isolate is checked (canary.ts): a case
+ * ends here, so a case that leaves it unwell fails as itself, with its seed and path.
  */
 export async function send(request: Request): Promise<{ status: number; headers: Headers; text: string }> {
   const started = startApp(request);
@@ -45,6 +57,7 @@ export async function send(request: Request): Promise<{ status: number; headers:
     })),
   );
   await started.settled();
+  await afterCase(`${request.method} ${request.url.slice(0, 200)}`);
   return answer;
 }
 
