@@ -62,7 +62,8 @@ export async function run(ctx, log) {
   const videoFile = path.join(dir, "clip.avi");
   execFileSync(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=640x360:rate=25:duration=3", "-f", "lavfi", "-i", "sine=duration=3", "-c:v", "mpeg4", "-c:a", "mp3", videoFile]);
   const video = readFileSync(videoFile);
-  // Real corrupt files (test/fixtures/corrupt): each must be refused with a 422, among the load.
+  // Real corrupt files (test/fixtures/corrupt) among the load: corrupted.jpg is refused (422), the
+  // others are sound images with odd metadata and are taken (200).
   const corruptDir = path.join(ROOT, "test/fixtures/corrupt");
   const corrupt = readdirSync(corruptDir).map((name) => ({ name, data: readFileSync(path.join(corruptDir, name)) }));
   const corruptAnswers = {};
