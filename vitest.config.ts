@@ -32,10 +32,20 @@ async function serveFixture(request: Request): Promise<Response> {
   }
 }
 
-const ISOLATE_MEMORY_TESTS = "test/worker/limits/isolate-memory.test.ts";
+/**
+ * Tests that fill the isolate's memory account on purpose, or that measure where work runs (in
+ * the Worker or on the media service, which depends on what the account holds): in a workerd of
+ * their own, one file at a time, so that no other file's requests share their isolate.
+ */
+const ISOLATE_MEMORY_TESTS = ["test/worker/limits/isolate-memory.test.ts", "test/worker/capacity/operation-costs.test.ts"];
 
 /** A project of tests that run inside workerd, with the test bindings. */
-function workerProject(migrations: Awaited<ReturnType<typeof readD1Migrations>>, name: string, include: string[], exclude: string[] = []) {
+function workerProject(
+  migrations: Awaited<ReturnType<typeof readD1Migrations>>,
+  name: string,
+  include: string[],
+  { exclude = [], oneFileAtATime = false }: { exclude?: string[]; oneFileAtATime?: boolean } = {},
+) {
   return {
     plugins: [
       cloudflareTest(({ inject }) => ({
@@ -69,6 +79,7 @@ function workerProject(migrations: Awaited<ReturnType<typeof readD1Migrations>>,
       globalSetup: ["test/worker/global-setup.ts"],
       include,
       exclude: ["**/node_modules/**", ...exclude],
+      fileParallelism: !oneFileAtATime,
       setupFiles: ["test/worker/setup.ts"],
     },
   };
@@ -79,10 +90,8 @@ export default defineConfig(async () => {
   return {
     test: {
       projects: [
-        workerProject(migrations, "worker", ["test/worker/**/*.test.ts"], [ISOLATE_MEMORY_TESTS]),
-        // Tests that fill the isolate's memory account on purpose: in a workerd of their own, so
-        // that the other files' requests (which share one isolate) are not turned away meanwhile.
-        workerProject(migrations, "worker-memory", [ISOLATE_MEMORY_TESTS]),
+        workerProject(migrations, "worker", ["test/worker/**/*.test.ts"], { exclude: ISOLATE_MEMORY_TESTS }),
+        workerProject(migrations, "worker-memory", ISOLATE_MEMORY_TESTS, { oneFileAtATime: true }),
         {
           test: {
             name: "node",

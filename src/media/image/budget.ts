@@ -54,7 +54,7 @@ export const codecMemoryModel = (codec: Codec, pixels: number, input = 0) => COD
  * they grow to is never given back to requests: a job that would grow one past this goes to the
  * media service. (The Emscripten codecs are dropped when requests need their room.)
  */
-export const KEPT_CODEC_MAX_BYTES = 24 * MiB;
+export const KEPT_CODEC_MAX_BYTES = 32 * MiB;
 const KEPT_CODECS: ReadonlySet<Codec> = new Set(["png-decode", "resize"]);
 
 const DECODERS: Record<string, Codec> = { jpeg: "jpeg-decode", png: "png-decode", webp: "webp-decode" };
