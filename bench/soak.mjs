@@ -72,6 +72,8 @@ export async function run(ctx, log) {
   const requests = { total: 0, byStatus: {}, samples: {}, fiveXxOutside: [], restarts: 0, refused: 0 };
   const down = []; // [from, to] of each Worker kill
   const acked = new Map(); // id -> { size, kind }
+  const unsure = new Set(); // ids whose DELETE got no answer: not counted either way
+  const deleteSent = new Set(); // ids a client sent a DELETE for, whatever its answer
   const isDown = (t) => down.some(([from, to]) => t >= from - 500 && t <= (to ?? Infinity) + 2000);
 
   async function call(method, pathname, init = {}) {
@@ -139,8 +141,14 @@ export async function run(ctx, log) {
       const ids = [...acked.keys()];
       if (ids.length < 10) return;
       const id = ids[Math.floor(Math.random() * ids.length)];
+      deleteSent.add(id);
       const res = await call("DELETE", `/api/${id}`);
       if (res.status === 200 || res.status === 204) acked.delete(id);
+      // No answer (the Worker was down): the delete may or may not have happened.
+      else if (res.status === 0) {
+        acked.delete(id);
+        unsure.add(id);
+      }
     }],
   ];
   const pick = () => {
@@ -278,8 +286,10 @@ export async function run(ctx, log) {
     faults: faults.map((f) => f.what),
     corruptUploadsByStatus: corruptAnswers,
     acknowledgedUploads: acked.size,
+    deletesWithoutAnswer: unsure.size,
     lost,
     lostIds: lostIds.slice(0, 10),
+    lostAfterADeleteWasSent: lostIds.filter((id) => deleteSent.has(id)).length,
     jobs: counts,
     failedJobs: failures,
     faultTimesS: faults.map((f) => Math.round((f.at - loadStart) / 1000)),

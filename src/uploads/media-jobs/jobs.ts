@@ -44,9 +44,11 @@ export const LEASE_MS = 2 * 60_000;
 export const LEASE_RENEW_MS = 30_000;
 /**
  * A job the service turned away as busy (503) waits about this long (spread) and keeps its
- * attempts: a burst of uploads must not use up the attempts of jobs that never ran.
+ * attempts: a burst of uploads must not use up the attempts of jobs that never ran. Short, as
+ * the service's queue empties in seconds (it asks for 5 with Retry-After): a longer wait leaves
+ * it idle while the jobs it turned away sleep.
  */
-export const BUSY_RETRY_MS = 30_000;
+export const BUSY_RETRY_MS = 10_000;
 /**
  * First retry delay after a call that never reached the service's own code or lost it midway
  * (MediaServiceError.platform: a container restarting or replaced); each later one doubles. Such
