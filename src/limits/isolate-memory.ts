@@ -32,11 +32,11 @@ export interface Reservation {
   release(): void;
 }
 
-export const memoryBusy = () =>
+const memoryBusy = () =>
   new ApiError(503, "The service is busy with other uploads right now; send this again in a few seconds.", { "Retry-After": "5" });
 
 /** How long a request waits for memory before it is refused. */
-export const MEMORY_WAIT_MS = 10_000;
+const MEMORY_WAIT_MS = 10_000;
 const POLL_MS = 50;
 
 export class MemoryLedger {
@@ -134,17 +134,6 @@ export class MemoryLedger {
         held = 0;
       },
     };
-  }
-
-  /** Runs `work` holding a reservation that starts at `bytes`, given back however it ends. */
-  async with<T>(bytes: number, work: (reservation: Reservation) => Promise<T>, waitMs?: number): Promise<T> {
-    const reservation = this.open();
-    try {
-      await reservation.growTo(bytes, waitMs);
-      return await work(reservation);
-    } finally {
-      reservation.release();
-    }
   }
 }
 
