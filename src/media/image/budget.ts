@@ -15,9 +15,9 @@ import { needsResample, thumbnailGeometry } from "./geometry";
  *   baseline + (every loaded codec's memory, grown to what this job needs) + this job's JS buffers
  *     + what other work in the isolate has reserved
  *
- * stays within the isolate's budget, which leaves a margin below the limit. Image jobs run one at
- * a time per isolate (worker-engine.ts), so only one job's buffers exist at once. The models below are
- * upper bounds fitted to measurements of these codec builds (test/worker/media/image-budget.test.ts
+ * stays within the isolate's budget, which leaves a margin below the limit. Jobs running side by
+ * side each reserve their buffers and growth in that account (worker-engine.ts), so "what other
+ * work has reserved" includes them. The models below are upper bounds fitted to measurements of these codec builds (test/worker/media/image-budget.test.ts
  * checks them against the real memory of each codec at the boundary sizes).
  */
 export { ISOLATE_BASELINE_BYTES, ISOLATE_LIMIT_BYTES };

@@ -12,39 +12,33 @@ export interface RenderedImage {
 
 export const THUMBNAIL_QUALITY = 80;
 
-// One job at a time per isolate: the budget counts one job's buffers, and the memory that a
-// job measures must not be changing under it.
-let queue: Promise<unknown> = Promise.resolve();
-
-function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
-  const turn = queue.then(work, work);
-  queue = turn.catch(() => {});
-  return turn;
-}
-
 /**
  * Runs `job` in this isolate when the budget rule lets it, reading the file only then. Resolves
  * the plan, and the result when the Worker did the work; a failure here is the caller's to
  * hand to the media service.
+ *
+ * Jobs never queue behind one another: a request waiting on a promise that another request
+ * settles can be left stuck in workerd. Each job is planned against what the others have
+ * reserved (their buffers and their codecs' growth) and reserves its own before its first await,
+ * so jobs that run side by side are counted in full, and one that does not fit goes to the
+ * media service.
  */
-export function renderInWorker(
+export async function renderInWorker(
   image: SourceImage,
   job: ImageJob,
   read: () => Promise<Uint8Array>,
 ): Promise<{ plan: WorkerPlan; result?: RenderedImage }> {
-  return oneAtATime(async () => {
-    const plan = planImageJob(image, job, codecMemory(), isolateMemory.reserved);
-    if (plan.where === "service") return { plan };
-    // Planned against this very account, with no await between: it fits. Its codecs' growth
-    // stays resident afterwards, counted from then on through their memory.
-    const reservation = isolateMemory.tryReserve(plan.addedBytes);
-    if (!reservation) return { plan: { where: "service", reason: "the isolate's memory is taken by other work" } };
-    try {
-      return { plan, result: await render(image, job, await read()) };
-    } finally {
-      reservation.release();
-    }
-  });
+  const plan = planImageJob(image, job, codecMemory(), isolateMemory.reserved);
+  if (plan.where === "service") return { plan };
+  // Planned against this very account, with no await between: it fits. Its codecs' growth
+  // stays resident afterwards, counted from then on through their memory.
+  const reservation = isolateMemory.tryReserve(plan.addedBytes);
+  if (!reservation) return { plan: { where: "service", reason: "the isolate's memory is taken by other work" } };
+  try {
+    return { plan, result: await render(image, job, await read()) };
+  } finally {
+    reservation.release();
+  }
 }
 
 /** The work itself, whatever its cost: callers go through renderInWorker (benchmarks excepted). */
