@@ -11,7 +11,9 @@
 import { randomFillSync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { crc32, fixed, mib, ROOT, sampleRss, startMinimal, startService, table, usage, workerdPids } from "./lib.mjs";
+import { crc32 } from "../src/media/strip/crc32.ts";
+import { ihdr, pngFile } from "../test/support/build.ts";
+import { fixed, mib, ROOT, sampleRss, startMinimal, startService, table, usage, workerdPids } from "./lib.mjs";
 
 const MiB = 1024 * 1024;
 const SCALE = Number(process.env.BENCH_HOSTILE_SCALE || 1);
@@ -73,10 +75,8 @@ function* pngChunk(type, length, data) {
   yield u32be(crc >>> 0);
 }
 
-const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-/** IHDR of a 1x1 8-bit RGBA image. */
-const ihdr = () => pngChunk("IHDR", 13, [Buffer.concat([u32be(1), u32be(1), Buffer.from([8, 6, 0, 0, 0])])]);
-const iend = () => pngChunk("IEND", 0, []);
+/** A 1x1 RGBA PNG without image data: its signature and IHDR (33 bytes), then IEND. */
+const PNG_FRAME = pngFile(ihdr(1, 1));
 
 /** Random bytes: every run's file is new to duplicate detection, and nothing compresses it. */
 function* noise(count) {
@@ -214,10 +214,9 @@ function bodies() {
       name: `baseline: a valid ${mib(big)} PNG`,
       body: () =>
         fileUpload("a.png", (function* () {
-          yield PNG_SIGNATURE;
-          yield* ihdr();
+          yield PNG_FRAME.subarray(0, 33);
           yield* pngChunk("IDAT", big, noise(big));
-          yield* iend();
+          yield PNG_FRAME.subarray(33);
         })()),
     },
   ];

@@ -5,7 +5,8 @@
 // as parts of an R2 multipart upload (a request per piece, then one to complete it). Each run
 // gets a fresh server. measurePieces() gives the pieces' figures alone, for other suites.
 import { createHash, randomBytes, randomFillSync } from "node:crypto";
-import { crc32, fixed, median, mib, sampleRss, startMinimal, startService, table, usage, workerdPids } from "./lib.mjs";
+import { sizedPng } from "../test/support/png.ts";
+import { fixed, median, mib, sampleRss, startMinimal, startService, table, usage, workerdPids } from "./lib.mjs";
 
 const RUNS = Math.max(1, Number(process.env.BENCH_LARGE_RUNS || 2));
 const SAMPLE_MS = 50;
@@ -33,29 +34,8 @@ const TARGET_RATIO = 0.7;
 /** ...and its finishing request at most this share of its total time. */
 const TARGET_FINISH_SHARE = 0.2;
 
-/**
- * A PNG of exactly `total` bytes: a 1x1 RGBA header and one IDAT of random bytes. The service
- * only checks the structure (chunk CRCs), never inflates it, so the size costs no decoding; and
- * random bytes make every file new to duplicate detection.
- */
-function largePng(total) {
-  const png = Buffer.alloc(total);
-  png.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  let at = 8;
-  const chunk = (type, length, fill) => {
-    png.writeUInt32BE(length, at);
-    png.write(type, at + 4, "ascii");
-    fill(png.subarray(at + 8, at + 8 + length));
-    png.writeUInt32BE(crc32(png.subarray(at + 4, at + 8 + length)), at + 8 + length);
-    at += 12 + length;
-  };
-  // 1x1, 8-bit, RGBA, deflate, no filter method, no interlace.
-  chunk("IHDR", 13, (d) => (d.writeUInt32BE(1, 0), d.writeUInt32BE(1, 4), d.set([8, 6, 0, 0, 0], 8)));
-  chunk("IDAT", total - at - 12 - 12, (d) => randomFillSync(d));
-  chunk("IEND", 0, () => {});
-  if (at !== total) throw new Error(`PNG is ${at} bytes, wanted ${total}`);
-  return png;
-}
+/** A PNG of exactly `total` bytes, its data random: every file is new to duplicate detection. */
+const largePng = (total) => sizedPng(total, (data) => randomFillSync(data));
 
 async function post(server, path, form) {
   // Far above any request's time here, but well below undici's 5 minutes of silence: a request

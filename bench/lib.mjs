@@ -5,12 +5,17 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import zlib, { deflateSync } from "node:zlib";
+import { deflateSync } from "node:zlib";
 import autocannon from "autocannon";
 import { pathToFileURL } from "node:url";
+import { createAccount } from "../scripts/lib/accounts.mjs";
 import { bundleForNode } from "../scripts/lib/bundle.mjs";
 import { startMediaService } from "../scripts/lib/media.mjs";
 import { freePort, ROOT, startServer } from "../scripts/lib/server.mjs";
+import { ihdr, pngChunk, pngFile } from "../test/support/build.ts";
+
+/** IHDR's colour type of truecolour pixels without alpha. */
+const RGB = 2;
 
 export { ROOT };
 
@@ -72,7 +77,7 @@ export async function startService(ctx, { vars = {}, logLevel } = {}) {
   const adminToken = randomBytes(24).toString("hex");
   // Load runs with one key would meet the rate limits; the limits suite switches them on itself.
   const server = await start(ctx, "service", { vars: { ADMIN_TOKEN: adminToken, RATE_LIMITS: "off", ...vars }, logLevel });
-  const account = await createAccount(server.url, adminToken, "bench");
+  const account = await createAccount({ origin: server.url, adminToken, name: "bench" });
   return { url: server.url, fullKey: account.full_key, uploadKey: account.upload_key, pid: server.pid, stop: server.stop, output: server.output };
 }
 
@@ -219,16 +224,6 @@ export function sampleRss(pids, intervalMs) {
   return { stop: () => (clearInterval(timer), sample(), peak) };
 }
 
-export async function createAccount(url, adminToken, name) {
-  const res = await fetch(`${url}/admin/accounts`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${adminToken}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ name }),
-  });
-  if (res.status !== 201) throw new Error(`account creation failed: ${res.status} ${await res.text()}`);
-  return (await res.json()).data;
-}
-
 /**
  * A multipart/form-data body built once, so a load run sends identical bytes every time
  * instead of paying for encoding on the client. `file` is { field, filename, type, data }.
@@ -266,38 +261,17 @@ export async function upload(service, file, fields = {}) {
   return json.data;
 }
 
-/** CRC-32 as PNG chunks use it, `(bytes, previous = 0)`: pass the previous result back in to continue one. */
-export const crc32 = zlib.crc32;
-
-function pngChunk(type, data) {
-  const head = Buffer.alloc(8);
-  head.writeUInt32BE(data.length, 0);
-  head.write(type, 4, "ascii");
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
-  return Buffer.concat([head, data, crc]);
-}
-
 /**
- * A valid RGB PNG of random noise of about `targetBytes`. Noise does not compress, so the file
- * size follows the pixel count, and every call gives different bytes. A real image (rather than
- * a fixture padded with junk) keeps working whatever checks uploads get later.
+ * A valid RGB PNG (a Uint8Array) of random noise of about `targetBytes`. Noise does not compress,
+ * so the file size follows the pixel count, and every call gives different bytes. A real image
+ * (rather than a fixture padded with junk) keeps working whatever checks uploads get later.
  */
 export function makePng(targetBytes, width = 64) {
   const rowBytes = 1 + width * 3; // filter byte + pixels
   const height = Math.max(1, Math.round((targetBytes - 70) / rowBytes));
   const raw = randomFillSync(Buffer.alloc(rowBytes * height));
   for (let y = 0; y < height; y++) raw[y * rowBytes] = 0;
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit, truecolour, deflate, no filter method, no interlace
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    pngChunk("IHDR", ihdr),
-    pngChunk("IDAT", deflateSync(raw, { level: 0 })),
-    pngChunk("IEND", Buffer.alloc(0)),
-  ]);
+  return pngFile(ihdr(width, height, RGB), pngChunk("IDAT", deflateSync(raw, { level: 0 })));
 }
 
 /**

@@ -10,9 +10,10 @@ import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { createAccount } from "../scripts/lib/accounts.mjs";
 import { startMediaService } from "../scripts/lib/media.mjs";
 import { freePort, startServer } from "../scripts/lib/server.mjs";
-import { childPids, createAccount, makePng, mediaTools, multipartBody, ROOT, table, tempDir, usage, workerdPids } from "./lib.mjs";
+import { childPids, makePng, mediaTools, multipartBody, ROOT, table, tempDir, usage, workerdPids } from "./lib.mjs";
 
 export const description = "Soak: mixed load with the media service and the Worker killed mid-job";
 const SECONDS = Number(process.env.SOAK_SECONDS || 300);
@@ -54,7 +55,7 @@ export async function run(ctx, log) {
     killWorker();
     killMedia();
   });
-  const account = await createAccount(server.url, adminToken, "soak");
+  const account = await createAccount({ origin: server.url, adminToken, name: "soak" });
   const key = account.full_key;
   const base = server.url;
 

@@ -7,6 +7,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
+import { createAccount } from "./lib/accounts.mjs";
 import { startMediaService } from "./lib/media.mjs";
 import { freePort, portInUse, ROOT, startServer } from "./lib/server.mjs";
 
@@ -63,13 +64,7 @@ async function demoAccount() {
     if (check.status !== 401) return saved;
   }
   if (!adminToken) throw new Error("ADMIN_TOKEN is not set in .dev.vars; cannot create the demo account.");
-  const res = await fetch(`${server.url}/admin/accounts`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${adminToken}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ name: "demo" }),
-  });
-  if (res.status !== 201) throw new Error(`demo account creation failed: ${res.status} ${await res.text()}`);
-  const { data } = await res.json();
+  const data = await createAccount({ origin: server.url, adminToken, name: "demo" });
   writeFileSync(file, JSON.stringify(data, null, 2));
   return data;
 }

@@ -1,4 +1,4 @@
-import type { Caller } from "./http/auth";
+import type { Caller } from "./accounts/callers";
 import type { Database } from "./storage/db";
 
 /**
@@ -15,7 +15,7 @@ export type AppEnv = {
     db: Database;
     /** The API's D1 session (src/http/d1-sessions.ts); other routes query the primary. */
     session: D1DatabaseSession;
-    /** Set by the API gate. */
+    /** Set by identifyCaller (src/http/auth.ts) for the API's operations. */
     caller: Caller;
     /** The clock of rate limits (tests inject their own). */
     now: () => number;

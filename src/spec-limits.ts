@@ -1,6 +1,8 @@
 /** Limits from the spec's Limits table. MB in the spec is read as MiB (its piece size is 5242880). */
 export const MiB = 1024 * 1024;
 export const GiB = 1024 * MiB;
+/** A size as the spec writes it, in whole MB (MiB): 100MB. */
+export const megabytes = (bytes: number) => `${bytes / MiB}MB`;
 export const MAX_REQUEST_BYTES = 100 * MiB;
 export const MAX_FILE_BYTES = 200 * MiB;
 /** The largest piece of a file sent in pieces, which the chunk response names as chunk_size. */

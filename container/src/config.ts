@@ -1,8 +1,12 @@
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import os from "node:os";
+import { MEDIA_PORT, type ServiceVars } from "./contract";
 
 const require = createRequire(import.meta.url);
+
+/** The environment, or a test's stand-in for it. */
+type Variables = Record<string, string | undefined>;
 
 /**
  * The one named by the environment, else the system's when there is one (current, with the
@@ -24,7 +28,7 @@ function binary(name: "ffmpeg" | "ffprobe", env: string | undefined, npmPackage:
 }
 
 /** The video tools this machine gives the service: FFMPEG_PATH/FFPROBE_PATH, the system's, or npm's. */
-export function mediaTools(env: NodeJS.ProcessEnv = process.env) {
+export function mediaTools(env: Variables = process.env) {
   return {
     ffmpeg: binary("ffmpeg", env.FFMPEG_PATH, "@ffmpeg-installer/ffmpeg"),
     ffprobe: binary("ffprobe", env.FFPROBE_PATH, "@ffprobe-installer/ffprobe"),
@@ -46,18 +50,19 @@ export interface Config {
   maxTempBytes: number;
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const secret = env.MEDIA_SECRET ?? "";
+export function loadConfig(env: Variables = process.env): Config {
+  const given: Partial<ServiceVars> = env;
+  const secret = given.MEDIA_SECRET ?? "";
   if (secret.length < 16) throw new Error("MEDIA_SECRET must be set to at least 16 characters");
-  const maxConcurrentJobs = Number(env.MAX_CONCURRENT_JOBS ?? 2);
+  const maxConcurrentJobs = Number(given.MAX_CONCURRENT_JOBS ?? 2);
   const maxInputBytes = Number(env.MAX_INPUT_BYTES ?? 210 * 1024 * 1024);
   const config: Config = {
-    port: Number(env.PORT ?? 8080),
+    port: Number(given.PORT ?? MEDIA_PORT),
     host: env.HOST ?? "0.0.0.0",
     secret,
     ...mediaTools(env),
     tmpDir: env.MEDIA_TMP_DIR ?? os.tmpdir(),
-    jobTimeoutMs: Number(env.JOB_TIMEOUT_MS ?? 15 * 60_000),
+    jobTimeoutMs: Number(given.JOB_TIMEOUT_MS ?? 15 * 60_000),
     maxConcurrentJobs,
     maxQueuedJobs: Number(env.MAX_QUEUED_JOBS ?? 8),
     maxInputBytes,

@@ -1,9 +1,9 @@
 import { open } from "node:fs/promises";
-import { JobError } from "./run";
+import type { VideoFormat } from "./contract";
 
 /**
  * The format of every input is the one the Worker sniffed from its first bytes (src/media/sniff.ts)
- * and names in the request (`?format=`); nothing here guesses. Left to probe, ffmpeg picks any of
+ * and names in the call (contract.ts); nothing here guesses. Left to probe, ffmpeg picks any of
  * its demuxers, and some open other files or URLs named inside the input: an HLS playlist, a
  * concat list, an image sequence pattern. So each format maps to the one demuxer that reads it,
  * given with `-f` before `-i`, and every run may open local files only (the job's own).
@@ -19,7 +19,7 @@ export interface Demuxer {
 const MOV: Demuxer = { name: "mov", options: ["-enable_drefs", "0", "-use_absolute_path", "0"] };
 const only = (name: string): Demuxer => ({ name, options: [] });
 
-export const VIDEO_FORMATS: Record<string, Demuxer> = {
+export const VIDEO_DEMUXERS: Record<VideoFormat, Demuxer> = {
   mp4: MOV,
   mov: MOV,
   m4v: MOV,
@@ -33,18 +33,8 @@ export const VIDEO_FORMATS: Record<string, Demuxer> = {
   flv: only("flv"),
 };
 
-/** Still images, decoded by sharp except BMP (ffmpeg's bmp_pipe, see image.ts). */
-export const IMAGE_FORMATS = ["jpeg", "png", "gif", "webp", "avif", "bmp", "tiff", "heic", "heif"] as const;
-export type ImageFormat = (typeof IMAGE_FORMATS)[number];
-
+/** Still images are decoded by sharp, except BMP (see image.ts). */
 export const BMP_DEMUXER = only("bmp_pipe");
-
-/** The request's `format`, one of `accepted`; anything else is the caller's mistake (400). */
-export function declaredFormat<T extends string>(url: URL, accepted: readonly T[]): T {
-  const format = url.searchParams.get("format");
-  if (!format || !accepted.includes(format as T)) throw new JobError(400, `format must be one of ${accepted.join(", ")}`);
-  return format as T;
-}
 
 /** ffmpeg's and ffprobe's arguments that open `file` with `demuxer` and no other protocol than a local file. */
 export const inputArgs = (demuxer: Demuxer, file: string) => [
@@ -54,10 +44,8 @@ export const inputArgs = (demuxer: Demuxer, file: string) => [
 ];
 
 /** The demuxer for a video `format`, reading the first bytes where one format has several. */
-export async function videoDemuxer(format: string, file: string): Promise<Demuxer> {
-  const demuxer = VIDEO_FORMATS[format];
-  if (!demuxer) throw new JobError(400, `format must be one of ${Object.keys(VIDEO_FORMATS).join(", ")}`);
-  return format === "mpeg" ? only(mpegDemuxer(await head(file, 4))) : demuxer;
+export async function videoDemuxer(format: VideoFormat, file: string): Promise<Demuxer> {
+  return format === "mpeg" ? only(mpegDemuxer(await head(file, 4))) : VIDEO_DEMUXERS[format];
 }
 
 /** MPEG as the Worker sniffs it: a transport stream (sync byte 0x47), a program stream, or bare video. */

@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import sharp, { type Metadata, type Sharp, type SharpOptions } from "sharp";
-import { BMP_DEMUXER, head, inputArgs, type ImageFormat } from "./formats";
+import type { ImageFormat, WebpQuality } from "./contract";
+import { BMP_DEMUXER, head, inputArgs } from "./formats";
 import { decodeHeic } from "./heic";
 import { JobError, run, timedOut, timeLeft, type Job } from "./run";
 
@@ -49,7 +50,13 @@ export interface ImageSize {
 }
 
 /** The whole image as WebP, upright (the first frame: animated formats are not sent here). */
-export async function toWebp(job: Job, input: string, format: ImageFormat, output: string, quality: number | "lossless"): Promise<ImageSize> {
+export async function toWebp(
+  job: Job,
+  input: string,
+  format: ImageFormat,
+  output: string,
+  quality: WebpQuality,
+): Promise<ImageSize> {
   const image = await decode(job, input, format, path.dirname(output));
   return write(
     job,

@@ -1,4 +1,5 @@
 import { stat } from "node:fs/promises";
+import type { Probe } from "./contract";
 import { inputArgs, type Demuxer } from "./formats";
 import { JobError, run, ToolCrashed, type Job } from "./run";
 
@@ -17,21 +18,6 @@ export interface Source {
  */
 export const MAX_VIDEO_SIDE = 8192;
 export const MAX_VIDEO_SECONDS = 4 * 3600;
-
-export interface Probe {
-  container: string;
-  duration: number | null;
-  videoCodec: string | null;
-  audioCodec: string | null;
-  /** Stored frame size. */
-  codedWidth: number | null;
-  codedHeight: number | null;
-  /** Degrees clockwise the frame must be turned to display upright. */
-  rotation: number;
-  /** Upright display size. */
-  width: number | null;
-  height: number | null;
-}
 
 interface FfprobeStream {
   codec_type?: string;

@@ -5,30 +5,37 @@ import http from "node:http";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import type { Config } from "./config";
-import { declaredFormat, IMAGE_FORMATS, VIDEO_FORMATS, videoDemuxer } from "./formats";
+import {
+  BadCall,
+  HEALTH_PATH,
+  OPERATION_METHOD,
+  operationAt,
+  parseCall,
+  secretOf,
+  sizeHeaders,
+  thumbnailLengthHeader,
+  type HealthAnswer,
+  type KeptVideoFormat,
+  type MediaCall,
+  type MediaErrorBody,
+  type MediaOperation,
+  type Probe,
+  type VideoFormat,
+} from "./contract";
+import { VIDEO_DEMUXERS, videoDemuxer } from "./formats";
 import { imageThumbnail, toWebp } from "./image";
 import { dropRest, receive, takeDeclared } from "./intake";
 import { Limiter } from "./limiter";
-import { checkVideo, probe, stripMetadata, thumbnail, transcodeMp4, type Probe, type Source } from "./media";
+import { checkVideo, probe, stripMetadata, thumbnail, transcodeMp4, type Source } from "./media";
 import { JobError, type Job } from "./run";
 import { TempSpace } from "./temp-space";
 
 /**
- * The media service: ffmpeg and sharp behind a small HTTP interface. Every job receives the input as the
- * request body (streamed to a temporary file, since MP4 and friends need seeking), runs its
- * tools, and streams the output file back. Temporary files are removed however the job ends.
- * Every job names its input's format (the one the Worker sniffed), and the input is read as
- * that format only.
- *
- *   GET  /health
- *   POST /probe?format=                          -> JSON Probe
- *   POST /video/mp4?format=                      -> H.264/AAC MP4 (X-Media-Width/Height/Duration of the output)
- *   POST /video/strip?format=mp4|webm            -> same streams, no metadata
- *        (either with &thumbnail=280: the output's first frame as WebP in front of it,
- *         X-Media-Thumbnail-Length bytes of it)
- *   POST /thumbnail?width=280&format=            -> a video's first frame as WebP
- *   POST /image/webp?quality=82|lossless&format= -> a still image as WebP, upright, no metadata
- *   POST /image/thumbnail?width=280&format=      -> an image's first frame as WebP, never upscaled
+ * The media service: ffmpeg and sharp behind a small HTTP interface, the operations of
+ * contract.ts. Every job receives the input as the request body (streamed to a temporary file,
+ * since MP4 and friends need seeking), runs its tools, and streams the output file back.
+ * Temporary files are removed however the job ends. Every job names its input's format (the one
+ * the Worker sniffed), and the input is read as that format only.
  */
 export function createServer(config: Config) {
   const limiter = new Limiter(config.maxConcurrentJobs, config.maxQueuedJobs);
@@ -36,11 +43,16 @@ export function createServer(config: Config) {
   const secretDigest = createHash("sha256").update(config.secret).digest();
 
   const authorized = (req: http.IncomingMessage) => {
-    const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1] ?? "";
+    const given = secretOf(req.headers.authorization);
     return timingSafeEqual(createHash("sha256").update(given).digest(), secretDigest);
   };
 
-  const sendJson = (res: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void => {
+  const sendJson = (
+    res: http.ServerResponse,
+    status: number,
+    body: HealthAnswer | MediaErrorBody | Probe,
+    headers: http.OutgoingHttpHeaders = {},
+  ): void => {
     // Failing after the output started: all the client can be told is that the body is cut.
     if (res.headersSent) {
       res.destroy();
@@ -65,7 +77,12 @@ export function createServer(config: Config) {
   async function sendVideoWithThumbnail(res: http.ServerResponse, thumb: string | null, video: string, type: string, headers: http.OutgoingHttpHeaders) {
     const thumbSize = thumb ? (await stat(thumb)).size : 0;
     const { size } = await stat(video);
-    res.writeHead(200, { "Content-Type": type, "Content-Length": thumbSize + size, "X-Media-Thumbnail-Length": thumbSize, ...headers });
+    res.writeHead(200, {
+      "Content-Type": type,
+      "Content-Length": thumbSize + size,
+      ...thumbnailLengthHeader(thumbSize),
+      ...headers,
+    });
     // The thumbnail is small: written whole, then the video streamed after it.
     if (thumb) res.write(await readFile(thumb));
     await pipeline(createReadStream(video), res);
@@ -83,113 +100,97 @@ export function createServer(config: Config) {
     }
   }
 
-  /** The optional `thumbnail=` width of a video job: its thumbnail comes in the same answer. */
-  const videoThumbnailWidth = (url: URL) => (url.searchParams.has("thumbnail") ? thumbnailWidth(url, "thumbnail") : null);
-
   /** Sends a video job's output, with its thumbnail in front when `width` asks for one. */
-  async function sendVideo(job: Job, res: http.ServerResponse, dir: string, output: string, format: "mp4" | "webm", width: number | null) {
-    const outputSource = { file: output, demuxer: OUTPUT_DEMUXERS[format] };
-    const headers = mediaHeaders(await probe(job, outputSource));
-    if (width === null) return sendFile(res, output, `video/${format}`, headers);
+  async function sendVideo(
+    job: Job,
+    res: http.ServerResponse,
+    dir: string,
+    output: string,
+    format: KeptVideoFormat,
+    width?: number,
+  ) {
+    const outputSource = { file: output, demuxer: VIDEO_DEMUXERS[format] };
+    const headers = sizeHeaders(await probe(job, outputSource));
+    if (width === undefined) return sendFile(res, output, `video/${format}`, headers);
     const thumb = await videoThumbnail(job, outputSource, path.join(dir, "thumb.webp"), width);
     return sendVideoWithThumbnail(res, thumb, output, `video/${format}`, headers);
   }
 
-  const mediaHeaders = (p: Probe) => ({
-    "X-Media-Width": String(p.width ?? ""),
-    "X-Media-Height": String(p.height ?? ""),
-    "X-Media-Duration": String(p.duration ?? ""),
+  const videoSource = async (format: VideoFormat, file: string): Promise<Source> => ({
+    file,
+    demuxer: await videoDemuxer(format, file),
   });
 
-  const sizeHeaders = (size: { width: number; height: number }) => ({
-    "X-Media-Width": String(size.width),
-    "X-Media-Height": String(size.height),
-  });
-
-  const thumbnailWidth = (url: URL, name = "width") => {
-    const width = Number(url.searchParams.get(name) ?? 280);
-    if (!Number.isInteger(width) || width < 1 || width > 4096) throw new JobError(400, `${name} must be 1 to 4096`);
-    return width;
-  };
-
-  const videoSource = async (format: string, file: string): Promise<Source> => ({ file, demuxer: await videoDemuxer(format, file) });
-  const OUTPUT_DEMUXERS = { mp4: VIDEO_FORMATS.mp4!, webm: VIDEO_FORMATS.webm! };
-  const videoFormats = Object.keys(VIDEO_FORMATS);
-
-  /** The work on one input; `dir` is the job's own folder. */
+  /** The work of a call on one input; `dir` is the job's own folder. */
   type Work = (job: Job, input: string, dir: string, res: http.ServerResponse) => Promise<void>;
-  /** Reads a route's parameters (400 when wrong) before anything is received, then does its work. */
-  type Route = (url: URL) => Work;
 
-  const routes: Record<string, Route> = {
-    "/probe": (url) => {
-      const format = declaredFormat(url, videoFormats);
-      return async (job, input, _dir, res) => sendJson(res, 200, await probe(job, await videoSource(format, input)));
-    },
-    "/video/mp4": (url) => {
-      const format = declaredFormat(url, videoFormats);
-      const width = videoThumbnailWidth(url);
-      return async (job, input, dir, res) => {
-        const source = await videoSource(format, input);
-        await checkVideo(job, source);
-        const output = path.join(dir, "out.mp4");
-        await transcodeMp4(job, source, output);
-        await sendVideo(job, res, dir, output, "mp4", width);
-      };
-    },
-    "/video/strip": (url) => {
-      // The container stays: the input's format is the output's.
-      const format = declaredFormat(url, ["mp4", "webm"] as const);
-      const width = videoThumbnailWidth(url);
-      return async (job, input, dir, res) => {
-        const source = await videoSource(format, input);
-        await checkVideo(job, source);
-        const output = path.join(dir, `out.${format}`);
-        await stripMetadata(job, source, output, format);
-        await sendVideo(job, res, dir, output, format, width);
-      };
-    },
-    "/image/webp": (url) => {
-      const format = declaredFormat(url, IMAGE_FORMATS);
-      const given = url.searchParams.get("quality") ?? "82";
-      const quality = given === "lossless" ? given : Number(given);
-      if (quality !== "lossless" && (!Number.isInteger(quality) || quality < 1 || quality > 100)) {
-        throw new JobError(400, "quality must be 1 to 100, or lossless");
-      }
-      return async (job, input, dir, res) => {
-        const output = path.join(dir, "out.webp");
-        await sendFile(res, output, "image/webp", sizeHeaders(await toWebp(job, input, format, output, quality)));
-      };
-    },
-    "/image/thumbnail": (url) => {
-      const format = declaredFormat(url, IMAGE_FORMATS);
-      const width = thumbnailWidth(url);
-      return async (job, input, dir, res) => {
-        const output = path.join(dir, "thumb.webp");
-        await sendFile(res, output, "image/webp", sizeHeaders(await imageThumbnail(job, input, format, output, width)));
-      };
-    },
-    "/thumbnail": (url) => {
-      const format = declaredFormat(url, videoFormats);
-      const width = thumbnailWidth(url);
-      return async (job, input, dir, res) => {
-        const source = await videoSource(format, input);
-        await checkVideo(job, source);
-        const output = path.join(dir, "thumb.webp");
-        await thumbnail(job, source, output, width);
-        await sendFile(res, output, "image/webp");
-      };
-    },
+  function work(call: MediaCall): Work {
+    switch (call.operation) {
+      case "probeVideo":
+        return async (job, input, _dir, res) => {
+          sendJson(res, 200, await probe(job, await videoSource(call.format, input)));
+        };
+      case "videoToMp4":
+        return async (job, input, dir, res) => {
+          const source = await videoSource(call.format, input);
+          await checkVideo(job, source);
+          const output = path.join(dir, "out.mp4");
+          await transcodeMp4(job, source, output);
+          await sendVideo(job, res, dir, output, "mp4", call.thumbnailWidth);
+        };
+      case "stripVideo":
+        // The container stays: the input's format is the output's.
+        return async (job, input, dir, res) => {
+          const source = await videoSource(call.format, input);
+          await checkVideo(job, source);
+          const output = path.join(dir, `out.${call.format}`);
+          await stripMetadata(job, source, output, call.format);
+          await sendVideo(job, res, dir, output, call.format, call.thumbnailWidth);
+        };
+      case "videoThumbnail":
+        return async (job, input, dir, res) => {
+          const source = await videoSource(call.format, input);
+          await checkVideo(job, source);
+          const output = path.join(dir, "thumb.webp");
+          await thumbnail(job, source, output, call.width);
+          await sendFile(res, output, "image/webp");
+        };
+      case "imageToWebp":
+        return async (job, input, dir, res) => {
+          const output = path.join(dir, "out.webp");
+          const size = await toWebp(job, input, call.format, output, call.quality);
+          await sendFile(res, output, "image/webp", sizeHeaders(size));
+        };
+      case "imageThumbnail":
+        return async (job, input, dir, res) => {
+          const output = path.join(dir, "thumb.webp");
+          const size = await imageThumbnail(job, input, call.format, output, call.width);
+          await sendFile(res, output, "image/webp", sizeHeaders(size));
+        };
+    }
+  }
+
+  /** The call's query is read (400 when wrong) before anything is received. */
+  const workOf = (operation: MediaOperation, url: URL): Work => {
+    try {
+      return work(parseCall(operation, url.searchParams));
+    } catch (error) {
+      throw error instanceof BadCall ? new JobError(400, error.message) : error;
+    }
   };
 
   return http.createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://media");
-    if (req.method === "GET" && url.pathname === "/health") {
-      return sendJson(res, 200, { status: "ok", running: limiter.running, queued: limiter.queued, receiving: limiter.receiving, tempBytes: space.used });
+    if (req.method === "GET" && url.pathname === HEALTH_PATH) {
+      const { running, queued, receiving } = limiter;
+      const health: HealthAnswer = { status: "ok", running, queued, receiving, tempBytes: space.used };
+      return sendJson(res, 200, health);
     }
-    const route = routes[url.pathname];
-    if (!route) return sendJson(res, 404, { error: "no such route" });
-    if (req.method !== "POST") return sendJson(res, 405, { error: "use POST" }, { Allow: "POST" });
+    const operation = operationAt(url.pathname);
+    if (!operation) return sendJson(res, 404, { error: "no such route" });
+    if (req.method !== OPERATION_METHOD) {
+      return sendJson(res, 405, { error: `use ${OPERATION_METHOD}` }, { Allow: OPERATION_METHOD });
+    }
     if (!authorized(req)) return sendJson(res, 401, { error: "missing or wrong secret" });
 
     // Aborts the job's tools, or its wait for a place, when the client goes before the answer.
@@ -201,7 +202,7 @@ export function createServer(config: Config) {
     let leave: (() => void) | null = null;
     let dir: string | null = null;
     try {
-      const work = route(url);
+      const work = workOf(operation, url);
       leave = limiter.admit();
       const declared = takeDeclared(req, config.maxInputBytes, share);
       dir = await mkdtemp(path.join(config.tmpDir, "media-job-"));

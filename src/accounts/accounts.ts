@@ -2,8 +2,7 @@ import { randomBase62 } from "../crypto";
 import { notFound } from "../errors";
 import * as store from "../storage/accounts";
 import type { Database } from "../storage/db";
-import type { KeyKind } from "../storage/schema";
-import { generateKey, hashKey } from "./keys";
+import { generateKey, hashKey, type KeyKind } from "./keys";
 
 export async function createAccount(db: Database, name: string, now: number) {
   const id = randomBase62(12);

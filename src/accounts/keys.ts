@@ -1,5 +1,8 @@
 import { randomBase62, sha256Hex } from "../crypto";
-import type { KeyKind } from "../storage/schema";
+
+/** An account's two keys: the full key, and the upload-only key meant for browsers. */
+export const KEY_KINDS = ["full", "upload"] as const;
+export type KeyKind = (typeof KEY_KINDS)[number];
 
 /**
  * API keys: a kind prefix and 32 base62 characters (about 190 random bits). The prefix lets a

@@ -1,14 +1,9 @@
 import { createMiddleware } from "hono/factory";
 import type { Context } from "hono";
-import { hashKey } from "../accounts/keys";
+import { findCaller } from "../accounts/callers";
 import type { AppEnv } from "../env";
 import { forbidden, unauthorized } from "../errors";
-import { findKeyOwner, type KeyOwner } from "../storage/accounts";
-
-/** The account behind the request's key, and which key it is. */
-export interface Caller extends KeyOwner {
-  keyHash: string;
-}
+import { countBadKey } from "../limits/budgets";
 import { clientIp } from "./request-info";
 
 /** The key from `X-API-Key`, or from `?key=` for older integrations; the header wins. */
@@ -17,21 +12,24 @@ export function presentedKey(c: Context<AppEnv>): string | undefined {
 }
 
 /**
- * Resolves the API key to its account, or null. Keys are looked up by their SHA-256, so the
- * lookup's timing depends on a hash the caller cannot steer, never on how much of a real key
- * they guessed; a missing key costs the same hash and query as a wrong one. The lookup runs in
- * the request's session as apiSession opened it, on the primary: a key made, replaced or removed
- * a moment ago is known there at once, which a lagging replica would not guarantee.
+ * Who is calling: the request's key resolved to its caller, before anything else of an API
+ * operation happens. A missing or invalid key is a 401, and such requests are themselves
+ * throttled per client network, so keys cannot be guessed at speed. Which key kind an operation
+ * needs is the operation's business (requireKey). The key is looked up in the request's session
+ * as apiSession opened it, on the primary: a key made, replaced or removed a moment ago is known
+ * there at once, which a lagging replica would not guarantee.
  */
-export async function authenticate(c: Context<AppEnv>): Promise<Caller | null> {
-  const key = presentedKey(c) ?? "";
-  const keyHash = await hashKey(key);
-  if (key === "") return null;
-  const owner = await findKeyOwner(c.var.db, keyHash, clientIp(c));
-  return owner ? { ...owner, keyHash } : null;
-}
+export const identifyCaller = createMiddleware<AppEnv>(async (c, next) => {
+  const caller = await findCaller(c.var.db, presentedKey(c) ?? "", clientIp(c));
+  if (!caller) {
+    await countBadKey(c);
+    throw unauthorized();
+  }
+  c.set("caller", caller);
+  await next();
+});
 
-/** The key kind a route needs; the API gate (limits/middleware.ts) has resolved the caller. */
+/** The key kind a route needs; identifyCaller has resolved the caller. */
 export const requireKey = (needs: "any" | "full") =>
   createMiddleware<AppEnv>(async (c, next) => {
     if (needs === "full" && c.var.caller.kind !== "full") {

@@ -1,6 +1,6 @@
 import { concatBytes } from "../bytes";
 import { unprocessable } from "../errors";
-import { readMultipart, type MultipartOptions } from "./multipart";
+import { multipartEvents, type MultipartOptions } from "./multipart";
 
 export interface MultipartPart {
   name: string;
@@ -16,7 +16,7 @@ export async function* multipartParts(
   boundary: string,
   options: MultipartOptions,
 ): AsyncGenerator<MultipartPart> {
-  const events = readMultipart(body, boundary, options);
+  const events = multipartEvents(body, boundary, options);
   let next = await events.next();
   while (!next.done) {
     const event = next.value;

@@ -89,7 +89,7 @@ const headersTooLarge = () => unprocessable("Multipart part headers are too larg
  */
 const MAX_PADDING_BYTES = 256;
 
-export async function* readMultipart(
+export async function* multipartEvents(
   body: ReadableStream<Uint8Array>,
   boundary: string,
   options: MultipartOptions,

@@ -2,7 +2,8 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { clientNetwork } from "../http/request-info";
 import { adminTokenRule, passwordRules } from "./rules";
-import { limiter, retryAfterSeconds } from "./middleware";
+import { retryAfterSeconds } from "./budgets";
+import { limiter, networkLimiter } from "./limiters";
 
 /**
  * Secrets people type are throttled against guessing (backoff.ts), in the rate-limit Durable
@@ -22,8 +23,8 @@ const wait = (ms: number): Guess => ({ outcome: "wait", retryAfterSeconds: retry
 export async function throttledPassword(c: Context<AppEnv>, uploadId: string, verify: () => Promise<boolean>): Promise<Guess> {
   const now = c.var.now();
   const rules = passwordRules(clientNetwork(c));
-  const upload = limiter(c, `upload:${uploadId}`);
-  const ip = limiter(c, `ip:${clientNetwork(c)}`);
+  const upload = limiter(c.env, `upload:${uploadId}`);
+  const ip = networkLimiter(c.env, clientNetwork(c));
   const onUpload = await upload.guess(rules.upload, now);
   if (!onUpload.allowed) return wait(onUpload.retryAfterMs);
   const onIp = await ip.guess(rules.ip, now);
@@ -45,7 +46,7 @@ export async function throttledPassword(c: Context<AppEnv>, uploadId: string, ve
  */
 export async function throttledAdminToken(c: Context<AppEnv>, compare: () => Promise<boolean>): Promise<Guess> {
   const now = c.var.now();
-  const ip = limiter(c, `ip:${clientNetwork(c)}`);
+  const ip = networkLimiter(c.env, clientNetwork(c));
   if (!(await compare())) {
     const counted = await ip.guess([adminTokenRule], now);
     return counted.allowed ? { outcome: "wrong" } : wait(counted.retryAfterMs);

@@ -12,8 +12,6 @@ export interface BudgetState {
 export interface TakeResult {
   allowed: boolean;
   budgets: BudgetState[];
-  /** The latest D1 bookmark noted here (a full key's: its account's last write), if any. */
-  bookmark: string | null;
 }
 
 /** A guess let through by `guess`, to settle once its outcome is known. */
@@ -28,7 +26,8 @@ export type GuessResult = { allowed: true; ticket: GuessTicket } | { allowed: fa
  * budgets and the tallies of its guess throttles (backoff.ts) in SQLite, so counts survive
  * eviction and restarts. A Durable Object runs one call at a time and these methods never wait
  * on I/O (SQLite calls are synchronous), so every take and guess is atomic: of many simultaneous
- * requests, exactly the budget's worth get through.
+ * requests, exactly the budget's worth get through. A full key's object also keeps its account's
+ * last D1 write (src/http/d1-sessions.ts), whether or not RATE_LIMITS is on.
  */
 export class RateLimiter extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
@@ -38,8 +37,10 @@ export class RateLimiter extends DurableObject<Env> {
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS bookmark (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL)");
   }
 
-  private bookmark(): string | null {
-    return this.ctx.storage.sql.exec<{ value: string }>("SELECT value FROM bookmark WHERE id = 1").toArray()[0]?.value ?? null;
+  /** The latest D1 bookmark noted here, if any. */
+  notedBookmark(): string | null {
+    const row = this.ctx.storage.sql.exec<{ value: string }>("SELECT value FROM bookmark WHERE id = 1").toArray()[0];
+    return row?.value ?? null;
   }
 
   /**
@@ -69,7 +70,6 @@ export class RateLimiter extends DurableObject<Env> {
     if (allowed) for (const { rule, decision } of decisions) this.store(rule.name, decision.tat);
     return {
       allowed,
-      bookmark: this.bookmark(),
       budgets: decisions.map(({ rule, decision }) => ({
         rule,
         // Refused: what is left now (nothing was used).

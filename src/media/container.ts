@@ -1,4 +1,5 @@
 import { Container } from "@cloudflare/containers";
+import { MEDIA_PORT, type ServiceVars } from "../../container/src/contract";
 import type { Env } from "../env";
 import { settingsOf } from "../settings";
 import { MEDIA_CONCURRENT_JOBS } from "./container-size";
@@ -9,9 +10,9 @@ import { MEDIA_JOB_TIMEOUT_MS } from "./timeouts";
  * The service's settings. Its job time limit is the Worker's, so that a job's lease and each
  * call's deadline (src/media/timeouts.ts) are known to outlast it.
  */
-export const mediaServiceVars = (env: Env): Record<string, string> => ({
+export const mediaServiceVars = (env: Env): ServiceVars => ({
   MEDIA_SECRET: settingsOf(env).media.secret,
-  PORT: "8080",
+  PORT: String(MEDIA_PORT),
   MAX_CONCURRENT_JOBS: String(MEDIA_CONCURRENT_JOBS),
   JOB_TIMEOUT_MS: String(MEDIA_JOB_TIMEOUT_MS),
 });
@@ -23,7 +24,7 @@ export const mediaServiceVars = (env: Env): Record<string, string> => ({
  * MEDIA_SERVICE_URL and stands in for the container (./local-container.ts).
  */
 export class MediaContainer extends Container<Env> {
-  override defaultPort = 8080;
+  override defaultPort = MEDIA_PORT;
   override sleepAfter = "5m";
   override enableInternet = false;
 

@@ -1,9 +1,21 @@
 import { getRandom } from "@cloudflare/containers";
+import {
+  callHeaders,
+  callPath,
+  errorReason,
+  OPERATION_METHOD,
+  readSize,
+  readThumbnailLength,
+  type CallOf,
+  type MediaCall,
+  type MediaSize,
+  type Probe,
+  type VideoCall,
+} from "../../container/src/contract";
 import type { Env } from "../env";
 import { settingsOf } from "../settings";
 import { MEDIA_INSTANCES } from "./container-size";
 import { MEDIA_CALL_TIMEOUT_MS } from "./timeouts";
-
 
 const PERMANENT = new Set([400, 413, 422, 504]);
 
@@ -39,6 +51,28 @@ export class MediaServiceError extends Error {
   }
 }
 
+export type MediaInput = ReadableStream | ArrayBuffer | Uint8Array;
+
+/** A file the service made: a stream of the length it declared, which R2 can store as it comes. */
+export interface MediaFile extends Required<MediaSize> {
+  body: ReadableStream;
+  length: number;
+}
+
+/**
+ * A video, and its thumbnail when the call asked for one: its bytes, null when no frame of the
+ * video decodes, or "not sent" when none came in front (a service of an older version, during a
+ * deploy).
+ */
+export interface VideoAnswer {
+  video: MediaFile;
+  thumbnail: Uint8Array | null | "not sent";
+}
+
+/** What each call is answered with. */
+export type AnswerOf<C extends MediaCall> =
+  C extends CallOf<"probeVideo"> ? Probe : C extends VideoCall ? VideoAnswer : MediaFile;
+
 /**
  * The one way the Worker talks to the media service: through the MEDIA_CONTAINER binding, always.
  * Deployed, that is a container; locally and in tests, the container's Durable Object forwards
@@ -46,80 +80,155 @@ export class MediaServiceError extends Error {
  * to that URL, so that a test can point one request at a service of its own.
  */
 export interface MediaService {
-  call(operation: string, input: ReadableStream | ArrayBuffer | Uint8Array, length: number): Promise<Response>;
+  call<C extends MediaCall>(call: C, input: MediaInput, length: number): Promise<AnswerOf<C>>;
 }
 
 /** A stored file's stream that was not (fully) sent must be cancelled, or its read stays open. */
-async function release(input: ReadableStream | ArrayBuffer | Uint8Array) {
+async function release(input: MediaInput) {
   if (input instanceof ReadableStream) await input.cancel().catch(() => {});
 }
 
 /**
- * The answer with a body of the length its Content-Length gives. R2 stores only streams whose
- * length it knows, and an answer proxied through the container's Durable Object has lost that
- * (@cloudflare/containers pipes every body through an IdentityTransformStream) while keeping the
- * header. A body that ends short of it, or runs past it, errors instead of being stored cut.
+ * The length an answer's Content-Length gives. R2 stores only streams whose length it knows, and
+ * an answer proxied through the container's Durable Object has lost that (@cloudflare/containers
+ * pipes every body through an IdentityTransformStream) while keeping the header.
  */
-function withKnownLength(response: Response): Response {
-  if (!response.body) return response;
+function declaredLength(response: Response): number {
   const declared = response.headers.get("Content-Length");
   const length = declared !== null && /^\d{1,15}$/.test(declared) ? Number(declared) : NaN;
   if (!Number.isSafeInteger(length)) {
-    response.body.cancel().catch(() => {});
+    response.body?.cancel().catch(() => {});
     throw new MediaServiceError(0, "media service answered without a Content-Length");
   }
-  const sized = new FixedLengthStream(length);
-  // A failure here reaches the reader as the stream's error.
-  response.body.pipeTo(sized.writable).catch(() => {});
-  return new Response(sized.readable, response);
+  return length;
 }
 
-function jsonError(text: string): string | undefined {
-  try {
-    return (JSON.parse(text) as { error?: string }).error;
-  } catch {
-    return undefined;
+/**
+ * `body` as a stream of `length` bytes: one that ends short of it, or runs past it, errors
+ * instead of being stored cut.
+ */
+function withKnownLength(body: ReadableStream, length: number): ReadableStream {
+  const sized = new FixedLengthStream(length);
+  // A failure here reaches the reader as the stream's error.
+  body.pipeTo(sized.writable).catch(() => {});
+  return sized.readable;
+}
+
+/** A file answer: its body, of the length it declared, and the output's size. */
+function fileAnswer(response: Response): MediaFile {
+  const length = declaredLength(response);
+  const body = withKnownLength(response.body ?? new Blob([]).stream(), length);
+  return { body, length, ...readSize(response.headers) };
+}
+
+/** Far more than a 280 px WebP takes: a larger claim is a broken answer, not a thumbnail. */
+const MAX_THUMBNAIL_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A video answer split into the thumbnail in front of it, read into memory (it is small), and
+ * the video, streamed on as it comes in a stream of its own known length.
+ */
+async function videoAnswer(response: Response): Promise<VideoAnswer> {
+  const thumbLength = readThumbnailLength(response.headers);
+  if (thumbLength === null) return { video: fileAnswer(response), thumbnail: "not sent" };
+  const total = declaredLength(response);
+  if (!(thumbLength <= MAX_THUMBNAIL_BYTES && thumbLength <= total)) {
+    await response.body?.cancel();
+    throw new MediaServiceError(0, `media service answered a thumbnail of ${thumbLength} bytes in front of ${total}`);
+  }
+  const reader = response.body!.getReader();
+  const thumbnail = new Uint8Array(thumbLength);
+  let filled = 0;
+  let leftover: Uint8Array | null = null;
+  while (filled < thumbLength) {
+    const { done, value } = await reader.read();
+    if (done) throw new MediaServiceError(0, "media service answer ended inside its thumbnail");
+    const take = Math.min(value.length, thumbLength - filled);
+    thumbnail.set(value.subarray(0, take), filled);
+    filled += take;
+    if (take < value.length) leftover = value.subarray(take);
+  }
+  // The rest is moved chunk by chunk (the chunks themselves are not copied), each write waiting
+  // for the reader, so no more than a chunk is held.
+  const length = total - thumbLength;
+  const video = new FixedLengthStream(length);
+  const writer = video.writable.getWriter();
+  (async () => {
+    if (leftover) await writer.write(leftover);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      await writer.write(value);
+    }
+    await writer.close();
+  })().catch(async (error) => {
+    // Errors the video stream, which fails its put.
+    await writer.abort(error).catch(() => {});
+    await reader.cancel(error).catch(() => {});
+  });
+  const size = readSize(response.headers);
+  return { video: { body: video.readable, length, ...size }, thumbnail: thumbLength ? thumbnail : null };
+}
+
+function answerOf(call: MediaCall, response: Response): Promise<Probe | VideoAnswer | MediaFile> | MediaFile {
+  switch (call.operation) {
+    case "probeVideo":
+      return response.json<Probe>();
+    case "videoToMp4":
+    case "stripVideo":
+      return videoAnswer(response);
+    default:
+      return fileAnswer(response);
   }
 }
 
-/** `callTimeoutMs` bounds a call from its request to the end of its answer's body. */
-export function mediaService(env: Env, { callTimeoutMs = MEDIA_CALL_TIMEOUT_MS } = {}): MediaService {
+interface MediaServiceOptions {
+  /** Bounds a call from its request to the end of its answer's body. */
+  callTimeoutMs?: number;
+  /** Where requests go: a random instance of the media container, unless a test stands in for it. */
+  send?: (request: Request) => Promise<Response>;
+}
+
+export function mediaService(env: Env, options: MediaServiceOptions = {}): MediaService {
+  const { callTimeoutMs = MEDIA_CALL_TIMEOUT_MS } = options;
   const { secret, serviceUrl } = settingsOf(env).media;
-  const send = async (request: Request) => (await getRandom(env.MEDIA_CONTAINER, MEDIA_INSTANCES)).fetch(request);
+  const toContainer = async (request: Request) => (await getRandom(env.MEDIA_CONTAINER, MEDIA_INSTANCES)).fetch(request);
+  const send = options.send ?? toContainer;
   const base = (serviceUrl || "http://media.container").replace(/\/+$/, "");
   return {
-    async call(operation, input, length) {
+    async call<C extends MediaCall>(call: C, input: MediaInput, length: number) {
       const deadline = AbortSignal.timeout(callTimeoutMs);
       // Not every way of sending may heed the signal: the wait for the answer is cut short here too.
-      const abandoned = new Promise<never>((_, reject) => deadline.addEventListener("abort", () => reject(deadline.reason), { once: true }));
+      const abandoned = new Promise<never>((_, reject) => {
+        deadline.addEventListener("abort", () => reject(deadline.reason), { once: true });
+      });
       let response: Response;
       try {
-        response = await Promise.race([
-          send(
-            new Request(`${base}${operation}`, {
-              method: "POST",
-              headers: { Authorization: `Bearer ${secret}`, "Content-Length": String(length) },
-              body: input,
-              signal: deadline,
-            }),
-          ),
-          abandoned,
-        ]);
+        const request = new Request(`${base}${callPath(call)}`, {
+          method: OPERATION_METHOD,
+          headers: callHeaders(secret, length),
+          body: input,
+          signal: deadline,
+        });
+        response = await Promise.race([send(request), abandoned]);
       } catch (error) {
         await release(input);
         // No answer in time is not the media's fault (the service may be busy): worth a retry.
-        if (deadline.aborted) throw new MediaServiceError(0, `media service did not answer within ${callTimeoutMs / 1000} s`);
+        if (deadline.aborted) {
+          throw new MediaServiceError(0, `media service did not answer within ${callTimeoutMs / 1000} s`);
+        }
         throw new MediaServiceError(0, `media service unreachable: ${String(error)}`, true);
       }
       if (!response.ok) {
         await release(input);
         // The service answers JSON; the container's runtime and its proxy answer plain text.
         const text = await response.text().catch(() => "");
-        const reason = jsonError(text);
+        const reason = errorReason(text);
         if (reason !== undefined) throw new MediaServiceError(response.status, reason);
-        throw new MediaServiceError(response.status, text.slice(0, 500) || `media service answered ${response.status}`, response.status >= 500);
+        const message = text.slice(0, 500) || `media service answered ${response.status}`;
+        throw new MediaServiceError(response.status, message, response.status >= 500);
       }
-      return withKnownLength(response);
+      return (await answerOf(call, response)) as AnswerOf<C>;
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { z } from "zod";
-import { KEY_KINDS } from "../storage/schema";
+import { KEY_KINDS } from "../accounts/keys";
 
 /**
  * The success bodies of the operator API, `{type: "success", data}`, typed by these schemas so a

@@ -4,16 +4,15 @@ import { createAccount, regenerateKey, setAccountBanned } from "../accounts/acco
 import { secretsEqual } from "../crypto";
 import type { AppEnv } from "../env";
 import { requestDeps } from "../bindings";
-import { ApiError, notFound, unauthorized, unprocessable } from "../errors";
+import { ApiError, notFound, unauthorized } from "../errors";
 import { readFields, smallBody } from "../http/body";
 import { throttledAdminToken } from "../limits/guesses";
 import { parseOrThrow, validate } from "../http/validation";
 import { flagUpload } from "../moderation/flag";
-import { normalizeForModeration } from "../moderation/normalize";
-import { addBlockedTerm, listBlockedTerms, removeBlockedTerm } from "../storage/moderation";
-import { banIp, unbanIp } from "../storage/accounts";
+import { blockedTerms, blockTerm, unblockTerm } from "../moderation/blocked-terms";
+import { banAddress, unbanAddress } from "../accounts/ip-bans";
+import { KEY_KINDS } from "../accounts/keys";
 import { settingsOf } from "../settings";
-import { KEY_KINDS } from "../storage/schema";
 import { methodNotAllowed } from "./method-not-allowed";
 import {
   accountBanResponse,
@@ -71,33 +70,22 @@ export const admin = new Hono<AppEnv>()
   })
   .all("/accounts/:id/ban", methodNotAllowed("PUT", "DELETE"))
   .put("/ip-bans/:ip", validate("param", ipParam), async (c) => {
-    const { ip } = c.req.valid("param");
-    await banIp(c.var.db, ip, c.var.now());
-    return ipBanResponse(c, { ip, banned: true });
+    return ipBanResponse(c, await banAddress(c.var.db, c.req.valid("param").ip, c.var.now()));
   })
   .delete("/ip-bans/:ip", validate("param", ipParam), async (c) => {
-    const { ip } = c.req.valid("param");
-    if (!(await unbanIp(c.var.db, ip))) throw notFound("That IP address is not banned.");
-    return ipBanResponse(c, { ip, banned: false });
+    return ipBanResponse(c, await unbanAddress(c.var.db, c.req.valid("param").ip));
   })
   .all("/ip-bans/:ip", methodNotAllowed("PUT", "DELETE"))
   .get("/blocked-terms", async (c) => {
-    const terms = await listBlockedTerms(c.var.db);
-    return blockedTermsResponse(c, terms.map(({ term, normalized }) => ({ term, normalized })));
+    return blockedTermsResponse(c, await blockedTerms(c.var.db));
   })
   .post("/blocked-terms", validate("json", termBody), async (c) => {
-    const { term } = c.req.valid("json");
-    const normalized = normalizeForModeration(term);
-    if (!normalized) throw unprocessable("term: has no letters or digits to match.");
-    const added = await addBlockedTerm(c.var.db, { term, normalized, createdAt: c.var.now() });
-    return blockedTermResponse(c, { term, normalized }, added);
+    const { term, added } = await blockTerm(c.var.db, c.req.valid("json").term, c.var.now());
+    return blockedTermResponse(c, term, added);
   })
   .all("/blocked-terms", methodNotAllowed("GET", "POST"))
-  // The term as entered, or any spelling of it: it is removed by its normalised form.
   .delete("/blocked-terms/:term", async (c) => {
-    const normalized = normalizeForModeration(c.req.param("term"));
-    if (!(await removeBlockedTerm(c.var.db, normalized))) throw notFound("That term is not blocked.");
-    return unblockedTermResponse(c, { normalized, blocked: false });
+    return unblockedTermResponse(c, await unblockTerm(c.var.db, c.req.param("term")));
   })
   .all("/blocked-terms/:term", methodNotAllowed("DELETE"))
   .post("/uploads/:id/flag", async (c) => {

@@ -1,17 +1,19 @@
 import { Hono, type Context } from "hono";
 import { html } from "hono/html";
+import { requestDeps } from "../bindings";
 import type { AppEnv } from "../env";
 import { badRequest, notFound } from "../errors";
 import { fromColoCache } from "../http/colo-cache";
 import { publicOrigin } from "../http/request-info";
-import { limitListing } from "../limits/middleware";
-import type { UploadRow } from "../storage/schema";
-import { countPublicUploads, publicUploads } from "../storage/uploads";
+import { limitListing } from "../limits/budgets";
 import { isoTimestamp } from "../time";
+import { feedUploads, galleryPage, sitemapPage, sitemapPages } from "../uploads/listings";
+import { locked, unrestricted, viewLimited } from "../uploads/policy";
 import { uploadLinks } from "../uploads/public-urls";
+import type { Upload } from "../uploads/upload";
 import { page, PAGE_HEADERS } from "./html";
 import { methodNotAllowed } from "./method-not-allowed";
-import { mayPreview, thumbnailSize, visitorText } from "./site/previews";
+import { thumbnailSize, visitorText } from "./site/previews";
 import { xml } from "./xml";
 
 /**
@@ -27,14 +29,6 @@ import { xml } from "./xml";
  * removed everywhere at once).
  */
 export const LISTING_SECONDS = 60;
-export const GALLERY_PAGE_SIZE = 48;
-/**
- * Uploads in one page of the sitemap (the first also lists the gallery): a tenth of the
- * protocol's 50,000 URLs a file, so that a page is a bounded read. /sitemap.xml is the index of
- * the pages (https://www.sitemaps.org/protocol.html#index).
- */
-export const SITEMAP_PAGE_URLS = 5_000;
-const FEED_ENTRIES = 50;
 
 const XML_HEADERS = { "Content-Type": "application/xml; charset=utf-8" };
 
@@ -46,21 +40,25 @@ function listing(c: Context<AppEnv>, path: string, make: () => Promise<Response>
   });
 }
 
-function galleryPage(c: Context<AppEnv>): number {
+function galleryNumber(c: Context<AppEnv>): number {
   const raw = c.req.query("page");
   if (raw === undefined) return 1;
   if (!/^[1-9]\d{0,6}$/.test(raw)) throw badRequest("page must be a whole number of at least 1.");
   return Number(raw);
 }
 
-function tile(origin: string, row: UploadRow) {
+/** What a tile without a thumbnail says instead. */
+const noThumbnail = (row: Upload) =>
+  locked.of(row) ? "Password-protected" : viewLimited.of(row) ? "Limited views" : "No preview yet";
+
+function tile(origin: string, row: Upload) {
   const links = uploadLinks(origin, row);
   const size = thumbnailSize(row);
   const { title } = visitorText(row);
   const picture =
-    mayPreview(row) && links.thumb
+    unrestricted.of(row) && links.thumb
       ? html`<img src="${links.thumb}" alt="${title}" loading="lazy"${size ? html` width="${size.width}" height="${size.height}"` : ""}>`
-      : html`<span class="nothumb">${row.passwordHash ? "Password-protected" : row.maxViews !== null ? "Limited views" : "No preview yet"}</span>`;
+      : html`<span class="nothumb">${noThumbnail(row)}</span>`;
   return html`<li><a href="${links.direct}">${picture}<span class="caption">${title}</span></a></li>`;
 }
 
@@ -71,12 +69,7 @@ const GALLERY_STYLE =
   ".caption{display:block;margin-top:.25rem;overflow-wrap:anywhere}nav{display:flex;gap:1rem;justify-content:space-between}";
 
 async function gallery(c: Context<AppEnv>, number: number) {
-  const now = c.var.now();
-  const [rows, total] = await Promise.all([
-    publicUploads(c.var.db, now, GALLERY_PAGE_SIZE, (number - 1) * GALLERY_PAGE_SIZE),
-    countPublicUploads(c.var.db, now),
-  ]);
-  const last = Math.max(1, Math.ceil(total / GALLERY_PAGE_SIZE));
+  const { uploads: rows, last } = await galleryPage(requestDeps(c), number);
   const origin = publicOrigin(c);
   const previous = number > 1 ? html`<a rel="prev" href="/gallery?page=${Math.min(number - 1, last)}">Newer</a>` : html`<span></span>`;
   const next = number < last ? html`<a rel="next" href="/gallery?page=${number + 1}">Older</a>` : html`<span></span>`;
@@ -92,7 +85,7 @@ ${rows.length ? html`<ul class="grid">${rows.map((row) => tile(origin, row))}</u
 
 async function sitemapIndex(c: Context<AppEnv>) {
   const origin = publicOrigin(c);
-  const pages = Math.max(1, Math.ceil((await countPublicUploads(c.var.db, c.var.now())) / SITEMAP_PAGE_URLS));
+  const pages = await sitemapPages(requestDeps(c));
   const entries = Array.from({ length: pages }, (_, i) => xml`<sitemap><loc>${origin}/sitemap-${i + 1}.xml</loc></sitemap>\n`);
   const body = xml`<?xml version="1.0" encoding="UTF-8"?>
 <sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
@@ -101,9 +94,9 @@ ${entries}</sitemapindex>
   return c.body(body.text, 200, XML_HEADERS);
 }
 
-async function sitemapPage(c: Context<AppEnv>, number: number) {
+async function sitemap(c: Context<AppEnv>, number: number) {
   const origin = publicOrigin(c);
-  const rows = await publicUploads(c.var.db, c.var.now(), SITEMAP_PAGE_URLS, (number - 1) * SITEMAP_PAGE_URLS);
+  const rows = await sitemapPage(requestDeps(c), number);
   if (number > 1 && !rows.length) throw notFound("No such sitemap page.");
   const urls = rows.map((row) => xml`<url><loc>${uploadLinks(origin, row).direct}</loc><lastmod>${isoTimestamp(row.updatedAt)}</lastmod></url>\n`);
   const body = xml`<?xml version="1.0" encoding="UTF-8"?>
@@ -113,10 +106,10 @@ ${number === 1 ? xml`<url><loc>${origin}/gallery</loc></url>\n` : null}${urls}</
   return c.body(body.text, 200, XML_HEADERS);
 }
 
-async function feedEntry(origin: string, row: UploadRow) {
+async function feedEntry(origin: string, row: Upload) {
   const links = uploadLinks(origin, row);
   const { title, description } = visitorText(row);
-  const picture = mayPreview(row) && links.thumb ? html`<p><img src="${links.thumb}" alt="${title}"></p>` : "";
+  const picture = unrestricted.of(row) && links.thumb ? html`<p><img src="${links.thumb}" alt="${title}"></p>` : "";
   // HTML as the entry's text: escaped for HTML here, then once more as XML.
   const summary = String(await html`${picture}${description ? html`<p>${description}</p>` : ""}`);
   return xml`<entry>
@@ -132,7 +125,7 @@ async function feedEntry(origin: string, row: UploadRow) {
 
 async function feed(c: Context<AppEnv>) {
   const origin = publicOrigin(c);
-  const rows = await publicUploads(c.var.db, c.var.now(), FEED_ENTRIES);
+  const rows = await feedUploads(requestDeps(c));
   const body = xml`<?xml version="1.0" encoding="UTF-8"?>
 <feed xmlns="http://www.w3.org/2005/Atom">
 <id>${origin}/feed.atom</id>
@@ -151,7 +144,7 @@ const SITEMAP_PAGE = "/:page{sitemap-[1-9][0-9]{0,6}\\.xml}";
 
 export const listings = new Hono<AppEnv>()
   .get("/gallery", (c) => {
-    const number = galleryPage(c);
+    const number = galleryNumber(c);
     return listing(c, `/gallery?page=${number}`, () => gallery(c, number));
   })
   .all("/gallery", methodNotAllowed("GET"))
@@ -159,7 +152,7 @@ export const listings = new Hono<AppEnv>()
   .all("/sitemap.xml", methodNotAllowed("GET"))
   .get(SITEMAP_PAGE, (c) => {
     const number = Number(/\d+/.exec(c.req.param("page"))![0]);
-    return listing(c, `/sitemap-${number}.xml`, () => sitemapPage(c, number));
+    return listing(c, `/sitemap-${number}.xml`, () => sitemap(c, number));
   })
   .all(SITEMAP_PAGE, methodNotAllowed("GET"))
   .get("/feed.atom", (c) => listing(c, "/feed.atom", () => feed(c)))

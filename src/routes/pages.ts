@@ -5,12 +5,12 @@ import type { AppEnv } from "../env";
 import { notFound } from "../errors";
 import { readFields, smallBody } from "../http/body";
 import { throttledPassword } from "../limits/guesses";
-import type { UploadRow } from "../storage/schema";
 import { verifyPassword } from "../uploads/access/passwords";
 import { signUrl } from "../uploads/access/signed-links";
 import { publicOrigin } from "../http/request-info";
 import { settingsOf } from "../settings";
-import { findUpload, findUploadRecord } from "../storage/uploads";
+import { uploadForPage, uploadForPreview } from "../uploads/pages";
+import { embeddable, locked, pageIndexable } from "../uploads/policy";
 import { uploadLinks } from "../uploads/public-urls";
 import { removeUploadByToken, uploadForDeleteLink } from "../uploads/remove";
 import { deletedResponse } from "./api/responses";
@@ -20,9 +20,10 @@ import { UPLOADER_SCRIPT } from "./site/uploader-script";
 import { NO_STORE } from "../http/cache-control";
 import { oembedAnswer, readOembedRequest } from "./site/oembed";
 import { PAGE_SCRIPT } from "./site/page-script";
-import { mayPreview, previewTags, uploadTitle } from "./site/previews";
+import { previewTags, uploadTitle } from "./site/previews";
 import { shareOptions, shareSnippets } from "./site/share-options";
 import { methodNotAllowed } from "./method-not-allowed";
+import type { Upload } from "../uploads/upload";
 
 const deps = requestDeps;
 
@@ -30,17 +31,15 @@ const gonePage = (c: Context<AppEnv>, heading: string, text: string) =>
   c.html(page({ title: heading, head: NOINDEX, body: html`<h1>${heading}</h1><p>${text}</p>` }), 410, PAGE_HEADERS);
 
 /** The live upload a page is about, or the page that says why there is none. */
-async function pageUpload(c: Context<AppEnv>): Promise<UploadRow | Response> {
-  const row = await findUpload(c.var.db, c.req.param("id")!, c.var.now());
-  if (!row) {
-    const record = await findUploadRecord(c.var.db, c.req.param("id")!);
-    if (record?.expiresAt != null && record.expiresAt <= c.var.now()) {
-      return gonePage(c, "This upload has expired", "It was set to be deleted automatically, and it has been.");
-    }
-    throw notFound("No such upload.");
+async function pageUpload(c: Context<AppEnv>): Promise<Upload | Response> {
+  const found = await uploadForPage(deps(c), c.req.param("id")!);
+  if (!found) throw notFound("No such upload.");
+  if ("upload" in found) return found.upload;
+  if (found.gone === "expired") {
+    return gonePage(c, "This upload has expired", "It was set to be deleted automatically, and it has been.");
   }
-  if (row.maxViews !== null && row.views >= row.maxViews) return gonePage(c, "This upload is no longer available", "It could be viewed a limited number of times, and it has been.");
-  return row;
+  const text = "It could be viewed a limited number of times, and it has been.";
+  return gonePage(c, "This upload is no longer available", text);
 }
 
 function passwordForm(c: Context<AppEnv>, status: 200 | 401 | 429, message = "", headers: Record<string, string> = {}) {
@@ -53,7 +52,7 @@ ${message ? html`<p><strong>${message}</strong></p>` : ""}
 const seconds = (n: number) => `${n} second${n === 1 ? "" : "s"}`;
 
 /** The site's own URLs about an upload, besides its links. */
-function siteUrls(c: Context<AppEnv>, row: UploadRow) {
+function siteUrls(c: Context<AppEnv>, row: Upload) {
   const origin = publicOrigin(c);
   const links = uploadLinks(origin, row);
   return {
@@ -65,17 +64,17 @@ function siteUrls(c: Context<AppEnv>, row: UploadRow) {
 }
 
 /** The file as the page shows it: a video with its thumbnail as poster, or the image. */
-function mediaElement(row: UploadRow, src: string, poster: string | null, title: string) {
+function mediaElement(row: Upload, src: string, poster: string | null, title: string) {
   const size = row.width && row.height ? html` width="${row.width}" height="${row.height}"` : "";
   if (row.type === "video") return html`<video controls playsinline preload="metadata"${poster ? html` poster="${poster}"` : ""}${size} src="${src}"></video>`;
   return html`<img src="${src}"${size} alt="${title}">`;
 }
 
 /** The page showing the file at `src` (a signed link for a locked upload). */
-function uploadPage(c: Context<AppEnv>, row: UploadRow, src: string) {
+function uploadPage(c: Context<AppEnv>, row: Upload, src: string) {
   const title = uploadTitle(row);
   const urls = siteUrls(c, row);
-  const indexable = row.visibility === "public" && !row.passwordHash;
+  const indexable = pageIndexable(row);
   const head = html`${indexable ? "" : NOINDEX}
 ${previewTags(row, urls.links, urls)}<script src="/assets/page.js" defer></script>`;
   const body = html`<main><h1>${title}</h1>
@@ -105,7 +104,7 @@ export const pages = new Hono<AppEnv>()
   .get("/e/:id", async (c) => {
     const row = await pageUpload(c);
     if (row instanceof Response) return row;
-    if (row.visibility === "private" || !mayPreview(row)) throw notFound("No such upload.");
+    if (!embeddable(row)) throw notFound("No such upload.");
     const { links } = siteUrls(c, row);
     const title = uploadTitle(row);
     const style = "body{margin:0;max-width:none;padding:0;background:#000}img,video{width:100vw;height:100vh;object-fit:contain;margin:0}";
@@ -115,8 +114,8 @@ export const pages = new Hono<AppEnv>()
   .get("/oembed", async (c) => {
     const origin = publicOrigin(c);
     const request = readOembedRequest(c.req.query(), origin);
-    const row = await findUpload(c.var.db, request.id, c.var.now());
-    if (!row || (row.maxViews !== null && row.views >= row.maxViews)) throw notFound("No such upload.");
+    const row = await uploadForPreview(deps(c), request.id);
+    if (!row) throw notFound("No such upload.");
     const urls = siteUrls(c, row);
     const answer = oembedAnswer(row, urls.links, request, { name: urls.site, url: origin, embed: urls.embed });
     return c.json(answer, 200, { "Cache-Control": NO_STORE, "Access-Control-Allow-Origin": "*" });
@@ -130,7 +129,7 @@ export const pages = new Hono<AppEnv>()
   .get("/v/:id", async (c) => {
     const row = await pageUpload(c);
     if (row instanceof Response) return row;
-    if (row.passwordHash) return passwordForm(c, 200);
+    if (locked.of(row)) return passwordForm(c, 200);
     if (row.visibility === "private") return c.redirect(uploadLinks(publicOrigin(c), row).src, 302);
     return uploadPage(c, row, uploadLinks(publicOrigin(c), row).src);
   })
@@ -141,11 +140,10 @@ export const pages = new Hono<AppEnv>()
   .post("/v/:id", smallBody, async (c) => {
     const row = await pageUpload(c);
     if (row instanceof Response) return row;
-    const hash = row.passwordHash;
-    if (!hash) return c.redirect(`/v/${row.id}`, 303);
+    if (!locked.of(row)) return c.redirect(`/v/${row.id}`, 303);
     const { password } = await readFields(c.req.raw);
     if (typeof password !== "string") return passwordForm(c, 401, "Wrong password.");
-    const guess = await throttledPassword(c, row.id, () => verifyPassword(password, hash));
+    const guess = await throttledPassword(c, row.id, () => verifyPassword(password, row.passwordHash));
     if (guess.outcome === "wait") {
       const wait = guess.retryAfterSeconds;
       return passwordForm(c, 429, `Too many wrong passwords. Please wait ${seconds(wait)} before trying again.`, { "Retry-After": String(wait) });

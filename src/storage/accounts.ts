@@ -1,7 +1,8 @@
 import { and, eq, exists, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "./db";
-import { accounts, apiKeys, ipBans, type KeyKind } from "./schema";
+import type { KeyKind } from "../accounts/keys";
+import { accounts, apiKeys, ipBans } from "./schema";
 
 export interface KeyOwner {
   accountId: string;

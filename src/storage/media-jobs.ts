@@ -2,7 +2,7 @@ import { and, eq, gte, inArray, lt, lte, or, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "./db";
 import { mediaJobs, uploads, type MediaJobRow } from "./schema";
-import { live } from "./uploads";
+import { live } from "../uploads/policy";
 
 export interface NewMediaJob {
   id: string;
@@ -26,11 +26,15 @@ const mediaJobInsert = (db: Database, job: NewMediaJob) =>
     .onConflictDoNothing();
 
 /**
- * Runs `write` (the statement that points an upload at the job's file) with the job recorded
- * first, in one batch: one round trip, and one transaction, so no upload points at a file
- * without its job. Resolves `write`'s result.
+ * Runs `write` (the statement that points an upload at the job's file) with the job's row
+ * inserted first, in one batch: one round trip, and one transaction, so no upload points at a
+ * file without its job. Resolves `write`'s result.
  */
-export async function recordWithJob<T extends BatchItem<"sqlite">>(db: Database, job: NewMediaJob | null, write: T): Promise<T["_"]["result"]> {
+export async function writeUploadWithJob<T extends BatchItem<"sqlite">>(
+  db: Database,
+  job: NewMediaJob | null,
+  write: T,
+): Promise<T["_"]["result"]> {
   if (!job) return (await db.batch([write]))[0];
   const [, written] = await db.batch([mediaJobInsert(db, job), write]);
   return written;
@@ -66,7 +70,7 @@ export async function claimMediaJobWithUpload(db: Database, id: string, now: num
   const jobUpload = db.select({ id: mediaJobs.uploadId }).from(mediaJobs).where(eq(mediaJobs.id, id));
   const [[job], [upload]] = await db.batch([
     claim(db, id, now, leaseMs, maxAttempts),
-    db.select().from(uploads).where(and(inArray(uploads.id, jobUpload), live(now))),
+    db.select().from(uploads).where(and(inArray(uploads.id, jobUpload), live.where(now))),
   ]);
   return job ? { job, upload } : null;
 }
@@ -87,7 +91,7 @@ export async function finishMediaJob(
       nextAttemptAt: outcome.nextAttemptAt ?? job.nextAttemptAt,
       updatedAt: now,
     })
-    // Only the holder of this attempt may record its outcome.
+    // Only the holder of this attempt may write its outcome.
     .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.attempts, job.attempts)));
 }
 

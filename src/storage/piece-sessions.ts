@@ -166,8 +166,8 @@ export async function markAssembled(db: Database, id: string) {
   await db.update(pieceSessions).set({ assembled: true }).where(eq(pieceSessions.id, id));
 }
 
-/** The piece sessions that reserved any of `fileUploadIds` (up to 100) for the upload they make. */
-export function pieceSessionsMaking(db: Database, fileUploadIds: string[]) {
-  return db.select().from(pieceSessions).where(inArray(pieceSessions.fileUploadId, fileUploadIds));
+/** The piece sessions that reserved any of `reservedUploadIds` (up to 100) for the upload they make. */
+export function pieceSessionsMaking(db: Database, reservedUploadIds: string[]) {
+  return db.select().from(pieceSessions).where(inArray(pieceSessions.fileUploadId, reservedUploadIds));
 }
 

@@ -1,5 +1,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { VISIBILITIES } from "../uploads/visibility";
+import { KEY_KINDS } from "../accounts/keys";
 
 /** Timestamps are Unix milliseconds (UTC) everywhere. */
 
@@ -9,9 +11,6 @@ export const accounts = sqliteTable("accounts", {
   bannedAt: integer("banned_at"),
   createdAt: integer("created_at").notNull(),
 });
-
-export const KEY_KINDS = ["full", "upload"] as const;
-export type KeyKind = (typeof KEY_KINDS)[number];
 
 /** One current key per account and kind; only a SHA-256 of the key is kept. */
 export const apiKeys = sqliteTable(
@@ -34,8 +33,6 @@ export const ipBans = sqliteTable("ip_bans", {
 
 export const MEDIA_TYPES = ["image", "video"] as const;
 export type MediaType = (typeof MEDIA_TYPES)[number];
-export const VISIBILITIES = ["unlisted", "private", "public"] as const;
-export type Visibility = (typeof VISIBILITIES)[number];
 
 export const uploads = sqliteTable(
   "uploads",

@@ -1,10 +1,21 @@
-import { and, asc, count, desc, eq, getTableColumns, gt, inArray, isNotNull, isNull, lt, lte, not, notInArray, or, sql, type SQL } from "drizzle-orm";
+import {
+  and,
+  asc,
+  count,
+  desc,
+  eq,
+  getTableColumns,
+  inArray,
+  isNotNull,
+  isNull,
+  lt,
+  not,
+  sql,
+  type SQL,
+} from "drizzle-orm";
+import { expired, listed, live, servedPlain, usedUp, viewLimited } from "../uploads/policy";
 import type { Database } from "./db";
 import { uploads, type NewUploadRow, type UploadRow } from "./schema";
-
-/** An upload whose expiry has passed is gone for every reader, whether or not it was swept yet. */
-/** Not expired at `now`: what every read of an upload as it is now adds. */
-export const live = (now: number) => or(isNull(uploads.expiresAt), gt(uploads.expiresAt, now));
 
 /** Inserts the row, returning its id; none when the account's dedup slot for that content is already taken. */
 export const uploadInsert = (db: Database, row: NewUploadRow) => db.insert(uploads).values(row).onConflictDoNothing().returning({ id: uploads.id });
@@ -23,25 +34,15 @@ export async function findDuplicate(db: Database, accountId: string, contentHash
 }
 
 export async function findUpload(db: Database, id: string, now: number): Promise<UploadRow | undefined> {
-  return db.select().from(uploads).where(and(eq(uploads.id, id), live(now))).get();
+  return db.select().from(uploads).where(and(eq(uploads.id, id), live.where(now))).get();
 }
 
-/** A media job is still to run on the upload's current file (its thumbnail or conversion is to come). */
-const processing = sql`exists (select 1 from media_jobs where media_jobs.upload_id = uploads.id and media_jobs.source_key = uploads.object_key and media_jobs.status in ('pending', 'running'))`;
-
-/**
- * Served as it is to anyone holding the URL: no password, no view limit, not awaiting a
- * conversion (`awaiting`: the types converted before they are served), no media job to come.
- */
-const servedPlain = (awaiting: readonly string[]) =>
-  and(isNull(uploads.passwordHash), isNull(uploads.maxViews), notInArray(uploads.mime, [...awaiting]), not(processing))!;
-
-/** The live upload and whether it is served plainly (see servedPlain). */
-export async function findServingUpload(db: Database, id: string, now: number, awaiting: readonly string[]) {
+/** The live upload and whether it is served plainly (servedPlain in src/uploads/policy.ts). */
+export async function findServingUpload(db: Database, id: string, now: number) {
   const found = await db
-    .select({ ...getTableColumns(uploads), plain: sql<number>`${servedPlain(awaiting)}` })
+    .select({ ...getTableColumns(uploads), plain: sql<number>`${servedPlain.where()}` })
     .from(uploads)
-    .where(and(eq(uploads.id, id), live(now)))
+    .where(and(eq(uploads.id, id), live.where(now)))
     .get();
   if (!found) return undefined;
   const { plain, ...row } = found;
@@ -49,8 +50,8 @@ export async function findServingUpload(db: Database, id: string, now: number, a
 }
 
 /** As findServingUpload, on one account. */
-export async function findOwnedServingUpload(db: Database, accountId: string, id: string, now: number, awaiting: readonly string[]) {
-  const found = await findServingUpload(db, id, now, awaiting);
+export async function findOwnedServingUpload(db: Database, accountId: string, id: string, now: number) {
+  const found = await findServingUpload(db, id, now);
   return found?.row.accountId === accountId ? found : undefined;
 }
 
@@ -58,12 +59,12 @@ export async function findOwnedUpload(db: Database, accountId: string, id: strin
   return db
     .select()
     .from(uploads)
-    .where(and(eq(uploads.id, id), eq(uploads.accountId, accountId), live(now)))
+    .where(and(eq(uploads.id, id), eq(uploads.accountId, accountId), live.where(now)))
     .get();
 }
 
 export async function listUploads(db: Database, accountId: string, now: number, offset: number, limit: number) {
-  const where = and(eq(uploads.accountId, accountId), live(now));
+  const where = and(eq(uploads.accountId, accountId), live.where(now));
   const [rows, totals] = await db.batch([
     db
       .select()
@@ -83,7 +84,7 @@ async function updateOwned(db: Database, accountId: string, id: string, set: Par
   const [row] = await db
     .update(uploads)
     .set({ ...set, updatedAt: now })
-    .where(and(eq(uploads.id, id), eq(uploads.accountId, accountId), live(now), only))
+    .where(and(eq(uploads.id, id), eq(uploads.accountId, accountId), live.where(now), only))
     .returning();
   return row;
 }
@@ -91,9 +92,14 @@ async function updateOwned(db: Database, accountId: string, id: string, set: Par
 export const updateUploadMeta = (db: Database, accountId: string, id: string, patch: UploadMetaPatch, now: number) =>
   updateOwned(db, accountId, id, patch, now);
 
-/** As updateUploadMeta, but only while the upload is not served plainly (see servedPlain). */
-export const updateUploadMetaUnlessPlain = (db: Database, accountId: string, id: string, patch: UploadMetaPatch, now: number, awaiting: readonly string[]) =>
-  updateOwned(db, accountId, id, patch, now, not(servedPlain(awaiting)));
+/** As updateUploadMeta, but only while the upload is not served plainly (servedPlain in the policy). */
+export const updateUploadMetaUnlessPlain = (
+  db: Database,
+  accountId: string,
+  id: string,
+  patch: UploadMetaPatch,
+  now: number,
+) => updateOwned(db, accountId, id, patch, now, not(servedPlain.where()));
 
 export type MovedFiles = Pick<UploadRow, "objectKey" | "etag" | "thumbKey">;
 
@@ -123,7 +129,7 @@ export const moveUploadFiles = (
 export async function deleteOwnedUpload(db: Database, accountId: string, id: string, now: number) {
   const [row] = await db
     .delete(uploads)
-    .where(and(eq(uploads.id, id), eq(uploads.accountId, accountId), live(now)))
+    .where(and(eq(uploads.id, id), eq(uploads.accountId, accountId), live.where(now)))
     .returning();
   return row;
 }
@@ -131,7 +137,7 @@ export async function deleteOwnedUpload(db: Database, accountId: string, id: str
 export async function deleteUploadByToken(db: Database, id: string, tokenHash: string, now: number) {
   const [row] = await db
     .delete(uploads)
-    .where(and(eq(uploads.id, id), eq(uploads.deleteTokenHash, tokenHash), live(now)))
+    .where(and(eq(uploads.id, id), eq(uploads.deleteTokenHash, tokenHash), live.where(now)))
     .returning();
   return row;
 }
@@ -158,7 +164,7 @@ export function deleteUploadsWithContent(db: Database, contentHash: string) {
 }
 
 /** The upload in any state, expired included (for its page, which answers 410 once expired). */
-export function findUploadRecord(db: Database, id: string) {
+export function findUploadInAnyState(db: Database, id: string) {
   return db.select().from(uploads).where(eq(uploads.id, id)).get();
 }
 
@@ -175,7 +181,7 @@ export function expiredWithFiles(db: Database, now: number, limit: number) {
   return db
     .select()
     .from(uploads)
-    .where(and(lte(uploads.expiresAt, now), isNull(uploads.filesRemovedAt)))
+    .where(and(expired.where(now), isNull(uploads.filesRemovedAt)))
     .limit(limit);
 }
 
@@ -202,7 +208,7 @@ export const fileReplacement = (db: Database, id: string, previousKey: string, f
   db
     .update(uploads)
     .set({ ...file, updatedAt: now })
-    .where(and(eq(uploads.id, id), eq(uploads.objectKey, previousKey), live(now)))
+    .where(and(eq(uploads.id, id), eq(uploads.objectKey, previousKey), live.where(now)))
     .returning();
 
 /** Whether another upload of the account already answers duplicates of these bytes. */
@@ -223,24 +229,23 @@ export async function takeView(db: Database, id: string) {
   const [row] = await db
     .update(uploads)
     .set({ views: sql`${uploads.views} + 1` })
-    .where(and(eq(uploads.id, id), lt(uploads.views, uploads.maxViews)))
+    .where(and(eq(uploads.id, id), viewLimited.where(), not(usedUp.where())))
     .returning({ views: uploads.views });
   return !!row;
 }
 
-/**
- * Listed on the site: live public uploads, but no view-limited one whose views are used up (its
- * page says only that it is gone, so no listing may say more).
- */
-const isPublic = (now: number) =>
-  and(eq(uploads.visibility, "public"), live(now), or(isNull(uploads.maxViews), lt(uploads.views, uploads.maxViews)));
-
-/** Listed public uploads, newest first: the gallery, the sitemap and the feed. */
-export function publicUploads(db: Database, now: number, limit: number, offset = 0) {
-  return db.select().from(uploads).where(isPublic(now)).orderBy(desc(uploads.createdAt), desc(uploads.id)).limit(limit).offset(offset);
+/** Listed uploads (listed in src/uploads/policy.ts), newest first: the gallery, the sitemap and the feed. */
+export function listedUploads(db: Database, now: number, limit: number, offset = 0) {
+  return db
+    .select()
+    .from(uploads)
+    .where(listed.where(now))
+    .orderBy(desc(uploads.createdAt), desc(uploads.id))
+    .limit(limit)
+    .offset(offset);
 }
 
-export async function countPublicUploads(db: Database, now: number): Promise<number> {
-  const [row] = await db.select({ n: count() }).from(uploads).where(isPublic(now));
+export async function countListedUploads(db: Database, now: number): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(uploads).where(listed.where(now));
   return row?.n ?? 0;
 }

@@ -9,7 +9,7 @@ import {
   updateUploadMetaUnlessPlain,
   type UploadMetaPatch,
 } from "../storage/uploads";
-import { AWAITING_CONVERSION } from "./media-jobs/webp-policy";
+import { filesIndexable } from "./policy";
 import { copyFiles } from "./serving/move-files";
 import { removePreviousFiles } from "./serving/previous-files";
 import type { UploadDeps } from "./upload-deps";
@@ -28,7 +28,7 @@ const ATTEMPTS = 3;
 const changesServing = (row: UploadRow, patch: UploadMetaPatch) =>
   patch.passwordHash !== undefined ||
   patch.maxViews !== undefined ||
-  (patch.visibility !== undefined && (patch.visibility === "public") !== (row.visibility === "public"));
+  (patch.visibility !== undefined && filesIndexable({ visibility: patch.visibility }) !== filesIndexable(row));
 
 /**
  * Records of a plainly served upload may be held anywhere (src/uploads/serving). A change to how
@@ -46,11 +46,11 @@ export async function changeUpload(deps: UploadDeps, accountId: string, id: stri
   if (max_views !== undefined) Object.assign(patch, { maxViews: max_views, views: 0 });
 
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-    const current = await findOwnedServingUpload(deps.db, accountId, id, deps.now(), AWAITING_CONVERSION);
+    const current = await findOwnedServingUpload(deps.db, accountId, id, deps.now());
     if (!current) throw notFound("No upload with that id on this account.");
     if (!changesServing(current.row, patch)) return found(await updateUploadMeta(deps.db, accountId, id, patch, deps.now()));
     if (!current.plain) {
-      const row = await updateUploadMetaUnlessPlain(deps.db, accountId, id, patch, deps.now(), AWAITING_CONVERSION);
+      const row = await updateUploadMetaUnlessPlain(deps.db, accountId, id, patch, deps.now());
       if (row) return row;
       continue;
     }

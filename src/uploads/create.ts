@@ -2,15 +2,15 @@ import { randomBase62, sha256Hex } from "../crypto";
 import { unprocessable } from "../errors";
 import { assertFreeOfTerms, textToModerate } from "../moderation/moderate";
 import { readIntakeChecks } from "../storage/intake-checks";
-import { recordWithJob } from "../storage/media-jobs";
+import { writeUploadWithJob } from "../storage/media-jobs";
 import { isFlaggedContent } from "../storage/moderation";
-import type { UploadRow, Visibility } from "../storage/schema";
+import type { UploadRow } from "../storage/schema";
 import { findDuplicate, uploadInsert } from "../storage/uploads";
 import type { UploadDeps } from "./upload-deps";
+import type { Visibility } from "./visibility";
 import type { StagedFile } from "./intake/staged-file";
 import { cancelProcessing, planProcessing } from "./media-jobs/jobs";
-import { thumbnailInline } from "./media-jobs/inline-thumbnail";
-import { needsProcessing } from "./media-jobs/webp-policy";
+import { thumbnailInline } from "./inline-thumbnail";
 
 export interface UploadOptions {
   expiresIn: number | null;
@@ -102,10 +102,10 @@ export async function createUpload(
     createdAt: now,
     updatedAt: now,
   };
-  const job = thumbKey === null && needsProcessing(file.media) ? planProcessing(deps, id, file.key) : null;
+  const job = thumbKey === null ? planProcessing(deps, id, file.key) : null;
   // Left behind if this fails too: the cron job's sweep removes files no upload points at.
   const dropThumbnail = () => (thumbKey ? deps.bucket.delete(thumbKey).catch(() => {}) : undefined);
-  const inserted = await recordWithJob(db, job, uploadInsert(db, row)).catch(async (error) => {
+  const inserted = await writeUploadWithJob(db, job, uploadInsert(db, row)).catch(async (error) => {
     await dropThumbnail();
     throw error;
   });

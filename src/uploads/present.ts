@@ -2,6 +2,7 @@ import type { UploadRow } from "../storage/schema";
 import { isoTimestamp } from "../time";
 import { deleteLink, uploadLinks } from "./public-urls";
 import { signUrl } from "./access/signed-links";
+import { locked } from "./policy";
 
 /** How to sign a locked upload's links: the secret, and the time they count from. */
 export interface Signing {
@@ -15,7 +16,7 @@ export interface Signing {
  */
 async function links(row: UploadRow, origin: string, signing: Signing | null) {
   const plain = uploadLinks(origin, row);
-  if (!row.passwordHash || !signing) return plain;
+  if (!locked.of(row) || !signing) return plain;
   return {
     ...plain,
     path: await signUrl(signing.secret, plain.path, signing.now),
@@ -32,7 +33,7 @@ export async function presentUpload(row: UploadRow, origin: string, signing: Sig
     width: row.width,
     height: row.height,
     size: row.size,
-    locked: row.passwordHash !== null,
+    locked: locked.of(row),
     visibility: row.visibility,
     title: row.title,
     description: row.description,

@@ -1,17 +1,17 @@
 import { ApiError, notFound } from "../errors";
 import type { UploadRow } from "../storage/schema";
-import { recordWithJob } from "../storage/media-jobs";
+import { writeUploadWithJob } from "../storage/media-jobs";
 import { dedupSlotTaken, fileReplacement, findOwnedUpload } from "../storage/uploads";
 import { assertNotFlagged, fileColumns } from "./create";
 import type { UploadDeps } from "./upload-deps";
 import type { StagedFile } from "./intake/staged-file";
 import { cancelProcessing, planProcessing } from "./media-jobs/jobs";
-import { needsProcessing } from "./media-jobs/webp-policy";
+import { unrestricted } from "./policy";
 import { removePreviousFiles } from "./serving/previous-files";
 
 /** The spec's 409: a password-protected or view-limited upload keeps its file. */
 export function assertReplaceable(upload: Pick<UploadRow, "passwordHash" | "maxViews">) {
-  if (upload.passwordHash || upload.maxViews !== null) {
+  if (!unrestricted.of(upload)) {
     throw new ApiError(409, "This upload is password-protected or view-limited; its file cannot be replaced.");
   }
 }
@@ -33,7 +33,7 @@ export async function replaceFile(deps: UploadDeps, input: { accountId: string; 
   await assertNotFlagged(deps, file);
 
   const dedup = current.expiresAt === null && !(await dedupSlotTaken(db, accountId, file.sha256, id));
-  const job = needsProcessing(file.media) ? planProcessing(deps, id, file.key) : null;
+  const job = planProcessing(deps, id, file.key);
   const replacement = fileReplacement(
     db,
     id,
@@ -45,13 +45,13 @@ export async function replaceFile(deps: UploadDeps, input: { accountId: string; 
     },
     deps.now(),
   );
-  const [row] = await recordWithJob(db, job, replacement);
+  const [row] = await writeUploadWithJob(db, job, replacement);
   if (!row) {
-    if (job) await cancelProcessing(deps, job.id);
+    await cancelProcessing(deps, job.id);
     throw new ApiError(409, "The upload changed while it was being replaced (another replace, or it was deleted). Try again.");
   }
   // The upload points at the new file now: a failure from here on must not undo that. Records of
   // the previous file are harmless once it is gone, so its removal is part of the answer.
   await removePreviousFiles(bucket, [current.objectKey, current.thumbKey]);
-  return { row, jobId: job?.id ?? null };
+  return { row, jobId: job.id };
 }

@@ -4,7 +4,8 @@ import { randomFillSync } from "node:crypto";
 import chromium from "@sparticuz/chromium";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ihdr, pngChunk, pngFile } from "../support/build";
+import { ihdr, ONE_PIXEL_IDAT, pngChunk, pngFile } from "../support/build";
+import { sizedPng } from "../support/png";
 import { ffmpeg } from "../support/tools";
 import { createAccount, fixture, fixturePath, processedUpload, startWithMediaService, uploadFile, type MediaTestBed } from "./server";
 
@@ -94,11 +95,7 @@ const watchProgress = (page: Page) =>
 const progressOf = (page: Page) => page.evaluate((): number[] => window.progress);
 
 /** A valid PNG of `bytes` bytes whose pixel data is noise the service never decodes on upload. */
-function largePng(bytes: number) {
-  const data = new Uint8Array(bytes - 57);
-  randomFillSync(data);
-  return pngFile(ihdr(1, 1), pngChunk("IDAT", data));
-}
+const largePng = (bytes: number) => sizedPng(bytes, (data) => randomFillSync(data));
 
 describe("the browser uploader", () => {
   it("uploads a file chosen with the picker, with progress and copyable links, and lists the user's uploads", async () => {
@@ -264,7 +261,7 @@ describe("the pages in a browser", () => {
 
   it("pages through the gallery", async () => {
     for (let i = 0; i < 50; i++) {
-      const png = pngFile(ihdr(1, 1), pngChunk("tEXt", new TextEncoder().encode(`n\0${i}`)), pngChunk("IDAT", [0x78, 0x9c, 0x63, 0x60, 0x00, 0x02, 0x00, 0x00, 0x05, 0x00, 0x01]));
+      const png = pngFile(ihdr(1, 1), pngChunk("tEXt", new TextEncoder().encode(`n\0${i}`)), ONE_PIXEL_IDAT);
       const res = await uploadFile(bed.server, bed.account.full, png, `g${i}.png`, { title: `Gallery ${i}`, visibility: "public", allow_duplicate: "1" });
       expect(res.status).toBe(200);
     }

@@ -6,7 +6,7 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMediaService } from "../../scripts/lib/media.mjs";
 import { freePort } from "../../scripts/lib/server.mjs";
-import { crc32 } from "../../src/media/strip/crc32";
+import { ihdr, pngChunk, pngFile } from "../support/build";
 import { MEDIA_TOOLS_ENV } from "../support/tools";
 import rootPackage from "../../package.json";
 import containerPackage from "../../container/package.json";
@@ -62,24 +62,7 @@ function bmp(width: number, height: number, pixel: (x: number, y: number) => [nu
 
 /** A PNG whose header declares `width` x `height`, with a few bytes of (insufficient) image data. */
 function pngDeclaring(width: number, height: number): Uint8Array {
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, "latin1"), data]);
-    const out = Buffer.alloc(12 + data.length);
-    out.writeUInt32BE(data.length, 0);
-    body.copy(out, 4);
-    out.writeUInt32BE(crc32(body), 8 + data.length);
-    return out;
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8);
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk("IHDR", ihdr),
-    chunk("IDAT", deflateSync(Buffer.alloc(64))),
-    chunk("IEND", Buffer.alloc(0)),
-  ]);
+  return pngFile(ihdr(width, height, 2), pngChunk("IDAT", deflateSync(Buffer.alloc(64))));
 }
 
 describe("the media service's image engine", () => {

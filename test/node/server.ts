@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { createAccount as createServiceAccount } from "../../scripts/lib/accounts.mjs";
 import { startMediaService } from "../../scripts/lib/media.mjs";
 import { GENEROUS_LIMITS } from "../support/limits";
 import { FIXTURES_DIR } from "../support/media";
@@ -43,14 +44,8 @@ export interface TestAccount {
 }
 
 export async function createAccount(server: TestServer, name: string): Promise<TestAccount> {
-  const res = await fetch(`${server.url}/admin/accounts`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ name }),
-  });
-  const body = (await res.json()) as { data: { id: string; full_key: string; upload_key: string } };
-  if (res.status !== 201) throw new Error(`account creation failed: ${res.status} ${JSON.stringify(body)}`);
-  return { id: body.data.id, full: body.data.full_key, upload: body.data.upload_key };
+  const account = await createServiceAccount({ origin: server.url, adminToken: ADMIN_TOKEN, name });
+  return { id: account.id, full: account.full_key, upload: account.upload_key };
 }
 
 export const fixturePath = (relativePath: string) => path.join(FIXTURES_DIR, relativePath);

@@ -1,4 +1,4 @@
-import { crc32 } from "../../src/media/strip/crc32";
+import { crc32 } from "../../src/media/strip/crc32.ts";
 
 /**
  * Image and video files built structure by structure, for tests of the parsers: every size and
@@ -33,7 +33,9 @@ export function pngChunk(type: string, data: Uint8Array | number[] = []) {
   return join(u32be(body.length - 4), body, u32be(crc32(body)));
 }
 
-export const ihdr = (width: number, height: number) => pngChunk("IHDR", join(u32be(width), u32be(height), [8, 6, 0, 0, 0]));
+/** IHDR of an 8-bit image, RGBA unless `colourType` says otherwise (2: RGB). */
+export const ihdr = (width: number, height: number, colourType = 6) =>
+  pngChunk("IHDR", join(u32be(width), u32be(height), [8, colourType, 0, 0, 0]));
 
 /** A PNG: the signature, these chunks, IEND. */
 export const pngFile = (...chunks: Uint8Array[]) => join(PNG_SIGNATURE, ...chunks, pngChunk("IEND"));

@@ -1,6 +1,8 @@
+import type { ImageCall, ImageFormat } from "../../../container/src/contract";
+import { storedFile } from "../../storage/stored-file";
 import { HEADER_LIMIT, readImageHeader } from "../image-info";
 import type { MediaService } from "../service";
-import { sniff, type Format } from "../sniff";
+import { sniff } from "../sniff";
 import type { ImageJob, SourceImage } from "./budget";
 import { renderInWorker } from "./worker-engine";
 
@@ -33,8 +35,7 @@ export function isAnimated(format: string, head: Uint8Array): boolean {
 
 /** What the budget rule needs of a stored image, from its first bytes; null if unreadable. */
 export async function describeStoredImage(bucket: R2Bucket, key: string): Promise<SourceImage | null> {
-  const object = await bucket.get(key, { range: { offset: 0, length: HEADER_LIMIT } });
-  if (!object) throw new Error(`stored file ${key} is missing`);
+  const object = await storedFile(bucket, key, { range: { offset: 0, length: HEADER_LIMIT } });
   return describeImage(new Uint8Array(await object.arrayBuffer()), object.size);
 }
 
@@ -61,12 +62,14 @@ export function describeImage(head: Uint8Array, size: number): SourceImage | nul
 /** A stored image and the format it was sniffed as when uploaded. */
 export interface StoredImage {
   key: string;
-  format: Format;
+  format: ImageFormat;
 }
 
 /** The service reads the file as the format named here, and refuses it if its bytes are another. */
-const serviceOperation = (job: ImageJob, format: Format) =>
-  job.kind === "thumbnail" ? `/image/thumbnail?width=${job.width}&format=${format}` : `/image/webp?quality=${job.quality}&format=${format}`;
+const serviceCall = (job: ImageJob, format: ImageFormat): ImageCall =>
+  job.kind === "thumbnail"
+    ? { operation: "imageThumbnail", format, width: job.width }
+    : { operation: "imageToWebp", format, quality: job.quality };
 
 /**
  * Runs image work where it fits: in this Worker when the budget rule says its memory allows
@@ -84,8 +87,7 @@ export async function renderImage(
   if (image) {
     try {
       const { plan, result } = await renderInWorker(image, job, async () => {
-        const object = await deps.bucket.get(key);
-        if (!object) throw new Error(`stored file ${key} is missing`);
+        const object = await storedFile(deps.bucket, key);
         return new Uint8Array(await object.arrayBuffer());
       });
       if (result) return { body: result.bytes, width: result.width, height: result.height, engine: "worker" };
@@ -94,15 +96,9 @@ export async function renderImage(
       log(key, job, `the Worker's codecs failed: ${String(error)}`);
     }
   }
-  const source = await deps.bucket.get(key);
-  if (!source) throw new Error(`stored file ${key} is missing`);
-  const response = await deps.media.call(serviceOperation(job, format), source.body, source.size);
-  return {
-    body: response.body!,
-    width: Number(response.headers.get("X-Media-Width")) || null,
-    height: Number(response.headers.get("X-Media-Height")) || null,
-    engine: "service",
-  };
+  const source = await storedFile(deps.bucket, key);
+  const { body, width, height } = await deps.media.call(serviceCall(job, format), source.body, source.size);
+  return { body, width, height, engine: "service" };
 }
 
 function log(key: string, job: ImageJob, reason: string) {

@@ -4,7 +4,7 @@ import { MAX_TEXT_BODY_BYTES, MiB, PIECE_BYTES } from "../../spec-limits";
 import type { AppEnv } from "../../env";
 import { tooLarge, unprocessable } from "../../errors";
 import { assertMayUpload } from "../../http/auth";
-import { withPieceBytes } from "../../limits/middleware";
+import { withPieceBytes } from "../../limits/budgets";
 import { isolateMemory, type Reservation } from "../../limits/isolate-memory";
 import { multipartBoundary } from "../../http/multipart";
 import { multipartParts, TextFields } from "../../http/multipart-parts";
@@ -22,7 +22,7 @@ const MAX_CHUNK_REQUEST_BYTES = PIECE_BYTES + 64 * 1024;
  * Reads the piece, refusing it as soon as it passes 5 MiB; it is small enough to hold, with its
  * joined copy, as long as the isolate's memory has room for both (`memory` grows as it comes).
  */
-async function readPiece(body: AsyncIterable<Uint8Array>, memory: Reservation): Promise<Uint8Array> {
+async function readPiecePart(body: AsyncIterable<Uint8Array>, memory: Reservation): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let length = 0;
   for await (const chunk of body) {
@@ -59,7 +59,7 @@ async function receiveChunk(c: Context<AppEnv>, deps: UploadDeps, memory: Reserv
   for await (const part of parts) {
     if (part.name === "chunk") {
       if (piece) throw unprocessable("One piece per request: send a single `chunk` part.");
-      piece = await readPiece(part.body, memory);
+      piece = await readPiecePart(part.body, memory);
     } else if (part.filename === null) {
       await fields.read(part);
     }
@@ -71,7 +71,7 @@ async function receiveChunk(c: Context<AppEnv>, deps: UploadDeps, memory: Reserv
   // Charged its size before it is stored: the daily byte budgets bound what pieces can park in storage.
   const bytes: Uint8Array = piece;
   await withPieceBytes(c, bytes.byteLength, () =>
-    storePiece(deps, { accountId: c.var.caller.accountId, uploadId: upload_id.toLowerCase(), index, total, bytes }),
+    storePiece(deps, { accountId: c.var.caller.accountId, sessionId: upload_id.toLowerCase(), index, total, bytes }),
   );
   return chunkResponse(c);
 }

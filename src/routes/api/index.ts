@@ -1,9 +1,10 @@
 import { Hono } from "hono";
+import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../env";
-import { requireKey } from "../../http/auth";
-import { apiGate } from "../../limits/middleware";
+import { identifyCaller, requireKey } from "../../http/auth";
+import { rateLimits } from "../../limits/rate-limits";
 import { NO_STORE } from "../../http/cache-control";
-import { apiSession } from "../../http/d1-sessions";
+import { accountSession, apiSession } from "../../http/d1-sessions";
 import { readFields } from "../../http/body";
 import { linkSigning, publicOrigin } from "../../http/request-info";
 import { parseOrThrow, validate } from "../../http/validation";
@@ -13,6 +14,7 @@ import { presentUpload } from "../../uploads/present";
 import { getOwnedUpload, listPage } from "../../uploads/read";
 import { removeOwnedUpload } from "../../uploads/remove";
 import { methodNotAllowed } from "../method-not-allowed";
+import { routeGroup } from "../route-group";
 import { openApiRoute } from "./openapi";
 import {
   describeChange,
@@ -30,30 +32,17 @@ import { handleReplace, handleUpload } from "./upload";
 
 const deps = requestDeps;
 
-export const api = new Hono<AppEnv>()
-  // Generated from this router: an operation is in the document when its first handler is its
-  // description (openapi-operations.ts).
-  .get("/openapi.json", openApiRoute((): Hono<AppEnv> => api))
-  .all("/openapi.json", methodNotAllowed("GET"))
-
-  // Answers are an account's own, may carry signed links, and may come for a key in the query:
-  // no cache keeps them.
-  .use("*", async (c, next) => {
-    await next();
-    c.header("Cache-Control", NO_STORE);
-  })
-
-  .use("*", apiSession)
-
-  // Every operation of the API, whatever its method: key resolved, request counted.
-  .use("/", apiGate)
-  .use("/:id", apiGate)
-  .use("/:id/replace", apiGate)
-
+/**
+ * Pieces of a large file, on their own budget. They are never read back through the API, so their
+ * session stays on the primary and their writes are not noted for the account's reads.
+ */
+const pieces = routeGroup(identifyCaller, rateLimits("pieces"))
   // Either key may send pieces: an upload-only key must be able to upload a large file.
   .post("/chunk", describeChunk, requireKey("any"), (c) => handleChunk(c, deps(c)))
-  .all("/chunk", methodNotAllowed("POST"))
+  .all("/chunk", methodNotAllowed("POST"));
 
+/** Every other operation: the caller, then the spec's limits, then the account's D1 session. */
+const uploads = routeGroup(identifyCaller, rateLimits("api"), accountSession)
   .post("/", describeUpload, requireKey("any"), (c) => handleUpload(c, deps(c)))
   .get("/", describeList, requireKey("full"), validate("query", listQuery), async (c) => {
     const { page } = c.req.valid("query");
@@ -79,3 +68,24 @@ export const api = new Hono<AppEnv>()
   .all("/:id", methodNotAllowed("GET", "PATCH", "DELETE"))
   .post("/:id/replace", describeReplace, requireKey("full"), (c) => handleReplace(c, deps(c)))
   .all("/:id/replace", methodNotAllowed("POST"));
+
+/**
+ * Answers are an account's own, may carry signed links, and may come for a key in the query: no
+ * cache keeps them.
+ */
+const noStore = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  c.header("Cache-Control", NO_STORE);
+});
+
+export const api = new Hono<AppEnv>()
+  // Generated from this router: an operation is in the document when its first handler is its
+  // description (openapi-operations.ts).
+  .get("/openapi.json", openApiRoute((): Hono<AppEnv> => api))
+  .all("/openapi.json", methodNotAllowed("GET"))
+  // Every other request, an operation's or an unknown path's.
+  .use(noStore)
+  .use(apiSession)
+  // Pieces first: /chunk is also a path of /{id}.
+  .route("/", pieces)
+  .route("/", uploads);

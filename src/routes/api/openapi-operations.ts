@@ -1,5 +1,6 @@
 import { describeRoute, resolver } from "hono-openapi";
 import type { z } from "zod";
+import { MAX_FILE_BYTES, MAX_REQUEST_BYTES, megabytes, PIECE_BYTES } from "../../spec-limits";
 import { chunkForm, queryParameters, replaceForm, uploadForm, uploadUrlEncoded } from "./openapi-requests";
 import {
   changeBody,
@@ -29,7 +30,7 @@ const anyKey = error("Missing or invalid API key.");
 const fullKey = error("Missing or invalid key, or the upload-only key.");
 const banned = error("Account or IP banned from uploading.");
 const noSuchUpload = error("No such upload on this account.");
-const tooLarge = error("Request over 100MB.");
+const tooLarge = error(`Request over ${megabytes(MAX_REQUEST_BYTES)}.`);
 const throttled = error("Rate limit exceeded.");
 const throttledRetry = error("Rate limit exceeded; see Retry-After.");
 
@@ -78,13 +79,13 @@ export const describeChunk = describeRoute({
     "Pieces may come in any order and in parallel; sending an index again replaces it. Both key " +
     "kinds may send pieces; the session belongs to the account whose key sent its first piece. " +
     "Finish with POST / and `upload_id` within 2 hours of the first piece; after that the " +
-    "session and its pieces are discarded. The pieces may add up to 200MB.",
+    `session and its pieces are discarded. The pieces may add up to ${megabytes(MAX_FILE_BYTES)}.`,
   requestBody: { required: true, content: { "multipart/form-data": { schema: chunkForm } } },
   responses: {
     200: json(chunkResponseSchema),
     401: anyKey,
     403: banned,
-    413: error("Piece over 5MB, or pieces adding up to more than 200MB."),
+    413: error(`Piece over ${megabytes(PIECE_BYTES)}, or pieces adding up to more than ${megabytes(MAX_FILE_BYTES)}.`),
     422: error(
       "Bad field, index not below total, total differing from the session's, or an upload_id that is finished, expired or another account's.",
     ),

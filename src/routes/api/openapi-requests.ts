@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ACCEPTED_FORMATS_TEXT } from "../../media/sniff";
+import { MAX_REQUEST_BYTES, megabytes, PIECE_BYTES } from "../../spec-limits";
 import { chunkFields, uploadFields } from "./schemas";
 
 /**
@@ -29,7 +30,10 @@ const uploadText = fieldsOf(uploadFields);
 /** POST /api as a multipart form: the file as `uploads`, or one of the other sources. */
 export const uploadForm: ObjectSchema = {
   ...uploadText,
-  properties: { uploads: file(`The file (${ACCEPTED_FORMATS_TEXT}), up to 100MB.`), ...uploadText.properties },
+  properties: {
+    uploads: file(`The file (${ACCEPTED_FORMATS_TEXT}), up to ${megabytes(MAX_REQUEST_BYTES)}.`),
+    ...uploadText.properties,
+  },
 };
 
 /** POST /api without a file: the same fields as a plain form. */
@@ -39,7 +43,10 @@ const chunkText = fieldsOf(chunkFields);
 
 export const chunkForm: ObjectSchema = {
   ...chunkText,
-  properties: { ...chunkText.properties, chunk: file("The piece's bytes, at most 5MB (5242880 bytes).") },
+  properties: {
+    ...chunkText.properties,
+    chunk: file(`The piece's bytes, at most ${megabytes(PIECE_BYTES)} (${PIECE_BYTES} bytes).`),
+  },
   required: [...(chunkText.required ?? []), "chunk"],
 };
 
@@ -47,7 +54,7 @@ export const chunkForm: ObjectSchema = {
 export const replaceForm: ObjectSchema = {
   type: "object",
   properties: {
-    uploads: file("The new file, up to 100MB."),
+    uploads: file(`The new file, up to ${megabytes(MAX_REQUEST_BYTES)}.`),
     upload_id: uploadText.properties.upload_id!,
     url: uploadText.properties.url!,
     keep_original: uploadText.properties.keep_original!,

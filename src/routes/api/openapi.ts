@@ -1,6 +1,6 @@
 import type { Context, Hono } from "hono";
 import { generateSpecs, type GenerateSpecOptions } from "hono-openapi";
-import { EXPIRES_IN_MIN, MAX_REQUEST_BYTES, MiB, PAGE_SIZE } from "../../spec-limits";
+import { EXPIRES_IN_MIN, MAX_REQUEST_BYTES, megabytes, PAGE_SIZE } from "../../spec-limits";
 import type { AppEnv } from "../../env";
 import { publicOrigin } from "../../http/request-info";
 import { settingsOf } from "../../settings";
@@ -19,7 +19,7 @@ const documentation: GenerateSpecOptions["documentation"] = {
     description:
       "Stores images and videos for an account. Every request needs an API key in `X-API-Key` " +
       "(or the `key` query parameter). Errors are `{type: \"error\", errors: string}`. " +
-      `Requests over ${MAX_REQUEST_BYTES / MiB}MB get 413 (MB means MiB throughout). ` +
+      `Requests over ${megabytes(MAX_REQUEST_BYTES)} get 413 (MB means MiB throughout). ` +
       "Booleans accept 1/0, true/false, yes/no, on/off. " +
       `Lists have ${PAGE_SIZE} items a page; a page past last_page is an empty list, a page below 1 is a 422. ` +
       "Every response of an operation carries X-RateLimit-Limit and X-RateLimit-Remaining (the budget closest " +

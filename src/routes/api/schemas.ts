@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { DESCRIPTION_MAX, EXPIRES_IN_MAX, EXPIRES_IN_MIN, PIECE_BYTES, TITLE_MAX } from "../../spec-limits";
-import { VISIBILITIES } from "../../storage/schema";
-import { MAX_PIECES, UPLOAD_ID_PATTERN } from "../../uploads/intake/piece-sessions";
+import { MAX_PIECES, SESSION_ID_PATTERN } from "../../uploads/intake/piece-sessions";
+import { VISIBILITIES } from "../../uploads/visibility";
 import { isXmlText } from "../xml";
 
 /**
@@ -88,7 +88,7 @@ export const uploadFields = z.object({
 export const chunkFields = z.object({
   upload_id: z
     .string()
-    .regex(UPLOAD_ID_PATTERN, { message: "must be 32 hexadecimal characters" })
+    .regex(SESSION_ID_PATTERN, { message: "must be 32 hexadecimal characters" })
     .meta({ description: "Chosen by the client: 32 random hexadecimal characters, the same for every piece." }),
   index: wholeNumber(0, MAX_PIECES - 1).meta({ description: "Position of the piece, from 0." }),
   total: wholeNumber(1, MAX_PIECES).meta({ description: `Number of pieces, at most ${MAX_PIECES}; the same for every piece.` }),

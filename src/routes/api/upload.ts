@@ -4,10 +4,11 @@ import { unprocessable } from "../../errors";
 import { afterResponse } from "../../http/after-response";
 import { assertMayUpload } from "../../http/auth";
 import { linkSigning, publicOrigin } from "../../http/request-info";
+import { readUploadBody } from "../../http/upload-body";
 import { parseOrThrow } from "../../http/validation";
 import { createUpload, newUploadId, type UploadOptions } from "../../uploads/create";
 import type { UploadDeps } from "../../uploads/upload-deps";
-import { receiveFile, type FileRequest } from "../../uploads/intake/receive-file";
+import { IncomingFile, type FileSource, type FileTarget } from "../../uploads/intake/incoming-file";
 import { presentUpload, presentUploadResult } from "../../uploads/present";
 import { assertReplaceable, replaceFile } from "../../uploads/replace";
 import { hashPassword } from "../../uploads/access/passwords";
@@ -18,6 +19,7 @@ import { settingsOf } from "../../settings";
 import { uploadFields } from "./schemas";
 import { uploadItemResponse, uploadResponse } from "./responses";
 
+/** The request's text fields as upload options; throws (422) on bad ones. */
 function uploadOptions(fields: Record<string, string>) {
   // An empty optional field means "not given", except title and description, where it means "none".
   const given = Object.fromEntries(
@@ -26,15 +28,42 @@ function uploadOptions(fields: Record<string, string>) {
   return parseOrThrow(uploadFields, given);
 }
 
-/** The request's file, for the upload `uploadId`, with its fields read as upload options. */
-const fileRequest = (c: Context<AppEnv>, uploadId: string, newUpload: boolean): FileRequest<ReturnType<typeof uploadOptions>> => ({
-  request: c.req.raw,
+type UploadFields = ReturnType<typeof uploadOptions>;
+
+const fileTarget = (c: Context<AppEnv>, uploadId: string, newUpload: boolean): FileTarget => ({
   uploadId,
   newUpload,
   accountId: c.var.caller.accountId,
   link: linkDeps(c.env),
-  options: uploadOptions,
 });
+
+/**
+ * Reads the request: its file, if sent, is staged into `incoming` as it streams in, and its
+ * fields are checked as options, which also say where the file comes from otherwise.
+ */
+async function readFileRequest(c: Context<AppEnv>, incoming: IncomingFile) {
+  const body = await readUploadBody(c.req.raw, (chunks) => incoming.stage(chunks));
+  const options = uploadOptions(body.fields);
+  const source: FileSource = { sent: body.file, url: options.url, pieceSessionId: options.upload_id };
+  return { options, source };
+}
+
+async function uploadSettings(c: Context<AppEnv>, options: UploadFields): Promise<UploadOptions> {
+  const maxExpiry = settingsOf(c.env).expiresInMax;
+  if (options.expires_in !== undefined && options.expires_in > maxExpiry) {
+    throw unprocessable(`expires_in: must be at most ${maxExpiry}`);
+  }
+  return {
+    expiresIn: options.expires_in ?? null,
+    allowDuplicate: options.allow_duplicate ?? false,
+    keepOriginal: options.keep_original ?? false,
+    visibility: options.visibility ?? "unlisted",
+    title: options.title ?? null,
+    description: options.description ?? null,
+    passwordHash: options.password ? await hashPassword(options.password) : null,
+    maxViews: options.max_views ?? null,
+  };
+}
 
 /**
  * The job's runner starts once its row is committed, right after the response: starting it takes
@@ -47,23 +76,19 @@ const startMediaJob = (c: Context<AppEnv>, jobId: string | null) => {
 
 export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
   assertMayUpload(c);
-  const result = await receiveFile(deps, fileRequest(c, newUploadId(), true), async (file, options, id) => {
-    const maxExpiry = settingsOf(c.env).expiresInMax;
-    if (options.expires_in !== undefined && options.expires_in > maxExpiry) throw unprocessable(`expires_in: must be at most ${maxExpiry}`);
-    const settings: UploadOptions = {
-      expiresIn: options.expires_in ?? null,
-      allowDuplicate: options.allow_duplicate ?? false,
-      keepOriginal: options.keep_original ?? false,
-      visibility: options.visibility ?? "unlisted",
-      title: options.title ?? null,
-      description: options.description ?? null,
-      passwordHash: options.password ? await hashPassword(options.password) : null,
-      maxViews: options.max_views ?? null,
-    };
-    const created = await createUpload(deps, { id, accountId: c.var.caller.accountId, file, options: settings });
-    return { value: created, keptFile: !created.duplicate };
-  });
-  if (!result.duplicate) startMediaJob(c, result.jobId);
+  // Whatever fails before the upload keeps or drops the file removes it (and gives back a piece session).
+  await using incoming = new IncomingFile(deps, fileTarget(c, newUploadId(), true));
+  const { options, source } = await readFileRequest(c, incoming);
+  const file = await incoming.receive(source);
+  const settings = await uploadSettings(c, options);
+  const accountId = c.var.caller.accountId;
+  const result = await createUpload(deps, { id: incoming.uploadId, accountId, file, options: settings });
+  if (result.duplicate) {
+    await incoming.drop();
+  } else {
+    await incoming.keep();
+    startMediaJob(c, result.jobId);
+  }
   // A duplicate is an existing upload, which the upload-only key (public by design) may not open:
   // its links come unsigned, so a locked one's path and thumb stay refused.
   const signing = result.duplicate && c.var.caller.kind !== "full" ? null : linkSigning(c);
@@ -77,12 +102,14 @@ export async function handleUpload(c: Context<AppEnv>, deps: UploadDeps) {
 export async function handleReplace(c: Context<AppEnv>, deps: UploadDeps) {
   assertMayUpload(c);
   const id = c.req.param("id")!;
+  const accountId = c.var.caller.accountId;
   // A 404 or 409 before reading what may be a 100 MB body.
-  assertReplaceable(await getOwnedUpload(deps, c.var.caller.accountId, id));
-  const result = await receiveFile(deps, fileRequest(c, id, false), async (file, options) => ({
-    value: await replaceFile(deps, { accountId: c.var.caller.accountId, id, file, keepOriginal: options.keep_original ?? false }),
-    keptFile: true,
-  }));
+  assertReplaceable(await getOwnedUpload(deps, accountId, id));
+  await using incoming = new IncomingFile(deps, fileTarget(c, id, false));
+  const { options, source } = await readFileRequest(c, incoming);
+  const file = await incoming.receive(source);
+  const result = await replaceFile(deps, { accountId, id, file, keepOriginal: options.keep_original ?? false });
+  await incoming.keep();
   startMediaJob(c, result.jobId);
   return uploadItemResponse(c, await presentUpload(result.row, publicOrigin(c), linkSigning(c)));
 }

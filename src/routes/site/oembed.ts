@@ -1,6 +1,7 @@
-import type { UploadRow } from "../../storage/schema";
 import { ApiError, badRequest, notFound, unauthorized } from "../../errors";
-import { mayPreview, playerIframe, thumbnailSize, uploadTitle, type Links } from "./previews";
+import { embeddable } from "../../uploads/policy";
+import type { Upload } from "../../uploads/upload";
+import { playerIframe, thumbnailSize, uploadTitle, type Links } from "./previews";
 
 /**
  * oEmbed 1.0 (https://oembed.com) for upload pages: `photo` for an image, `video` for a video
@@ -43,8 +44,15 @@ function fit(width: number, height: number, maxWidth: number | null, maxHeight: 
 const fits = (size: { width: number; height: number }, maxWidth: number | null, maxHeight: number | null) =>
   (!maxWidth || size.width <= maxWidth) && (!maxHeight || size.height <= maxHeight);
 
-export function oembedAnswer(row: UploadRow, links: Links, request: OembedRequest, site: { name: string; url: string; embed: string }) {
-  if (row.visibility === "private" || !mayPreview(row)) throw unauthorized("This upload is not public enough to embed: it is private, password-protected or view-limited.");
+export function oembedAnswer(
+  row: Upload,
+  links: Links,
+  request: OembedRequest,
+  site: { name: string; url: string; embed: string },
+) {
+  if (!embeddable(row)) {
+    throw unauthorized("This upload is not public enough to embed: it is private, password-protected or view-limited.");
+  }
   const title = uploadTitle(row);
   const thumb = thumbnailSize(row);
   const common = {

@@ -1,13 +1,14 @@
 import { html } from "hono/html";
-import type { UploadRow } from "../../storage/schema";
 import { THUMB_WIDTH } from "../../uploads/media-jobs/webp-policy";
+import { locked, unrestricted } from "../../uploads/policy";
 import type { uploadLinks } from "../../uploads/public-urls";
+import type { Upload } from "../../uploads/upload";
 import type { Markup } from "../html";
 
 export type Links = ReturnType<typeof uploadLinks>;
 
 /** What pages, previews and embeds call an upload. */
-export const uploadTitle = (row: Pick<UploadRow, "title">) => row.title ?? "Untitled upload";
+export const uploadTitle = (row: Pick<Upload, "title">) => row.title ?? "Untitled upload";
 
 /** Text for a double-quoted attribute of markup built as a string (embed codes to copy). */
 export const escapeAttribute = (text: string) => text.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
@@ -15,13 +16,6 @@ export const escapeAttribute = (text: string) => text.replace(/&/g, "&amp;").rep
 /** The iframe of an upload's player page: oEmbed's video `html` and the page's HTML embed code. */
 export const playerIframe = (embed: string, title: string, size: { width: number; height: number } | null) =>
   `<iframe src="${escapeAttribute(embed)}"${size ? ` width="${size.width}" height="${size.height}"` : ""} title="${escapeAttribute(title)}" allowfullscreen style="border:0"></iframe>`;
-
-/**
- * Whether link previews, embeds and oEmbed may show the file. A locked upload's file is behind
- * its password, and every fetch of a view-limited one's file is a view: a chat app's preview
- * would spend them. Both get a title and nothing else.
- */
-export const mayPreview = (row: Pick<UploadRow, "passwordHash" | "maxViews">) => row.passwordHash === null && row.maxViews === null;
 
 /** What a locked upload is called wherever it is listed. */
 const LOCKED_TITLE = "Password-protected upload";
@@ -33,11 +27,15 @@ const LOCKED_TITLE = "Password-protected upload";
  * view-limited upload's page shows both: only fetching its file spends a view. Listings show no
  * more than this.
  */
-export const visitorText = (row: Pick<UploadRow, "passwordHash" | "title" | "description">): { title: string; description: string | null } =>
-  row.passwordHash === null ? { title: uploadTitle(row), description: row.description } : { title: LOCKED_TITLE, description: null };
+export const visitorText = (
+  row: Pick<Upload, "passwordHash" | "title" | "description">,
+): { title: string; description: string | null } =>
+  locked.of(row)
+    ? { title: LOCKED_TITLE, description: null }
+    : { title: uploadTitle(row), description: row.description };
 
 /** The thumbnail's size: THUMB_WIDTH wide (a narrower image keeps its width), height in proportion. */
-export function thumbnailSize(row: Pick<UploadRow, "width" | "height">): { width: number; height: number } | null {
+export function thumbnailSize(row: Pick<Upload, "width" | "height">): { width: number; height: number } | null {
   if (!row.width || !row.height) return null;
   const width = Math.min(THUMB_WIDTH, row.width);
   return { width, height: Math.max(1, Math.round((width * row.height) / row.width)) };
@@ -57,10 +55,11 @@ const named = (name: string, content: string | number | null | undefined) =>
  * og:video (the MP4, with the thumbnail as poster) and as a Twitter player card on the embed
  * page. `embed` and `oembed` are the URLs of the player page and of the page's oEmbed answer.
  */
-export function previewTags(row: UploadRow, links: Links, urls: { embed: string; oembed: string; site: string }): Markup {
+export function previewTags(row: Upload, links: Links, urls: { embed: string; oembed: string; site: string }): Markup {
   const title = uploadTitle(row);
   const common = html`${property("og:site_name", urls.site)}${property("og:title", title)}${property("og:url", links.direct)}${property("og:description", row.description)}${named("twitter:title", title)}${named("twitter:description", row.description)}`;
-  if (!mayPreview(row)) return html`${property("og:type", "website")}${common}${named("twitter:card", "summary")}`;
+  // Only an unrestricted upload's file is shown in previews: the others get a title and nothing else.
+  if (!unrestricted.of(row)) return html`${property("og:type", "website")}${common}${named("twitter:card", "summary")}`;
 
   const thumb = thumbnailSize(row);
   const thumbTags = links.thumb

@@ -1,14 +1,15 @@
 import { html } from "hono/html";
-import type { UploadRow } from "../../storage/schema";
+import { unrestricted } from "../../uploads/policy";
+import type { Upload } from "../../uploads/upload";
 import type { Markup } from "../html";
-import { escapeAttribute, mayPreview, playerIframe, uploadTitle, type Links } from "./previews";
+import { escapeAttribute, playerIframe, uploadTitle, type Links } from "./previews";
 
 /** The ways to share an upload, as text a person copies: each link or snippet, by name. */
-export function shareSnippets(row: UploadRow, links: Links, embed: string): { name: string; text: string }[] {
+export function shareSnippets(row: Upload, links: Links, embed: string): { name: string; text: string }[] {
   const title = uploadTitle(row);
   const page = { name: "Page link", text: links.direct };
   // A locked or view-limited upload is shared by its page, which asks for the password or counts the view.
-  if (!mayPreview(row)) return [page];
+  if (!unrestricted.of(row)) return [page];
   const size = row.width && row.height ? ` width="${row.width}" height="${row.height}"` : "";
   if (row.type === "video") {
     return [

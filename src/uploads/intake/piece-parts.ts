@@ -17,14 +17,15 @@ import type { UploadDeps } from "../upload-deps";
 
 /**
  * Pieces as parts of the file itself. When a session's first piece (index 0) is a full 5 MiB
- * piece whose first bytes say what the file is, it starts an R2 multipart upload of the file's
- * final object, under an upload id reserved for it (new uploads take that id, so the object is
- * under their prefix). Every full piece, and the last, then goes up as a part; finishing
- * completes the upload and reads the file once (type, metadata, hash) instead of writing it
- * again. R2 wants every part but the last to be one size, so any other piece stays an object of
- * its own under chunks/, as do pieces sent before the first one or after the upload was
- * completed (by a finish that then failed); finishing turns the objects that can be parts into
- * parts first, and otherwise assembles the file from both.
+ * piece whose first bytes say what the file is, it starts an R2 multipart upload (its own
+ * `multipartId`) of the file's final object, under an upload id reserved for the file (a new
+ * upload takes that id, so the object is under its prefix). Every full piece, and the last, then
+ * goes up as a part; finishing completes the multipart upload and reads the file once (type,
+ * metadata, hash) instead of writing it again. R2 wants every part but the last to be one size,
+ * so any other piece stays an object of its own under chunks/, as do pieces sent before the
+ * first one or after the multipart upload was completed (by a finish that then failed);
+ * finishing turns the objects that can be parts into parts first, and otherwise assembles the
+ * file from both.
  */
 
 /** R2 numbers parts from 1 to 10,000. */
@@ -48,18 +49,19 @@ const multipartOf = (bucket: R2Bucket, session: PieceSessionRow) => bucket.resum
 async function startMultipart(deps: UploadDeps, session: PieceSessionRow, bytes: Uint8Array): Promise<PieceSessionRow> {
   const media = sniff(bytes.subarray(0, SNIFF_BYTES));
   if (!media) return session;
-  const fileUploadId = newUploadId();
-  const objectKey = newObjectKey(fileUploadId, media.ext);
-  const upload = await deps.bucket.createMultipartUpload(objectKey, { httpMetadata: { contentType: media.mime } });
+  const reservedUploadId = newUploadId();
+  const objectKey = newObjectKey(reservedUploadId, media.ext);
+  const multipart = await deps.bucket.createMultipartUpload(objectKey, { httpMetadata: { contentType: media.mime } });
+  const multipartId = multipart.uploadId;
   let attached: PieceSessionRow;
   try {
-    attached = await attachMultipart(deps.db, session.id, { fileUploadId, objectKey, multipartId: upload.uploadId });
+    attached = await attachMultipart(deps.db, session.id, { fileUploadId: reservedUploadId, objectKey, multipartId });
   } catch (error) {
-    await upload.abort().catch(() => {});
+    await multipart.abort().catch(() => {});
     throw error;
   }
-  // The first piece sent twice at once: the other request's upload is the session's.
-  if (attached.multipartId !== upload.uploadId) await upload.abort().catch(() => {});
+  // The first piece sent twice at once: the other request's multipart upload is the session's.
+  if (attached.multipartId !== multipartId) await multipart.abort().catch(() => {});
   return attached;
 }
 
@@ -111,7 +113,7 @@ export async function assembleParts(
   if (!session.multipartId || session.assembled) return { pieces, completedFrom: null };
   const { db, bucket } = deps;
   if (!(await bucket.head(session.objectKey!))) {
-    const upload = multipartOf(bucket, session);
+    const multipart = multipartOf(bucket, session);
     const objects = pieces.filter((piece) => !piece.partEtag);
     if (objects.every((piece) => fitsAsPart(piece.index, piece.size, session.total))) {
       for (const piece of objects) {
@@ -121,7 +123,7 @@ export async function assembleParts(
         const slot = await takePartSlot(db, session.id);
         if (slot >= SLOTS_PER_PIECE || !fitsAsPart(piece.index, bytes.byteLength, session.total)) break;
         const number = partNumber(piece.index, slot);
-        const part = await upload.uploadPart(number, bytes);
+        const part = await multipart.uploadPart(number, bytes);
         await recordPiece(db, session.id, piece.index, bytes.byteLength, { number, etag: part.etag });
       }
       pieces = await piecesOf(db, session.id);
@@ -129,7 +131,7 @@ export async function assembleParts(
     const parts = pieces.filter((piece) => piece.partEtag);
     if (parts.length === 0) return { pieces, completedFrom: null };
     await planPartOffsets(db, session.id, PIECE_BYTES);
-    await upload.complete(parts.map((piece) => ({ partNumber: piece.partNumber!, etag: piece.partEtag! })));
+    await multipart.complete(parts.map((piece) => ({ partNumber: piece.partNumber!, etag: piece.partEtag! })));
     await markAssembled(db, session.id);
     return { pieces: await piecesOf(db, session.id), completedFrom: parts };
   }
@@ -137,8 +139,8 @@ export async function assembleParts(
   return { pieces: await piecesOf(db, session.id), completedFrom: null };
 }
 
-/** The bytes of one piece: a range of the session's completed object, or an object of its own. */
-export async function readPiece(bucket: R2Bucket, session: PieceSessionRow, piece: StoredPieceRow) {
+/** The stored bytes of one piece: a range of the session's completed object, or an object of its own. */
+export async function getStoredPiece(bucket: R2Bucket, session: PieceSessionRow, piece: StoredPieceRow) {
   if (piece.objectOffset === null) return bucket.get(pieceKey(session.id, piece.index));
   // The last piece runs to the end of the object: its row may be older than the part that won.
   const last = piece.index === session.total - 1;

@@ -15,9 +15,9 @@ import {
 import { PIECES_PREFIX, pieceKey } from "../../storage/keys";
 import { deletePrefix } from "../../storage/objects";
 import type { PieceSessionRow } from "../../storage/schema";
-import { findUploadRecord } from "../../storage/uploads";
+import { findUploadInAnyState } from "../../storage/uploads";
 import type { WrittenObject } from "../../storage/object-writer";
-import { assembleParts, mayBePart, readPiece, removePieceStorage, storeAsPart } from "./piece-parts";
+import { assembleParts, getStoredPiece, mayBePart, removePieceStorage, storeAsPart } from "./piece-parts";
 import { scanPiece, scannedFile } from "./piece-scan";
 import type { StagedFile } from "./staged-file";
 import type { UploadDeps } from "../upload-deps";
@@ -37,7 +37,8 @@ const FINISH_LEASE_MS = 10 * 60_000;
 /** Finished and discarded sessions are remembered this long, so their upload_id stays refused. */
 const TOMBSTONE_MS = 30 * 24 * 60 * 60_000;
 
-export const UPLOAD_ID_PATTERN = /^[0-9a-fA-F]{32}$/;
+/** A session's id: the client's upload_id. */
+export const SESSION_ID_PATTERN = /^[0-9a-fA-F]{32}$/;
 
 const expired = () =>
   unprocessable("This upload_id has expired: unfinished sessions are discarded 2 hours after their first piece. Send the file again under a new upload_id.");
@@ -45,7 +46,8 @@ const finished = () => unprocessable("This upload_id was already finished. Use a
 
 export interface Piece {
   accountId: string;
-  uploadId: string;
+  /** The client's upload_id. */
+  sessionId: string;
   index: number;
   total: number;
   bytes: Uint8Array;
@@ -55,9 +57,10 @@ export interface Piece {
 export async function storePiece(deps: UploadDeps, piece: Piece): Promise<void> {
   const { db, bucket } = deps;
   const now = deps.now();
+  const expiresAt = now + SESSION_LIFETIME_MS;
   const { row: session, slot } = await openPieceSession(
     db,
-    { id: piece.uploadId, accountId: piece.accountId, total: piece.total, createdAt: now, expiresAt: now + SESSION_LIFETIME_MS },
+    { id: piece.sessionId, accountId: piece.accountId, total: piece.total, createdAt: now, expiresAt },
     mayBePart(piece.index, piece.bytes.byteLength, piece.total),
   );
   if (session.accountId !== piece.accountId) throw unprocessable("This upload_id is in use by another session. Choose another (32 random hex characters).");
@@ -69,16 +72,16 @@ export async function storePiece(deps: UploadDeps, piece: Piece): Promise<void> 
   }
 
   const part = await storeAsPart(deps, session, piece.index, piece.bytes, slot);
-  const key = pieceKey(piece.uploadId, piece.index);
+  const key = pieceKey(piece.sessionId, piece.index);
   if (!part) await bucket.put(key, piece.bytes);
-  const sessionBytes = await recordPiece(db, piece.uploadId, piece.index, piece.bytes.byteLength, part);
+  const sessionBytes = await recordPiece(db, piece.sessionId, piece.index, piece.bytes.byteLength, part);
   if (sessionBytes > MAX_FILE_BYTES) {
-    // A part nothing records is left out when the upload is completed.
-    await forgetPiece(db, piece.uploadId, piece.index);
+    // A part nothing records is left out when the multipart upload is completed.
+    await forgetPiece(db, piece.sessionId, piece.index);
     if (!part) await bucket.delete(key);
     throw tooLarge(`The pieces of this upload add up to more than ${MAX_FILE_BYTES / MiB}MB, the largest file the service takes.`);
   }
-  if (part) await scanPiece(piece.uploadId, part.objectKey, piece.index, part.number, piece.bytes);
+  if (part) await scanPiece(piece.sessionId, part.objectKey, piece.index, part.number, piece.bytes);
 }
 
 /** "3, 7-9" */
@@ -98,9 +101,9 @@ export interface PiecedFile {
   size: number;
   /**
    * The session's completed object when it holds the whole file, its pieces in order: it may
-   * become the upload's file as it is, for a new upload under the id reserved for it.
+   * become the upload's file as it is, for a new upload under the id reserved for the file.
    */
-  whole: (WrittenObject & { uploadId: string }) | null;
+  whole: (WrittenObject & { reservedUploadId: string }) | null;
   /**
    * `whole` as staging it would make it, when its pieces were read as they arrived (piece-scan.ts);
    * null when it must be read.
@@ -122,26 +125,26 @@ const missingPieces = (indices: number[], total: number) =>
  * pieces together where they were parts. Whatever the reason it cannot be finished, the answer
  * is a 422 that says which.
  */
-export async function claimPiecedFile(deps: UploadDeps, accountId: string, uploadId: string): Promise<PiecedFile> {
+export async function claimPiecedFile(deps: UploadDeps, accountId: string, sessionId: string): Promise<PiecedFile> {
   const { db, bucket } = deps;
   const now = deps.now();
-  if (!UPLOAD_ID_PATTERN.test(uploadId)) throw unprocessable("upload_id must be 32 hexadecimal characters.");
-  const session = await findPieceSession(db, uploadId);
+  if (!SESSION_ID_PATTERN.test(sessionId)) throw unprocessable("upload_id must be 32 hexadecimal characters.");
+  const session = await findPieceSession(db, sessionId);
   // Another account's session is as unknown as one that never existed.
   if (!session || session.accountId !== accountId) throw unprocessable("Unknown upload_id: no pieces were sent under it with this account's keys.");
   if (session.status === "consumed") throw finished();
   if (session.status === "discarded" || session.expiresAt <= now) throw expired();
 
-  const claimed = await claimPieceSession(db, uploadId, accountId, now, FINISH_LEASE_MS);
+  const claimed = await claimPieceSession(db, sessionId, accountId, now, FINISH_LEASE_MS);
   if (!claimed) throw unprocessable("This upload_id is already being finished by another request.");
-  const release = () => reopenPieceSession(db, uploadId);
+  const release = () => reopenPieceSession(db, sessionId);
   try {
     // An upload made from it by a finish whose last step failed: the session was spent.
-    if (claimed.fileUploadId && (await findUploadRecord(db, claimed.fileUploadId))) {
-      await closePieceSession(db, uploadId, "consumed");
+    if (claimed.fileUploadId && (await findUploadInAnyState(db, claimed.fileUploadId))) {
+      await closePieceSession(db, sessionId, "consumed");
       throw finished();
     }
-    let pieces = await piecesOf(db, uploadId);
+    let pieces = await piecesOf(db, sessionId);
     const present = new Set(pieces.map((p) => p.index));
     const missing: number[] = [];
     for (let i = 0; i < claimed.total && missing.length < 1000; i++) if (!present.has(i)) missing.push(i);
@@ -149,34 +152,36 @@ export async function claimPiecedFile(deps: UploadDeps, accountId: string, uploa
 
     const assembled = await assembleParts(deps, claimed, pieces);
     pieces = assembled.pieces;
-    const session = (await findPieceSession(db, uploadId))!;
-    // Parts sent as the upload was completed, and so left out of it.
+    const session = (await findPieceSession(db, sessionId))!;
+    // Parts sent as the multipart upload was completed, and so left out of it.
     const lost = session.assembled ? pieces.filter((p) => p.partEtag && p.objectOffset === null).map((p) => p.index) : [];
     if (lost.length) throw missingPieces(lost, session.total);
 
     const size = pieces.reduce((sum, p) => sum + p.size, 0);
     const whole = session.assembled && pieces.every((p) => p.objectOffset === p.index * PIECE_BYTES) ? await bucket.head(session.objectKey!) : null;
-    const file = whole?.size === size ? { key: whole.key, size, etag: whole.httpEtag, uploadId: session.fileUploadId! } : null;
+    const reservedUploadId = session.fileUploadId!;
+    const file = whole?.size === size ? { key: whole.key, size, etag: whole.httpEtag, reservedUploadId } : null;
     return {
       session,
       size,
       whole: file,
       // Checked against the parts the object was made of, never a later read of the rows.
-      scanned: async () => (file && assembled.completedFrom ? scannedFile(uploadId, assembled.completedFrom, claimed.total, file) : null),
+      scanned: async () =>
+        file && assembled.completedFrom ? scannedFile(sessionId, assembled.completedFrom, claimed.total, file) : null,
       async *bytes() {
         if (file) {
           const object = await bucket.get(file.key);
-          if (!object) throw new Error(`the assembled file of ${uploadId} is missing from storage`);
+          if (!object) throw new Error(`the assembled file of ${sessionId} is missing from storage`);
           return yield* object.body as unknown as AsyncIterable<Uint8Array>;
         }
         for (const piece of pieces) {
-          const object = await readPiece(bucket, session, piece);
-          if (!object) throw new Error(`piece ${piece.index} of ${uploadId} is missing from storage`);
+          const object = await getStoredPiece(bucket, session, piece);
+          if (!object) throw new Error(`piece ${piece.index} of ${sessionId} is missing from storage`);
           yield* object.body as unknown as AsyncIterable<Uint8Array>;
         }
       },
       async consume(keptKey) {
-        await closePieceSession(db, uploadId, "consumed");
+        await closePieceSession(db, sessionId, "consumed");
         await removePieceStorage(bucket, session, keptKey);
       },
       release,
@@ -193,7 +198,7 @@ export async function sweepPieceSessions(deps: UploadDeps, limit = 100): Promise
   const due = await expiredPieceSessions(deps.db, now, limit);
   for (const session of due) {
     // An upload made from it by a finish whose last step failed keeps its file, and the session was spent.
-    const made = session.fileUploadId ? await findUploadRecord(deps.db, session.fileUploadId) : undefined;
+    const made = session.fileUploadId ? await findUploadInAnyState(deps.db, session.fileUploadId) : undefined;
     // Storage first: a session marked discarded never keeps pieces behind, even after a crash here.
     await removePieceStorage(deps.bucket, session, made?.objectKey ?? null);
     await closePieceSession(deps.db, session.id, made ? "consumed" : "discarded");

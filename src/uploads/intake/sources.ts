@@ -35,7 +35,7 @@ export async function stageFromLink(staging: Staging, link: LinkDeps, url: strin
 export async function stageFromPieces(staging: Staging, session: PiecedFile): Promise<StagedFile> {
   const limit = { maxBytes: MAX_FILE_BYTES, error: () => tooLarge(`The pieces add up to more than ${MAX_FILE_BYTES / MiB}MB.`) };
   let file: StagedFile | null = null;
-  if (session.whole?.uploadId === staging.uploadId) {
+  if (session.whole?.reservedUploadId === staging.uploadId) {
     file = (await session.scanned()) ?? (await stageAsStored(session.whole, session.bytes(), limit).catch((error) => {
       if (error instanceof StoredFileDiffers) return null;
       throw error;

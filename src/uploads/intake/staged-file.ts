@@ -313,10 +313,10 @@ export class Staging {
     return this.id;
   }
 
-  /** A file sent in pieces may bring the id of the new upload it was stored for. */
-  adopt(uploadId: string) {
-    if (this.staged.length) throw new Error("an upload id is adopted before any file is staged");
-    this.id = uploadId;
+  /** A file sent in pieces may bring the id reserved for it, which a new upload takes. */
+  adopt(reservedUploadId: string) {
+    if (this.staged.length) throw new Error("a reserved upload id is adopted before any file is staged");
+    this.id = reservedUploadId;
   }
 
   async stage(chunks: AsyncIterable<Uint8Array>, limit?: StagingLimit): Promise<StagedFile | null> {

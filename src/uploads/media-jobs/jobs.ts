@@ -71,8 +71,8 @@ export interface ProcessDeps extends UploadDeps {
 }
 
 /**
- * The job for a newly stored file of the upload, recorded with the statement that points the
- * upload at that file, just before it (storage/media-jobs.ts, recordWithJob).
+ * The job for a newly stored file of the upload, inserted in the same batch as the statement
+ * that points the upload at that file, just before it (storage/media-jobs.ts, writeUploadWithJob).
  */
 export function planProcessing(deps: UploadDeps, uploadId: string, sourceKey: string): NewMediaJob {
   const now = deps.now();
@@ -161,7 +161,10 @@ async function attempt(deps: ProcessDeps, job: Claimed["job"], upload: Claimed["
   }
 }
 
-/** What a failed attempt records: with the service's status (504: its time limit ran out), since the reason alone may not say. */
+/**
+ * The error a failed attempt saves on its job: with the service's status (504: its time limit ran
+ * out), since the reason alone may not say.
+ */
 function failure(error: unknown): string {
   if (error instanceof MediaServiceError && error.status) return `media service ${error.status}: ${error.message}`;
   return error instanceof Error ? error.message : String(error);

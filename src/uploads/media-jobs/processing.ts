@@ -1,7 +1,15 @@
-import { MediaServiceError } from "../../media/service";
+import {
+  isImageFormat,
+  isVideoFormat,
+  type MediaCall,
+  type VideoCall,
+  type VideoFormat,
+} from "../../../container/src/contract";
 import { describeStoredImage, renderImage } from "../../media/image/render";
-import { formatOfMime, type Format } from "../../media/sniff";
+import { MediaServiceError, type MediaFile } from "../../media/service";
+import { formatOfMime } from "../../media/sniff";
 import { newObjectKey } from "../../storage/keys";
+import { storedFile } from "../../storage/stored-file";
 import type { UploadRow } from "../../storage/schema";
 import type { ProcessedFile } from "../../storage/uploads";
 import type { ProcessDeps } from "./jobs";
@@ -16,93 +24,46 @@ async function put(deps: ProcessDeps, key: string, body: ReadableStream | Uint8A
   return deps.bucket.put(key, body, { httpMetadata: { contentType } });
 }
 
-/** The format the upload was sniffed as, which the media service is told to read the file as. */
-function sniffedFormat(upload: Pick<UploadRow, "id" | "mime">): Format {
+/**
+ * The format the upload was sniffed as, which the media service is told to read the file as: a
+ * video's for a video call, an image's for an image call.
+ */
+function sniffedFormat<F extends string>(
+  upload: Pick<UploadRow, "id" | "mime">,
+  kind: (format: string) => format is F,
+): F {
   const format = formatOfMime(upload.mime);
-  if (!format) throw new Error(`upload ${upload.id} has a type no format gives: ${upload.mime}`);
+  if (!format || !kind(format)) throw new Error(`upload ${upload.id} has a type no format gives: ${upload.mime}`);
   return format;
 }
 
-/** `operation` on a stored file, which the service reads as `format` and nothing else. */
-async function callOnObject(deps: ProcessDeps, key: string, format: Format, operation: string) {
-  const source = await deps.bucket.get(key);
-  if (!source) throw new Error(`stored file ${key} is missing`);
-  const url = new URL(operation, "http://media");
-  url.searchParams.set("format", format);
-  return deps.media.call(`${url.pathname}${url.search}`, source.body, source.size);
+/** `call` on a stored file, which the service reads as the call's format and nothing else. */
+async function callOnObject<C extends MediaCall>(deps: ProcessDeps, key: string, call: C) {
+  const source = await storedFile(deps.bucket, key);
+  return deps.media.call(call, source.body, source.size);
 }
 
 export async function processVideo(deps: ProcessDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
   const keep = upload.mime === "video/mp4" || upload.mime === "video/webm";
   const format = upload.mime === "video/webm" ? "webm" : "mp4";
   // Stripping keeps the container: the input's format is the output's. The thumbnail of the
-  // output comes in front of it, in the same answer.
-  const operation = `${keep ? "/video/strip" : "/video/mp4"}?thumbnail=${THUMB_WIDTH}`;
-  const response = await callOnObject(deps, upload.objectKey, sniffedFormat(upload), operation);
-  const width = Number(response.headers.get("X-Media-Width")) || null;
-  const height = Number(response.headers.get("X-Media-Height")) || null;
+  // output comes with it, in the same answer.
+  const call: VideoCall = keep
+    ? { operation: "stripVideo", format, thumbnailWidth: THUMB_WIDTH }
+    : { operation: "videoToMp4", format: sniffedFormat(upload, isVideoFormat), thumbnailWidth: THUMB_WIDTH };
+  const { video, thumbnail } = await callOnObject(deps, upload.objectKey, call);
   const mime = `video/${format}`;
   const objectKey = newObjectKey(upload.id, format);
-  const { thumbnail, video } = await withThumbnailInFront(response);
-  const stored = await put(deps, objectKey, video, mime, written);
+  const stored = await put(deps, objectKey, video.body, mime, written);
   let thumbKey: string | null = null;
-  if (thumbnail?.length) {
+  if (thumbnail === "not sent") {
+    thumbKey = await videoThumbnail(deps, upload.id, objectKey, format, written);
+  } else if (thumbnail?.length) {
     thumbKey = newObjectKey(upload.id, "webp");
     await put(deps, thumbKey, thumbnail, "image/webp", written);
-  } else if (thumbnail === null) {
-    // A service without thumbnails in front (an older version during a deploy): asked apart.
-    thumbKey = await videoThumbnail(deps, upload.id, objectKey, format, written);
   }
+  const { width, height } = video;
   return { objectKey, mime, size: stored.size, etag: stored.httpEtag, width, height, thumbKey };
-}
-
-/** Far more than a 280 px WebP takes: a larger claim is a broken answer, not a thumbnail. */
-const MAX_THUMBNAIL_BYTES = 4 * 1024 * 1024;
-
-/**
- * A video answer split into the thumbnail in front of it (X-Media-Thumbnail-Length bytes, read
- * into memory: it is small) and the video, a stream of its known length. `thumbnail` is null when
- * the answer has no thumbnail in front.
- */
-async function withThumbnailInFront(response: Response): Promise<{ thumbnail: Uint8Array | null; video: ReadableStream }> {
-  const declared = response.headers.get("X-Media-Thumbnail-Length");
-  if (declared === null) return { thumbnail: null, video: response.body! };
-  const thumbLength = /^\d{1,8}$/.test(declared) ? Number(declared) : NaN;
-  const total = Number(response.headers.get("Content-Length"));
-  if (!(thumbLength <= MAX_THUMBNAIL_BYTES && thumbLength <= total)) {
-    await response.body?.cancel();
-    throw new MediaServiceError(0, `media service answered a thumbnail of ${declared} bytes in front of ${total}`);
-  }
-  const reader = response.body!.getReader();
-  const thumbnail = new Uint8Array(thumbLength);
-  let filled = 0;
-  let leftover: Uint8Array | null = null;
-  while (filled < thumbLength) {
-    const { done, value } = await reader.read();
-    if (done) throw new MediaServiceError(0, "media service answer ended inside its thumbnail");
-    const take = Math.min(value.length, thumbLength - filled);
-    thumbnail.set(value.subarray(0, take), filled);
-    filled += take;
-    if (take < value.length) leftover = value.subarray(take);
-  }
-  // The answer's body is a sized stream already, which workerd cannot pipe into another: the
-  // rest is moved chunk by chunk (the chunks themselves are not copied).
-  const video = new FixedLengthStream(total - thumbLength);
-  const writer = video.writable.getWriter();
-  (async () => {
-    if (leftover) await writer.write(leftover);
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      await writer.write(value);
-    }
-    await writer.close();
-  })().catch(async (error) => {
-    // Errors the video stream, which fails its put.
-    await writer.abort(error).catch(() => {});
-    await reader.cancel(error).catch(() => {});
-  });
-  return { thumbnail, video: video.readable };
 }
 
 export async function processImage(deps: ProcessDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
@@ -114,7 +75,8 @@ export async function processImage(deps: ProcessDeps, upload: UploadRow, written
     width: upload.width,
     height: upload.height,
   };
-  const thumb = await renderImage(deps, { key: file.objectKey, format: sniffedFormat({ id: upload.id, mime: file.mime }) }, { kind: "thumbnail", width: THUMB_WIDTH });
+  const source = { key: file.objectKey, format: sniffedFormat({ id: upload.id, mime: file.mime }, isImageFormat) };
+  const thumb = await renderImage(deps, source, { kind: "thumbnail", width: THUMB_WIDTH });
   const thumbKey = newObjectKey(upload.id, "webp");
   await put(deps, thumbKey, thumb.body, "image/webp", written);
   return { ...file, thumbKey };
@@ -125,7 +87,8 @@ async function convertToWebp(deps: ProcessDeps, upload: UploadRow, written: stri
   const image = await describeStoredImage(deps.bucket, upload.objectKey);
   const plan = webpPlan(upload, image);
   if (!plan) return null;
-  const output = await renderImage(deps, { key: upload.objectKey, format: sniffedFormat(upload) }, { kind: "webp", quality: plan.quality }, image);
+  const source = { key: upload.objectKey, format: sniffedFormat(upload, isImageFormat) };
+  const output = await renderImage(deps, source, { kind: "webp", quality: plan.quality }, image);
   const objectKey = newObjectKey(upload.id, "webp");
   const stored = await put(deps, objectKey, output.body, "image/webp", written);
   if (plan.onlyIfSmaller && stored.size > upload.size * (1 - OPTIMISE_MIN_SAVING)) {
@@ -144,15 +107,21 @@ async function convertToWebp(deps: ProcessDeps, upload: UploadRow, written: stri
 }
 
 /** A video without a decodable first frame still gets its converted file, just no thumbnail. */
-async function videoThumbnail(deps: ProcessDeps, uploadId: string, videoKey: string, format: Format, written: string[]) {
-  let response: Response;
+async function videoThumbnail(
+  deps: ProcessDeps,
+  uploadId: string,
+  videoKey: string,
+  format: VideoFormat,
+  written: string[],
+) {
+  let thumbnail: MediaFile;
   try {
-    response = await callOnObject(deps, videoKey, format, `/thumbnail?width=${THUMB_WIDTH}`);
+    thumbnail = await callOnObject(deps, videoKey, { operation: "videoThumbnail", format, width: THUMB_WIDTH });
   } catch (error) {
     if (error instanceof MediaServiceError && error.permanent) return null;
     throw error;
   }
   const thumbKey = newObjectKey(uploadId, "webp");
-  await put(deps, thumbKey, response.body, "image/webp", written);
+  await put(deps, thumbKey, thumbnail.body, "image/webp", written);
   return thumbKey;
 }

@@ -4,15 +4,12 @@ import type { UploadRow } from "../../storage/schema";
 /** Width of every thumbnail, image or video (spec: 280 px WebP). */
 export const THUMB_WIDTH = 280;
 
-export function needsProcessing(file: { type: string }) {
-  return file.type === "video" || file.type === "image";
-}
-
 /**
- * Images stored as WebP and never served before that: HEIC, HEIF and TIFF (the spec), and AVIF,
- * whose metadata (EXIF, XMP items) sits in the same HEIF structure and is removed the same way.
+ * Images stored as WebP and never served before that (policy.ts, awaitsConversion): HEIC, HEIF
+ * and TIFF (the spec), and AVIF, whose metadata (EXIF, XMP items) sits in the same HEIF
+ * structure and is removed the same way.
  */
-const CONVERTED_TO_WEBP = new Set(["image/heic", "image/heif", "image/tiff", "image/avif"]);
+export const CONVERTED_TO_WEBP: ReadonlySet<string> = new Set(["image/heic", "image/heif", "image/tiff", "image/avif"]);
 
 /** JPG and PNG over this size are optimised to WebP unless keep_original (spec: 1 MB). */
 export const OPTIMISE_OVER_BYTES = 1024 * 1024;
@@ -34,7 +31,3 @@ export function webpPlan(upload: Pick<UploadRow, "mime" | "keepOriginal" | "size
   if (image && Math.max(image.storedWidth, image.storedHeight) > WEBP_MAX_SIDE) return null;
   return { quality: 82, onlyIfSmaller: true };
 }
-
-export const awaitsConversion = (upload: Pick<UploadRow, "mime">) => CONVERTED_TO_WEBP.has(upload.mime);
-/** The types an upload is never served in (see awaitsConversion), for queries. */
-export const AWAITING_CONVERSION: readonly string[] = [...CONVERTED_TO_WEBP];

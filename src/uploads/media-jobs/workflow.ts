@@ -11,7 +11,7 @@ import type { MediaJobParams } from "./runner";
 export const RUNNER_ROUNDS = 2 * MAX_ATTEMPTS;
 
 /**
- * One runner of a media job. Each step runs one attempt (runMediaJob), which records its own
+ * One runner of a media job. Each step runs one attempt (runMediaJob), which saves its own
  * outcome in D1 and renews its lease while it works; after a failed attempt the runner sleeps
  * until the next one is due and runs it, so a retry waits for its delay only, not for the cron
  * job's next run as well.

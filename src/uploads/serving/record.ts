@@ -1,4 +1,5 @@
 import type { UploadRow } from "../../storage/schema";
+import { filesIndexable, live, unrestricted } from "../policy";
 
 /** What serving one of an upload's files needs to know, from its row or from a record of it. */
 export interface ServingFacts {
@@ -10,14 +11,14 @@ export interface ServingFacts {
   thumbKey: string | null;
   /** Never changes: an upload's expiry cannot be moved. */
   expiresAt: number | null;
-  /** Public: its files may be indexed (no X-Robots-Tag), and shared caches may keep path and thumb. */
+  /** filesIndexable: its files may be indexed (no X-Robots-Tag), and shared caches may keep path and thumb. */
   indexable: boolean;
-  /** Neither locked nor view-limited: caches may keep its files (src always revalidated). */
+  /** Unrestricted (neither locked nor view-limited): caches may keep its files (src always revalidated). */
   shared: boolean;
 }
 
 /**
- * The facts of a plainly served upload (servedPlain in src/storage/uploads.ts), remembered so
+ * The facts of a plainly served upload (servedPlain in src/uploads/policy.ts), remembered so
  * that its files are served without asking the database. A record is never updated: anything
  * that would make it wrong moves or removes the files it names, so a stale record leads to a
  * missing object and the request falls back to the database.
@@ -45,8 +46,8 @@ export const factsOf = (row: UploadRow): ServingFacts => ({
   etag: row.etag,
   thumbKey: row.thumbKey,
   expiresAt: row.expiresAt,
-  indexable: row.visibility === "public",
-  shared: row.passwordHash === null && row.maxViews === null,
+  indexable: filesIndexable(row),
+  shared: unrestricted.of(row),
 });
 
 /** The record of a row the database says is served plainly. */
@@ -59,4 +60,4 @@ export const recordOf = (row: UploadRow, now: number): ServingRecord => ({
 
 /** Whether a record may still be used at `now`: fresh, and of an upload that has not expired. */
 export const usable = (record: ServingRecord, now: number) =>
-  record.v === RECORD_VERSION && record.freshUntil > now && (record.expiresAt === null || record.expiresAt > now);
+  record.v === RECORD_VERSION && record.freshUntil > now && live.of(record, now);

@@ -216,7 +216,7 @@ function countingNamespace<T extends Rpc.DurableObjectBranded | undefined>(
   return wrapper as unknown as DurableObjectNamespace<T>;
 }
 
-/** Bindings that count into `costs`, for runApp's `bindings`. */
+/** Bindings that count into `costs`, for a request's `app.bindings` (helpers.ts). */
 export function countingBindings(costs: Costs): Partial<Cloudflare.Env> {
   return {
     DB: countingD1(env.DB, costs),

@@ -10,8 +10,8 @@ import { processDeps } from "../../../src/bindings";
 import { database } from "../../../src/storage/db";
 import { PIECE_BYTES } from "../../../src/spec-limits";
 import { runMediaJob } from "../../../src/uploads/media-jobs/jobs";
-import { join, pngChunk, pngFile, prng, u32be } from "../../support/build";
-import { DEAD_SERVICE, fixture, newAccount, ORIGIN, runApp, scheduledInline, uniquePng, uploadForm, uploadWithEnv } from "../helpers";
+import { ihdr, pngChunk, pngFile, prng } from "../../support/build";
+import { DEAD_SERVICE, fixture, newAccount, scheduledInline, uniquePng, uploadForm, request, upload } from "../helpers";
 import { type Costs, countingBindings, countingFetches, emptyCosts } from "./counting-bindings";
 import capacityDoc from "../../../docs/capacity.md?raw";
 
@@ -41,9 +41,7 @@ async function measure<T>(name: string, operation: (bindings: Partial<Cloudflare
 }
 
 async function call(bindings: Partial<Cloudflare.Env>, path: string, init: RequestInit = {}, key?: string) {
-  const headers = new Headers(init.headers);
-  if (key) headers.set("X-API-Key", key);
-  const response = await runApp(new Request(`${ORIGIN}${path}`, { redirect: "manual", ...init, headers }), { bindings });
+  const response = await request(path, { redirect: "manual", ...init, key, app: { bindings } });
   const body = new Uint8Array(await response.arrayBuffer());
   if (response.status >= 400) throw new Error(`${init.method ?? "GET"} ${path}: ${response.status} ${new TextDecoder().decode(body)}`);
   return { status: response.status, json: () => JSON.parse(new TextDecoder().decode(body)) };
@@ -67,7 +65,7 @@ async function noisePng(width: number, height: number): Promise<Uint8Array> {
   const random = prng(12345);
   for (let i = 0; i < raw.length; i++) raw[i] = i % row === 0 ? 0 : random.int(256);
   const idat = new Uint8Array(await new Response(new Blob([raw]).stream().pipeThrough(new CompressionStream("deflate"))).arrayBuffer());
-  return pngFile(pngChunk("IHDR", join(u32be(width), u32be(height), [8, 2, 0, 0, 0])), pngChunk("IDAT", idat));
+  return pngFile(ihdr(width, height, 2), pngChunk("IDAT", idat));
 }
 
 /** Re-arms a finished job so that it runs again, as a first run would (the upload still points at its source). */
@@ -155,7 +153,8 @@ describe("operation costs", () => {
     await measure("DELETE", (bindings) => call(bindings, `/api/${direct.id}`, { method: "DELETE" }, key));
 
     // A video whose first run found no media service: its job then runs as a re-driven one would.
-    const video = await uploadWithEnv(account, await fixture("generated/clip.avi"), { MEDIA_SERVICE_URL: DEAD_SERVICE });
+    const app = { bindings: { MEDIA_SERVICE_URL: DEAD_SERVICE } };
+    const video = (await upload(account.full, await fixture("generated/clip.avi"), {}, { app })).body.data;
     const videoJob = await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?").bind(video.id).first<{ id: string }>();
     await measure("media job: AVI to MP4 + thumbnail, on the media service", (bindings) =>
       runMediaJob(processDeps({ ...env, ...bindings }, database(bindings.DB!)), videoJob!.id),

@@ -5,7 +5,7 @@ import { ORPHAN_SWEEP_EVERY_MINUTES, scheduled, sweepsOrphans } from "../../../s
 import { database } from "../../../src/storage/db";
 import { ORPHAN_GRACE_MS, sweepOrphanFiles } from "../../../src/uploads/cleanup/orphan-files";
 import { countingBindings, emptyCosts } from "../capacity/counting-bindings";
-import { fixture, inlineJobs, newAccount, scheduledInline, uploadWithEnv } from "../helpers";
+import { fixture, inlineJobs, newAccount, scheduledInline, upload } from "../helpers";
 
 /**
  * A Worker invocation may make 1,000 D1 queries (Workers limits); the cron job's sweeps share
@@ -13,7 +13,8 @@ import { fixture, inlineJobs, newAccount, scheduledInline, uploadWithEnv } from 
  */
 it("looks up 1,200 orphaned files' uploads in a bounded number of queries, and removes them", async () => {
   const account = await newAccount();
-  const kept = await uploadWithEnv(account, await fixture("tiny/png-transparent.png"), {}, { allow_duplicate: "1" });
+  const png = await fixture("tiny/png-transparent.png");
+  const kept = (await upload(account.full, png, { allow_duplicate: "1" }, { app: {} })).body.data;
   const orphans = Array.from({ length: 1200 }, (_, i) => `uploads/zzOrphan${String(i).padStart(4, "0")}/file.png`);
   for (let i = 0; i < orphans.length; i += 100) await Promise.all(orphans.slice(i, i + 100).map((key) => env.FILES.put(key, "x")));
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { isolateMemory } from "../../../src/limits/isolate-memory";
-import { answerWithin, newAccount, ORIGIN, startApp, uniquePng, uploadForm, type TestAccount } from "../helpers";
+import { answerWithin, newAccount, startApp, uniquePng, uploadForm, type TestAccount } from "../helpers";
 
 /**
  * Proof, after fuzz cases, that the Worker is still standing.
@@ -54,7 +54,7 @@ export async function expectStanding() {
   expectNothingReserved(`the cases before the canary${after}`);
   const key = (await (account ??= newAccount("canary"))).full;
   const bytes = await uniquePng(`canary-${++canaries}-${crypto.randomUUID()}`);
-  const started = startApp(new Request(`${ORIGIN}/api`, { method: "POST", headers: { "X-API-Key": key }, body: uploadForm(bytes) }));
+  const started = startApp("/api", { method: "POST", key, body: uploadForm(bytes) });
   const answer = await answerWithin(
     10_000,
     `the canary upload${after}`,

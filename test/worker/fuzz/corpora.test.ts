@@ -6,7 +6,7 @@ import { ACCEPTED_FORMATS_TEXT, sniff, type Format } from "../../../src/media/sn
 import { stripperFor } from "../../../src/media/strip";
 import { MAX_HELD_BYTES } from "../../../src/media/strip/stripper";
 import { prng } from "../../support/build";
-import { answerWithin, DEAD_SERVICE, newAccount, ORIGIN, startApp, uploadForm, type TestAccount } from "../helpers";
+import { answerWithin, DEAD_SERVICE, newAccount, startApp, uploadForm, type TestAccount } from "../helpers";
 import { afterCase, expectStanding, removeUpload } from "./canary";
 import { corpusFiles, corruptions, deliveries, structuralCorruptions, type CorpusFile } from "./corpus";
 import { expectNothingStored, expectWellFormed, perFile, SEED, send, storedState, url, type StoredState } from "./fuzz";
@@ -131,8 +131,9 @@ const ANSWER_MS = 10_000;
 
 /** Uploads a file with the media service unreachable (its jobs fail at once), waiting for those jobs. */
 async function uploadCorrupt(account: TestAccount, file: CorpusFile) {
-  const request = new Request(`${ORIGIN}/api`, { method: "POST", headers: { "X-API-Key": account.full }, body: uploadForm(file.bytes, { allow_duplicate: "1" }) });
-  const started = startApp(request, { bindings: { MEDIA_SERVICE_URL: DEAD_SERVICE } });
+  const body = uploadForm(file.bytes, { allow_duplicate: "1" });
+  const app = { bindings: { MEDIA_SERVICE_URL: DEAD_SERVICE } };
+  const started = startApp("/api", { method: "POST", key: account.full, body, app });
   const answer = await answerWithin(
     ANSWER_MS,
     file.name,

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../../src/errors";
-import { multipartBoundary, readMultipart } from "../../../src/http/multipart";
+import { multipartBoundary, multipartEvents } from "../../../src/http/multipart";
 import { fixture, newAccount, type TestAccount } from "../helpers";
 import { checkProperty, expectNothingStored, expectWellFormed, send, storedState, url } from "./fuzz";
 import {
@@ -19,7 +19,7 @@ import {
 
 async function readAll(stream: ReadableStream<Uint8Array>, boundary: string): Promise<ExpectedPart[]> {
   const parts: (ExpectedPart & { chunks: Uint8Array[] })[] = [];
-  for await (const event of readMultipart(stream, boundary, { maxBytes: 10 * 1024 * 1024, tooLargeMessage: "big" })) {
+  for await (const event of multipartEvents(stream, boundary, { maxBytes: 10 * 1024 * 1024, tooLargeMessage: "big" })) {
     if (event.kind === "part") parts.push({ name: event.name, filename: event.filename, contentType: event.contentType, data: new Uint8Array(), chunks: [] });
     else if (event.kind === "data") parts.at(-1)!.chunks.push(event.chunk.slice());
   }

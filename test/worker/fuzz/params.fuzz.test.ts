@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, describe, it } from "vitest";
 import { expect } from "vitest";
-import { newAccount, uniquePng, uploadWithEnv, type TestAccount } from "../helpers";
+import { newAccount, uniquePng, type TestAccount, upload } from "../helpers";
 import { checkProperty, expectNothingStored, expectWellFormed, send, storedState, url } from "./fuzz";
 
 /**
@@ -104,10 +104,12 @@ describe("parameter fuzz", () => {
   beforeAll(async () => {
     account = await newAccount("params-fuzz");
     // An upload for PATCH to change, and uploads of every kind for the public routes to serve.
-    target = await uploadWithEnv(account, await uniquePng("params-target"));
-    const open = await uploadWithEnv(account, await uniquePng("params-open"), {}, { visibility: "public" });
-    const locked = await uploadWithEnv(account, await uniquePng("params-locked"), {}, { password: "fuzz" });
-    const limited = await uploadWithEnv(account, await uniquePng("params-limited"), {}, { max_views: "1000000" });
+    const uploaded = async (seed: string, fields: Record<string, string> = {}) =>
+      (await upload(account.full, await uniquePng(seed), fields, { app: {} })).body.data;
+    target = await uploaded("params-target");
+    const open = await uploaded("params-open", { visibility: "public" });
+    const locked = await uploaded("params-locked", { password: "fuzz" });
+    const limited = await uploaded("params-limited", { max_views: "1000000" });
     const all = [target, open, locked, limited];
     ids = all.map((u) => u.id);
     names = all.flatMap((u) => [u.path, u.thumb].filter(Boolean).map((link: string) => link.split("/").pop()!));

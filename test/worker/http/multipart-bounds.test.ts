@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { concatBytes } from "../../../src/bytes";
 import { MiB } from "../../../src/spec-limits";
 import { ApiError } from "../../../src/errors";
-import { multipartBoundary, readMultipart } from "../../../src/http/multipart";
+import { multipartBoundary, multipartEvents } from "../../../src/http/multipart";
 import { json, newAccount, request, uniquePng } from "../helpers";
 
 /**
@@ -37,7 +37,7 @@ function countedStream(head: string, filler: number, fillerBytes: number, tail: 
 
 async function drain(stream: ReadableStream<Uint8Array>, boundary: string, maxBytes = 200 * MiB) {
   const names: string[] = [];
-  for await (const event of readMultipart(stream, boundary, { maxBytes, tooLargeMessage: "big" })) {
+  for await (const event of multipartEvents(stream, boundary, { maxBytes, tooLargeMessage: "big" })) {
     if (event.kind === "part") names.push(event.name);
   }
   return names;

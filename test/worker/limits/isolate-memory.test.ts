@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isolateMemory, MemoryLedger } from "../../../src/limits/isolate-memory";
 import { MiB, PIECE_BYTES } from "../../../src/spec-limits";
-import { bigPng, fixture, newAccount, ORIGIN, startApp, uploadForm } from "../helpers";
+import { bigPng, fixture, newAccount, startApp, uploadForm } from "../helpers";
 
 /**
  * One memory account per isolate (src/limits/isolate-memory.ts): every request that holds a
@@ -66,7 +66,7 @@ describe("the isolate's memory account", () => {
     isolateMemory.resetPeak();
 
     const post = (path: string, body: FormData) =>
-      startApp(new Request(`${ORIGIN}${path}`, { method: "POST", headers: { "X-API-Key": account.full }, body }));
+      startApp(path, { method: "POST", key: account.full, body });
     const requests = [
       ...large.map((bytes) => post("/api", uploadForm(bytes, { allow_duplicate: "1" }))),
       ...pieces.map((bytes) => {
@@ -105,7 +105,8 @@ describe("the isolate's memory account", () => {
     for (const thumb of thumbs) if (thumb !== null) expect(thumb).toMatch(/\.webp$/);
 
     // And the isolate goes on serving: the next upload is taken as usual.
-    const canary = startApp(new Request(`${ORIGIN}/api`, { method: "POST", headers: { "X-API-Key": account.full }, body: uploadForm(photo, { allow_duplicate: "1" }) }));
+    const body = uploadForm(photo, { allow_duplicate: "1" });
+    const canary = startApp("/api", { method: "POST", key: account.full, body });
     expect((await canary.response).status).toBe(200);
     await canary.settled();
   }, 120_000);

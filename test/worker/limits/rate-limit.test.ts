@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { hashKey } from "../../../src/accounts/keys";
 import { pieceKey } from "../../../src/storage/keys";
-import { type AppCall, clockedApp, newAccount, ownNetwork, uniquePng, uploadForm } from "../helpers";
+import { type Call, clockedApp, newAccount, ownNetwork, uniquePng, uploadForm } from "../helpers";
 
 /** The spec's limits, small where a test would otherwise need hundreds of requests. */
 const SPEC_LIMITS = {
@@ -22,7 +22,7 @@ const SPEC_LIMITS = {
 function service(limits: Record<string, string> = {}) {
   const app = clockedApp({ ...SPEC_LIMITS, ...limits });
   const clock = app.clock;
-  async function call(path: string, { ip, ...init }: AppCall = {}) {
+  async function call(path: string, { ip, ...init }: Call = {}) {
     const res = await app.call(path, { ip: ip ?? "198.51.100.7", ...init });
     return {
       status: res.status,

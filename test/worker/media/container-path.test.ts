@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { callHeaders, callPath, type MediaCall } from "../../../container/src/contract";
 import { mediaService } from "../../../src/media/service";
 import { fixture } from "../helpers";
 
@@ -9,9 +10,10 @@ import { fixture } from "../helpers";
  * port (here the local process standing in for it, src/media/local-container.ts).
  */
 describe("the media service through the Container binding", () => {
+  const thumbnail = { operation: "imageThumbnail", format: "jpeg", width: 280 } satisfies MediaCall;
   const thumbnailOf = (jpeg: Uint8Array) => ({
-    url: `${env.MEDIA_SERVICE_URL}/image/thumbnail?width=280&format=jpeg`,
-    init: { method: "POST", headers: { Authorization: `Bearer ${env.MEDIA_SECRET}`, "Content-Length": String(jpeg.length) }, body: jpeg },
+    url: `${env.MEDIA_SERVICE_URL}${callPath(thumbnail)}`,
+    init: { method: "POST", headers: callHeaders(env.MEDIA_SECRET, jpeg.length), body: jpeg },
   });
 
   it("answers through the Durable Object with a body whose length R2 cannot know", async () => {
@@ -27,10 +29,9 @@ describe("the media service through the Container binding", () => {
 
   it("hands the Worker answers it can store whole", async () => {
     const jpeg = await fixture("gps/DSCN0010.jpg");
-    const answer = await mediaService(env).call("/image/thumbnail?width=280&format=jpeg", jpeg, jpeg.length);
-    const declared = Number(answer.headers.get("Content-Length"));
+    const answer = await mediaService(env).call(thumbnail, jpeg, jpeg.length);
     const stored = await env.FILES.put("container-path/thumb.webp", answer.body);
-    expect(stored?.size).toBe(declared);
+    expect(stored?.size).toBe(answer.length);
     const bytes = new Uint8Array(await (await env.FILES.get("container-path/thumb.webp"))!.arrayBuffer());
     expect(new TextDecoder().decode(bytes.subarray(8, 12))).toBe("WEBP");
   });

@@ -4,9 +4,9 @@ import { uploadDeps } from "../../../src/bindings";
 import { normalizeForModeration } from "../../../src/moderation/normalize";
 import { ORPHAN_GRACE_MS, sweepOrphanFiles } from "../../../src/uploads/cleanup/orphan-files";
 import { RECORD_TTL_MS } from "../../../src/uploads/serving/record";
-import { admin, api, clockedApp, fixture, json, newAccount, request, served, upload, uniquePng, uploadForm } from "../helpers";
+import { clockedApp, fixture, json, newAccount, request, upload, uniquePng, uploadForm, bytesOf } from "../helpers";
 
-const block = (term: string) => json(admin("/blocked-terms", { method: "POST", body: { term } }));
+const block = (term: string) => json(request("/admin/blocked-terms", { admin: true, method: "POST", json: { term } }));
 
 describe("normalisation", () => {
   it.each([
@@ -44,10 +44,10 @@ describe("blocked terms (operator API)", () => {
   it("adds, lists and removes terms, by any spelling", async () => {
     expect((await block("Sp4m Word")).status).toBe(201);
     expect((await block("spam word")).status).toBe(200); // the same term
-    const listed = await json(admin("/blocked-terms"));
+    const listed = await json(request("/admin/blocked-terms", { admin: true }));
     expect(listed.body.data).toContainEqual({ term: "Sp4m Word", normalized: "spamword" });
-    expect((await json(admin("/blocked-terms/SPAM-WORD", { method: "DELETE" }))).status).toBe(200);
-    expect((await json(admin("/blocked-terms/spamword", { method: "DELETE" }))).status).toBe(404);
+    expect((await json(request("/admin/blocked-terms/SPAM-WORD", { admin: true, method: "DELETE" }))).status).toBe(200);
+    expect((await json(request("/admin/blocked-terms/spamword", { admin: true, method: "DELETE" }))).status).toBe(404);
     expect((await block("...")).status).toBe(422);
     expect((await block("")).status).toBe(422);
     expect((await json(request("/admin/blocked-terms"))).status).toBe(401);
@@ -72,10 +72,15 @@ describe("moderation of titles and descriptions", () => {
     const account = await newAccount();
     const { body } = await upload(account.full, await uniquePng("m4"));
     const patch = (title: string) =>
-      api(account.full, `/${body.data.id}`, { method: "PATCH", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ title }) });
+      json(request(`/api/${body.data.id}`, {
+        key: account.full,
+        method: "PATCH",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ title }),
+      }));
     expect((await patch("the BLOCKED phrase")).status).toBe(422);
-    expect((await api(account.full, `/${body.data.id}`)).body.data.title).toBeNull();
-    await admin("/blocked-terms/blockedphrase", { method: "DELETE" });
+    expect((await json(request(`/api/${body.data.id}`, { key: account.full }))).body.data.title).toBeNull();
+    await request("/admin/blocked-terms/blockedphrase", { admin: true, method: "DELETE" });
     expect((await patch("the BLOCKED phrase")).status).toBe(200);
   });
 });
@@ -109,12 +114,16 @@ describe("flagged content", () => {
     const second = await newAccount();
     const a = (await upload(first.full, png)).body.data;
     const b = (await upload(second.full, png)).body.data;
-    const flagged = await json(admin(`/uploads/${a.id}/flag`, { method: "POST", body: { reason: "reported" } }));
+    const flagged = await json(request(`/admin/uploads/${a.id}/flag`, {
+      admin: true,
+      method: "POST",
+      json: { reason: "reported" },
+    }));
     expect(flagged.status).toBe(200);
     expect(flagged.body.data.removed.sort()).toEqual([a.id, b.id].sort());
-    expect((await api(first.full, `/${a.id}`)).status).toBe(404);
-    expect((await api(second.full, `/${b.id}`)).status).toBe(404);
-    expect((await served(a.src)).res.status).toBe(404);
+    expect((await json(request(`/api/${a.id}`, { key: first.full }))).status).toBe(404);
+    expect((await json(request(`/api/${b.id}`, { key: second.full }))).status).toBe(404);
+    expect((await bytesOf(request(a.src))).res.status).toBe(404);
     expect((await env.FILES.list({ prefix: `uploads/${a.id}/` })).objects).toEqual([]);
 
     const third = await newAccount();
@@ -172,7 +181,7 @@ describe("flagged content", () => {
     const bytes = await fixture("tiny/gif.gif");
     const account = await newAccount();
     const id = (await upload(account.full, bytes)).body.data.id;
-    await admin(`/uploads/${id}/flag`, { method: "POST" });
+    await request(`/admin/uploads/${id}/flag`, { admin: true, method: "POST" });
     const uploadId = crypto.randomUUID().replaceAll("-", "");
     const form = new FormData();
     for (const [k, v] of Object.entries({ upload_id: uploadId, index: "0", total: "1" })) form.append(k, v);
@@ -186,6 +195,6 @@ describe("flagged content", () => {
   });
 
   it("answers 404 for an unknown upload", async () => {
-    expect((await json(admin("/uploads/nosuchid/flag", { method: "POST" }))).status).toBe(404);
+    expect((await json(request("/admin/uploads/nosuchid/flag", { admin: true, method: "POST" }))).status).toBe(404);
   });
 });

@@ -1,6 +1,6 @@
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { admin, api, clockedApp, fixture, json, newAccount, ownNetwork, request, runApp, upload, uniquePng } from "../helpers";
+import { clockedApp, fixture, json, newAccount, ownNetwork, request, upload, uniquePng } from "../helpers";
 
 describe("API keys", () => {
   it("accepts the X-API-Key header and the key query parameter; the header wins", async () => {
@@ -35,12 +35,17 @@ describe("API keys", () => {
     expect(up.status).toBe(200);
     const id = up.body.data.id;
     for (const [method, path] of [["GET", ""], ["GET", `/${id}`], ["PATCH", `/${id}`], ["DELETE", `/${id}`]]) {
-      const res = await api(account.upload, path!, { method, body: method === "PATCH" ? JSON.stringify({ title: "x" }) : undefined, headers: { "Content-Type": "application/json" } });
+      const res = await json(request(`/api${path!}`, {
+        key: account.upload,
+        method,
+        body: method === "PATCH" ? JSON.stringify({ title: "x" }) : undefined,
+        headers: { "Content-Type": "application/json" },
+      }));
       expect(res.status, `${method} ${path}`).toBe(401);
       expect(res.body.type).toBe("error");
     }
     // The upload is still there and unchanged.
-    const read = await api(account.full, `/${id}`);
+    const read = await json(request(`/api/${id}`, { key: account.full }));
     expect(read.body.data.title).toBeNull();
   });
 
@@ -58,15 +63,23 @@ describe("API keys", () => {
 
   it("invalidates the old key at once when a key is regenerated", async () => {
     const account = await newAccount();
-    const res = await json(admin(`/accounts/${account.id}/keys`, { method: "POST", body: { kind: "full" } }));
+    const res = await json(request(`/admin/accounts/${account.id}/keys`, {
+      admin: true,
+      method: "POST",
+      json: { kind: "full" },
+    }));
     expect(res.status).toBe(200);
     expect(res.body.data.key).toMatch(/^fk_/);
-    expect((await api(account.full, "")).status).toBe(401);
-    expect((await api(res.body.data.key, "")).status).toBe(200);
+    expect((await json(request("/api", { key: account.full }))).status).toBe(401);
+    expect((await json(request("/api", { key: res.body.data.key }))).status).toBe(200);
     // The upload key is untouched.
     expect((await upload(account.upload, await uniquePng("regen"))).status).toBe(200);
 
-    const up = await json(admin(`/accounts/${account.id}/keys`, { method: "POST", body: { kind: "upload" } }));
+    const up = await json(request(`/admin/accounts/${account.id}/keys`, {
+      admin: true,
+      method: "POST",
+      json: { kind: "upload" },
+    }));
     expect((await upload(account.upload, await uniquePng("regen-2"))).status).toBe(401);
     expect((await upload(up.body.data.key, await uniquePng("regen-3"))).status).toBe(200);
   });
@@ -75,54 +88,50 @@ describe("API keys", () => {
 describe("bans", () => {
   it("refuses uploads from a banned account with 403, and unbanning restores them at once", async () => {
     const account = await newAccount();
-    expect((await admin(`/accounts/${account.id}/ban`, { method: "PUT" })).status).toBe(200);
+    expect((await request(`/admin/accounts/${account.id}/ban`, { admin: true, method: "PUT" })).status).toBe(200);
     const refused = await upload(account.full, await uniquePng("banned"));
     expect(refused.status).toBe(403);
     expect(refused.body.type).toBe("error");
     expect((await upload(account.upload, await uniquePng("banned-2"))).status).toBe(403);
     // Reading is not uploading: the spec bans uploads only.
-    expect((await api(account.full, "")).status).toBe(200);
-    expect((await admin(`/accounts/${account.id}/ban`, { method: "DELETE" })).status).toBe(200);
+    expect((await json(request("/api", { key: account.full }))).status).toBe(200);
+    expect((await request(`/admin/accounts/${account.id}/ban`, { admin: true, method: "DELETE" })).status).toBe(200);
     expect((await upload(account.full, await uniquePng("unbanned"))).status).toBe(200);
   });
 
   it("refuses uploads from a banned IP (CF-Connecting-IP) for every account", async () => {
     const account = await newAccount();
-    expect((await admin("/ip-bans/203.0.113.7", { method: "PUT" })).status).toBe(200);
-    const ip = { "CF-Connecting-IP": "203.0.113.7" };
-    expect((await upload(account.full, await uniquePng("ip"), {}, ip)).status).toBe(403);
-    expect((await upload(account.full, await uniquePng("ip-other"), {}, { "CF-Connecting-IP": "203.0.113.8" })).status).toBe(200);
-    expect((await admin("/ip-bans/203.0.113.7", { method: "DELETE" })).status).toBe(200);
-    expect((await upload(account.full, await uniquePng("ip-after"), {}, ip)).status).toBe(200);
-    expect((await admin("/ip-bans/203.0.113.7", { method: "DELETE" })).status).toBe(404);
+    expect((await request("/admin/ip-bans/203.0.113.7", { admin: true, method: "PUT" })).status).toBe(200);
+    const ip = "203.0.113.7";
+    expect((await upload(account.full, await uniquePng("ip"), {}, { ip })).status).toBe(403);
+    expect((await upload(account.full, await uniquePng("ip-other"), {}, { ip: "203.0.113.8" })).status).toBe(200);
+    expect((await request("/admin/ip-bans/203.0.113.7", { admin: true, method: "DELETE" })).status).toBe(200);
+    expect((await upload(account.full, await uniquePng("ip-after"), {}, { ip })).status).toBe(200);
+    expect((await request("/admin/ip-bans/203.0.113.7", { admin: true, method: "DELETE" })).status).toBe(404);
   });
 
   it("bans IPv6 addresses too", async () => {
     const account = await newAccount();
-    expect((await admin("/ip-bans/2001:db8::1", { method: "PUT" })).status).toBe(200);
-    expect((await upload(account.full, await uniquePng("v6"), {}, { "CF-Connecting-IP": "2001:db8::1" })).status).toBe(403);
+    expect((await request("/admin/ip-bans/2001:db8::1", { admin: true, method: "PUT" })).status).toBe(200);
+    expect((await upload(account.full, await uniquePng("v6"), {}, { ip: "2001:db8::1" })).status).toBe(403);
   });
 });
 
 describe("admin API", () => {
   it("does not exist without ADMIN_TOKEN", async () => {
-    const res = await runApp(
-      new Request("http://media.test/admin/accounts", { method: "POST", body: "{}", headers: { "Content-Type": "application/json" } }),
-      { bindings: { ADMIN_TOKEN: undefined } },
-    );
+    const app = { bindings: { ADMIN_TOKEN: undefined } };
+    const res = await request("/admin/accounts", { method: "POST", json: {}, app });
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ type: "error", errors: expect.any(String) });
   });
 
   it("needs the bearer token", async () => {
     for (const auth of [undefined, "Bearer wrong", "Basic dGVzdA==", `Bearer ${env.ADMIN_TOKEN}x`]) {
-      const res = await exports.default.fetch(
-        new Request("http://media.test/admin/accounts", {
-          method: "POST",
-          headers: { "Content-Type": "application/json", ...(auth ? { Authorization: auth } : {}) },
-          body: JSON.stringify({ name: "x" }),
-        }),
-      );
+      const res = await request("/admin/accounts", {
+        method: "POST",
+        headers: auth ? { Authorization: auth } : {},
+        json: { name: "x" },
+      });
       expect(res.status, String(auth)).toBe(401);
     }
   });
@@ -192,23 +201,35 @@ describe("admin API", () => {
   });
 
   it("validates its input", async () => {
-    expect((await json(admin("/accounts", { method: "POST", body: {} }))).status).toBe(422);
-    expect((await json(admin("/accounts", { method: "POST", body: { name: "   " } }))).status).toBe(422);
-    const bad = await json(admin("/accounts", { method: "POST", body: "not json", headers: {} }));
+    expect((await json(request("/admin/accounts", { admin: true, method: "POST", json: {} }))).status).toBe(422);
+    expect((await json(request("/admin/accounts", {
+      admin: true,
+      method: "POST",
+      json: { name: "   " },
+    }))).status).toBe(422);
+    const bad = await json(request("/admin/accounts", { admin: true, method: "POST", json: "not json", headers: {} }));
     expect(bad.status).toBe(422);
     const malformed = await json(request("/admin/accounts", { method: "POST", headers: { Authorization: `Bearer ${env.ADMIN_TOKEN}`, "Content-Type": "application/json" }, body: "{nope" }));
     expect(malformed.status).toBe(400);
     expect(malformed.body.type).toBe("error");
     const account = await newAccount();
-    expect((await json(admin(`/accounts/${account.id}/keys`, { method: "POST", body: { kind: "admin" } }))).status).toBe(422);
-    expect((await json(admin("/accounts/nope/keys", { method: "POST", body: { kind: "full" } }))).status).toBe(404);
-    expect((await json(admin("/accounts/nope/ban", { method: "PUT" }))).status).toBe(404);
-    expect((await json(admin("/ip-bans/not-an-ip!", { method: "PUT" }))).status).toBe(422);
-    expect((await json(admin("/accounts", { method: "GET" }))).status).toBe(405);
+    expect((await json(request(`/admin/accounts/${account.id}/keys`, {
+      admin: true,
+      method: "POST",
+      json: { kind: "admin" },
+    }))).status).toBe(422);
+    expect((await json(request("/admin/accounts/nope/keys", {
+      admin: true,
+      method: "POST",
+      json: { kind: "full" },
+    }))).status).toBe(404);
+    expect((await json(request("/admin/accounts/nope/ban", { admin: true, method: "PUT" }))).status).toBe(404);
+    expect((await json(request("/admin/ip-bans/not-an-ip!", { admin: true, method: "PUT" }))).status).toBe(422);
+    expect((await json(request("/admin/accounts", { admin: true, method: "GET" }))).status).toBe(405);
   });
 
   it("creates an account that can use the API at once", async () => {
-    const res = await json(admin("/accounts", { method: "POST", body: { name: "Alice" } }));
+    const res = await json(request("/admin/accounts", { admin: true, method: "POST", json: { name: "Alice" } }));
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       type: "success",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { admin, clockedApp, newAccount, uniquePng, uploadForm } from "../helpers";
+import { clockedApp, newAccount, uniquePng, uploadForm, request } from "../helpers";
 
 /** What shared caches may keep of an upload's URLs, in each state the upload can be in. */
 
@@ -41,7 +41,7 @@ async function inState(state: State) {
   if (!owned.thumb) throw new Error("no thumbnail was made");
   if (state === "used up") await s.call(data.src);
   if (state === "deleted") await s.call(`/api/${data.id}`, { method: "DELETE", key: account.full });
-  if (state === "flagged") await admin(`/uploads/${data.id}/flag`, { method: "POST", body: {} });
+  if (state === "flagged") await request(`/admin/uploads/${data.id}/flag`, { admin: true, method: "POST", json: {} });
   if (state === "expired") s.clock.now += 61_000;
   const routes: Record<Route, () => Promise<Response>> = {
     src: () => s.call(data.src),

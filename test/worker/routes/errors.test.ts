@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { api, json, newAccount, request, runApp, upload, uniquePng } from "../helpers";
+import { json, newAccount, request, upload, uniquePng } from "../helpers";
 
 describe("error envelope", () => {
   it("answers unknown routes with 404", async () => {
@@ -29,14 +29,35 @@ describe("error envelope", () => {
     }
   });
 
+  it("checks the key of an API path before its method, and of no unknown API path", async () => {
+    const account = await newAccount();
+    const cases: [string, string, string | undefined, number][] = [
+      ["PUT", "/api/chunk", undefined, 401],
+      ["PUT", "/api/chunk", account.full, 405],
+      ["GET", "/api/chunk", account.upload, 405],
+      ["PUT", "/api/abc/replace", undefined, 401],
+      ["GET", "/api/abc/replace", account.full, 405],
+      ["POST", "/api/openapi.json", undefined, 405],
+      ["GET", "/api/chunk/x", undefined, 404],
+      ["POST", "/api/chunk/x", account.full, 404],
+      ["GET", "/api/abc/x", undefined, 404],
+    ];
+    for (const [method, path, key, status] of cases) {
+      const res = await json(request(path, { method, key }));
+      expect(res.status, `${method} ${path} ${key ? "with" : "without"} a key`).toBe(status);
+      expect(res.headers.get("Cache-Control")).toBe("private, no-store");
+    }
+  });
+
   it("answers an oversized JSON body with 413", async () => {
     const account = await newAccount();
     const id = (await upload(account.full, await uniquePng("big-json"))).body.data.id;
-    const res = await api(account.full, `/${id}`, {
+    const res = await json(request(`/api/${id}`, {
+      key: account.full,
       method: "PATCH",
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ title: "x", padding: "y".repeat(100_000) }),
-    });
+    }));
     expect(res.status).toBe(413);
     expect(res.body.type).toBe("error");
   });
@@ -54,7 +75,7 @@ describe("error envelope", () => {
       } as unknown as D1Database,
     };
     const logged = vi.spyOn(console, "error").mockImplementation(() => {});
-    const res = await runApp(new Request("http://media.test/api", { headers: { "X-API-Key": "fk_x" } }), { bindings: broken });
+    const res = await request("/api", { key: "fk_x", app: { bindings: broken } });
     expect(res.status).toBe(500);
     const body = (await res.json()) as { type: string; errors: string };
     const requestId = res.headers.get("X-Request-Id");
@@ -86,8 +107,11 @@ describe("public URLs", () => {
     expect(local.body.data.src).toMatch(/^http:\/\/media\.test\/i\//);
     const form = new FormData();
     form.append("uploads", new Blob([await uniquePng("origin-2")]), "x.png");
-    const res = await runApp(new Request("http://internal:8787/api", { method: "POST", headers: { "X-API-Key": account.full }, body: form }), {
-      bindings: { PUBLIC_ORIGIN: "https://media.example.com/" },
+    const res = await request("http://internal:8787/api", {
+      method: "POST",
+      key: account.full,
+      body: form,
+      app: { bindings: { PUBLIC_ORIGIN: "https://media.example.com/" } },
     });
     const data = ((await res.json()) as { data: Record<string, string> }).data;
     for (const field of ["src", "path", "direct", "delete_url"]) expect(data[field]).toMatch(/^https:\/\/media\.example\.com\/[a-z]\//);

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { parseRange } from "../../../src/http/serve-object";
-import { api, fixture, newAccount, request, upload, uniquePng } from "../helpers";
+import { fixture, newAccount, request, upload, uniquePng, json } from "../helpers";
 
 async function uploaded(fields: Record<string, string> = {}, bytes?: Uint8Array) {
   const account = await newAccount();
@@ -148,7 +148,7 @@ describe("direct page", () => {
     expect(res.status).toBe(302);
     expect(res.headers.get("Location")).toBe(data.src);
     expect((await request(data.src.replace(/^https?:\/\/[^/]+/, ""))).status).toBe(200);
-    await api(account.full, `/${data.id}`, { method: "DELETE" });
+    await json(request(`/api/${data.id}`, { key: account.full, method: "DELETE" }));
     expect((await request(direct)).status).toBe(404);
   });
 });

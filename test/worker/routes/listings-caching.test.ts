@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api, newAccount } from "../helpers";
+import { newAccount, request, json } from "../helpers";
 import { idsIn, share, site } from "./listings-support";
 
 /**
@@ -27,7 +27,12 @@ describe("the listings under load", () => {
       expect(cacheControl, path).toBe("public, max-age=60");
       expect(path === "/sitemap.xml" ? sitemapLists(text) : idsIn(text).includes(shown.id), path).toBe(true);
     }
-    expect((await api(account.full, `/${shown.id}`, { method: "PATCH", headers: { "Content-Type": "application/json" }, body: '{"visibility":"unlisted"}' })).status).toBe(200);
+    expect((await json(request(`/api/${shown.id}`, {
+      key: account.full,
+      method: "PATCH",
+      headers: { "Content-Type": "application/json" },
+      body: '{"visibility":"unlisted"}',
+    }))).status).toBe(200);
 
     // Half a minute later: the copies made before the change, fresh for the other half.
     s.clock.now += 30_000;

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, json, newAccount, request, upload, uniquePng } from "../helpers";
+import { json, newAccount, request, upload, uniquePng } from "../helpers";
 import { assertWellFormedXml } from "../strict-xml";
 import { idsIn, share, site } from "./listings-support";
 
@@ -8,7 +8,12 @@ import { idsIn, share, site } from "./listings-support";
 const NOT_XML = ["\u0000", "\u0001", "\u0008", "\u000B", "\u000C", "\u001F", "\uFFFE", "\uFFFF", "\uD800"];
 
 const patch = (key: string, id: string, body: unknown) =>
-  api(key, `/${id}`, { method: "PATCH", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  json(request(`/api/${id}`, {
+    key,
+    method: "PATCH",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  }));
 
 describe("text in the XML listings", () => {
   it("refuses titles and descriptions with characters XML does not allow, and keeps tabs and line breaks", async () => {

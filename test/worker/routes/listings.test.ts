@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GALLERY_PAGE_SIZE } from "../../../src/routes/listings";
+import { GALLERY_PAGE_SIZE } from "../../../src/uploads/listings";
 import { json, newAccount, request } from "../helpers";
 import { idsIn, share, site } from "./listings-support";
 

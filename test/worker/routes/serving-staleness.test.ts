@@ -3,11 +3,14 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { processDeps } from "../../../src/bindings";
 import { mediaJobsOf } from "../../../src/storage/media-jobs";
 import { database } from "../../../src/storage/db";
-import { findUploadRecord } from "../../../src/storage/uploads";
+import { findUploadInAnyState } from "../../../src/storage/uploads";
 import { runMediaJob } from "../../../src/uploads/media-jobs/jobs";
 import { recordOf, RECORD_TTL_MS, type ServingRecord } from "../../../src/uploads/serving/record";
 import { isolateMemo, recordStore } from "../../../src/uploads/serving/record-store";
-import { admin, clockedApp, DEAD_SERVICE, fixture, json, newAccount, startApp, uniquePng, uploadForm, ORIGIN, type TestAccount } from "../helpers";
+import {
+  clockedApp, DEAD_SERVICE, fixture, json, newAccount, startApp, uniquePng, uploadForm, ORIGIN, type TestAccount,
+  request,
+} from "../helpers";
 
 /** The database binding, counting the statements the app prepares (and batches it sends). */
 function countingDb() {
@@ -160,7 +163,7 @@ describe("after the API answers a change, every URL tells the new truth, even wh
     const gif = await fixture("tiny/gif.gif");
     const replaced = await api(account.full, `/${upload.id}/replace`, { method: "POST", body: uploadForm(gif) });
     expect(replaced.status).toBe(200);
-    const row = (await findUploadRecord(database(env.DB), upload.id))!;
+    const row = (await findUploadInAnyState(database(env.DB), upload.id))!;
     const current = new Uint8Array(await (await env.FILES.get(row.objectKey))!.arrayBuffer());
     await truthDespiteStale(record, async () => {
       const src = await read(upload.src);
@@ -193,7 +196,7 @@ describe("after the API answers a change, every URL tells the new truth, even wh
       expect((await read(upload.thumb)).status).toBe(404);
     });
     // Only the moved files are stored: the originals went before the answer.
-    const row = (await findUploadRecord(database(env.DB), upload.id))!;
+    const row = (await findUploadInAnyState(database(env.DB), upload.id))!;
     const stored = (await env.FILES.list({ prefix: `uploads/${upload.id}/` })).objects.map((o) => o.key);
     expect(stored.sort()).toEqual([row.objectKey, row.thumbKey].sort());
     expect(stored).not.toContain(record.objectKey);
@@ -246,14 +249,18 @@ describe("after the API answers a change, every URL tells the new truth, even wh
       expect((await read(limited.body.data.path)).status).toBe(410);
       expect((await read(upload.path)).headers.get("Location")).toBe(upload.src);
     });
-    const row = (await findUploadRecord(database(env.DB), upload.id))!;
+    const row = (await findUploadInAnyState(database(env.DB), upload.id))!;
     expect(row.views).toBe(2);
   });
 
   it("admin flag", async () => {
     const upload = await plainUpload(account);
     const record = await warm(upload);
-    expect((await json(admin(`/uploads/${upload.id}/flag`, { method: "POST", body: { reason: "test" } }))).status).toBe(200);
+    expect((await json(request(`/admin/uploads/${upload.id}/flag`, {
+      admin: true,
+      method: "POST",
+      json: { reason: "test" },
+    }))).status).toBe(200);
     await truthDespiteStale(record, () => expectGone(upload));
   });
 
@@ -269,13 +276,15 @@ describe("after the API answers a change, every URL tells the new truth, even wh
   it("a media job's conversion swap", async () => {
     const bmp = await fixture("generated/photo.bmp");
     // The conversion needs the media service, which is down for the upload itself.
-    const started = startApp(
-      new Request(`${ORIGIN}/api`, { method: "POST", headers: { "X-API-Key": account.full }, body: uploadForm(bmp) }),
-      { bindings: { MEDIA_SERVICE_URL: DEAD_SERVICE } },
-    );
+    const started = startApp("/api", {
+      method: "POST",
+      key: account.full,
+      body: uploadForm(bmp),
+      app: { bindings: { MEDIA_SERVICE_URL: DEAD_SERVICE } },
+    });
     const created = (await (await started.response).json<any>()).data;
     await started.settled();
-    const before = (await findUploadRecord(database(env.DB), created.id))!;
+    const before = (await findUploadInAnyState(database(env.DB), created.id))!;
     expect(before.mime).toBe("image/bmp");
     // A record of the file before its conversion, as an isolate that served it would hold.
     const record = recordOf(before, clock.now);
@@ -284,7 +293,7 @@ describe("after the API answers a change, every URL tells the new truth, even wh
 
     const [job] = await mediaJobsOf(database(env.DB), [created.id]);
     await runMediaJob(processDeps(env, undefined, () => Date.now() + 10 * 60_000), job!.id);
-    const after = (await findUploadRecord(database(env.DB), created.id))!;
+    const after = (await findUploadInAnyState(database(env.DB), created.id))!;
     expect(after.mime).toBe("image/webp");
     await truthDespiteStale(record, async () => {
       const src = await read(created.src);
@@ -310,10 +319,12 @@ describe("reads during a change", () => {
     await warm(upload);
     const old = await read(upload.src);
     const gif = await fixture("tiny/gif.gif");
-    const replacing = startApp(
-      new Request(`${ORIGIN}/api/${upload.id}/replace`, { method: "POST", headers: { "X-API-Key": account.full }, body: uploadForm(gif) }),
-      { now: () => clock.now },
-    );
+    const replacing = startApp(`/api/${upload.id}/replace`, {
+      method: "POST",
+      key: account.full,
+      body: uploadForm(gif),
+      app: { now: () => clock.now },
+    });
     let done = false;
     const answered = replacing.response.then(async (res) => {
       done = true;
@@ -324,7 +335,7 @@ describe("reads during a change", () => {
     expect(await answered).toBe(200);
     await replacing.settled();
     seen.push(await read(upload.src));
-    const row = (await findUploadRecord(database(env.DB), upload.id))!;
+    const row = (await findUploadInAnyState(database(env.DB), upload.id))!;
     const now = new Uint8Array(await (await env.FILES.get(row.objectKey))!.arrayBuffer());
     const versions = [
       { bytes: old.bytes, type: "image/png", etag: old.headers.get("ETag") },
@@ -345,14 +356,13 @@ describe("reads during a change", () => {
     const upload = await plainUpload(account);
     await warm(upload);
     const old = await read(upload.src);
-    const locking = startApp(
-      new Request(`${ORIGIN}/api/${upload.id}`, {
-        method: "PATCH",
-        headers: { "X-API-Key": account.full, "Content-Type": "application/json" },
-        body: JSON.stringify({ password: "locked now" }),
-      }),
-      { now: () => clock.now },
-    );
+    const locking = startApp(`/api/${upload.id}`, {
+      method: "PATCH",
+      key: account.full,
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ password: "locked now" }),
+      app: { now: () => clock.now },
+    });
     let done = false;
     const answered = locking.response.then((res) => ((done = true), res.status));
     const seen: Awaited<ReturnType<typeof read>>[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fixture, json, newAccount, ORIGIN, request, upload, uploadWithEnv, type TestAccount } from "../helpers";
+import { fixture, json, newAccount, ORIGIN, request, upload, type TestAccount } from "../helpers";
 
 const decode = (text: string) =>
   text.replace(/&(lt|gt|quot|#39|amp);/g, (_, entity: string) => ({ lt: "<", gt: ">", quot: '"', "#39": "'", amp: "&" })[entity]!);
@@ -36,12 +36,15 @@ const oembed = (query: string) => json(request(`/oembed?${query}`));
 
 async function photo(account: TestAccount, fields: Record<string, string> = {}) {
   // 640x480 JPEG: its thumbnail is made in the upload request.
-  return uploadWithEnv(account, await fixture("gps/DSCN0010.jpg"), {}, { allow_duplicate: "1", title: "Harbour", description: "Boats at dawn", ...fields });
+  const bytes = await fixture("gps/DSCN0010.jpg");
+  const all = { allow_duplicate: "1", title: "Harbour", description: "Boats at dawn", ...fields };
+  return (await upload(account.full, bytes, all, { app: {} })).body.data;
 }
 
 /** A video upload as it is once its media job ran (size and thumbnail known). */
 async function videoUpload(account: TestAccount, fields: Record<string, string> = {}) {
-  const uploaded = await uploadWithEnv(account, await fixture("generated/clip.mp4"), {}, { allow_duplicate: "1", ...fields });
+  const video = await fixture("generated/clip.mp4");
+  const uploaded = (await upload(account.full, video, { allow_duplicate: "1", ...fields }, { app: {} })).body.data;
   const { body } = await json(request(`/api/${uploaded.id}`, { headers: { "X-API-Key": account.full } }));
   expect(body.data).toMatchObject({ width: expect.any(Number), thumb: expect.any(String) });
   return body.data;

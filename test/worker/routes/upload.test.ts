@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MAX_REQUEST_BYTES, MiB } from "../../../src/spec-limits";
-import { api, bigPng, fixture, json, newAccount, request, upload, uniquePng } from "../helpers";
+import { bigPng, fixture, json, newAccount, request, upload, uniquePng } from "../helpers";
 
 /**
  * Objects that belong to no upload: what a refused or failed request must never leave behind.
@@ -242,13 +242,23 @@ describe("POST /api: fields", () => {
   it("refuses JSON fields that are not text, numbers or booleans, however deeply nested", async () => {
     const account = await newAccount();
     for (const title of [["a"], { a: 1 }]) {
-      const res = await api(account.upload, "", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ url: "https://example.com/a.png", title }) });
+      const res = await json(request("/api", {
+        key: account.upload,
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ url: "https://example.com/a.png", title }),
+      }));
       expect(res.status, JSON.stringify(title)).toBe(422);
       expect(res.body.errors).toMatch(/^title: /);
     }
     // Turning this into text once recursed until the stack ran out: a 500.
     const deep = `{"title":${"[".repeat(20_000)}${"]".repeat(20_000)}}`;
-    const res = await api(account.upload, "", { method: "POST", headers: { "Content-Type": "application/json" }, body: deep });
+    const res = await json(request("/api", {
+      key: account.upload,
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: deep,
+    }));
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ type: "error", errors: expect.stringMatching(/^title: /) });
   });
@@ -266,7 +276,7 @@ describe("POST /api: duplicates", () => {
     expect(again.body.data).not.toHaveProperty("delete_url");
     expect(first.body.data.delete_url).toMatch(/\/d\//);
     expect(await strayObjects()).toEqual([]);
-    expect((await api(account.full, "")).body.meta.total).toBe(1);
+    expect((await json(request("/api", { key: account.full }))).body.meta.total).toBe(1);
   });
 
   it("does not apply to expiring uploads, to allow_duplicate, or across accounts", async () => {
@@ -292,7 +302,7 @@ describe("POST /api: duplicates", () => {
     expect(permanent.body.data.duplicate).toBe(false);
     expect(permanent.body.data.id).not.toBe(expiring.body.data.id);
     const copy = await upload(account.full, png, { allow_duplicate: "true" });
-    await api(account.full, `/${permanent.body.data.id}`, { method: "DELETE" });
+    await json(request(`/api/${permanent.body.data.id}`, { key: account.full, method: "DELETE" }));
     const again = await upload(account.full, png);
     expect(again.body.data).toMatchObject({ duplicate: true, id: copy.body.data.id });
   });
@@ -325,11 +335,11 @@ describe("delete_url", () => {
     expect(html).toContain('<form method="post">');
     expect(html).toContain("&lt;b&gt;mine&lt;/b&gt;");
     // GET did not delete.
-    expect((await api(account.full, `/${res.body.data.id}`)).status).toBe(200);
+    expect((await json(request(`/api/${res.body.data.id}`, { key: account.full }))).status).toBe(200);
 
     const deleted = await json(request(link.pathname, { method: "POST" }));
     expect(deleted).toMatchObject({ status: 200, body: { type: "success", msg: "Deleted." } });
-    expect((await api(account.full, `/${res.body.data.id}`)).status).toBe(404);
+    expect((await json(request(`/api/${res.body.data.id}`, { key: account.full }))).status).toBe(404);
     expect((await request(new URL(res.body.data.src).pathname)).status).toBe(404);
     expect((await json(request(link.pathname, { method: "POST" }))).status).toBe(404);
     expect((await json(request(link.pathname))).status).toBe(404);
@@ -359,6 +369,6 @@ describe("delete_url", () => {
       expect((await request(path, { method: "POST" })).status, path).toBe(404);
       expect((await request(path)).status, path).toBe(404);
     }
-    expect((await api(account.full, `/${res.body.data.id}`)).status).toBe(200);
+    expect((await json(request(`/api/${res.body.data.id}`, { key: account.full }))).status).toBe(200);
   });
 });

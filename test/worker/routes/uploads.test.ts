@@ -1,13 +1,13 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, newAccount, request, upload, uniquePng } from "../helpers";
+import { newAccount, request, upload, uniquePng, json } from "../helpers";
 
 describe("GET /api (list)", () => {
   it("pages 50 uploads at a time, newest first, with meta", async () => {
     const account = await newAccount();
     const ids: string[] = [];
     for (let i = 0; i < 51; i++) ids.push((await upload(account.full, await uniquePng(`list-${i}`))).body.data.id);
-    const first = await api(account.full, "");
+    const first = await json(request("/api", { key: account.full }));
     expect(first.status).toBe(200);
     expect(first.body.type).toBe("success");
     expect(first.body.data).toHaveLength(50);
@@ -18,7 +18,7 @@ describe("GET /api (list)", () => {
       ["created_at", "description", "direct", "expires_at", "height", "id", "locked", "path", "size", "src", "thumb", "title", "type", "visibility", "width"].sort(),
     );
     expect(item.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/);
-    const second = await api(account.full, "?page=2");
+    const second = await json(request("/api?page=2", { key: account.full }));
     expect(second.body.data.map((u: { id: string }) => u.id)).toEqual([ids[0]]);
     expect(second.body.meta).toEqual({ current_page: 2, last_page: 2, total: 51 });
     const all = [...first.body.data, ...second.body.data].map((u: { id: string }) => u.id);
@@ -28,11 +28,11 @@ describe("GET /api (list)", () => {
   it("answers a page past the last with an empty list, and a page below 1 with 422", async () => {
     const account = await newAccount();
     await upload(account.full, await uniquePng("past-last"));
-    const past = await api(account.full, "?page=7");
+    const past = await json(request("/api?page=7", { key: account.full }));
     expect(past.status).toBe(200);
     expect(past.body).toEqual({ type: "success", data: [], meta: { current_page: 7, last_page: 1, total: 1 } });
     for (const page of ["0", "-1", "1.5", "abc", ""]) {
-      const res = await api(account.full, `?page=${page}`);
+      const res = await json(request(`/api?page=${page}`, { key: account.full }));
       expect(res.status, page).toBe(422);
       expect(res.body.errors).toMatch(/^page: /);
     }
@@ -40,7 +40,7 @@ describe("GET /api (list)", () => {
 
   it("lists an empty account as one empty page", async () => {
     const account = await newAccount();
-    const res = await api(account.full, "");
+    const res = await json(request("/api", { key: account.full }));
     expect(res.body).toEqual({ type: "success", data: [], meta: { current_page: 1, last_page: 1, total: 0 } });
   });
 
@@ -48,7 +48,7 @@ describe("GET /api (list)", () => {
     const a = await newAccount();
     const b = await newAccount();
     await upload(a.full, await uniquePng("own-a"));
-    expect((await api(b.full, "")).body.meta.total).toBe(0);
+    expect((await json(request("/api", { key: b.full }))).body.meta.total).toBe(0);
   });
 });
 
@@ -56,9 +56,9 @@ describe("GET, PATCH, DELETE /api/{id}", () => {
   it("reads one upload with the list item's fields", async () => {
     const account = await newAccount();
     const created = await upload(account.full, await uniquePng("get-one"), { title: "t" });
-    const res = await api(account.full, `/${created.body.data.id}`);
+    const res = await json(request(`/api/${created.body.data.id}`, { key: account.full }));
     expect(res.status).toBe(200);
-    const listed = (await api(account.full, "")).body.data[0];
+    const listed = (await json(request("/api", { key: account.full }))).body.data[0];
     expect(res.body).toEqual({ type: "success", msg: "success", data: listed });
   });
 
@@ -67,42 +67,68 @@ describe("GET, PATCH, DELETE /api/{id}", () => {
     const b = await newAccount();
     const id = (await upload(a.full, await uniquePng("foreign"))).body.data.id;
     for (const [method, body] of [["GET", undefined], ["PATCH", JSON.stringify({ title: "stolen" })], ["DELETE", undefined]] as const) {
-      const foreign = await api(b.full, `/${id}`, { method, body, headers: { "Content-Type": "application/json" } });
+      const foreign = await json(request(`/api/${id}`, {
+        key: b.full,
+        method,
+        body,
+        headers: { "Content-Type": "application/json" },
+      }));
       expect(foreign.status, method).toBe(404);
       expect(foreign.body).toEqual({ type: "error", errors: expect.any(String) });
-      expect((await api(b.full, "/unknown-id", { method, body, headers: { "Content-Type": "application/json" } })).status).toBe(404);
+      expect((await json(request("/api/unknown-id", {
+        key: b.full,
+        method,
+        body,
+        headers: { "Content-Type": "application/json" },
+      }))).status).toBe(404);
     }
-    expect((await api(a.full, `/${id}`)).body.data.title).toBeNull();
+    expect((await json(request(`/api/${id}`, { key: a.full }))).body.data.title).toBeNull();
   });
 
   it("changes visibility, title and description from JSON, urlencoded or multipart form", async () => {
     const account = await newAccount();
     const id = (await upload(account.full, await uniquePng("patch"))).body.data.id;
-    const viaJson = await api(account.full, `/${id}`, {
+    const viaJson = await json(request(`/api/${id}`, {
+      key: account.full,
       method: "PATCH",
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ title: "Hello", visibility: "public" }),
-    });
+    }));
     expect(viaJson.status).toBe(200);
     expect(viaJson.body.data).toMatchObject({ id, title: "Hello", visibility: "public", description: null });
     expect(viaJson.body.data).toHaveProperty("created_at");
 
-    const viaForm = await api(account.full, `/${id}`, { method: "PATCH", body: new URLSearchParams({ description: "A view" }) });
+    const viaForm = await json(request(`/api/${id}`, {
+      key: account.full,
+      method: "PATCH",
+      body: new URLSearchParams({ description: "A view" }),
+    }));
     expect(viaForm.body.data).toMatchObject({ title: "Hello", description: "A view", visibility: "public" });
 
     const multipart = new FormData();
     multipart.append("visibility", "private");
-    const viaMultipart = await api(account.full, `/${id}`, { method: "PATCH", body: multipart });
+    const viaMultipart = await json(request(`/api/${id}`, { key: account.full, method: "PATCH", body: multipart }));
     expect(viaMultipart.body.data).toMatchObject({ title: "Hello", description: "A view", visibility: "private" });
-    expect((await api(account.full, `/${id}`)).body.data).toMatchObject({ visibility: "private" });
+    expect((await json(request(`/api/${id}`, {
+      key: account.full,
+    }))).body.data).toMatchObject({ visibility: "private" });
   });
 
   it("clears a title or description given empty (or null in JSON)", async () => {
     const account = await newAccount();
     const id = (await upload(account.full, await uniquePng("clear"), { title: "T", description: "D" })).body.data.id;
-    const cleared = await api(account.full, `/${id}`, { method: "PATCH", body: new URLSearchParams({ title: "" }) });
+    const cleared = await json(request(`/api/${id}`, {
+      key: account.full,
+      method: "PATCH",
+      body: new URLSearchParams({ title: "" }),
+    }));
     expect(cleared.body.data).toMatchObject({ title: null, description: "D" });
-    const nulled = await api(account.full, `/${id}`, { method: "PATCH", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ description: null }) });
+    const nulled = await json(request(`/api/${id}`, {
+      key: account.full,
+      method: "PATCH",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ description: null }),
+    }));
     expect(nulled.body.data).toMatchObject({ title: null, description: null });
   });
 
@@ -110,24 +136,34 @@ describe("GET, PATCH, DELETE /api/{id}", () => {
     const account = await newAccount();
     const id = (await upload(account.full, await uniquePng("bad-patch"), { title: "keep" })).body.data.id;
     for (const body of [{ visibility: "everyone" }, { title: "x".repeat(91) }, { description: "x".repeat(501) }, { title: 5 }, { title: "ok", visibility: "nope" }]) {
-      const res = await api(account.full, `/${id}`, { method: "PATCH", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+      const res = await json(request(`/api/${id}`, {
+        key: account.full,
+        method: "PATCH",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      }));
       expect(res.status, JSON.stringify(body)).toBe(422);
       expect(res.body.type).toBe("error");
     }
     for (const body of ["{oops", "[1,2]", '"text"']) {
-      const res = await api(account.full, `/${id}`, { method: "PATCH", headers: { "Content-Type": "application/json" }, body });
+      const res = await json(request(`/api/${id}`, {
+        key: account.full,
+        method: "PATCH",
+        headers: { "Content-Type": "application/json" },
+        body,
+      }));
       expect(res.status, body).toBe(400);
     }
-    expect((await api(account.full, `/${id}`)).body.data.title).toBe("keep");
+    expect((await json(request(`/api/${id}`, { key: account.full }))).body.data.title).toBe("keep");
   });
 
   it("deletes permanently: a second delete is 404, and the files are gone at once", async () => {
     const account = await newAccount();
     const data = (await upload(account.full, await uniquePng("delete"))).body.data;
-    const res = await api(account.full, `/${data.id}`, { method: "DELETE" });
+    const res = await json(request(`/api/${data.id}`, { key: account.full, method: "DELETE" }));
     expect(res).toMatchObject({ status: 200, body: { type: "success", msg: "Deleted." } });
-    expect((await api(account.full, `/${data.id}`, { method: "DELETE" })).status).toBe(404);
-    expect((await api(account.full, `/${data.id}`)).status).toBe(404);
+    expect((await json(request(`/api/${data.id}`, { key: account.full, method: "DELETE" }))).status).toBe(404);
+    expect((await json(request(`/api/${data.id}`, { key: account.full }))).status).toBe(404);
     for (const url of [data.src, data.path, data.direct]) expect((await request(new URL(url).pathname)).status, url).toBe(404);
     expect((await env.FILES.list({ prefix: `uploads/${data.id}/` })).objects).toHaveLength(0);
   });
@@ -137,10 +173,12 @@ describe("expired uploads", () => {
   it("are gone from the API and from their URLs as soon as expires_at passes", async () => {
     const account = await newAccount();
     const data = (await upload(account.full, await uniquePng("expired"), { expires_in: "60" })).body.data;
-    expect((await api(account.full, `/${data.id}`)).status).toBe(200);
+    expect((await json(request(`/api/${data.id}`, { key: account.full }))).status).toBe(200);
     await env.DB.prepare("UPDATE uploads SET expires_at = ? WHERE id = ?").bind(Date.now() - 1, data.id).run();
-    expect((await api(account.full, `/${data.id}`)).status).toBe(404);
-    expect((await api(account.full, "")).body.data.map((u: { id: string }) => u.id)).not.toContain(data.id);
+    expect((await json(request(`/api/${data.id}`, { key: account.full }))).status).toBe(404);
+    expect((await json(request("/api", {
+      key: account.full,
+    }))).body.data.map((u: { id: string }) => u.id)).not.toContain(data.id);
     for (const url of [data.src, data.path]) expect((await request(new URL(url).pathname)).status).toBe(404);
   });
 });

@@ -2,14 +2,17 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { processDeps, uploadDeps } from "../../../src/bindings";
 import { mediaJobsOf } from "../../../src/storage/media-jobs";
-import { findUploadRecord } from "../../../src/storage/uploads";
+import { findUploadInAnyState } from "../../../src/storage/uploads";
 import { sweepExpiredUploads } from "../../../src/uploads/cleanup/expired-uploads";
 import { runMediaJob } from "../../../src/uploads/media-jobs/jobs";
 import { database } from "../../../src/storage/db";
 import { PART_BYTES } from "../../../src/storage/object-writer";
 import { toHex } from "../../../src/crypto";
 import { PIECE_BYTES } from "../../../src/spec-limits";
-import { bigPng, DEAD_SERVICE, fixture, newAccount, ORIGIN, scheduledInline, startApp, type TestAccount, uniquePng, uploadForm } from "../helpers";
+import {
+  bigPng, DEAD_SERVICE, fixture, newAccount, scheduledInline, startApp, type TestAccount, uniquePng, uploadForm,
+  type Call,
+} from "../helpers";
 
 const R2_CALLS = new Set(["put", "get", "head", "delete", "list", "createMultipartUpload"]);
 /** The calls of a multipart upload (as createMultipartUpload or resumeMultipartUpload gives it). */
@@ -84,9 +87,8 @@ async function unfinished(uploads: R2MultipartUpload[]): Promise<string[]> {
   return open;
 }
 
-async function call(path: string, init: RequestInit & { key?: string }, bindings: Partial<Cloudflare.Env> = {}) {
-  const { key, ...rest } = init;
-  const started = startApp(new Request(`${ORIGIN}${path}`, { ...rest, headers: key ? { "X-API-Key": key } : {} }), { bindings });
+async function call(path: string, init: Call, bindings: Partial<Cloudflare.Env> = {}) {
+  const started = startApp(path, { ...init, app: { bindings } });
   const res = await started.response;
   // Storage may be down on purpose: the work left running may fail.
   await started.settled().catch(() => {});
@@ -99,7 +101,7 @@ const sweep = (bindings: Partial<Cloudflare.Env> = {}) => scheduledInline({ ...e
 /** After the cron job's sweeps (past the grace period): the row's files exist, nothing else is stored. */
 async function expectConsistent(id: string, bindings?: Partial<Cloudflare.Env>) {
   await sweep(bindings);
-  const row = await findUploadRecord(database(env.DB), id);
+  const row = await findUploadInAnyState(database(env.DB), id);
   const stored = (await env.FILES.list({ prefix: `uploads/${id}/` })).objects.map((o) => o.key).sort();
   const expected = row && row.filesRemovedAt === null ? [row.objectKey, ...(row.thumbKey ? [row.thumbKey] : [])].sort() : [];
   expect(stored, JSON.stringify(row)).toEqual(expected);
@@ -111,7 +113,7 @@ async function expectNoStrayObjects(bindings?: Partial<Cloudflare.Env>) {
   await sweep(bindings);
   for (const object of (await env.FILES.list({ prefix: "uploads/" })).objects) {
     const id = object.key.split("/")[1]!;
-    expect(await findUploadRecord(database(env.DB), id), object.key).toBeDefined();
+    expect(await findUploadInAnyState(database(env.DB), id), object.key).toBeDefined();
   }
 }
 
@@ -125,7 +127,7 @@ function expectAnswered(outcome: Awaited<ReturnType<typeof call>> | string) {
 const sha256 = async (bytes: ArrayBuffer | Uint8Array) => toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
 
 /** The row's file is stored whole: the bytes sent (`size` of them, hashing to `hash`), with the etag the row says. */
-async function expectStoredWhole(row: NonNullable<Awaited<ReturnType<typeof findUploadRecord>>>, sent: { size: number; hash: string }) {
+async function expectStoredWhole(row: NonNullable<Awaited<ReturnType<typeof findUploadInAnyState>>>, sent: { size: number; hash: string }) {
   const object = await env.FILES.get(row.objectKey);
   expect(object, row.objectKey).not.toBeNull();
   expect(object!.size).toBe(sent.size);
@@ -186,7 +188,7 @@ describe("a crash at any step leaves the old state or the new one", () => {
     const steps = await atEveryStep(
       async () => {
         const upload = await newUpload(account);
-        const row = await findUploadRecord(database(env.DB), upload.id);
+        const row = await findUploadInAnyState(database(env.DB), upload.id);
         return { id: upload.id, before: row!.objectKey };
       },
       (bindings, id) => call(`/api/${id}/replace`, { method: "POST", key: account.full, body: uploadForm(fixtureBytes) }, bindings),
@@ -284,7 +286,7 @@ describe("a crash at any step of a multipart write leaves the old state or the n
     const steps = await atEveryStep(
       async () => {
         const upload = await newUpload(account);
-        const row = await findUploadRecord(database(env.DB), upload.id);
+        const row = await findUploadInAnyState(database(env.DB), upload.id);
         return { id: upload.id, before: row!.objectKey };
       },
       (bindings, id) => call(`/api/${id}/replace`, { method: "POST", key: account.full, body: send(bytes) }, serviceDown(bindings)),

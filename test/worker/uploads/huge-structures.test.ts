@@ -6,7 +6,7 @@ import {
   box, EOI, ihdr, join, jpegSegment, latin1, ONE_PIXEL_IDAT, pngChunk, pngFile, SOI, sof0, tiffIfd, u32le, vp8l, vp8x, VP8X_EXIF,
   webpChunk, webpFile,
 } from "../../support/build";
-import { DEAD_SERVICE, newAccount, served, upload, uploadWithEnv } from "../helpers";
+import { DEAD_SERVICE, newAccount, upload, request, bytesOf } from "../helpers";
 
 const MiB = 1024 * 1024;
 const SECRET = latin1("GPS 48.8584 2.2945");
@@ -24,8 +24,9 @@ const storedCount = async () => (await env.FILES.list()).objects.length;
 /** Uploads with the media job kept out of the way, and returns the stored bytes as served. */
 async function storedAfterUpload(file: Uint8Array) {
   const account = await newAccount();
-  const data = await uploadWithEnv(account, file, { MEDIA_SERVICE_URL: DEAD_SERVICE });
-  const { bytes } = await served(data.src);
+  const app = { bindings: { MEDIA_SERVICE_URL: DEAD_SERVICE } };
+  const data = (await upload(account.full, file, {}, { app })).body.data;
+  const { bytes } = await bytesOf(request(data.src));
   const object = await env.FILES.head(new URL(data.path).pathname.replace("/f/", "uploads/"));
   // What the upload reports and what R2 holds are the bytes written.
   expect(data.size).toBe(bytes.length);

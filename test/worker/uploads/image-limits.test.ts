@@ -1,35 +1,19 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { crc32 } from "../../../src/media/strip/crc32";
 import {
-  actl, anmf, box, EOI, fctl, gifImage, gifScreen, GIF_TRAILER, ihdr, join, jpegSegment, latin1, ONE_PIXEL_IDAT, pngFile, SOI, sof0,
-  tiffIfd, u16be, u16le, u32be, u32le, vp8l, vp8x, VP8X_ANIMATION, webpChunk, webpFile,
+  actl, anmf, box, EOI, fctl, gifImage, gifScreen, GIF_TRAILER, ihdr, join, jpegSegment, latin1, ONE_PIXEL_IDAT,
+  pngChunk, pngFile, SOI, sof0, tiffIfd, u16be, u16le, u32be, u32le, vp8l, vp8x, VP8X_ANIMATION, webpChunk, webpFile,
 } from "../../support/build";
 import { newAccount, upload } from "../helpers";
 
-function chunk(type: string, data: Uint8Array) {
-  const out = new Uint8Array(12 + data.length);
-  const view = new DataView(out.buffer);
-  view.setUint32(0, data.length);
-  out.set(new TextEncoder().encode(type), 4);
-  out.set(data, 8);
-  view.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)));
-  return out;
-}
-
 /** An RGBA PNG whose header claims a size; its image data is real only when `pixels` is set. */
 async function png(width: number, height: number, pixels = false) {
-  const ihdr = new Uint8Array(13);
-  new DataView(ihdr.buffer).setUint32(0, width);
-  new DataView(ihdr.buffer).setUint32(4, height);
-  ihdr.set([8, 6, 0, 0, 0], 8);
   let data = new Uint8Array([0]);
   if (pixels) {
     const raw = new Blob([new Uint8Array((1 + width * 4) * height)]).stream().pipeThrough(new CompressionStream("deflate"));
     data = new Uint8Array(await new Response(raw).arrayBuffer());
   }
-  const parts = [new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", data), chunk("IEND", new Uint8Array())];
-  return new Uint8Array(await new Blob(parts).arrayBuffer());
+  return pngFile(ihdr(width, height), pngChunk("IDAT", data));
 }
 
 function jpeg(width: number, height: number) {

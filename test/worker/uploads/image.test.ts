@@ -1,10 +1,16 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, DEAD_SERVICE, fixture, json, newAccount, request, scheduledInline, served, type TestAccount, uploadWithEnv } from "../helpers";
+import {
+  DEAD_SERVICE, fixture, json, newAccount, request, scheduledInline, type TestAccount, bytesOf, upload,
+} from "../helpers";
 
 /** Uploads a new copy (allow_duplicate), waiting for its media job. */
-const uploadWith = (account: TestAccount, bytes: Uint8Array, overrides: Partial<Cloudflare.Env> = {}, fields: Record<string, string> = {}) =>
-  uploadWithEnv(account, bytes, overrides, { allow_duplicate: "1", ...fields });
+const uploadWith = async (
+  account: TestAccount,
+  bytes: Uint8Array,
+  bindings: Partial<Cloudflare.Env> = {},
+  fields: Record<string, string> = {},
+) => (await upload(account.full, bytes, { allow_duplicate: "1", ...fields }, { app: { bindings } })).body.data;
 
 /** Width and height from a WebP header (VP8X, lossy or lossless). */
 async function webpSize(bytes: Uint8Array) {
@@ -34,14 +40,14 @@ describe("image conversion and thumbnails", () => {
     }
 
     await scheduledInline(env, () => Date.now() + 61_000);
-    const { body } = await api(account.full, `/${uploaded.id}`);
+    const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
     expect(body.data.path).toMatch(/\.webp$/);
     expect(body.data).toMatchObject({ width, height });
-    const file = await served(body.data.src);
+    const file = await bytesOf(request(body.data.src));
     expect(file.res.headers.get("Content-Type")).toBe("image/webp");
     expect(await webpSize(file.bytes)).toEqual({ width, height });
     expect(body.data.size).toBe(file.bytes.length);
-    const thumb = await served(body.data.thumb);
+    const thumb = await bytesOf(request(body.data.thumb));
     expect(await webpSize(thumb.bytes)).toEqual({ width: 280, height: Math.round((280 * height) / width) });
     // The old path leads to the WebP now.
     expect((await request(new URL(uploaded.path).pathname, { redirect: "manual" })).status).toBe(302);
@@ -56,11 +62,11 @@ describe("image conversion and thumbnails", () => {
       ["pngsuite/basn6a16.png", 32, 32],
     ] as const) {
       const uploaded = await uploadWith(account, await fixture(name));
-      const { body } = await api(account.full, `/${uploaded.id}`);
+      const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
       expect(body.data.thumb, name).toMatch(/\/t\/.*\.webp$/);
       // JPEG, PNG and WebP are kept (metadata removed on the way in), only the thumbnail is new.
       expect(body.data.path).toBe(uploaded.path);
-      const thumb = await served(body.data.thumb);
+      const thumb = await bytesOf(request(body.data.thumb));
       expect(thumb.res.headers.get("Content-Type")).toBe("image/webp");
       expect(await webpSize(thumb.bytes), name).toEqual({ width, height });
     }
@@ -70,9 +76,9 @@ describe("image conversion and thumbnails", () => {
     // 26 bytes: a valid RIFF/VP8L header declaring 11330x446, and a bitstream no decoder reads.
     const account = await newAccount();
     const uploaded = await uploadWith(account, await fixture("tiny/webp.webp"));
-    const { body } = await api(account.full, `/${uploaded.id}`);
+    const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
     expect(body.data).toMatchObject({ thumb: null, path: uploaded.path, width: 11330, height: 446 });
-    expect((await served(body.data.src)).res.status).toBe(200);
+    expect((await bytesOf(request(body.data.src))).res.status).toBe(200);
     const job = await env.DB.prepare("SELECT status, last_error FROM media_jobs WHERE upload_id = ?").bind(uploaded.id).first<{ status: string; last_error: string }>();
     // Failed at once with the decoder's reason, not retried: the file will not get better.
     expect(job?.status).toBe("failed");
@@ -88,7 +94,7 @@ describe("thumbnails made in the upload request", () => {
     // 640x480, 146 KB: within 512 KiB and a megapixel.
     const uploaded = await uploadWith(account, await fixture("gps/DSCN0010.jpg"));
     expect(uploaded.thumb).toMatch(/\/t\/.*\.webp$/);
-    const thumb = await served(uploaded.thumb);
+    const thumb = await bytesOf(request(uploaded.thumb));
     expect(thumb.res.headers.get("Content-Type")).toBe("image/webp");
     expect(await webpSize(thumb.bytes)).toEqual({ width: 280, height: 210 });
     expect(await jobsOf(uploaded.id)).toBe(0);
@@ -111,7 +117,7 @@ describe("which images become WebP", () => {
     const original = await fixture("generated/optimisable.jpg");
     expect(original.length).toBeGreaterThan(1024 * 1024);
     const uploaded = await uploadWith(account, original);
-    const { body } = await api(account.full, `/${uploaded.id}`);
+    const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
     expect(body.data.path).toMatch(/\.webp$/);
     expect(body.data).toMatchObject({ width: 4000, height: 3000 });
     expect(body.data.size).toBeLessThan(original.length * 0.9);
@@ -120,7 +126,7 @@ describe("which images become WebP", () => {
   it("keeps it with keep_original", async () => {
     const account = await newAccount();
     const uploaded = await uploadWith(account, await fixture("generated/optimisable.jpg"), {}, { keep_original: "1" });
-    const { body } = await api(account.full, `/${uploaded.id}`);
+    const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
     expect(body.data.path).toBe(uploaded.path);
     expect(body.data.path).toMatch(/\.jpg$/);
     expect(body.data.thumb).toMatch(/\.webp$/);
@@ -131,7 +137,7 @@ describe("which images become WebP", () => {
     const original = await fixture("generated/incompressible.jpg");
     expect(original.length).toBeGreaterThan(1024 * 1024);
     const uploaded = await uploadWith(account, original);
-    const { body } = await api(account.full, `/${uploaded.id}`);
+    const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
     expect(body.data.path).toBe(uploaded.path);
     expect((await env.FILES.list({ prefix: `uploads/${uploaded.id}/` })).objects).toHaveLength(2); // the JPEG and its thumbnail
   });
@@ -141,9 +147,9 @@ describe("which images become WebP", () => {
     const uploaded = await uploadWith(account, await fixture("generated/photo.bmp"), { MEDIA_SERVICE_URL: DEAD_SERVICE });
     expect((await request(new URL(uploaded.src).pathname)).headers.get("Content-Type")).toBe("image/bmp");
     await scheduledInline(env, () => Date.now() + 61_000);
-    const { body } = await api(account.full, `/${uploaded.id}`);
+    const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
     expect(body.data).toMatchObject({ width: 64, height: 48 });
-    const file = await served(body.data.src);
+    const file = await bytesOf(request(body.data.src));
     expect(file.res.headers.get("Content-Type")).toBe("image/webp");
     expect(new TextDecoder().decode(file.bytes)).toContain("VP8L"); // the lossless bitstream
   });
@@ -153,7 +159,7 @@ describe("which images become WebP", () => {
     const uploaded = await uploadWith(account, await fixture("generated/gps.avif"), { MEDIA_SERVICE_URL: DEAD_SERVICE });
     expect((await request(new URL(uploaded.src).pathname)).status).toBe(503);
     await scheduledInline(env, () => Date.now() + 61_000);
-    const { body } = await api(account.full, `/${uploaded.id}`);
+    const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
     expect(body.data.path).toMatch(/\.webp$/);
     expect(body.data).toMatchObject({ width: 640, height: 480 });
   });

@@ -5,7 +5,7 @@ import { processDeps, uploadDeps } from "../../../src/bindings";
 import { createUpload, newUploadId } from "../../../src/uploads/create";
 import { stageFile } from "../../../src/uploads/intake/staged-file";
 import { runMediaJob } from "../../../src/uploads/media-jobs/jobs";
-import { api, newAccount, request } from "../helpers";
+import { newAccount, request, json } from "../helpers";
 
 /**
  * The conversion path at the largest file size the service takes (the file arrives by pieces or
@@ -32,7 +32,7 @@ it("converts a 200 MB video", async () => {
   if (created.duplicate || !created.jobId) throw new Error("expected a media job");
 
   await runMediaJob(processDeps(env), created.jobId);
-  const { body } = await api(account.full, `/${id}`);
+  const { body } = await json(request(`/api/${id}`, { key: account.full }));
   expect(body.data).toMatchObject({ type: "video", width: 1280, height: 720 });
   expect(body.data.path).toMatch(/\.mp4$/);
   expect(body.data.size).toBeLessThan(length / 10);

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { api, fetchWithEnv, fixture, newAccount, served, type TestAccount } from "../helpers";
+import { fixture, newAccount, type TestAccount, request, json, bytesOf } from "../helpers";
 
 /** Links point at the loopback fixture server (test/support/link-server.ts). */
 const LINKS = env.LINK_SERVER_URL;
@@ -9,7 +9,7 @@ function uploadLink(account: TestAccount, url: string, fields: Record<string, st
   const form = new FormData();
   form.append("url", url);
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  return fetchWithEnv("/api", { method: "POST", headers: { "X-API-Key": account.full }, body: form }, overrides);
+  return json(request("/api", { method: "POST", key: account.full, body: form, app: { bindings: overrides } }));
 }
 
 async function refused(account: TestAccount, url: string, reason: RegExp, overrides: Partial<Cloudflare.Env> = {}) {
@@ -25,7 +25,7 @@ describe("POST /api with url", () => {
     const res = await uploadLink(account, `${LINKS}/file/gps/DSCN0010.jpg`);
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ type: "image", width: 640, height: 480, duplicate: false });
-    const stored = await served(res.body.data.src);
+    const stored = await bytesOf(request(res.body.data.src));
     const original = await fixture("gps/DSCN0010.jpg");
     expect(stored.bytes.length).toBeLessThan(original.length);
     expect(new TextDecoder("latin1").decode(stored.bytes)).not.toContain("GPS");
@@ -40,7 +40,7 @@ describe("POST /api with url", () => {
     form.append("url", `${LINKS}/file/tiny/webm.webm`);
     form.append("title", "By link");
     form.append("visibility", "private");
-    const res = await fetchWithEnv("/api", { method: "POST", headers: { "X-API-Key": account.upload }, body: form });
+    const res = await json(request("/api", { method: "POST", key: account.upload, body: form, app: {} }));
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ type: "video", title: "By link", visibility: "private" });
   });
@@ -112,6 +112,6 @@ describe("POST /api with url", () => {
   it("stores nothing for a refused link", async () => {
     const account = await newAccount();
     await refused(account, `${LINKS}/file/tiny/zip.zip`, /Unsupported file type/);
-    expect((await api(account.full, "")).body.meta.total).toBe(0);
+    expect((await json(request("/api", { key: account.full }))).body.meta.total).toBe(0);
   });
 });

@@ -1,11 +1,12 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
+import { operationAt, sizeHeaders, thumbnailLengthHeader } from "../../../container/src/contract";
 import { processDeps } from "../../../src/bindings";
 import { mediaServiceVars } from "../../../src/media/container";
 import { mediaService, MediaServiceError, type MediaService } from "../../../src/media/service";
 import { MEDIA_CALL_TIMEOUT_MS, MEDIA_JOB_TIMEOUT_MS } from "../../../src/media/timeouts";
 import { BUSY_RETRY_MS, JOB_TIME_LIMIT_MS, PLATFORM_RETRY_MS, spread, LEASE_MS, LEASE_RENEW_MS, MEDIA_CALLS_PER_JOB, runMediaJob } from "../../../src/uploads/media-jobs/jobs";
-import { DEAD_SERVICE, fixture, newAccount, uploadWithEnv } from "../helpers";
+import { DEAD_SERVICE, fixture, newAccount, upload } from "../helpers";
 
 /**
  * How media jobs call the media service, with a stand-in service: each call names the format
@@ -21,7 +22,8 @@ async function jobOf(uploadId: string) {
 /** An upload whose job is left pending (the real service is never reached). */
 async function pendingUpload(name: string) {
   const account = await newAccount();
-  const uploaded = await uploadWithEnv(account, await fixture(name), { MEDIA_SERVICE_URL: DEAD_SERVICE }, { allow_duplicate: "1" });
+  const app = { bindings: { MEDIA_SERVICE_URL: DEAD_SERVICE } };
+  const uploaded = (await upload(account.full, await fixture(name), { allow_duplicate: "1" }, { app })).body.data;
   const job = await jobOf(uploaded.id);
   expect(job?.status).toBe("pending");
   return { uploadId: uploaded.id as string, jobId: job!.id };
@@ -35,34 +37,47 @@ async function runWith(jobId: string, media: MediaService, now = Date.now() + 2 
 /** Bytes no decoder takes for an image: the Worker hands their thumbnail to the service too. */
 const OUTPUT = new Uint8Array(64).fill(7);
 
-/** A service that records each operation and answers every one with OUTPUT. */
+/** The media client, its requests answered by `answer` in place of the service. */
+const standIn = (answer: (request: Request) => Response | Promise<Response>): MediaService =>
+  mediaService(env, {
+    async send(request) {
+      await request.body?.cancel();
+      return answer(request);
+    },
+  });
+
+/** A call whose answer these tests never read: each is a failure. */
+const PROBE = { operation: "probeVideo", format: "mp4" } as const;
+
+/** An error answer as the service sends it. */
+const serviceError = (status: number, error: string) => Response.json({ error }, { status });
+
+/** A service that records each call's address and answers every one with OUTPUT. */
 function recording() {
   const calls: string[] = [];
-  const media: MediaService = {
-    async call(operation, input) {
-      calls.push(operation);
-      if (input instanceof ReadableStream) await input.cancel();
-      return new Response(OUTPUT, { headers: { "X-Media-Width": "320", "X-Media-Height": "240" } });
-    },
+  const answer = (request: Request) => {
+    calls.push(request.url);
+    const headers = { "Content-Length": String(OUTPUT.length), ...sizeHeaders({ width: 320, height: 240 }) };
+    return new Response(OUTPUT, { headers });
   };
-  return { media, calls };
+  return { media: standIn(answer), answer, calls };
 }
 
-const route = (operation: string) => {
-  const url = new URL(operation, "http://media");
-  return `${url.pathname} ${url.searchParams.get("format")}`;
+const route = (address: string) => {
+  const url = new URL(address);
+  return `${operationAt(url.pathname)} ${url.searchParams.get("format")}`;
 };
 
 describe("calls to the media service", () => {
   it.each([
-    ["generated/clip.avi", ["/video/mp4 avi", "/thumbnail mp4"]],
-    ["generated/clip.3gp", ["/video/mp4 3gp", "/thumbnail mp4"]],
-    ["generated/clip.mpg", ["/video/mp4 mpeg", "/thumbnail mp4"]],
-    ["generated/clip.webm", ["/video/strip webm", "/thumbnail webm"]],
-    ["generated/clip.mp4", ["/video/strip mp4", "/thumbnail mp4"]],
-    ["heic/IMG_5195.HEIC", ["/image/webp heic", "/image/thumbnail webp"]],
-    ["generated/photo.bmp", ["/image/webp bmp", "/image/thumbnail webp"]],
-    ["generated/photo.tif", ["/image/webp tiff", "/image/thumbnail webp"]],
+    ["generated/clip.avi", ["videoToMp4 avi", "videoThumbnail mp4"]],
+    ["generated/clip.3gp", ["videoToMp4 3gp", "videoThumbnail mp4"]],
+    ["generated/clip.mpg", ["videoToMp4 mpeg", "videoThumbnail mp4"]],
+    ["generated/clip.webm", ["stripVideo webm", "videoThumbnail webm"]],
+    ["generated/clip.mp4", ["stripVideo mp4", "videoThumbnail mp4"]],
+    ["heic/IMG_5195.HEIC", ["imageToWebp heic", "imageThumbnail webp"]],
+    ["generated/photo.bmp", ["imageToWebp bmp", "imageThumbnail webp"]],
+    ["generated/photo.tif", ["imageToWebp tiff", "imageThumbnail webp"]],
   ])("name the format %s was sniffed as, and then the converted file's", async (name, expected) => {
     const { uploadId, jobId } = await pendingUpload(name);
     const { media, calls } = recording();
@@ -72,31 +87,29 @@ describe("calls to the media service", () => {
   });
 
   it.each([
-    ["generated/clip.avi", "/video/mp4 avi"],
-    ["generated/clip.webm", "/video/strip webm"],
+    ["generated/clip.avi", "videoToMp4 avi"],
+    ["generated/clip.webm", "stripVideo webm"],
   ])("asks once for %s's video and its thumbnail, which comes in front of it", async (name, expected) => {
     const { uploadId, jobId } = await pendingUpload(name);
     const thumb = new Uint8Array(300).fill(1);
     const video = new Uint8Array(70_000).fill(2);
     const calls: string[] = [];
-    const media: MediaService = {
-      async call(operation, input) {
-        calls.push(operation);
-        if (input instanceof ReadableStream) await input.cancel();
-        const body = new Uint8Array([...thumb, ...video]);
-        // In pieces that straddle the boundary, as a network delivers them.
-        const stream = new ReadableStream({
-          start(controller) {
-            for (let i = 0; i < body.length; i += 256) controller.enqueue(body.slice(i, i + 256));
-            controller.close();
-          },
-        });
-        return new Response(stream, { headers: { "Content-Length": String(body.length), "X-Media-Thumbnail-Length": String(thumb.length) } });
-      },
-    };
+    const media = standIn((request) => {
+      calls.push(request.url);
+      const body = new Uint8Array([...thumb, ...video]);
+      // In pieces that straddle the boundary, as a network delivers them.
+      const stream = new ReadableStream({
+        start(controller) {
+          for (let i = 0; i < body.length; i += 256) controller.enqueue(body.slice(i, i + 256));
+          controller.close();
+        },
+      });
+      const headers = { "Content-Length": String(body.length), ...thumbnailLengthHeader(thumb.length) };
+      return new Response(stream, { headers });
+    });
     await runWith(jobId, media);
     expect(calls.map(route)).toEqual([expected]);
-    expect(new URL(calls[0]!, "http://media").searchParams.get("thumbnail")).toBe("280");
+    expect(new URL(calls[0]!).searchParams.get("thumbnail")).toBe("280");
     const row = await env.DB.prepare("SELECT object_key, thumb_key FROM uploads WHERE id = ?").bind(uploadId).first<{ object_key: string; thumb_key: string }>();
     expect(new Uint8Array(await (await env.FILES.get(row!.object_key))!.arrayBuffer())).toEqual(video);
     expect(new Uint8Array(await (await env.FILES.get(row!.thumb_key))!.arrayBuffer())).toEqual(thumb);
@@ -106,12 +119,7 @@ describe("calls to the media service", () => {
     const { uploadId, jobId } = await pendingUpload("generated/clip.flv");
     const before = (await jobOf(uploadId))!.attempts;
     const now = Date.now() + 2 * 3600_000;
-    const busy: MediaService = {
-      async call(_operation, input) {
-        if (input instanceof ReadableStream) await input.cancel();
-        throw new MediaServiceError(503, "busy: 2 jobs running, 8 queued");
-      },
-    };
+    const busy = standIn(() => serviceError(503, "busy: 2 jobs running, 8 queued"));
     for (let i = 0; i < 10; i++) await runWith(jobId, busy, now);
     const job = await env.DB.prepare("SELECT status, attempts, next_attempt_at FROM media_jobs WHERE id = ?").bind(jobId).first<{ status: string; attempts: number; next_attempt_at: number }>();
     expect(job).toMatchObject({ status: "pending", attempts: before });
@@ -123,17 +131,14 @@ describe("calls to the media service", () => {
     const retryBaseMs = processDeps(env).retryBaseMs;
     expect(PLATFORM_RETRY_MS).toBeLessThan(retryBaseMs);
     const now = Date.now() + 2 * 3600_000;
-    const failing = (error: MediaServiceError): MediaService => ({
-      async call(_operation, input) {
-        if (input instanceof ReadableStream) await input.cancel();
-        throw error;
-      },
-    });
+    const failing = (answer: Response) => standIn(() => answer);
     const nextAttempt = async (jobId: string) =>
       (await env.DB.prepare("SELECT status, attempts, next_attempt_at FROM media_jobs WHERE id = ?").bind(jobId).first<{ status: string; attempts: number; next_attempt_at: number }>())!;
 
     const lost = await pendingUpload("generated/clip.flv");
-    await runWith(lost.jobId, failing(new MediaServiceError(500, "Container suddenly disconnected, try again", true)), now);
+    // The container platform's answer: plain text, not the service's JSON.
+    const disconnected = new Response("Container suddenly disconnected, try again", { status: 500 });
+    await runWith(lost.jobId, failing(disconnected), now);
     const afterLost = await nextAttempt(lost.jobId);
     expect(afterLost.status).toBe("pending");
     // The upload's own attempt already failed on the dead service: this is the second.
@@ -143,7 +148,7 @@ describe("calls to the media service", () => {
     expect(afterLost.next_attempt_at).toBeLessThanOrEqual(now + 3 * PLATFORM_RETRY_MS);
 
     const broken = await pendingUpload("generated/clip.flv");
-    await runWith(broken.jobId, failing(new MediaServiceError(500, "ffmpeg exited with code 1")), now);
+    await runWith(broken.jobId, failing(serviceError(500, "ffmpeg exited with code 1")), now);
     expect((await nextAttempt(broken.jobId)).next_attempt_at).toBeGreaterThanOrEqual(now + retryBaseMs);
     expect((await nextAttempt(broken.jobId)).next_attempt_at).toBeLessThanOrEqual(now + 3 * retryBaseMs);
   });
@@ -159,7 +164,8 @@ describe("calls to the media service", () => {
 
   it("tells the container platform's failures from the service's own", async () => {
     const call = async (url: string) => {
-      const error = await mediaService({ ...env, MEDIA_SERVICE_URL: url }).call("/probe?format=mp4", new Uint8Array([1, 2, 3]), 3).catch((e) => e);
+      const service = mediaService({ ...env, MEDIA_SERVICE_URL: url });
+      const error = await service.call(PROBE, new Uint8Array([1, 2, 3]), 3).catch((e) => e);
       expect(error).toBeInstanceOf(MediaServiceError);
       return { status: error.status, platform: error.platform, message: error.message };
     };
@@ -173,12 +179,7 @@ describe("calls to the media service", () => {
 
   it("fails a job for good when the service timed out (504), recording why", async () => {
     const { uploadId, jobId } = await pendingUpload("generated/clip.flv");
-    const media: MediaService = {
-      async call(_operation, input) {
-        if (input instanceof ReadableStream) await input.cancel();
-        throw new MediaServiceError(504, "timed out after 900 s");
-      },
-    };
+    const media = standIn(() => serviceError(504, "timed out after 900 s"));
     await runWith(jobId, media);
     const job = await jobOf(uploadId);
     expect(job).toMatchObject({ status: "failed", attempts: 2 });
@@ -201,19 +202,19 @@ describe("calls to the media service", () => {
     const { uploadId, jobId } = await pendingUpload("generated/clip.wmv");
     let now = Date.now() + 2 * 3600_000;
     const leases: number[] = [];
-    const { media: answer } = recording();
-    const media: MediaService = {
-      async call(operation, input, length) {
-        const before = (await jobOf(uploadId))!.lease_until!;
-        leases.push(before - now);
-        // A call that outlasts the renewal period: the lease moves on while it runs.
-        now += LEASE_RENEW_MS;
-        vi.advanceTimersByTime(LEASE_RENEW_MS);
-        for (let i = 0; i < 50 && (await jobOf(uploadId))!.lease_until === before; i++) await new Promise((r) => setTimeout(r, 10));
-        leases.push((await jobOf(uploadId))!.lease_until! - now);
-        return answer.call(operation, input, length);
-      },
-    };
+    const { answer } = recording();
+    const media = standIn(async (request) => {
+      const before = (await jobOf(uploadId))!.lease_until!;
+      leases.push(before - now);
+      // A call that outlasts the renewal period: the lease moves on while it runs.
+      now += LEASE_RENEW_MS;
+      vi.advanceTimersByTime(LEASE_RENEW_MS);
+      for (let i = 0; i < 50 && (await jobOf(uploadId))!.lease_until === before; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      leases.push((await jobOf(uploadId))!.lease_until! - now);
+      return answer(request);
+    });
     vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
     try {
       await runMediaJob({ ...processDeps(env, undefined, () => now), media }, jobId);
@@ -227,7 +228,7 @@ describe("calls to the media service", () => {
   it("gives up on a call the service never answers, as a failure worth retrying", async () => {
     const stalled = mediaService({ ...env, MEDIA_SERVICE_URL: `${env.LINK_SERVER_URL}/stall-headers` }, { callTimeoutMs: 300 });
     const start = Date.now();
-    const error = await stalled.call("/probe?format=mp4", new Uint8Array([1, 2, 3]), 3).catch((e) => e);
+    const error = await stalled.call(PROBE, new Uint8Array([1, 2, 3]), 3).catch((e) => e);
     expect(Date.now() - start).toBeLessThan(5000);
     expect(error).toBeInstanceOf(MediaServiceError);
     expect(error.message).toMatch(/did not answer within/);

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { scheduled } from "../../../src/cron";
 import { FIRST_RUN_GRACE_MS } from "../../../src/uploads/media-jobs/jobs";
-import { api, fixture, newAccount, ORIGIN, startApp, uploadForm } from "../helpers";
+import { fixture, newAccount, startApp, uploadForm, request, json } from "../helpers";
 
 /**
  * Media jobs on the real MEDIA_JOBS Workflow (other tests run attempts inline, helpers.ts
@@ -24,7 +24,7 @@ async function until<T>(what: string, read: () => Promise<T>, done: (value: T) =
 }
 
 async function upload(key: string, bytes: Uint8Array, bindings: Partial<Cloudflare.Env>) {
-  const started = startApp(new Request(`${ORIGIN}/api`, { method: "POST", headers: { "X-API-Key": key }, body: uploadForm(bytes) }), { bindings });
+  const started = startApp("/api", { method: "POST", key, body: uploadForm(bytes), app: { bindings } });
   const response = await started.response;
   expect(response.status).toBe(200);
   // What the request leaves behind is the runner's start only: well within the 30 s budget.
@@ -37,7 +37,7 @@ describe("media jobs on the Workflow", () => {
     const account = await newAccount();
     const uploaded = await upload(account.full, await fixture("generated/clip.avi"), { MEDIA_JOBS: env.MEDIA_JOBS });
     await until("the job", () => jobOf(uploaded.id), (job) => job?.status === "done");
-    const { body } = await api(account.full, `/${uploaded.id}`);
+    const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
     expect(body.data.path).toMatch(/\.mp4$/);
     expect(body.data.thumb).toMatch(/\.webp$/);
   });
@@ -50,7 +50,7 @@ describe("media jobs on the Workflow", () => {
     await until("the job", () => jobOf(uploaded.id), (job) => job?.status === "done", 280_000);
     // Deployed, waitUntil work would have been cancelled long before this.
     expect(Date.now() - answered).toBeGreaterThan(30_000);
-    const { body } = await api(account.full, `/${uploaded.id}`);
+    const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
     expect(body.data.path).toMatch(/\.mp4$/);
     expect(body.data.thumb).toMatch(/\.webp$/);
     console.log(JSON.stringify({ longConversion: { uploadMs: answered - started, conversionMs: Date.now() - answered } }));

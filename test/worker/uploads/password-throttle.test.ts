@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { type AppCall, clockedApp, newAccount, ownNetwork, uniquePng, uploadForm } from "../helpers";
+import { type Call, clockedApp, newAccount, ownNetwork, uniquePng, uploadForm } from "../helpers";
 
 /** The app on a clock the test moves; page requests come from the given client IP, or this service's own. */
 function service() {
   const ownIp = `${ownNetwork()}::1`;
   const app = clockedApp();
   const clock = app.clock;
-  const call = (path: string, { ip, ...init }: AppCall = {}) => app.call(path, { ip: ip ?? ownIp, ...init });
+  const call = (path: string, { ip, ...init }: Call = {}) => app.call(path, { ip: ip ?? ownIp, ...init });
   async function lockedUpload(account: { full: string }, password: string) {
     const res = await call("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng(crypto.randomUUID()), { password }) });
     return ((await res.json()) as any).data as { id: string };

@@ -17,7 +17,7 @@ import { bigPng, newAccount } from "../helpers";
  * order in this isolate reads nothing back, and one whose pieces the scan did not all see reads
  * the object, so that the file is always what its recorded pieces make.
  */
-const newUploadId = () => crypto.randomUUID().replaceAll("-", "");
+const newSessionId = () => crypto.randomUUID().replaceAll("-", "");
 const sha256 = async (bytes: Uint8Array) => toHex(await crypto.subtle.digest("SHA-256", bytes));
 
 /** The bucket, counting the bytes read from finished files' objects (not from pieces). */
@@ -36,12 +36,12 @@ function countingReads(bucket: R2Bucket) {
   return { bucket: counted, reads };
 }
 
-async function finishCounting(accountId: string, uploadId: string) {
+async function finishCounting(accountId: string, sessionId: string) {
   const { bucket, reads } = countingReads(env.FILES);
   const deps: UploadDeps = { ...uploadDeps(env), bucket };
-  const session = await claimPiecedFile(deps, accountId, uploadId);
+  const session = await claimPiecedFile(deps, accountId, sessionId);
   expect(session.whole).not.toBeNull();
-  const file = await stageFromPieces(new Staging(bucket, session.whole!.uploadId), session);
+  const file = await stageFromPieces(new Staging(bucket, session.whole!.reservedUploadId), session);
   await session.consume(file.key);
   const stored = new Uint8Array(await (await env.FILES.get(file.key))!.arrayBuffer());
   return { file, stored, readBytes: reads.bytes };
@@ -53,10 +53,10 @@ describe("pieces read as they arrive", () => {
   it("finishes pieces sent in order without reading the file back, with its type and hash", async () => {
     const account = await newAccount();
     const original = await bigPng(PIECE_BYTES + 70_000, 41);
-    const uploadId = newUploadId();
-    for (const [index, bytes] of piecesOf(original).entries()) await storePiece(uploadDeps(env), { accountId: account.id, uploadId, index, total: 2, bytes });
+    const sessionId = newSessionId();
+    for (const [index, bytes] of piecesOf(original).entries()) await storePiece(uploadDeps(env), { accountId: account.id, sessionId, index, total: 2, bytes });
 
-    const { file, stored, readBytes } = await finishCounting(account.id, uploadId);
+    const { file, stored, readBytes } = await finishCounting(account.id, sessionId);
     expect(readBytes).toBe(0);
     expect(file).toMatchObject({ size: original.length, media: { format: "png" }, image: { width: expect.any(Number) } });
     expect(file.sha256).toBe(await sha256(original));
@@ -66,9 +66,9 @@ describe("pieces read as they arrive", () => {
   it("reads the object when a piece was stored where the scan did not see it (another isolate)", async () => {
     const account = await newAccount();
     const original = await bigPng(PIECE_BYTES + 70_000, 42);
-    const uploadId = newUploadId();
+    const sessionId = newSessionId();
     const [head, tail] = piecesOf(original);
-    for (const [index, bytes] of [head!, tail!].entries()) await storePiece(uploadDeps(env), { accountId: account.id, uploadId, index, total: 2, bytes });
+    for (const [index, bytes] of [head!, tail!].entries()) await storePiece(uploadDeps(env), { accountId: account.id, sessionId, index, total: 2, bytes });
 
     // The last piece again, one byte of its pixel data changed (so the chunk's CRC no longer
     // holds), stored as storePiece stores it but without this isolate's scan seeing it.
@@ -76,15 +76,15 @@ describe("pieces read as they arrive", () => {
     corrupt[1000] = corrupt[1000]! ^ 0xff;
     const deps = uploadDeps(env);
     const now = deps.now();
-    const { row, slot } = await openPieceSession(deps.db, { id: uploadId, accountId: account.id, total: 2, createdAt: now, expiresAt: now + 60_000 }, true);
+    const { row, slot } = await openPieceSession(deps.db, { id: sessionId, accountId: account.id, total: 2, createdAt: now, expiresAt: now + 60_000 }, true);
     const part = await storeAsPart(deps, row, 1, corrupt, slot);
     expect(part).not.toBeNull();
-    await recordPiece(deps.db, uploadId, 1, corrupt.byteLength, part);
+    await recordPiece(deps.db, sessionId, 1, corrupt.byteLength, part);
 
     const { bucket, reads } = countingReads(env.FILES);
     const counted: UploadDeps = { ...deps, bucket };
-    const session = await claimPiecedFile(counted, account.id, uploadId);
-    await expect(stageFromPieces(new Staging(bucket, session.whole!.uploadId), session)).rejects.toThrow(/Unreadable image data \(png\)/);
+    const session = await claimPiecedFile(counted, account.id, sessionId);
+    await expect(stageFromPieces(new Staging(bucket, session.whole!.reservedUploadId), session)).rejects.toThrow(/Unreadable image data \(png\)/);
     expect(reads.bytes).toBe(original.length);
     await session.release();
   });
@@ -92,12 +92,12 @@ describe("pieces read as they arrive", () => {
   it("reads the object when the first piece was sent again after the others", async () => {
     const account = await newAccount();
     const original = await bigPng(PIECE_BYTES + 70_000, 43);
-    const uploadId = newUploadId();
+    const sessionId = newSessionId();
     const [head, tail] = piecesOf(original);
     for (const [index, bytes] of [head!, tail!, head!].entries()) {
-      await storePiece(uploadDeps(env), { accountId: account.id, uploadId, index: index % 2, total: 2, bytes });
+      await storePiece(uploadDeps(env), { accountId: account.id, sessionId, index: index % 2, total: 2, bytes });
     }
-    const { file, readBytes } = await finishCounting(account.id, uploadId);
+    const { file, readBytes } = await finishCounting(account.id, sessionId);
     expect(readBytes).toBe(original.length);
     expect(file.sha256).toBe(await sha256(original));
   });
@@ -105,10 +105,10 @@ describe("pieces read as they arrive", () => {
   it("reads the object when a piece came out of order", async () => {
     const account = await newAccount();
     const original = await bigPng(2 * PIECE_BYTES + 70_000, 44);
-    const uploadId = newUploadId();
+    const sessionId = newSessionId();
     const pieces = [original.subarray(0, PIECE_BYTES), original.subarray(PIECE_BYTES, 2 * PIECE_BYTES), original.subarray(2 * PIECE_BYTES)];
-    for (const index of [0, 2, 1]) await storePiece(uploadDeps(env), { accountId: account.id, uploadId, index, total: 3, bytes: pieces[index]! });
-    const { file, readBytes } = await finishCounting(account.id, uploadId);
+    for (const index of [0, 2, 1]) await storePiece(uploadDeps(env), { accountId: account.id, sessionId, index, total: 3, bytes: pieces[index]! });
+    const { file, readBytes } = await finishCounting(account.id, sessionId);
     expect(readBytes).toBe(original.length);
     expect(file.sha256).toBe(await sha256(original));
   });
@@ -116,20 +116,20 @@ describe("pieces read as they arrive", () => {
   it("checks the scan against the parts the file was made of, when a piece is sent again as the finish starts", async () => {
     const account = await newAccount();
     const original = await bigPng(PIECE_BYTES + 70_000, 45);
-    const uploadId = newUploadId();
+    const sessionId = newSessionId();
     const [head, tail] = piecesOf(original);
     const deps = uploadDeps(env);
-    await storePiece(deps, { accountId: account.id, uploadId, index: 0, total: 2, bytes: head! });
+    await storePiece(deps, { accountId: account.id, sessionId, index: 0, total: 2, bytes: head! });
 
     // Request X stores the last piece, one byte of its pixel data changed, and is recorded, but
     // has not reached its scan yet. Request S sends the piece again, as it was, and has stored its part.
     const corrupt = tail!.slice();
     corrupt[1000] = corrupt[1000]! ^ 0xff;
     const now = deps.now();
-    const open = () => openPieceSession(deps.db, { id: uploadId, accountId: account.id, total: 2, createdAt: now, expiresAt: now + 60_000 }, true);
+    const open = () => openPieceSession(deps.db, { id: sessionId, accountId: account.id, total: 2, createdAt: now, expiresAt: now + 60_000 }, true);
     const x = await open();
     const partX = await storeAsPart(deps, x.row, 1, corrupt, x.slot);
-    await recordPiece(deps.db, uploadId, 1, corrupt.byteLength, partX);
+    await recordPiece(deps.db, sessionId, 1, corrupt.byteLength, partX);
     const s = await open();
     const partS = (await storeAsPart(deps, s.row, 1, tail!, s.slot))!;
 
@@ -140,8 +140,8 @@ describe("pieces read as they arrive", () => {
     const interleave = async () => {
       if (interleaved) return;
       interleaved = true;
-      await recordPiece(deps.db, uploadId, 1, tail!.byteLength, partS);
-      await scanPiece(uploadId, partS.objectKey, 1, partS.number, tail!);
+      await recordPiece(deps.db, sessionId, 1, tail!.byteLength, partS);
+      await scanPiece(sessionId, partS.objectKey, 1, partS.number, tail!);
     };
     const DB = new Proxy(env.DB, {
       get(target, name) {
@@ -163,10 +163,10 @@ describe("pieces read as they arrive", () => {
       },
     });
     const bucket = env.FILES;
-    const session = await claimPiecedFile(uploadDeps({ ...env, DB }), account.id, uploadId);
+    const session = await claimPiecedFile(uploadDeps({ ...env, DB }), account.id, sessionId);
     expect(interleaved).toBe(true);
     // The stored file is X's, whose pixel data is broken: it must be refused, not taken on the scan's word.
-    await expect(stageFromPieces(new Staging(bucket, session.whole!.uploadId), session)).rejects.toThrow(/Unreadable image data \(png\)/);
+    await expect(stageFromPieces(new Staging(bucket, session.whole!.reservedUploadId), session)).rejects.toThrow(/Unreadable image data \(png\)/);
     await session.release();
   });
 });

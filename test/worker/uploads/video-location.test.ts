@@ -1,8 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { callHeaders, callPath, isVideoFormat, type Probe } from "../../../container/src/contract";
 import { box, join, latin1, u32be, XMP_UUID } from "../../support/build";
 import { contains, walkBoxes } from "../../support/boxes";
-import { DEAD_SERVICE, fixture, newAccount, served, upload, uploadWithEnv } from "../helpers";
+import { DEAD_SERVICE, fixture, newAccount, upload, request, bytesOf } from "../helpers";
 
 const LOCATION = "+48.8584";
 const COPYRIGHT_XYZ = new Uint8Array([0xa9, 0x78, 0x79, 0x7a]);
@@ -13,8 +14,9 @@ const COPYRIGHT_XYZ = new Uint8Array([0xa9, 0x78, 0x79, 0x7a]);
  */
 async function servedBeforeAnyJob(original: Uint8Array) {
   const account = await newAccount();
-  const data = await uploadWithEnv(account, original, { MEDIA_SERVICE_URL: DEAD_SERVICE });
-  const { res, bytes } = await served(data.src);
+  const app = { bindings: { MEDIA_SERVICE_URL: DEAD_SERVICE } };
+  const data = (await upload(account.full, original, {}, { app })).body.data;
+  const { res, bytes } = await bytesOf(request(data.src));
   expect(res.status).toBe(200);
   const object = await env.FILES.head(new URL(data.path).pathname.replace("/f/", "uploads/"));
   expect(data.size).toBe(bytes.length);
@@ -51,9 +53,12 @@ function withInMoov(file: Uint8Array, extra: Uint8Array) {
 
 /** What the media service (ffprobe) reads of a file. */
 async function probe(bytes: Uint8Array, format: string) {
-  const res = await fetch(`${env.MEDIA_SERVICE_URL}/probe?format=${format}`, { method: "POST", headers: { Authorization: `Bearer ${env.MEDIA_SECRET}` }, body: bytes });
+  if (!isVideoFormat(format)) throw new Error(`${format} is not a video format`);
+  const address = `${env.MEDIA_SERVICE_URL}${callPath({ operation: "probeVideo", format })}`;
+  const headers = callHeaders(env.MEDIA_SECRET, bytes.length);
+  const res = await fetch(address, { method: "POST", headers, body: bytes });
   expect(res.status).toBe(200);
-  return res.json<{ videoCodec: string; audioCodec: string | null; width: number; height: number; rotation: number }>();
+  return res.json<Probe>();
 }
 
 describe("video location, removed as the upload streams in", () => {

@@ -1,10 +1,13 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { callHeaders, callPath, type VideoFormat } from "../../../container/src/contract";
 import { readImageHeader } from "../../../src/media/image-info";
-import { api, DEAD_SERVICE, fixture, newAccount, scheduledInline, served, type TestAccount, uploadWithEnv } from "../helpers";
+import {
+  DEAD_SERVICE, fixture, newAccount, scheduledInline, type TestAccount, request, json, bytesOf, upload,
+} from "../helpers";
 
-const uploadWith = (account: TestAccount, bytes: Uint8Array, overrides: Partial<Cloudflare.Env> = {}) =>
-  uploadWithEnv(account, bytes, overrides);
+const uploadWith = async (account: TestAccount, bytes: Uint8Array, bindings: Partial<Cloudflare.Env> = {}) =>
+  (await upload(account.full, bytes, {}, { app: { bindings } })).body.data;
 
 async function job(uploadId: string) {
   return env.DB.prepare("SELECT status, attempts, last_error FROM media_jobs WHERE upload_id = ?")
@@ -13,10 +16,10 @@ async function job(uploadId: string) {
 }
 
 /** Asks the media service (ffprobe) what a served video of `format` (mp4 or webm) is. */
-async function probe(bytes: Uint8Array, format = "mp4") {
-  const res = await fetch(`${env.MEDIA_SERVICE_URL}/probe?format=${format}`, {
+async function probe(bytes: Uint8Array, format: VideoFormat = "mp4") {
+  const res = await fetch(`${env.MEDIA_SERVICE_URL}${callPath({ operation: "probeVideo", format })}`, {
     method: "POST",
-    headers: { Authorization: `Bearer ${env.MEDIA_SECRET}` },
+    headers: callHeaders(env.MEDIA_SECRET, bytes.length),
     body: bytes,
   });
   expect(res.status).toBe(200);
@@ -60,14 +63,14 @@ describe("video uploads", () => {
     expect(uploaded.path).not.toMatch(/\.mp4$/);
     expect((await job(uploaded.id))?.status).toBe("done");
 
-    const { body } = await api(account.full, `/${uploaded.id}`);
+    const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
     const data = body.data;
     expect(data.path).toMatch(/\.mp4$/);
     expect(data.src).toBe(uploaded.src);
     expect([data.width, data.height]).toEqual(
       name === "odd.avi" ? [expect.any(Number), expect.any(Number)] : [width, height],
     );
-    const { res, bytes } = await served(data.src);
+    const { res, bytes } = await bytesOf(request(data.src));
     expect(res.headers.get("Content-Type")).toBe("video/mp4");
     expect(data.size).toBe(bytes.length);
     const probed = await probe(bytes);
@@ -76,7 +79,7 @@ describe("video uploads", () => {
     expect(probed.width % 2 + probed.height % 2).toBe(0);
     expect(hasLocation(bytes)).toBe(false);
 
-    const thumb = await served(data.thumb);
+    const thumb = await bytesOf(request(data.thumb));
     expect(thumb.res.headers.get("Content-Type")).toBe("image/webp");
     const thumbInfo = readImageHeader("webp", thumb.bytes);
     expect("width" in thumbInfo && thumbInfo.width).toBe(Math.min(280, data.width));
@@ -91,11 +94,11 @@ describe("video uploads", () => {
     const original = await fixture("generated/rotated.mp4");
     expect(hasLocation(original)).toBe(true);
     const uploaded = await uploadWith(account, original);
-    const { body } = await api(account.full, `/${uploaded.id}`);
+    const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
     expect(body.data).toMatchObject({ width: 240, height: 320 });
     expect(body.data.path).toMatch(/\.mp4$/);
     expect(body.data.path).not.toBe(uploaded.path);
-    const { bytes } = await served(body.data.src);
+    const { bytes } = await bytesOf(request(body.data.src));
     expect(hasLocation(bytes)).toBe(false);
     const probed = await probe(bytes);
     expect(probed).toMatchObject({ videoCodec: "h264", width: 240, height: 320 });
@@ -107,10 +110,10 @@ describe("video uploads", () => {
     const original = await fixture("generated/clip.webm");
     expect(contains(original, "secret place")).toBe(true);
     const uploaded = await uploadWith(account, original);
-    const { body } = await api(account.full, `/${uploaded.id}`);
+    const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
     expect(body.data.path).toMatch(/\.webm$/);
     expect(body.data).toMatchObject({ width: 320, height: 240 });
-    const { res, bytes } = await served(body.data.src);
+    const { res, bytes } = await bytesOf(request(body.data.src));
     expect(res.headers.get("Content-Type")).toBe("video/webm");
     expect(contains(bytes, "secret place")).toBe(false);
     expect((await probe(bytes, "webm")).videoCodec).toBe("vp8");
@@ -127,7 +130,7 @@ describe("durable conversion", () => {
     // Through the Container binding a dead service is a disconnected container: a failure worth a retry.
     expect(pending?.last_error).toMatch(/media service 500: Container suddenly disconnected/);
 
-    const before = await served(uploaded.src);
+    const before = await bytesOf(request(uploaded.src));
     expect(before.res.headers.get("Content-Type")).toBe("video/x-msvideo");
     expect(before.bytes).toEqual(original);
 
@@ -137,7 +140,7 @@ describe("durable conversion", () => {
 
     await scheduledInline(env, () => Date.now() + 61_000);
     expect(await job(uploaded.id)).toMatchObject({ status: "done", attempts: 2 });
-    const after = await served(uploaded.src);
+    const after = await bytesOf(request(uploaded.src));
     expect(after.res.headers.get("Content-Type")).toBe("video/mp4");
   });
 
@@ -151,7 +154,7 @@ describe("durable conversion", () => {
     // Nothing more happens, even with the service back.
     await scheduledInline(env, () => Date.now() + 10 * 3_600_000);
     expect((await job(uploaded.id))?.attempts).toBe(5);
-    const { res, bytes } = await served(uploaded.src);
+    const { res, bytes } = await bytesOf(request(uploaded.src));
     expect(res.status).toBe(200);
     expect(bytes).toEqual(original);
   });
@@ -163,8 +166,8 @@ describe("durable conversion", () => {
     broken.set(valid.slice(0, 64)); // an AVI header, then nothing playable
     const uploaded = await uploadWith(account, broken);
     expect(await job(uploaded.id)).toMatchObject({ status: "failed", attempts: 1 });
-    expect((await served(uploaded.src)).bytes).toEqual(broken);
-    expect((await api(account.full, `/${uploaded.id}`)).body.data.path).toBe(uploaded.path);
+    expect((await bytesOf(request(uploaded.src))).bytes).toEqual(broken);
+    expect((await json(request(`/api/${uploaded.id}`, { key: account.full }))).body.data.path).toBe(uploaded.path);
   });
 
   it("takes over a job whose runner died (lease expired)", async () => {
@@ -178,13 +181,13 @@ describe("durable conversion", () => {
     expect((await job(uploaded.id))?.status).toBe("running");
     await scheduledInline(env, () => Date.now() + 61 * 60_000);
     expect((await job(uploaded.id))?.status).toBe("done");
-    expect((await api(account.full, `/${uploaded.id}`)).body.data.path).toMatch(/\.mp4$/);
+    expect((await json(request(`/api/${uploaded.id}`, { key: account.full }))).body.data.path).toMatch(/\.mp4$/);
   });
 
   it("drops the work of an upload deleted before it ran, leaving no files behind", async () => {
     const account = await newAccount();
     const uploaded = await uploadWith(account, await fixture("generated/clip.wmv"), { MEDIA_SERVICE_URL: DEAD_SERVICE });
-    await api(account.full, `/${uploaded.id}`, { method: "DELETE" });
+    await json(request(`/api/${uploaded.id}`, { key: account.full, method: "DELETE" }));
     await scheduledInline(env, () => Date.now() + 61_000);
     expect((await job(uploaded.id))?.status).toBe("done");
     expect(await objectsOf(uploaded.id)).toEqual([]);

@@ -1,32 +1,44 @@
-import { MAX_REQUEST_BYTES, MAX_TEXT_BODY_BYTES, MiB } from "../../spec-limits";
-import { tooLarge, unprocessable } from "../../errors";
-import { readFields } from "../../http/body";
-import { multipartBoundary } from "../../http/multipart";
-import { multipartParts, TextFields } from "../../http/multipart-parts";
-import type { StagedFile, Staging } from "./staged-file";
+import { MAX_REQUEST_BYTES, MAX_TEXT_BODY_BYTES, MiB } from "../spec-limits";
+import { tooLarge, unprocessable } from "../errors";
+import { readFields } from "./body";
+import { multipartBoundary } from "./multipart";
+import { multipartParts, TextFields } from "./multipart-parts";
 
 const FILE_FIELDS = new Set(["uploads", "uploads[]"]);
-const TOO_LARGE = `Request over ${MAX_REQUEST_BYTES / MiB}MB. Send the file in pieces to /api/chunk, or give a link in url (up to 200MB).`;
+const TOO_LARGE =
+  `Request over ${MAX_REQUEST_BYTES / MiB}MB. ` +
+  "Send the file in pieces to /api/chunk, or give a link in url (up to 200MB).";
+
+/**
+ * Where a file sent in the body goes as its bytes arrive (the upload's staging), so that it is
+ * never held in memory. Null stands for an empty file.
+ */
+export type StageSentFile<File> = (chunks: AsyncIterable<Uint8Array>) => Promise<File | null>;
 
 /** What an upload or replace request carries: its text fields and, when sent directly, the file. */
-export interface UploadRequestBody {
+export interface UploadBody<File> {
   fields: Record<string, string>;
-  file: StagedFile | null;
+  /** As `stage` made it; null when no file was sent, or an empty one. */
+  file: File | null;
 }
 
 /**
  * Reads a multipart upload as it streams in: text fields are collected, the file part is staged
  * as it arrives. Fields may come before or after the file.
  */
-async function readMultipart(request: Request, boundary: string, staging: Staging): Promise<UploadRequestBody> {
+async function readUploadForm<File>(
+  body: ReadableStream<Uint8Array>,
+  boundary: string,
+  stage: StageSentFile<File>,
+): Promise<UploadBody<File>> {
   const fields = new TextFields(MAX_TEXT_BODY_BYTES);
-  let file: StagedFile | null = null;
+  let file: File | null = null;
   let fileParts = 0;
-  const parts = multipartParts(request.body!, boundary, { maxBytes: MAX_REQUEST_BYTES, tooLargeMessage: TOO_LARGE });
+  const parts = multipartParts(body, boundary, { maxBytes: MAX_REQUEST_BYTES, tooLargeMessage: TOO_LARGE });
   for await (const part of parts) {
     if (FILE_FIELDS.has(part.name)) {
       if (++fileParts > 1) throw unprocessable("One file per request: send a single `uploads` part.");
-      file = await staging.stage(part.body);
+      file = await stage(part.body);
     } else if (part.filename === null) {
       await fields.read(part);
     }
@@ -48,14 +60,20 @@ function formFields(raw: Record<string, unknown>): Record<string, string> {
   return fields;
 }
 
-/** The request's fields and directly sent file, whatever form the body takes. */
-export async function readUploadRequest(request: Request, staging: Staging): Promise<UploadRequestBody> {
+/**
+ * The body of POST /api or a replace, whatever form it takes: its fields, and the file sent in
+ * it, handed to `stage` as it streams in. Whatever `stage` has staged before a refusal is the
+ * caller's to remove.
+ */
+export async function readUploadBody<File>(request: Request, stage: StageSentFile<File>): Promise<UploadBody<File>> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > MAX_REQUEST_BYTES) throw tooLarge(TOO_LARGE);
   const type = request.headers.get("content-type");
   const boundary = multipartBoundary(type ?? undefined);
-  if (boundary && request.body) return readMultipart(request, boundary, staging);
-  if ((type ?? "").toLowerCase().startsWith("multipart/")) throw unprocessable("multipart/form-data body without a boundary.");
+  if (boundary && request.body) return readUploadForm(request.body, boundary, stage);
+  if ((type ?? "").toLowerCase().startsWith("multipart/")) {
+    throw unprocessable("multipart/form-data body without a boundary.");
+  }
   // Without a file, the fields (url or upload_id and options) may also come as a form or JSON.
   return { fields: formFields(await readFields(request)), file: null };
 }

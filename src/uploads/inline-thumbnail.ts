@@ -1,11 +1,11 @@
-import { HEADER_LIMIT } from "../../media/image-info";
-import { describeImage } from "../../media/image/render";
-import { renderInWorker } from "../../media/image/worker-engine";
-import { newObjectKey } from "../../storage/keys";
-import { KEPT_BYTES } from "../../storage/object-writer";
-import type { StagedFile } from "../intake/staged-file";
-import type { UploadDeps } from "../upload-deps";
-import { THUMB_WIDTH, webpPlan } from "./webp-policy";
+import { HEADER_LIMIT } from "../media/image-info";
+import { describeImage } from "../media/image/render";
+import { renderInWorker } from "../media/image/worker-engine";
+import { newObjectKey } from "../storage/keys";
+import { KEPT_BYTES } from "../storage/object-writer";
+import type { StagedFile } from "./intake/staged-file";
+import type { UploadDeps } from "./upload-deps";
+import { THUMB_WIDTH, webpPlan } from "./media-jobs/webp-policy";
 
 /**
  * A small image's thumbnail, made in its upload's own request: all a media job would do for

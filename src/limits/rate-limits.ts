@@ -1,0 +1,20 @@
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../env";
+import { settingsOf } from "../settings";
+import { drawOn } from "./budgets";
+import { keyLimiter } from "./limiters";
+import { rulesFor, type Budget } from "./rules";
+
+/**
+ * The request counted against the spec's limits before anything else happens: `budget`'s rules
+ * (pieces have their own) on the caller's key, then on its client network. A 429 with Retry-After
+ * when one is used up; every answer carries the X-RateLimit headers of the budget closest to
+ * running out. Nothing is counted when RATE_LIMITS is off.
+ */
+export const rateLimits = (budget: Budget) =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    const { limits } = settingsOf(c.env);
+    const { caller } = c.var;
+    if (limits.enabled) await drawOn(c, keyLimiter(c.env, caller.keyHash), rulesFor(limits, budget, caller.kind));
+    await next();
+  });

@@ -1,0 +1,64 @@
+import { ApiError, forbidden, unauthorized } from "../../errors";
+import type { UploadRow } from "../../storage/schema";
+import { takeView } from "../../storage/uploads";
+import { checkSignedUrl } from "../access/signed-links";
+import { awaitsConversion, locked, usedUp, viewLimited } from "../policy";
+import type { UploadDeps } from "../upload-deps";
+
+/** Which of an upload's file URLs a request is for: `src`, or a stored object by its name (`path`, `thumb`). */
+export type FileUrl = "src" | "stored";
+
+/** The link a request for a file came with (its path, `exp` and `sig`), and the secret links are signed with. */
+export interface PresentedLink {
+  url: URL;
+  secret: string;
+}
+
+/** An upload still in a type it is converted from carries its camera metadata: never served. */
+export function assertConverted(row: Pick<UploadRow, "mime">) {
+  if (awaitsConversion.of(row)) {
+    const retry = { "Retry-After": "5" };
+    throw new ApiError(503, "This upload is still being converted; try again in a few seconds.", retry);
+  }
+}
+
+const usedUpError = () => new ApiError(410, "This upload has reached its view limit.");
+
+/**
+ * Whether a request may have one of the upload's files. A locked upload's files need a valid
+ * signed link: `src` without one leads to the page ("page"), which asks for the password. A
+ * view-limited upload whose views are used up answers 410 to every request for its files,
+ * whatever the method, range or validators.
+ */
+export async function admitToFile(
+  row: Pick<UploadRow, "passwordHash" | "maxViews" | "views">,
+  url: FileUrl,
+  link: PresentedLink,
+  now: number,
+): Promise<"file" | "page"> {
+  if (locked.of(row)) {
+    const check = await checkSignedUrl(link.secret, link.url, now);
+    if (check === "missing") {
+      if (url === "src") return "page";
+      throw unauthorized("This upload is password-protected: open its page and give the password.");
+    }
+    if (check === "expired") throw forbidden("This link has expired; open the upload's page for a new one.");
+    if (check === "invalid") throw forbidden("This link is not valid.");
+  }
+  if (usedUp.of(row)) throw usedUpError();
+  return "file";
+}
+
+/**
+ * What runs before a file's bytes are sent: a view-limited upload takes a view, or answers 410
+ * when none is left (none for an upload without a limit). A view is a download that starts at
+ * the first byte, decided on what is actually sent: a malformed, multiple or stale (If-Range)
+ * range is answered with the whole file and counts; a player's later range requests, HEAD and
+ * 304s do not. Thumbnails show no file and never count.
+ */
+export function viewCounter(deps: UploadDeps, row: Pick<UploadRow, "id" | "maxViews">) {
+  if (!viewLimited.of(row)) return undefined;
+  return async ({ fromStart }: { fromStart: boolean }) => {
+    if (fromStart && !(await takeView(deps.db, row.id))) throw usedUpError();
+  };
+}
