@@ -17,7 +17,9 @@ async function serveFixture(request: Request): Promise<Response> {
   const name = decodeURIComponent(new URL(request.url).pathname).replace(/^\/+/, "");
   if (name === "") {
     const entries = await readdir(FIXTURES_DIR, { recursive: true, withFileTypes: true });
-    const files = entries.filter((e) => e.isFile()).map((e) => path.relative(FIXTURES_DIR, path.join(e.parentPath, e.name)));
+    const files = entries
+      .filter((e) => e.isFile())
+      .map((e) => path.relative(FIXTURES_DIR, path.join(e.parentPath, e.name)));
     return Response.json(files.sort());
   }
   const [root, relative] = name.startsWith("generated/") ? [GENERATED_DIR, name.slice(10)] : [FIXTURES_DIR, name];
@@ -26,7 +28,9 @@ async function serveFixture(request: Request): Promise<Response> {
   try {
     const { size } = await stat(file);
     // Streamed: some generated files are 200 MB.
-    return new Response(Readable.toWeb(createReadStream(file)) as unknown as ReadableStream, { headers: { "Content-Length": String(size) } });
+    return new Response(Readable.toWeb(createReadStream(file)) as unknown as ReadableStream, {
+      headers: { "Content-Length": String(size) },
+    });
   } catch {
     return new Response(`no fixture ${name}`, { status: 404 });
   }
@@ -37,7 +41,10 @@ async function serveFixture(request: Request): Promise<Response> {
  * the Worker or on the media service, which depends on what the account holds): in a workerd of
  * their own, one file at a time, so that no other file's requests share their isolate.
  */
-const ISOLATE_MEMORY_TESTS = ["test/worker/limits/isolate-memory.test.ts", "test/worker/capacity/operation-costs.test.ts"];
+const ISOLATE_MEMORY_TESTS = [
+  "test/worker/limits/isolate-memory.test.ts",
+  "test/worker/capacity/operation-costs.test.ts",
+];
 
 /** A project of tests that run inside workerd, with the test bindings. */
 function workerProject(

@@ -1,14 +1,26 @@
 // AVI-to-MP4 conversion: the media service's POST /video/mp4 against the same ffmpeg command
 // run directly on the same file, in wall time and peak memory.
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { promisify } from "node:util";
 import { bundleForNode } from "../scripts/lib/bundle.mjs";
-import { childPids, fixed, median, mediaTools, mib, procMemory, ratio, ROOT, startMedia, table, tempDir } from "./lib.mjs";
+import {
+  childPids,
+  fixed,
+  lavfi,
+  makeWithFfmpeg,
+  median,
+  mediaTools,
+  mib,
+  procMemory,
+  ratio,
+  ROOT,
+  startMedia,
+  table,
+  tempDir,
+} from "./lib.mjs";
 
 const RUNS = Math.max(1, Number(process.env.BENCH_CONVERSION_RUNS || 2));
 const SAMPLE_MS = 50;
@@ -24,11 +36,17 @@ const VIDEOS = [
 /** An AVI such as an older camera writes: MPEG-4 Part 2 video, MP3 audio. */
 async function makeAvi(ffmpeg, dir, { width, height, seconds }) {
   const file = path.join(dir, `${width}x${height}-${seconds}s.avi`);
-  await promisify(execFile)(ffmpeg, [
-    "-nostdin", "-y", "-v", "error",
-    "-f", "lavfi", "-i", `testsrc2=size=${width}x${height}:rate=30:duration=${seconds}`,
-    "-f", "lavfi", "-i", `sine=frequency=440:sample_rate=48000:duration=${seconds}`,
-    "-c:v", "mpeg4", "-q:v", "5", "-c:a", "libmp3lame", "-b:a", "128k",
+  await makeWithFfmpeg(ffmpeg, [
+    ...lavfi(`testsrc2=size=${width}x${height}:rate=30:duration=${seconds}`),
+    ...lavfi(`sine=frequency=440:sample_rate=48000:duration=${seconds}`),
+    "-c:v",
+    "mpeg4",
+    "-q:v",
+    "5",
+    "-c:a",
+    "libmp3lame",
+    "-b:a",
+    "128k",
     file,
   ]);
   return file;
@@ -88,7 +106,11 @@ async function viaService(media, input) {
   const start = performance.now();
   const res = await fetch(`${media.url}/video/mp4?format=avi`, {
     method: "POST",
-    headers: { Authorization: `Bearer ${media.secret}`, "Content-Type": "video/x-msvideo", "Content-Length": String(size) },
+    headers: {
+      Authorization: `Bearer ${media.secret}`,
+      "Content-Type": "video/x-msvideo",
+      "Content-Length": String(size),
+    },
     body: createReadStream(input),
     duplex: "half",
   });
@@ -112,7 +134,12 @@ async function direct(transcode, input, output) {
   const { children, ffmpeg } = sampler.stop();
   const data = await readFile(output);
   await rm(output);
-  return { seconds, bytes: data.length, sha1: createHash("sha1").update(data).digest("hex"), memory: { children, ffmpeg } };
+  return {
+    seconds,
+    bytes: data.length,
+    sha1: createHash("sha1").update(data).digest("hex"),
+    memory: { children, ffmpeg },
+  };
 }
 
 export async function run(ctx, log) {
@@ -134,7 +161,10 @@ export async function run(ctx, log) {
       const result = {};
       for (const kind of order) {
         log(`  ${video.name}: ${kind}, run ${i}/${RUNS}`);
-        result[kind] = kind === "service" ? await viaService(media, input) : await direct(transcode, input, path.join(dir, "direct.mp4"));
+        result[kind] =
+          kind === "service"
+            ? await viaService(media, input)
+            : await direct(transcode, input, path.join(dir, "direct.mp4"));
       }
       runs.push(result);
     }

@@ -22,7 +22,15 @@ export async function run(ctx, log) {
   const reportFile = path.join(outDir, "fuzz-vitest.json");
   // A campaign that ends before vitest writes its report must not be read as an earlier one's.
   rmSync(reportFile, { force: true });
-  const args = ["run", "--project", "worker", FILES, "--reporter=default", "--reporter=json", `--outputFile.json=${reportFile}`];
+  const args = [
+    "run",
+    "--project",
+    "worker",
+    FILES,
+    "--reporter=default",
+    "--reporter=json",
+    `--outputFile.json=${reportFile}`,
+  ];
   log(`  FUZZ_RUNS=${RUNS} FUZZ_SEED=${SEED} vitest ${args.join(" ")}`);
   const started = Date.now();
   // Its own process group, so that an interrupted campaign takes workerd and the media service with it.
@@ -57,11 +65,18 @@ export async function run(ctx, log) {
     `runs per property: ${RUNS}, seed: ${SEED}, time: ${fixed(0)(seconds)} s, tests: ${rows.length}, failed: ${failed.length}${code !== 0 && !failed.length ? ` (vitest exited with ${code})` : ""}`,
     `replay: ${replay}`,
   ].join("\n");
-  const tests = table("Fuzz tests", [
-    ["file", (r) => r.file],
-    ["test", (r) => r.test],
-    ["status", (r) => r.status],
-    ["s", (r) => fixed(1)(r.seconds)],
-  ], rows);
-  return { report: `${summary}\n\n${tests}`, results: { runs: RUNS, seed: SEED, seconds, exitCode: code, replay, tests: rows } };
+  const tests = table(
+    "Fuzz tests",
+    [
+      ["file", (r) => r.file],
+      ["test", (r) => r.test],
+      ["status", (r) => r.status],
+      ["s", (r) => fixed(1)(r.seconds)],
+    ],
+    rows,
+  );
+  return {
+    report: `${summary}\n\n${tests}`,
+    results: { runs: RUNS, seed: SEED, seconds, exitCode: code, replay, tests: rows },
+  };
 }

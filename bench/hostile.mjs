@@ -24,7 +24,8 @@ const SETTLE_MS = 2000;
 const RSS_TARGET = 64 * MiB;
 const PIECE = 64 * 1024;
 
-export const description = "hostile bodies up to 100 MiB (multipart framing, huge metadata in images and video) against a plain upload";
+export const description =
+  "hostile bodies up to 100 MiB (multipart framing, huge metadata in images and video) against a plain upload";
 export const settings = `sizes x${SCALE}; RSS sampled every ${SAMPLE_MS} ms until ${SETTLE_MS / 1000} s after the answer; target growth <= ${mib(RSS_TARGET)}`;
 
 const size = (mebibytes) => Math.max(PIECE, Math.round(mebibytes * MiB * SCALE));
@@ -99,7 +100,8 @@ function* gifSubBlocks(total) {
   const block = Buffer.alloc(256, 0x61);
   block[0] = 255;
   const run = Buffer.concat(Array.from({ length: 256 }, () => block));
-  for (let left = total; left > 0; left -= run.length) yield left >= run.length ? Buffer.from(run) : Buffer.from(run.subarray(0, Math.ceil(left / 256) * 256));
+  for (let left = total; left > 0; left -= run.length)
+    yield left >= run.length ? Buffer.from(run) : Buffer.from(run.subarray(0, Math.ceil(left / 256) * 256));
   yield Buffer.from([0]);
 }
 
@@ -149,75 +151,103 @@ function bodies() {
     {
       name: `WebP: VP8X chunk declaring ${mib(big)}`,
       body: () =>
-        fileUpload("a.webp", (function* () {
-          yield Buffer.concat([bytes("RIFF"), u32le(4 + 8 + big), bytes("WEBP"), bytes("VP8X"), u32le(big)]);
-          yield* filler(big, 0);
-        })()),
+        fileUpload(
+          "a.webp",
+          (function* () {
+            yield Buffer.concat([bytes("RIFF"), u32le(4 + 8 + big), bytes("WEBP"), bytes("VP8X"), u32le(big)]);
+            yield* filler(big, 0);
+          })(),
+        ),
     },
     {
       name: `PNG: a ${mib(big)} tEXt chunk`,
       body: () =>
-        fileUpload("a.png", (function* () {
-          // The fixture's signature and IHDR (33 bytes), the chunk, then the fixture's image data and end.
-          yield png.subarray(0, 33);
-          yield* pngChunk("tEXt", big, (function* () {
-            yield bytes("Comment\0");
-            yield* filler(big - 8);
-          })());
-          yield png.subarray(33);
-        })()),
+        fileUpload(
+          "a.png",
+          (function* () {
+            // The fixture's signature and IHDR (33 bytes), the chunk, then the fixture's image data and end.
+            yield png.subarray(0, 33);
+            yield* pngChunk(
+              "tEXt",
+              big,
+              (function* () {
+                yield bytes("Comment\0");
+                yield* filler(big - 8);
+              })(),
+            );
+            yield png.subarray(33);
+          })(),
+        ),
     },
     {
       name: `JPEG: ${mib(big)} of APP1-APP15 segments`,
       body: () =>
-        fileUpload("a.jpg", (function* () {
-          yield jpeg.subarray(0, 2);
-          yield* jpegSegments([0xe1, 0xe2, 0xe3, 0xe4, 0xe5, 0xe6, 0xe7, 0xe8, 0xe9, 0xea, 0xeb, 0xec, 0xed, 0xee, 0xef], big);
-          yield jpeg.subarray(2);
-        })()),
+        fileUpload(
+          "a.jpg",
+          (function* () {
+            yield jpeg.subarray(0, 2);
+            yield* jpegSegments(
+              [0xe1, 0xe2, 0xe3, 0xe4, 0xe5, 0xe6, 0xe7, 0xe8, 0xe9, 0xea, 0xeb, 0xec, 0xed, 0xee, 0xef],
+              big,
+            );
+            yield jpeg.subarray(2);
+          })(),
+        ),
     },
     {
       name: `JPEG: ${mib(big)} of COM segments`,
       body: () =>
-        fileUpload("a.jpg", (function* () {
-          yield jpeg.subarray(0, 2);
-          yield* jpegSegments([0xfe], big);
-          yield jpeg.subarray(2);
-        })()),
+        fileUpload(
+          "a.jpg",
+          (function* () {
+            yield jpeg.subarray(0, 2);
+            yield* jpegSegments([0xfe], big);
+            yield jpeg.subarray(2);
+          })(),
+        ),
     },
     {
       name: `GIF: a ${mib(big)} comment extension`,
       body: () =>
-        fileUpload("a.gif", (function* () {
-          // 1x1, a global colour table of 2, then the extension, then one image.
-          yield Buffer.from([...bytes("GIF89a"), 1, 0, 1, 0, 0x80, 0, 0, 0, 0, 0, 255, 255, 255, 0x21, 0xfe]);
-          yield* gifSubBlocks(big);
-          yield Buffer.from([0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x44, 0x01, 0, 0x3b]);
-        })()),
+        fileUpload(
+          "a.gif",
+          (function* () {
+            // 1x1, a global colour table of 2, then the extension, then one image.
+            yield Buffer.from([...bytes("GIF89a"), 1, 0, 1, 0, 0x80, 0, 0, 0, 0, 0, 255, 255, 255, 0x21, 0xfe]);
+            yield* gifSubBlocks(big);
+            yield Buffer.from([0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x44, 0x01, 0, 0x3b]);
+          })(),
+        ),
     },
     {
       name: `MP4: a ${mib(big)} udta box in moov`,
       body: () =>
-        fileUpload("a.mp4", (function* () {
-          // The fixture's moov is its last box (at 48): its size grows by the udta box, appended to it.
-          const moovAt = 48;
-          const moovSize = mp4.readUInt32BE(moovAt);
-          yield mp4.subarray(0, moovAt);
-          yield Buffer.concat([u32be(moovSize + 8 + big), bytes("moov")]);
-          yield mp4.subarray(moovAt + 8, moovAt + moovSize);
-          yield Buffer.concat([u32be(8 + big), bytes("udta")]);
-          yield* filler(big, 0);
-          yield mp4.subarray(moovAt + moovSize);
-        })()),
+        fileUpload(
+          "a.mp4",
+          (function* () {
+            // The fixture's moov is its last box (at 48): its size grows by the udta box, appended to it.
+            const moovAt = 48;
+            const moovSize = mp4.readUInt32BE(moovAt);
+            yield mp4.subarray(0, moovAt);
+            yield Buffer.concat([u32be(moovSize + 8 + big), bytes("moov")]);
+            yield mp4.subarray(moovAt + 8, moovAt + moovSize);
+            yield Buffer.concat([u32be(8 + big), bytes("udta")]);
+            yield* filler(big, 0);
+            yield mp4.subarray(moovAt + moovSize);
+          })(),
+        ),
     },
     {
       name: `baseline: a valid ${mib(big)} PNG`,
       body: () =>
-        fileUpload("a.png", (function* () {
-          yield PNG_FRAME.subarray(0, 33);
-          yield* pngChunk("IDAT", big, noise(big));
-          yield PNG_FRAME.subarray(33);
-        })()),
+        fileUpload(
+          "a.png",
+          (function* () {
+            yield PNG_FRAME.subarray(0, 33);
+            yield* pngChunk("IDAT", big, noise(big));
+            yield PNG_FRAME.subarray(33);
+          })(),
+        ),
     },
   ];
 }
@@ -251,14 +281,26 @@ async function send(url, headers, pieces, length, method = "POST") {
   const start = performance.now();
   let res;
   try {
-    res = await fetch(url, { method, headers: { ...headers, "Content-Length": String(length) }, body, duplex: "half", signal: abort.signal });
+    res = await fetch(url, {
+      method,
+      headers: { ...headers, "Content-Length": String(length) },
+      body,
+      duplex: "half",
+      signal: abort.signal,
+    });
   } catch (error) {
     clearTimeout(timer);
     const seconds = (performance.now() - start) / 1000;
-    if (abort.signal.aborted) return { status: "timeout", seconds, sentAtAnswer: sent, message: `no answer within ${TIMEOUT_MS / 1000} s` };
+    if (abort.signal.aborted)
+      return { status: "timeout", seconds, sentAtAnswer: sent, message: `no answer within ${TIMEOUT_MS / 1000} s` };
     // The server stopped reading and closed while the body was still being sent: its answer, if
     // any, is lost with the connection (what wrangler dev does to a refusal of a body in flight).
-    return { status: "reset", seconds, sentAtAnswer: sent, message: `connection closed while sending: ${error.cause?.code ?? error.cause ?? error}` };
+    return {
+      status: "reset",
+      seconds,
+      sentAtAnswer: sent,
+      message: `connection closed while sending: ${error.cause?.code ?? error.cause ?? error}`,
+    };
   }
   const seconds = (performance.now() - start) / 1000;
   const sentAtAnswer = sent;
@@ -286,7 +328,13 @@ async function sendOnly(ctx, length, route = "/o/hostile") {
     const pids = workerdPids(minimal);
     const before = usage(pids).worker.rss;
     const sampler = sampleRss(pids, SAMPLE_MS);
-    const result = await send(`${minimal.url}${route}`, { "Content-Type": "application/octet-stream" }, filler(length, 0), length, "PUT");
+    const result = await send(
+      `${minimal.url}${route}`,
+      { "Content-Type": "application/octet-stream" },
+      filler(length, 0),
+      length,
+      "PUT",
+    );
     const peak = sampler.stop().worker;
     if (result.status !== 201) throw new Error(`minimal PUT answered ${result.status}: ${result.message}`);
     return { seconds: result.seconds, rssGrowth: peak - before };
@@ -310,14 +358,28 @@ async function measure(ctx, log, hostile, length) {
     const pids = workerdPids(server);
     const before = usage(pids).worker.rss;
     const sampler = sampleRss(pids, SAMPLE_MS);
-    const result = await send(`${server.url}/api`, { "X-API-Key": server.fullKey, "Content-Type": CONTENT_TYPE }, hostile.body(), length);
+    const result = await send(
+      `${server.url}/api`,
+      { "X-API-Key": server.fullKey, "Content-Type": CONTENT_TYPE },
+      hostile.body(),
+      length,
+    );
     const atAnswer = sampler.stop().worker;
     const settling = sampleRss(pids, SAMPLE_MS);
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const peak = Math.max(atAnswer, settling.stop().worker);
     const workerStatus = loggedStatus(server);
-    log(`    ${workerStatus} (client: ${result.status}) in ${fixed(2)(result.seconds)} s; Worker RSS ${mib(before)} -> ${mib(atAnswer)} by the answer, peak ${mib(peak)}: ${result.message}`);
-    return { ...result, workerStatus, rssBefore: before, rssAtAnswer: atAnswer, rssPeak: peak, rssGrowth: peak - before };
+    log(
+      `    ${workerStatus} (client: ${result.status}) in ${fixed(2)(result.seconds)} s; Worker RSS ${mib(before)} -> ${mib(atAnswer)} by the answer, peak ${mib(peak)}: ${result.message}`,
+    );
+    return {
+      ...result,
+      workerStatus,
+      rssBefore: before,
+      rssAtAnswer: atAnswer,
+      rssPeak: peak,
+      rssGrowth: peak - before,
+    };
   } finally {
     await server.stop();
   }
@@ -332,7 +394,13 @@ export async function run(ctx, log) {
     const result = await measure(ctx, log, hostile, length);
     const baseline = await sendOnly(ctx, length);
     log(`    send only: ${fixed(2)(baseline.seconds)} s, minimal Worker RSS +${mib(baseline.rssGrowth)}`);
-    rows.push({ name: hostile.name, bytes: length, sendOnlySeconds: baseline.seconds, sendOnlyRssGrowth: baseline.rssGrowth, ...result });
+    rows.push({
+      name: hostile.name,
+      bytes: length,
+      sendOnlySeconds: baseline.seconds,
+      sendOnlyRssGrowth: baseline.rssGrowth,
+      ...result,
+    });
   }
 
   // What the runtime itself costs for a body of unknown length: a bare Worker holding each 8 MiB
@@ -342,30 +410,39 @@ export async function run(ctx, log) {
   const parts = await sendOnly(ctx, bare, "/m/hostile");
   log(`    ${fixed(2)(parts.seconds)} s, Worker RSS +${mib(parts.rssGrowth)}`);
 
-  const report = table(
-    "Each body once, on a fresh server (answer: seconds to the response headers; sent: body bytes handed to the connection by then; send only: the same number of bytes PUT to bench/minimal, its seconds and its Worker's RSS growth; " +
-      `Worker RSS by the answer, and its peak including ${SETTLE_MS / 1000} s of after-response work; status: as wrangler dev logged it; ` +
-      "client saw reset: the server closed while the body was being sent, its answer lost)",
-    [
-      ["body", (r) => r.name],
-      ["size", (r) => mib(r.bytes)],
-      ["status", (r) => r.workerStatus],
-      ["client saw", (r) => r.status],
-      ["answer s", (r) => fixed(2)(r.seconds)],
-      ["sent", (r) => mib(r.sentAtAnswer)],
-      ["send only s", (r) => fixed(2)(r.sendOnlySeconds)],
-      ["RSS before", (r) => mib(r.rssBefore)],
-      ["by answer", (r) => mib(r.rssAtAnswer)],
-      ["peak", (r) => mib(r.rssPeak)],
-      ["growth", (r) => mib(r.rssGrowth)],
-      ["send only growth", (r) => mib(r.sendOnlyRssGrowth)],
-      ["<= target", (r) => (r.rssGrowth <= RSS_TARGET ? "yes" : "NO")],
-      ["answer", (r) => r.message.slice(0, 70)],
-    ],
-    rows,
-  ) + `\nA bare Worker writing ${mib(bare)} of unknown length as 8 MiB R2 multipart parts (bench/minimal PUT /m): ${fixed(2)(parts.seconds)} s, Worker RSS +${mib(parts.rssGrowth)}.\n`;
+  const report =
+    table(
+      "Each body once, on a fresh server (answer: seconds to the response headers; sent: body bytes handed to the connection by then; send only: the same number of bytes PUT to bench/minimal, its seconds and its Worker's RSS growth; " +
+        `Worker RSS by the answer, and its peak including ${SETTLE_MS / 1000} s of after-response work; status: as wrangler dev logged it; ` +
+        "client saw reset: the server closed while the body was being sent, its answer lost)",
+      [
+        ["body", (r) => r.name],
+        ["size", (r) => mib(r.bytes)],
+        ["status", (r) => r.workerStatus],
+        ["client saw", (r) => r.status],
+        ["answer s", (r) => fixed(2)(r.seconds)],
+        ["sent", (r) => mib(r.sentAtAnswer)],
+        ["send only s", (r) => fixed(2)(r.sendOnlySeconds)],
+        ["RSS before", (r) => mib(r.rssBefore)],
+        ["by answer", (r) => mib(r.rssAtAnswer)],
+        ["peak", (r) => mib(r.rssPeak)],
+        ["growth", (r) => mib(r.rssGrowth)],
+        ["send only growth", (r) => mib(r.sendOnlyRssGrowth)],
+        ["<= target", (r) => (r.rssGrowth <= RSS_TARGET ? "yes" : "NO")],
+        ["answer", (r) => r.message.slice(0, 70)],
+      ],
+      rows,
+    ) +
+    `\nA bare Worker writing ${mib(bare)} of unknown length as 8 MiB R2 multipart parts (bench/minimal PUT /m): ${fixed(2)(parts.seconds)} s, Worker RSS +${mib(parts.rssGrowth)}.\n`;
   return {
     report,
-    results: { scale: SCALE, sampleMs: SAMPLE_MS, settleMs: SETTLE_MS, rssTargetBytes: RSS_TARGET, bodies: rows, bareMultipart: { bytes: bare, ...parts } },
+    results: {
+      scale: SCALE,
+      sampleMs: SAMPLE_MS,
+      settleMs: SETTLE_MS,
+      rssTargetBytes: RSS_TARGET,
+      bodies: rows,
+      bareMultipart: { bytes: bare, ...parts },
+    },
   };
 }

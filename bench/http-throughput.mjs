@@ -52,10 +52,19 @@ async function smallUploadRequests(service, minimal) {
   const { body, contentType } = multipartBody({ allow_duplicate: "1" }, smallFile);
   await upload(service, smallFile, { allow_duplicate: "1" });
   for (const path of ["/u", "/uf"]) {
-    const put = await fetch(`${minimal.url}${path}`, { method: "POST", headers: { "Content-Type": contentType }, body });
+    const put = await fetch(`${minimal.url}${path}`, {
+      method: "POST",
+      headers: { "Content-Type": contentType },
+      body,
+    });
     if (put.status !== 200) throw new Error(`minimal worker ${path} failed: ${put.status} ${await put.text()}`);
   }
-  const request = (url, headers = {}) => ({ url, method: "POST", headers: { ...headers, "Content-Type": contentType }, body });
+  const request = (url, headers = {}) => ({
+    url,
+    method: "POST",
+    headers: { ...headers, "Content-Type": contentType },
+    body,
+  });
   return {
     fileBytes: smallFile.data.length,
     service: request(`${service.url}/api`, { "X-API-Key": service.fullKey }),
@@ -103,7 +112,9 @@ async function fetchWhole(url) {
   const res = await fetch(url);
   const body = Buffer.from(await res.arrayBuffer());
   if (res.status !== 200 || res.headers.get("content-length") !== String(body.length)) {
-    throw new Error(`${url} answered ${res.status} with ${body.length} bytes (Content-Length ${res.headers.get("content-length")})`);
+    throw new Error(
+      `${url} answered ${res.status} with ${body.length} bytes (Content-Length ${res.headers.get("content-length")})`,
+    );
   }
   return body;
 }
@@ -136,13 +147,22 @@ async function mirror(minimal, name, type, bytes) {
 async function prepare(ctx, kinds) {
   const service = await startService(ctx);
   const minimal = await startMinimal(ctx);
-  const created = await upload(service, { field: "uploads", filename: "file.png", type: "image/png", data: makePng(FILE_BYTES) });
+  const created = await upload(service, {
+    field: "uploads",
+    filename: "file.png",
+    type: "image/png",
+    data: makePng(FILE_BYTES),
+  });
   const uploaded = kinds.includes("thumb") ? await withThumbnail(service, created.id) : created;
   const targets = {};
   for (const kind of kinds) {
     const bytes = await fetchWhole(uploaded[kind]);
     const name = kind === "thumb" ? "thumb.webp" : "file.png";
-    targets[kind] = { url: uploaded[kind], baseline: await mirror(minimal, name, kind === "thumb" ? "image/webp" : "image/png", bytes), bytes };
+    targets[kind] = {
+      url: uploaded[kind],
+      baseline: await mirror(minimal, name, kind === "thumb" ? "image/webp" : "image/png", bytes),
+      bytes,
+    };
   }
   return { service, minimal, targets };
 }
@@ -195,11 +215,23 @@ export async function run(ctx, log) {
   const of = (rows, kind) => rows.filter((r) => r.kind === kind);
   const report = [
     table(`Upload: POST /api, ${kib(uploadRequests.fileBytes)} PNG, allow_duplicate=1`, resultColumns, uploads),
-    table(`Baseline upload: the same multipart request to the minimal Worker, file put into R2`, resultColumns, uploadBaseline),
-    table(`Upload vs baseline (service / minimal; target: req/s ratio >= ${UPLOAD_RATIO_TARGET} at 10 connections)`, ratioColumns, uploadOverhead),
+    table(
+      `Baseline upload: the same multipart request to the minimal Worker, file put into R2`,
+      resultColumns,
+      uploadBaseline,
+    ),
+    table(
+      `Upload vs baseline (service / minimal; target: req/s ratio >= ${UPLOAD_RATIO_TARGET} at 10 connections)`,
+      ratioColumns,
+      uploadOverhead,
+    ),
     ...URL_KINDS.flatMap((kind) => [
       table(`${kind} GET: ${kib(targets[kind].bytes.length)} via the service`, resultColumns, of(gets.service, kind)),
-      table(`Baseline GET: the same ${kib(targets[kind].bytes.length)} via the minimal R2 Worker`, resultColumns, of(gets.baseline, kind)),
+      table(
+        `Baseline GET: the same ${kib(targets[kind].bytes.length)} via the minimal R2 Worker`,
+        resultColumns,
+        of(gets.baseline, kind),
+      ),
     ]),
     table("Service / minimal Worker (req/s < 1 and latency > 1 mean slower)", ratioColumns, gets.ratios),
   ].join("\n");

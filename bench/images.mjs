@@ -11,7 +11,25 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { bundleForNode } from "../scripts/lib/bundle.mjs";
-import { childPids, fixed, kib, median, mediaTools, mib, onPath, procMemory, ratio, ROOT, startMedia, startService, table, tempDir, upload } from "./lib.mjs";
+import {
+  childPids,
+  fixed,
+  kib,
+  lavfi,
+  makeWithFfmpeg,
+  median,
+  mediaTools,
+  mib,
+  onPath,
+  procMemory,
+  ratio,
+  ROOT,
+  startMedia,
+  startService,
+  table,
+  tempDir,
+  upload,
+} from "./lib.mjs";
 
 const exec = promisify(execFile);
 const RUNS = Math.max(1, Number(process.env.BENCH_IMAGE_RUNS || 3));
@@ -27,9 +45,36 @@ export const settings = `median of ${RUNS} run${RUNS === 1 ? "" : "s"} of each`;
 // The HEIC was made once the same way (4032x3024, noise 8) with libheif's heif-enc -q 55:
 // nothing on npm encodes HEIC.
 const IMAGES = [
-  { key: "photo", name: "12 MP photo JPEG", file: "photo.jpg", format: "jpeg", type: "image/jpeg", width: 4000, height: 3000, encode: ["-q:v", "2"] },
-  { key: "screenshot", name: "1 MP screenshot PNG", file: "screenshot.png", format: "png", type: "image/png", width: 1280, height: 800, encode: [] },
-  { key: "heic", name: "12 MP photo HEIC", file: "photo-12mp.heic", format: "heic", type: "image/heic", width: 4032, height: 3024, fixture: "bench/fixtures/photo-12mp.heic" },
+  {
+    key: "photo",
+    name: "12 MP photo JPEG",
+    file: "photo.jpg",
+    format: "jpeg",
+    type: "image/jpeg",
+    width: 4000,
+    height: 3000,
+    encode: ["-q:v", "2"],
+  },
+  {
+    key: "screenshot",
+    name: "1 MP screenshot PNG",
+    file: "screenshot.png",
+    format: "png",
+    type: "image/png",
+    width: 1280,
+    height: 800,
+    encode: [],
+  },
+  {
+    key: "heic",
+    name: "12 MP photo HEIC",
+    file: "photo-12mp.heic",
+    format: "heic",
+    type: "image/heic",
+    width: 4032,
+    height: 3024,
+    fixture: "bench/fixtures/photo-12mp.heic",
+  },
 ];
 
 // The jobs process.ts runs, and the reference tool for each (writing `out` + ".webp"): cwebp and
@@ -43,7 +88,13 @@ const JOBS = [
     route: "/image/webp?quality=82",
     tool: (image) =>
       image.format === "heic"
-        ? { name: "vipsthumbnail", command: (input, out) => ["vipsthumbnail", [input, "--size", "30000x30000>", "-o", `${out}.webp[Q=82,strip]`]] }
+        ? {
+            name: "vipsthumbnail",
+            command: (input, out) => [
+              "vipsthumbnail",
+              [input, "--size", "30000x30000>", "-o", `${out}.webp[Q=82,strip]`],
+            ],
+          }
         : { name: "cwebp", command: (input, out) => ["cwebp", ["-quiet", "-q", "82", input, "-o", `${out}.webp`]] },
   },
   {
@@ -51,7 +102,10 @@ const JOBS = [
     name: "thumbnail 280",
     job: { kind: "thumbnail", width: 280 },
     route: "/image/thumbnail?width=280",
-    tool: () => ({ name: "vipsthumbnail", command: (input, out) => ["vipsthumbnail", [input, "--size", "280x", "-o", `${out}.webp[Q=80]`]] }),
+    tool: () => ({
+      name: "vipsthumbnail",
+      command: (input, out) => ["vipsthumbnail", [input, "--size", "280x", "-o", `${out}.webp[Q=80]`]],
+    }),
   },
 ];
 
@@ -62,15 +116,19 @@ async function makeImage(ffmpeg, dir, image) {
   if (image.fixture) {
     await copyFile(path.join(ROOT, image.fixture), file);
   } else {
-    await exec(ffmpeg, [
-      "-nostdin", "-y", "-v", "error",
-      "-f", "lavfi", "-i", `testsrc2=size=${image.width}x${image.height}`,
-      "-vf", "noise=alls=8:allf=u", "-frames:v", "1", ...image.encode,
+    await makeWithFfmpeg(ffmpeg, [
+      ...lavfi(`testsrc2=size=${image.width}x${image.height}`),
+      "-vf",
+      "noise=alls=8:allf=u",
+      "-frames:v",
+      "1",
+      ...image.encode,
       file,
     ]);
   }
   const data = await readFile(file);
-  if (data.length <= MiB) throw new Error(`${image.file} is ${data.length} bytes; the WebP job only runs on files over 1 MiB`);
+  if (data.length <= MiB)
+    throw new Error(`${image.file} is ${data.length} bytes; the WebP job only runs on files over 1 MiB`);
   return { ...image, path: file, data };
 }
 
@@ -129,7 +187,15 @@ console.log(JSON.stringify({ ms: first.ms, warmMs: second.ms, wasm, outBytes: fi
 `;
 
 async function inWorkerEngine(engineUrl, image, source, job) {
-  const { stdout } = await exec(process.execPath, ["--input-type=module", "-e", CHILD, engineUrl, image.path, JSON.stringify(source), JSON.stringify(job.job)]);
+  const { stdout } = await exec(process.execPath, [
+    "--input-type=module",
+    "-e",
+    CHILD,
+    engineUrl,
+    image.path,
+    JSON.stringify(source),
+    JSON.stringify(job.job),
+  ]);
   const result = JSON.parse(stdout);
   return { ...result, wasmBytes: Object.values(result.wasm).reduce((a, b) => a + b, 0) };
 }
@@ -185,14 +251,19 @@ async function viaTool(dir, image, tool) {
 /** Upload response time, then time from the upload's start until GET /api/{id} shows a thumbnail. */
 async function uploadUntilProcessed(service, image) {
   const start = performance.now();
-  const { id } = await upload(service, { field: "uploads", filename: image.file, type: image.type, data: image.data }, { allow_duplicate: "1" });
+  const { id } = await upload(
+    service,
+    { field: "uploads", filename: image.file, type: image.type, data: image.data },
+    { allow_duplicate: "1" },
+  );
   const uploadMs = performance.now() - start;
   for (;;) {
     const res = await fetch(`${service.url}/api/${id}`, { headers: { "X-API-Key": service.fullKey } });
     const json = await res.json();
     if (res.status !== 200) throw new Error(`GET /api/${id} answered ${res.status}: ${JSON.stringify(json)}`);
     if (json.data.thumb) return { uploadMs, processedMs: performance.now() - start, storedBytes: json.data.size };
-    if (performance.now() - start > PROCESS_TIMEOUT_MS) throw new Error(`${image.file}: no thumbnail after ${PROCESS_TIMEOUT_MS} ms`);
+    if (performance.now() - start > PROCESS_TIMEOUT_MS)
+      throw new Error(`${image.file}: no thumbnail after ${PROCESS_TIMEOUT_MS} ms`);
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }
@@ -238,7 +309,12 @@ export async function run(ctx, log) {
       runs.push(await uploadUntilProcessed(service, image));
     }
     const med = (pick) => median(runs.map(pick));
-    uploads.push({ image, uploadMs: med((r) => r.uploadMs), processedMs: med((r) => r.processedMs), storedBytes: runs[0].storedBytes });
+    uploads.push({
+      image,
+      uploadMs: med((r) => r.uploadMs),
+      processedMs: med((r) => r.processedMs),
+      storedBytes: runs[0].storedBytes,
+    });
   }
 
   const jobs = [];
@@ -312,13 +388,26 @@ export async function run(ctx, log) {
         ["service/tool", (r) => fixed(2)(ratio(r.serviceMs, r.toolMs))],
         // The media service's targets: thumbnails within 1.2x vipsthumbnail, WebP within 1.1x cwebp.
         ["target", (r) => `<= ${TARGETS[r.job.key]}`],
-        ["note", (r) => (!workerCan(r.image) ? "no HEIC codec in the Worker" : r.plan.where === "worker" ? "" : "over budget (media service in production)")],
+        [
+          "note",
+          (r) =>
+            !workerCan(r.image)
+              ? "no HEIC codec in the Worker"
+              : r.plan.where === "worker"
+                ? ""
+                : "over budget (media service in production)",
+        ],
       ],
       jobs,
     ),
     table(
       "Output size, KiB",
-      [...jobColumns, ["Worker", (r) => fixed(1)(r.outBytes.worker / 1024)], ["service", (r) => fixed(1)(r.outBytes.service / 1024)], ["tool", (r) => fixed(1)(r.outBytes.tool / 1024)]],
+      [
+        ...jobColumns,
+        ["Worker", (r) => fixed(1)(r.outBytes.worker / 1024)],
+        ["service", (r) => fixed(1)(r.outBytes.service / 1024)],
+        ["tool", (r) => fixed(1)(r.outBytes.tool / 1024)],
+      ],
       jobs,
     ),
     table(
@@ -339,7 +428,13 @@ export async function run(ctx, log) {
         ["rule peak", (r) => mib(r.plan.peakBytes)],
         ["admitted", (r) => (r.plan.where === "worker" ? "yes" : "no")],
         ["measured WASM", (r) => mib(r.wasmBytes)],
-        ["measured by codec", (r) => Object.entries(r.wasm).map(([codec, bytes]) => `${codec} ${fixed(1)(bytes / MiB)}`).join(", ")],
+        [
+          "measured by codec",
+          (r) =>
+            Object.entries(r.wasm)
+              .map(([codec, bytes]) => `${codec} ${fixed(1)(bytes / MiB)}`)
+              .join(", "),
+        ],
       ],
       jobs,
     ),
@@ -347,7 +442,12 @@ export async function run(ctx, log) {
 
   const results = { runs: RUNS, budgetBytes: engine.WORKER_IMAGE_BUDGET_BYTES, images: {} };
   for (const u of uploads) {
-    results.images[u.image.key] = { fileBytes: u.image.data.length, uploadMs: u.uploadMs, processedMs: u.processedMs, storedBytes: u.storedBytes };
+    results.images[u.image.key] = {
+      fileBytes: u.image.data.length,
+      uploadMs: u.uploadMs,
+      processedMs: u.processedMs,
+      storedBytes: u.storedBytes,
+    };
   }
   for (const j of jobs) {
     results.images[j.image.key][j.job.key] = {

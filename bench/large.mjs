@@ -22,11 +22,37 @@ export const description = "200 MiB in 5 MiB pieces (sequential, 4 in flight) an
 export const settings = `median of ${RUNS} run${RUNS === 1 ? "" : "s"} of each; MB/s means MiB/s`;
 
 const CONFIGS = [
-  { key: "chunkedSequential", name: "chunked, sequential", bytes: CHUNKED_BYTES, requests: 41, send: (s, blob) => chunked(s, blob, 1) },
-  { key: "chunkedParallel4", name: "chunked, 4 in flight", bytes: CHUNKED_BYTES, requests: 41, send: (s, blob) => chunked(s, blob, 4) },
+  {
+    key: "chunkedSequential",
+    name: "chunked, sequential",
+    bytes: CHUNKED_BYTES,
+    requests: 41,
+    send: (s, blob) => chunked(s, blob, 1),
+  },
+  {
+    key: "chunkedParallel4",
+    name: "chunked, 4 in flight",
+    bytes: CHUNKED_BYTES,
+    requests: 41,
+    send: (s, blob) => chunked(s, blob, 4),
+  },
   { key: "direct", name: "direct POST /api", bytes: DIRECT_BYTES, requests: 1, send: direct },
-  { key: "minimalPut", name: "baseline: minimal R2 PUT", bytes: DIRECT_BYTES, requests: 1, send: minimalPut, minimal: true },
-  { key: "minimalParts", name: "baseline: minimal R2 parts", bytes: CHUNKED_BYTES, requests: 41, send: minimalParts, minimal: true },
+  {
+    key: "minimalPut",
+    name: "baseline: minimal R2 PUT",
+    bytes: DIRECT_BYTES,
+    requests: 1,
+    send: minimalPut,
+    minimal: true,
+  },
+  {
+    key: "minimalParts",
+    name: "baseline: minimal R2 parts",
+    bytes: CHUNKED_BYTES,
+    requests: 41,
+    send: minimalParts,
+    minimal: true,
+  },
 ];
 const byKey = (key) => CONFIGS.find((config) => config.key === key);
 /** What the pieces are measured against: the service's throughput at least this share of the baseline's... */
@@ -54,7 +80,8 @@ async function post(server, path, form) {
   try {
     json = JSON.parse(text);
   } catch {}
-  if (res.status !== 200 || json?.type !== "success") throw new Error(`POST ${path} answered ${res.status}: ${text.slice(0, 500)}`);
+  if (res.status !== 200 || json?.type !== "success")
+    throw new Error(`POST ${path} answered ${res.status}: ${text.slice(0, 500)}`);
   return json;
 }
 
@@ -71,10 +98,14 @@ async function chunked(server, blob, parallel) {
   const total = Math.ceil(blob.size / PIECE_BYTES);
   let next = 0;
   const sender = async () => {
-    for (let index; (index = next++) < total; ) {
+    for (let index = next++; index < total; index = next++) {
       // Blob.slice references the bytes, so building a request copies nothing ahead of sending.
       const chunk = blob.slice(index * PIECE_BYTES, (index + 1) * PIECE_BYTES);
-      await post(server, "/api/chunk", form({ upload_id: uploadId, index, total }, { field: "chunk", blob: chunk, filename: "blob" }));
+      await post(
+        server,
+        "/api/chunk",
+        form({ upload_id: uploadId, index, total }, { field: "chunk", blob: chunk, filename: "blob" }),
+      );
     }
   };
   const start = performance.now();
@@ -87,7 +118,11 @@ async function chunked(server, blob, parallel) {
 
 async function direct(server, blob) {
   const start = performance.now();
-  const { data } = await post(server, "/api", form({ keep_original: "1" }, { field: "uploads", blob, filename: "large.png" }));
+  const { data } = await post(
+    server,
+    "/api",
+    form({ keep_original: "1" }, { field: "uploads", blob, filename: "large.png" }),
+  );
   return { data, seconds: (performance.now() - start) / 1000, finishSeconds: NaN };
 }
 
@@ -101,7 +136,8 @@ async function minimalPut(server, blob) {
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
   });
   const json = await res.json().catch(() => null);
-  if (res.status !== 201 || json?.size !== blob.size) throw new Error(`minimal PUT answered ${res.status}: ${JSON.stringify(json)}`);
+  if (res.status !== 201 || json?.size !== blob.size)
+    throw new Error(`minimal PUT answered ${res.status}: ${JSON.stringify(json)}`);
   return { data: null, seconds: (performance.now() - start) / 1000, finishSeconds: NaN };
 }
 
@@ -123,7 +159,8 @@ async function minimalParts(server, blob) {
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
     const json = await res.json().catch(() => null);
-    if (res.status !== 200 || !json?.part) throw new Error(`minimal part ${index + 1} answered ${res.status}: ${JSON.stringify(json)}`);
+    if (res.status !== 200 || !json?.part)
+      throw new Error(`minimal part ${index + 1} answered ${res.status}: ${JSON.stringify(json)}`);
     upload = json.upload;
     parts.push(json.part);
   }
@@ -134,7 +171,8 @@ async function minimalParts(server, blob) {
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
   });
   const json = await res.json().catch(() => null);
-  if (res.status !== 201 || json?.size !== blob.size) throw new Error(`minimal complete answered ${res.status}: ${JSON.stringify(json)}`);
+  if (res.status !== 201 || json?.size !== blob.size)
+    throw new Error(`minimal complete answered ${res.status}: ${JSON.stringify(json)}`);
   const end = performance.now();
   return { data: null, seconds: (end - start) / 1000, finishSeconds: (end - finishStart) / 1000 };
 }
@@ -147,7 +185,8 @@ async function verify(data, file) {
   if (res.status !== 200) throw new Error(`GET ${data.src} answered ${res.status}`);
   const hash = createHash("sha256");
   for await (const chunk of res.body) hash.update(chunk);
-  if (hash.digest("hex") !== createHash("sha256").update(file).digest("hex")) throw new Error(`${data.src} differs from the original`);
+  if (hash.digest("hex") !== createHash("sha256").update(file).digest("hex"))
+    throw new Error(`${data.src} differs from the original`);
 }
 
 /**
@@ -174,7 +213,9 @@ async function measure(ctx, log, config, verifyIt) {
     // response stalls until some other request comes in. What memory stays is of interest too.
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const after = usage(pids);
-    log(`    ${fixed(2)(result.seconds)} s; Worker RSS ${mib(before.worker.rss)} -> peak ${mib(peak.worker)}, proxy -> ${mib(peak.proxy)}`);
+    log(
+      `    ${fixed(2)(result.seconds)} s; Worker RSS ${mib(before.worker.rss)} -> peak ${mib(peak.worker)}, proxy -> ${mib(peak.proxy)}`,
+    );
     // Outside the timed part: the stored file is the one sent.
     if (verifyIt && result.data) await verify(result.data, file);
     return {
@@ -324,5 +365,8 @@ export async function run(ctx, log) {
   // Keyed by configuration, so results.json holds numbers only.
   const configs = Object.fromEntries(rows.map(({ key, name, ...numbers }) => [key, numbers]));
   const { targets, ...piecesNumbers } = pieces;
-  return { report, results: { runs: RUNS, sampleMs: SAMPLE_MS, settleMs: SETTLE_MS, ...configs, pieces: piecesNumbers } };
+  return {
+    report,
+    results: { runs: RUNS, sampleMs: SAMPLE_MS, settleMs: SETTLE_MS, ...configs, pieces: piecesNumbers },
+  };
 }

@@ -1,5 +1,6 @@
 // Helpers shared by the benchmark suites: local servers, accounts, request bodies, load runs,
 // process memory and plain-text tables.
+import { execFile } from "node:child_process";
 import { randomBytes, randomFillSync } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -8,6 +9,7 @@ import path from "node:path";
 import { deflateSync } from "node:zlib";
 import autocannon from "autocannon";
 import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
 import { createAccount } from "../scripts/lib/accounts.mjs";
 import { bundleForNode } from "../scripts/lib/bundle.mjs";
 import { startMediaService } from "../scripts/lib/media.mjs";
@@ -76,9 +78,19 @@ async function start(ctx, name, options) {
 export async function startService(ctx, { vars = {}, logLevel } = {}) {
   const adminToken = randomBytes(24).toString("hex");
   // Load runs with one key would meet the rate limits; the limits suite switches them on itself.
-  const server = await start(ctx, "service", { vars: { ADMIN_TOKEN: adminToken, RATE_LIMITS: "off", ...vars }, logLevel });
+  const server = await start(ctx, "service", {
+    vars: { ADMIN_TOKEN: adminToken, RATE_LIMITS: "off", ...vars },
+    logLevel,
+  });
   const account = await createAccount({ origin: server.url, adminToken, name: "bench" });
-  return { url: server.url, fullKey: account.full_key, uploadKey: account.upload_key, pid: server.pid, stop: server.stop, output: server.output };
+  return {
+    url: server.url,
+    fullKey: account.full_key,
+    uploadKey: account.upload_key,
+    pid: server.pid,
+    stop: server.stop,
+    output: server.output,
+  };
 }
 
 /**
@@ -121,6 +133,14 @@ export async function mediaTools() {
   });
   return (await import(pathToFileURL(outfile).href)).mediaTools();
 }
+
+/** Makes a suite's input with ffmpeg, quietly, overwriting the output file (the last argument). */
+export async function makeWithFfmpeg(ffmpeg, args) {
+  await promisify(execFile)(ffmpeg, ["-nostdin", "-y", "-v", "error", ...args]);
+}
+
+/** ffmpeg input from a lavfi source, e.g. `testsrc2=size=640x480`. */
+export const lavfi = (source) => ["-f", "lavfi", "-i", source];
 
 /** Whether a command is on the PATH (the reference tools are optional). */
 export function onPath(command) {
@@ -186,7 +206,8 @@ export function workerdPids(server) {
     const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
     pids[args.includes(proxyArg) ? "proxy" : "worker"].push(pid);
   }
-  if (!pids.worker.length || !pids.proxy.length) throw new Error(`expected two workerd under wrangler dev, found ${JSON.stringify(pids)}`);
+  if (!pids.worker.length || !pids.proxy.length)
+    throw new Error(`expected two workerd under wrangler dev, found ${JSON.stringify(pids)}`);
   return pids;
 }
 
@@ -221,7 +242,13 @@ export function sampleRss(pids, intervalMs) {
   sample();
   // Unref'd, so an upload that throws leaves nothing keeping the run alive.
   const timer = setInterval(sample, intervalMs).unref();
-  return { stop: () => (clearInterval(timer), sample(), peak) };
+  return {
+    stop: () => {
+      clearInterval(timer);
+      sample();
+      return peak;
+    },
+  };
 }
 
 /**
@@ -257,7 +284,8 @@ export async function upload(service, file, fields = {}) {
     body,
   });
   const json = await res.json().catch(() => null);
-  if (res.status !== 200 || json?.type !== "success") throw new Error(`upload failed: ${res.status} ${JSON.stringify(json)}`);
+  if (res.status !== 200 || json?.type !== "success")
+    throw new Error(`upload failed: ${res.status} ${JSON.stringify(json)}`);
   return json.data;
 }
 
@@ -295,7 +323,12 @@ export async function load({ url, connections, method = "GET", headers, body, du
     requests: result.requests.total,
     ok: result["2xx"],
     rps: result["2xx"] / result.duration,
-    latencyMs: { mean: result.latency.average, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
+    latencyMs: {
+      mean: result.latency.average,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      max: result.latency.max,
+    },
     bytesPerSecond: result.throughput.total / result.duration,
     non2xx: result.non2xx,
     errors: result.errors,
@@ -310,7 +343,7 @@ export function table(title, columns, rows) {
   const headers = columns.map(([header]) => header);
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i].length)));
   const line = (values) => values.map((v, i) => v.padStart(widths[i])).join("  ");
-  return [title, line(headers), widths.map((w) => "-".repeat(w)).join("  "), ...cells.map(line)].join("\n") + "\n";
+  return `${[title, line(headers), widths.map((w) => "-".repeat(w)).join("  "), ...cells.map(line)].join("\n")}\n`;
 }
 
 export const fixed = (digits) => (n) => (Number.isFinite(n) ? n.toFixed(digits) : "-");

@@ -17,7 +17,11 @@ const UNREACHABLE = {
 async function measure(service, connections) {
   const file = { field: "uploads", filename: "read.png", type: "image/png", data: makePng(2048) };
   const { id } = await upload(service, file, { allow_duplicate: "1" });
-  return load({ url: `${service.url}/api/${id}`, connections, headers: { "X-API-Key": service.fullKey, "CF-Connecting-IP": "198.51.100.1" } });
+  return load({
+    url: `${service.url}/api/${id}`,
+    connections,
+    headers: { "X-API-Key": service.fullKey, "CF-Connecting-IP": "198.51.100.1" },
+  });
 }
 
 export async function run(ctx, log) {
@@ -29,7 +33,10 @@ export async function run(ctx, log) {
     const without = await measure(off, connections);
     log(`  limits on, ${connections} connection(s)`);
     const withLimits = await measure(on, connections);
-    if (without.non2xx || withLimits.non2xx) throw new Error(`unexpected non-2xx answers: off ${JSON.stringify(without.statuses)}, on ${JSON.stringify(withLimits.statuses)}`);
+    if (without.non2xx || withLimits.non2xx)
+      throw new Error(
+        `unexpected non-2xx answers: off ${JSON.stringify(without.statuses)}, on ${JSON.stringify(withLimits.statuses)}`,
+      );
     rows.push({ connections, off: without, on: withLimits });
   }
   const report = table(

@@ -35,7 +35,8 @@ if (unknown.length) {
 const names = requested.length ? requested : Object.keys(SUITES);
 
 // A baseline on a different runtime version would not measure the service's own overhead.
-const compatDate = (file) => /^compatibility_date\s*=\s*"([^"]+)"/m.exec(readFileSync(path.join(ROOT, file), "utf8"))?.[1];
+const compatDate = (file) =>
+  /^compatibility_date\s*=\s*"([^"]+)"/m.exec(readFileSync(path.join(ROOT, file), "utf8"))?.[1];
 if (compatDate("wrangler.toml") !== compatDate("bench/minimal/wrangler.toml")) {
   console.error("bench/minimal/wrangler.toml must have the same compatibility_date as wrangler.toml.");
   process.exit(2);
@@ -74,7 +75,7 @@ try {
   }
   const outDir = path.join(ROOT, "bench/.out");
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(path.join(outDir, "results.json"), JSON.stringify(output, null, 2) + "\n");
+  writeFileSync(path.join(outDir, "results.json"), `${JSON.stringify(output, null, 2)}\n`);
   log(`Raw numbers: ${path.relative(process.cwd(), path.join(outDir, "results.json"))}`);
 } catch (error) {
   console.error(error);

@@ -20,24 +20,48 @@ export async function run(ctx, log) {
   const upload = await measureUploadRatio(ctx, log);
 
   const rows = [
-    ...src.ratios.map((r) => ({ what: `src GET, ${r.connections} connections (req/s)`, measured: r.rps, target: `>= ${SRC_RATIO_TARGET}`, met: r.rps >= SRC_RATIO_TARGET })),
-    { what: "200 MiB in 40 pieces (MiB/s)", measured: pieces.ratio, target: `>= ${pieces.targets.ratio}`, met: pieces.ratio >= pieces.targets.ratio },
+    ...src.ratios.map((r) => ({
+      what: `src GET, ${r.connections} connections (req/s)`,
+      measured: r.rps,
+      target: `>= ${SRC_RATIO_TARGET}`,
+      met: r.rps >= SRC_RATIO_TARGET,
+    })),
+    {
+      what: "200 MiB in 40 pieces (MiB/s)",
+      measured: pieces.ratio,
+      target: `>= ${pieces.targets.ratio}`,
+      met: pieces.ratio >= pieces.targets.ratio,
+    },
     {
       what: "  finish's share of that time",
       measured: pieces.finishShare,
       target: `<= ${pieces.targets.finishShare}`,
       met: pieces.finishShare <= pieces.targets.finishShare,
     },
-    { what: "3 KiB upload, 10 connections (req/s)", measured: upload.ratio, target: `>= ${UPLOAD_RATIO_TARGET}`, met: upload.met },
+    {
+      what: "3 KiB upload, 10 connections (req/s)",
+      measured: upload.ratio,
+      target: `>= ${UPLOAD_RATIO_TARGET}`,
+      met: upload.met,
+    },
     // Not a target: the bare Worker doing only the storage work an upload with a thumbnail and a
     // row must do (bench/minimal POST /uf), which bounds what any implementation could reach.
-    { what: "  floor: bare put + 3 D1 trips + thumbnail put", measured: upload.floorRatio, target: "(bound)", met: null },
+    {
+      what: "  floor: bare put + 3 D1 trips + thumbnail put",
+      measured: upload.floorRatio,
+      target: "(bound)",
+      met: null,
+    },
   ];
-  const report = table("Service / bare Worker, same run", [
-    ["measure", (r) => r.what],
-    ["ratio", (r) => fixed(2)(r.measured)],
-    ["target", (r) => r.target],
-    ["met", (r) => (r.met === null ? "" : r.met ? "yes" : "NO")],
-  ], rows);
+  const report = table(
+    "Service / bare Worker, same run",
+    [
+      ["measure", (r) => r.what],
+      ["ratio", (r) => fixed(2)(r.measured)],
+      ["target", (r) => r.target],
+      ["met", (r) => (r.met === null ? "" : r.met ? "yes" : "NO")],
+    ],
+    rows,
+  );
   return { report, results: { src, pieces, upload, rows } };
 }

@@ -5,7 +5,6 @@
 // the last job finished, and the Worker's peak memory.
 //   SOAK_SECONDS   load duration (default 300)
 //   SOAK_CLIENTS   concurrent clients (default 4)
-import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -13,7 +12,19 @@ import { DatabaseSync } from "node:sqlite";
 import { createAccount } from "../scripts/lib/accounts.mjs";
 import { startMediaService } from "../scripts/lib/media.mjs";
 import { freePort, startServer } from "../scripts/lib/server.mjs";
-import { childPids, makePng, mediaTools, multipartBody, ROOT, table, tempDir, usage, workerdPids } from "./lib.mjs";
+import {
+  childPids,
+  lavfi,
+  makePng,
+  makeWithFfmpeg,
+  mediaTools,
+  multipartBody,
+  ROOT,
+  table,
+  tempDir,
+  usage,
+  workerdPids,
+} from "./lib.mjs";
 
 export const description = "Soak: mixed load with the media service and the Worker killed mid-job";
 const SECONDS = Number(process.env.SOAK_SECONDS || 300);
@@ -42,7 +53,13 @@ export async function run(ctx, log) {
     }
   };
   let server;
-  const vars = { ADMIN_TOKEN: adminToken, MEDIA_SECRET: secret, MEDIA_SERVICE_URL: `http://127.0.0.1:${mediaPort}`, LINK_SIGNING_SECRET: secret, RATE_LIMITS: "off" };
+  const vars = {
+    ADMIN_TOKEN: adminToken,
+    MEDIA_SECRET: secret,
+    MEDIA_SERVICE_URL: `http://127.0.0.1:${mediaPort}`,
+    LINK_SIGNING_SECRET: secret,
+    RATE_LIMITS: "off",
+  };
   const startWorker = async (migrate) => (server = await startServer({ port, stateDir, vars, migrate }));
   const killWorker = () => {
     try {
@@ -61,7 +78,15 @@ export async function run(ctx, log) {
 
   const { ffmpeg } = await mediaTools();
   const videoFile = path.join(dir, "clip.avi");
-  execFileSync(ffmpeg, ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=640x360:rate=25:duration=3", "-f", "lavfi", "-i", "sine=duration=3", "-c:v", "mpeg4", "-c:a", "mp3", videoFile]);
+  await makeWithFfmpeg(ffmpeg, [
+    ...lavfi("testsrc=size=640x360:rate=25:duration=3"),
+    ...lavfi("sine=duration=3"),
+    "-c:v",
+    "mpeg4",
+    "-c:a",
+    "mp3",
+    videoFile,
+  ]);
   const video = readFileSync(videoFile);
   // Real corrupt files (test/fixtures/corrupt) among the load: corrupted.jpg is refused (422), the
   // others are sound images with odd metadata and are taken (200).
@@ -81,16 +106,25 @@ export async function run(ctx, log) {
     const started = Date.now();
     requests.total++;
     try {
-      const res = await fetch(`${base}${pathname}`, { method, ...init, headers: { "X-API-Key": key, ...(init.headers ?? {}) }, signal: AbortSignal.timeout(120_000) });
+      const res = await fetch(`${base}${pathname}`, {
+        method,
+        ...init,
+        headers: { "X-API-Key": key, ...(init.headers ?? {}) },
+        signal: AbortSignal.timeout(120_000),
+      });
       const text = await res.text();
       requests.byStatus[res.status] = (requests.byStatus[res.status] ?? 0) + 1;
-      if (res.status >= 300 && (requests.samples[res.status] ??= []).length < 3) requests.samples[res.status].push(`${method} ${pathname.split("?")[0]}: ${text.slice(0, 160)}`);
+      if (res.status >= 300) requests.samples[res.status] ??= [];
+      const samples = requests.samples[res.status];
+      if (samples && samples.length < 3) samples.push(`${method} ${pathname.split("?")[0]}: ${text.slice(0, 160)}`);
       if (/restarted mid-request/.test(text)) requests.restarts++;
-      if (res.status >= 500 && !isDown(started) && !isDown(Date.now())) requests.fiveXxOutside.push(`${method} ${pathname.split("?")[0]} ${res.status} ${text.slice(0, 120)}`);
+      if (res.status >= 500 && !isDown(started) && !isDown(Date.now()))
+        requests.fiveXxOutside.push(`${method} ${pathname.split("?")[0]} ${res.status} ${text.slice(0, 120)}`);
       return { status: res.status, json: () => JSON.parse(text) };
     } catch (error) {
       requests.refused++;
-      if (!isDown(started) && !isDown(Date.now())) requests.fiveXxOutside.push(`${method} ${pathname} no answer: ${String(error).slice(0, 120)}`);
+      if (!isDown(started) && !isDown(Date.now()))
+        requests.fiveXxOutside.push(`${method} ${pathname} no answer: ${String(error).slice(0, 120)}`);
       return { status: 0 };
     }
   }
@@ -101,60 +135,119 @@ export async function run(ctx, log) {
   };
   let seq = 0;
   const ops = [
-    [40, async () => {
-      const data = makePng(3000 + (seq++ % 500));
-      const res = await call("POST", "/api", form({ allow_duplicate: "1" }, { field: "uploads", filename: "a.png", type: "image/png", data }));
-      if (res.status === 200) acked.set(res.json().data.id, { size: data.length, kind: "png" });
-    }],
-    [10, async () => {
-      const res = await call("POST", "/api", form({ allow_duplicate: "1" }, { field: "uploads", filename: "v.avi", type: "video/x-msvideo", data: video }));
-      if (res.status === 200) acked.set(res.json().data.id, { size: video.length, kind: "video" });
-    }],
-    [8, async () => {
-      const data = makePng(2 * PIECE - 64 * 1024 - (seq++ % 100), 1024);
-      const uploadId = randomBytes(16).toString("hex");
-      const total = Math.ceil(data.length / PIECE);
-      for (let index = 0; index < total; index++) {
-        for (let attempt = 0; ; attempt++) {
-          const res = await call("POST", "/api/chunk", form({ upload_id: uploadId, index: String(index), total: String(total) }, { field: "chunk", filename: "blob", type: "application/octet-stream", data: data.subarray(index * PIECE, (index + 1) * PIECE) }));
-          if (res.status === 200) break;
-          if (attempt >= 5) return;
-          await sleep(1000);
+    [
+      40,
+      async () => {
+        const data = makePng(3000 + (seq++ % 500));
+        const res = await call(
+          "POST",
+          "/api",
+          form({ allow_duplicate: "1" }, { field: "uploads", filename: "a.png", type: "image/png", data }),
+        );
+        if (res.status === 200) acked.set(res.json().data.id, { size: data.length, kind: "png" });
+      },
+    ],
+    [
+      10,
+      async () => {
+        const res = await call(
+          "POST",
+          "/api",
+          form({ allow_duplicate: "1" }, { field: "uploads", filename: "v.avi", type: "video/x-msvideo", data: video }),
+        );
+        if (res.status === 200) acked.set(res.json().data.id, { size: video.length, kind: "video" });
+      },
+    ],
+    [
+      8,
+      async () => {
+        const data = makePng(2 * PIECE - 64 * 1024 - (seq++ % 100), 1024);
+        const uploadId = randomBytes(16).toString("hex");
+        const total = Math.ceil(data.length / PIECE);
+        for (let index = 0; index < total; index++) {
+          for (let attempt = 0; ; attempt++) {
+            const res = await call(
+              "POST",
+              "/api/chunk",
+              form(
+                { upload_id: uploadId, index: String(index), total: String(total) },
+                {
+                  field: "chunk",
+                  filename: "blob",
+                  type: "application/octet-stream",
+                  data: data.subarray(index * PIECE, (index + 1) * PIECE),
+                },
+              ),
+            );
+            if (res.status === 200) break;
+            if (attempt >= 5) return;
+            await sleep(1000);
+          }
         }
-      }
-      const res = await call("POST", "/api", form({ upload_id: uploadId, filename: "big.png", allow_duplicate: "1", keep_original: "1" }));
-      if (res.status === 200) acked.set(res.json().data.id, { size: data.length, kind: "pieces" });
-    }],
-    [20, async () => {
-      const ids = [...acked.keys()];
-      if (ids.length) await call("GET", `/api/${ids[Math.floor(Math.random() * ids.length)]}`);
-    }],
-    [12, async () => {
-      const ids = [...acked.keys()];
-      if (ids.length) await call("PATCH", `/api/${ids[Math.floor(Math.random() * ids.length)]}`, { body: JSON.stringify({ title: `t${seq++}` }), headers: { "Content-Type": "application/json" } });
-    }],
-    [6, async () => {
-      const file = corrupt[seq++ % corrupt.length];
-      const res = await call("POST", "/api", form({ allow_duplicate: "1" }, { field: "uploads", filename: file.name, type: "image/jpeg", data: file.data }));
-      corruptAnswers[res.status] = (corruptAnswers[res.status] ?? 0) + 1;
-    }],
-    [10, async () => {
-      const ids = [...acked.keys()];
-      if (ids.length < 10) return;
-      const id = ids[Math.floor(Math.random() * ids.length)];
-      deleteSent.add(id);
-      const res = await call("DELETE", `/api/${id}`);
-      if (res.status === 200 || res.status === 204) acked.delete(id);
-      // No answer (the Worker was down): the delete may or may not have happened.
-      else if (res.status === 0) {
-        acked.delete(id);
-        unsure.add(id);
-      }
-    }],
+        const res = await call(
+          "POST",
+          "/api",
+          form({ upload_id: uploadId, filename: "big.png", allow_duplicate: "1", keep_original: "1" }),
+        );
+        if (res.status === 200) acked.set(res.json().data.id, { size: data.length, kind: "pieces" });
+      },
+    ],
+    [
+      20,
+      async () => {
+        const ids = [...acked.keys()];
+        if (ids.length) await call("GET", `/api/${ids[Math.floor(Math.random() * ids.length)]}`);
+      },
+    ],
+    [
+      12,
+      async () => {
+        const ids = [...acked.keys()];
+        if (ids.length)
+          await call("PATCH", `/api/${ids[Math.floor(Math.random() * ids.length)]}`, {
+            body: JSON.stringify({ title: `t${seq++}` }),
+            headers: { "Content-Type": "application/json" },
+          });
+      },
+    ],
+    [
+      6,
+      async () => {
+        const file = corrupt[seq++ % corrupt.length];
+        const res = await call(
+          "POST",
+          "/api",
+          form(
+            { allow_duplicate: "1" },
+            { field: "uploads", filename: file.name, type: "image/jpeg", data: file.data },
+          ),
+        );
+        corruptAnswers[res.status] = (corruptAnswers[res.status] ?? 0) + 1;
+      },
+    ],
+    [
+      10,
+      async () => {
+        const ids = [...acked.keys()];
+        if (ids.length < 10) return;
+        const id = ids[Math.floor(Math.random() * ids.length)];
+        deleteSent.add(id);
+        const res = await call("DELETE", `/api/${id}`);
+        if (res.status === 200 || res.status === 204) acked.delete(id);
+        // No answer (the Worker was down): the delete may or may not have happened.
+        else if (res.status === 0) {
+          acked.delete(id);
+          unsure.add(id);
+        }
+      },
+    ],
   ];
   const pick = () => {
     let r = Math.random() * ops.reduce((a, [w]) => a + w, 0);
-    for (const [w, op] of ops) if ((r -= w) < 0) return op;
+    for (const [w, op] of ops) {
+      r -= w;
+      if (r < 0) return op;
+    }
     return ops[0][1];
   };
 
@@ -196,7 +289,9 @@ export async function run(ctx, log) {
         window[1] = Date.now();
       }
       faults.push({ what, at, back: Date.now() });
-      log(`soak: killed the ${what} at ${Math.round((at - start) / 1000)} s, back after ${((Date.now() - at) / 1000).toFixed(1)} s`);
+      log(
+        `soak: killed the ${what} at ${Math.round((at - start) / 1000)} s, back after ${((Date.now() - at) / 1000).toFixed(1)} s`,
+      );
     }
   })();
 
@@ -219,7 +314,12 @@ export async function run(ctx, log) {
   const jobCounts = () => {
     const conn = db();
     try {
-      return Object.fromEntries(conn.prepare("SELECT status, count(*) AS n FROM media_jobs GROUP BY status").all().map((r) => [r.status, r.n]));
+      return Object.fromEntries(
+        conn
+          .prepare("SELECT status, count(*) AS n FROM media_jobs GROUP BY status")
+          .all()
+          .map((r) => [r.status, r.n]),
+      );
     } finally {
       conn.close();
     }
@@ -238,7 +338,11 @@ export async function run(ctx, log) {
   const failures = (() => {
     const conn = db();
     try {
-      return conn.prepare("SELECT substr(last_error, 1, 160) AS error, count(*) AS n FROM media_jobs WHERE status = 'failed' GROUP BY 1 ORDER BY 2 DESC LIMIT 5").all();
+      return conn
+        .prepare(
+          "SELECT substr(last_error, 1, 160) AS error, count(*) AS n FROM media_jobs WHERE status = 'failed' GROUP BY 1 ORDER BY 2 DESC LIMIT 5",
+        )
+        .all();
     } finally {
       conn.close();
     }
@@ -249,9 +353,17 @@ export async function run(ctx, log) {
     const conn = db();
     try {
       return conn
-        .prepare("SELECT created_at, updated_at, attempts, status, substr(last_error, 1, 100) AS error FROM media_jobs ORDER BY updated_at DESC LIMIT 5")
+        .prepare(
+          "SELECT created_at, updated_at, attempts, status, substr(last_error, 1, 100) AS error FROM media_jobs ORDER BY updated_at DESC LIMIT 5",
+        )
         .all()
-        .map((j) => ({ createdS: Math.round((j.created_at - loadStart) / 1000), finishedS: Math.round((j.updated_at - loadStart) / 1000), attempts: j.attempts, status: j.status, lastError: j.error }));
+        .map((j) => ({
+          createdS: Math.round((j.created_at - loadStart) / 1000),
+          finishedS: Math.round((j.updated_at - loadStart) / 1000),
+          attempts: j.attempts,
+          status: j.status,
+          lastError: j.error,
+        }));
     } finally {
       conn.close();
     }
@@ -300,7 +412,10 @@ export async function run(ctx, log) {
   };
   const report = table(
     `Soak: ${SECONDS} s, ${CLIENTS} clients, faults: ${results.faults.join(", ")}`,
-    [["measure", (row) => row[0]], ["value", (row) => row[1]]],
+    [
+      ["measure", (row) => row[0]],
+      ["value", (row) => row[1]],
+    ],
     [
       ["requests", results.requests],
       ["answers by status", JSON.stringify(results.byStatus)],
@@ -316,7 +431,12 @@ export async function run(ctx, log) {
   );
   const failed = failures.map((f) => `${f.n} x ${f.error}`);
   const samples = Object.entries(results.samples).map(([status, lines]) => `${status}:\n    ${lines.join("\n    ")}`);
-  const outside = results.fiveXxSamples.length ? `\n5xx outside the Worker's down time:\n  ${results.fiveXxSamples.join("\n  ")}` : "";
+  const outside = results.fiveXxSamples.length
+    ? `\n5xx outside the Worker's down time:\n  ${results.fiveXxSamples.join("\n  ")}`
+    : "";
   const failedText = failed.length ? `\nFailed media jobs, by reason:\n  ${failed.join("\n  ")}` : "";
-  return { report: `${report}${failedText}${samples.length ? `\nAnswers other than 2xx, first of each:\n  ${samples.join("\n  ")}` : ""}${outside}`, results };
+  return {
+    report: `${report}${failedText}${samples.length ? `\nAnswers other than 2xx, first of each:\n  ${samples.join("\n  ")}` : ""}${outside}`,
+    results,
+  };
 }

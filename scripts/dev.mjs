@@ -30,7 +30,9 @@ if (adminToken && adminToken.length < 32) {
   adminToken = randomBytes(24).toString("hex");
   secrets = secrets.replace(/^ADMIN_TOKEN=.*$/m, `ADMIN_TOKEN=${adminToken}`);
   writeFileSync(devVars, secrets);
-  console.log("ADMIN_TOKEN in .dev.vars was shorter than the 32 characters /admin needs: replaced it with a random one.");
+  console.log(
+    "ADMIN_TOKEN in .dev.vars was shorter than the 32 characters /admin needs: replaced it with a random one.",
+  );
 }
 // An older .dev.vars may predate the media service: a random secret then does for this run.
 const mediaSecret = /^MEDIA_SECRET=(.*)$/m.exec(secrets)?.[1]?.trim() || randomBytes(24).toString("hex");
@@ -95,7 +97,9 @@ Admin API token: from .dev.vars (ADMIN_TOKEN). Stop with Ctrl+C.
  */
 const cronSeconds = Number(process.env.DEV_CRON_SECONDS ?? 60);
 let cronRan = false;
-const cron = encodeURIComponent(/^crons\s*=\s*\["([^"]+)"/m.exec(readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"))?.[1] ?? "* * * * *");
+const cron = encodeURIComponent(
+  /^crons\s*=\s*\["([^"]+)"/m.exec(readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"))?.[1] ?? "* * * * *",
+);
 const ticker =
   cronSeconds > 0
     ? setInterval(async () => {

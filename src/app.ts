@@ -55,7 +55,15 @@ export function createApp(options: { now?: () => number } = {}) {
       return c.json(errorBody(error.message || "Bad request."), status);
     }
     const requestId = c.var.requestId ?? "unknown";
-    console.error(JSON.stringify({ requestId, method: c.req.method, path: c.req.path, error: String(error), stack: (error as Error)?.stack }));
+    console.error(
+      JSON.stringify({
+        requestId,
+        method: c.req.method,
+        path: c.req.path,
+        error: String(error),
+        stack: (error as Error)?.stack,
+      }),
+    );
     return c.json(errorBody(`Internal server error (request ${requestId}). It is safe to retry.`), 500);
   });
 

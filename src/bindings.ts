@@ -24,9 +24,10 @@ export function uploadDeps(env: Env, db: Database = database(env.DB), now: () =>
 /** As requestDeps, with the serving records of this isolate and colo (src/uploads/serving). */
 export const servingDeps = (c: Context<AppEnv>): ServingDeps => ({
   ...requestDeps(c),
-  records: recordStore(isolateMemo, typeof caches === "undefined" ? undefined : caches.default, (work) => afterResponse(c, "serving record", work)),
+  records: recordStore(isolateMemo, typeof caches === "undefined" ? undefined : caches.default, (work) =>
+    afterResponse(c, "serving record", work),
+  ),
 });
-
 
 export function processDeps(env: Env, db?: Database, now?: () => number): ProcessDeps {
   return {

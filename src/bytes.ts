@@ -22,9 +22,11 @@ export const u16be = (b: Uint8Array, at: number) => (b[at]! << 8) | b[at + 1]!;
 export const u16le = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8);
 export const u24le = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16);
 /** `>>> 0`: a set top bit is a large size, not a negative one. */
-export const u32be = (b: Uint8Array, at: number) => ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
+export const u32be = (b: Uint8Array, at: number) =>
+  ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
 /** Signed, for the fields that are (BMP's height is negative for top-down rows). */
-export const i32le = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24);
+export const i32le = (b: Uint8Array, at: number) =>
+  b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24);
 export const u32le = (b: Uint8Array, at: number) => i32le(b, at) >>> 0;
 /** As a number: exact below 2^53, far beyond any size a file here can have. */
 export const u64be = (b: Uint8Array, at: number) => u32be(b, at) * 2 ** 32 + u32be(b, at + 4);

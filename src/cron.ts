@@ -12,7 +12,8 @@ import { redriveMediaJobs } from "./uploads/media-jobs/jobs";
 export const ORPHAN_SWEEP_EVERY_MINUTES = 5;
 
 /** Whether the run scheduled at `scheduledTime` (ms) sweeps orphaned files too. */
-export const sweepsOrphans = (scheduledTime: number) => Math.floor(scheduledTime / 60_000) % ORPHAN_SWEEP_EVERY_MINUTES === 0;
+export const sweepsOrphans = (scheduledTime: number) =>
+  Math.floor(scheduledTime / 60_000) % ORPHAN_SWEEP_EVERY_MINUTES === 0;
 
 /**
  * Every minute: re-drive media jobs that failed, crashed or never ran, remove the files of
@@ -28,5 +29,9 @@ export async function scheduled(env: Env, now: () => number = Date.now, { orphan
     redriveMediaJobs(deps),
   ]);
   const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
-  if (failed.length) throw new AggregateError(failed.map((r) => r.reason), "scheduled work failed");
+  if (failed.length)
+    throw new AggregateError(
+      failed.map((r) => r.reason),
+      "scheduled work failed",
+    );
 }

@@ -7,7 +7,8 @@ import type { Limits } from "./limits/rules";
 // changes one setting and never fails requests. Secrets may be unset too (wrangler types them as
 // strings all the same).
 
-const numberWhere = (accept: (n: number) => boolean, fallback: number) => z.coerce.number().refine(accept).catch(fallback);
+const numberWhere = (accept: (n: number) => boolean, fallback: number) =>
+  z.coerce.number().refine(accept).catch(fallback);
 const milliseconds = (fallbackSeconds: number) => numberWhere((n) => n > 0, fallbackSeconds).transform((s) => s * 1000);
 const count = (fallback: number) => numberWhere((n) => Number.isInteger(n) && n > 0, fallback);
 const text = z.string().catch("");
@@ -27,13 +28,19 @@ const adminToken = z
   .catch(({ value }) => {
     if (typeof value === "string" && value !== "" && !warnedShortToken) {
       warnedShortToken = true;
-      console.error(JSON.stringify({ admin: `ADMIN_TOKEN is shorter than ${ADMIN_TOKEN_MIN_LENGTH} characters, so /admin is off (404). Set a long random one: wrangler secret put ADMIN_TOKEN.` }));
+      console.error(
+        JSON.stringify({
+          admin:
+            `ADMIN_TOKEN is shorter than ${ADMIN_TOKEN_MIN_LENGTH} characters, so /admin is off (404). ` +
+            "Set a long random one: wrangler secret put ADMIN_TOKEN.",
+        }),
+      );
     }
     return null;
   });
 
 /** The Worker's vars and secrets (wrangler.toml, .dev.vars.example), read into typed settings. */
-export const settingsSchema = z
+const settingsSchema = z
   .object({
     PUBLIC_ORIGIN: z.string().trim().catch(""),
     ADMIN_TOKEN: adminToken,
@@ -43,9 +50,18 @@ export const settingsSchema = z
     MEDIA_RETRY_SECONDS: milliseconds(60),
     LINK_TIMEOUT_SECONDS: milliseconds(120),
     DNS_RESOLVER_URL: z.string().min(1).catch(DEFAULT_DNS_RESOLVER),
-    UNSAFE_ALLOW_LOOPBACK_LINKS: z.unknown().optional().transform((v) => v === "true"),
-    EXPIRES_IN_MAX_SECONDS: numberWhere((n) => Number.isInteger(n) && n >= EXPIRES_IN_MIN && n <= EXPIRES_IN_MAX, EXPIRES_IN_MAX),
-    RATE_LIMITS: z.unknown().optional().transform((v) => v !== "off"),
+    UNSAFE_ALLOW_LOOPBACK_LINKS: z
+      .unknown()
+      .optional()
+      .transform((v) => v === "true"),
+    EXPIRES_IN_MAX_SECONDS: numberWhere(
+      (n) => Number.isInteger(n) && n >= EXPIRES_IN_MIN && n <= EXPIRES_IN_MAX,
+      EXPIRES_IN_MAX,
+    ),
+    RATE_LIMITS: z
+      .unknown()
+      .optional()
+      .transform((v) => v !== "off"),
     RATE_LIMIT_PER_MINUTE: count(20),
     RATE_LIMIT_FULL_KEY_PER_DAY: count(500),
     RATE_LIMIT_UPLOAD_KEY_PER_DAY: count(2000),
@@ -61,7 +77,10 @@ export const settingsSchema = z
     adminToken: vars.ADMIN_TOKEN,
     /** Signs the short-lived links of locked uploads. */
     linkSigningSecret: vars.LINK_SIGNING_SECRET,
-    /** Largest expires_in accepted, 60 s to a year (the spec's machine-readable description says 30 days, its prose a year). */
+    /**
+     * Largest expires_in accepted, 60 s to a year (the spec's machine-readable description says
+     * 30 days, its prose a year).
+     */
     expiresInMax: vars.EXPIRES_IN_MAX_SECONDS,
     media: {
       /** Reach the media service at this URL instead of the container binding; empty for the binding. */

@@ -89,7 +89,12 @@ async function putInParts(bucket: R2Bucket, key: string, body: ReadableStream<Ui
   return Response.json({ key, size: stored.size, etag: stored.httpEtag }, { status: 201 });
 }
 
-async function storePiece(bucket: R2Bucket, request: Request, key: string, part: string | undefined): Promise<Response> {
+async function storePiece(
+  bucket: R2Bucket,
+  request: Request,
+  key: string,
+  part: string | undefined,
+): Promise<Response> {
   const uploadId = new URL(request.url).searchParams.get("upload");
   if (request.method === "PUT" && part) {
     const upload = uploadId ? bucket.resumeMultipartUpload(key, uploadId) : await bucket.createMultipartUpload(key);
@@ -107,7 +112,9 @@ let tableMade: Promise<unknown> | null = null;
 const THUMBNAIL = new Uint8Array(1024);
 
 async function uploadFloor(env: Env, request: Request): Promise<Response> {
-  tableMade ??= env.DB.exec("CREATE TABLE IF NOT EXISTS uploads (id TEXT PRIMARY KEY, key TEXT NOT NULL, size INTEGER NOT NULL)");
+  tableMade ??= env.DB.exec(
+    "CREATE TABLE IF NOT EXISTS uploads (id TEXT PRIMARY KEY, key TEXT NOT NULL, size INTEGER NOT NULL)",
+  );
   await tableMade;
   const key = request.headers.get("X-API-Key") ?? "";
   await env.DB.prepare("SELECT ?1 AS key").bind(key).first();
@@ -115,7 +122,10 @@ async function uploadFloor(env: Env, request: Request): Promise<Response> {
   if (!(file instanceof File)) return new Response("No file", { status: 422 });
   const id = crypto.randomUUID();
   const stored = await env.FILES.put(id, await file.arrayBuffer(), { httpMetadata: { contentType: file.type } });
-  await env.DB.batch([env.DB.prepare("SELECT ?1 AS flagged").bind(id), env.DB.prepare("SELECT ?1 AS duplicate").bind(id)]);
+  await env.DB.batch([
+    env.DB.prepare("SELECT ?1 AS flagged").bind(id),
+    env.DB.prepare("SELECT ?1 AS duplicate").bind(id),
+  ]);
   await env.FILES.put(`${id}.thumb`, THUMBNAIL, { httpMetadata: { contentType: "image/webp" } });
   await env.DB.prepare("INSERT INTO uploads (id, key, size) VALUES (?1, ?2, ?3)").bind(id, id, stored.size).run();
   return Response.json({ id, size: stored.size }, { status: 200 });

@@ -71,6 +71,7 @@ export function loadConfig(env: Variables = process.env): Config {
     maxTempBytes: Number(env.MAX_TEMP_BYTES ?? (maxConcurrentJobs + 2) * maxInputBytes),
   };
   // Otherwise an input of the largest size could never be taken.
-  if (!(config.maxTempBytes >= config.maxInputBytes)) throw new Error("MAX_TEMP_BYTES must be at least MAX_INPUT_BYTES");
+  if (!(config.maxTempBytes >= config.maxInputBytes))
+    throw new Error("MAX_TEMP_BYTES must be at least MAX_INPUT_BYTES");
   return config;
 }

@@ -38,9 +38,13 @@ export const BMP_DEMUXER = only("bmp_pipe");
 
 /** ffmpeg's and ffprobe's arguments that open `file` with `demuxer` and no other protocol than a local file. */
 export const inputArgs = (demuxer: Demuxer, file: string) => [
-  "-protocol_whitelist", "file,pipe",
-  "-f", demuxer.name, ...demuxer.options,
-  "-i", file,
+  "-protocol_whitelist",
+  "file,pipe",
+  "-f",
+  demuxer.name,
+  ...demuxer.options,
+  "-i",
+  file,
 ];
 
 /** The demuxer for a video `format`, reading the first bytes where one format has several. */

@@ -54,9 +54,13 @@ export async function decodeHeic(bytes: Uint8Array, maxPixels: number): Promise<
     if (width * height > maxPixels) throw new JobError(422, `image of ${width}x${height} px is over the pixel limit`);
     const data = new Uint8ClampedArray(width * height * 4);
     await new Promise<void>((resolve, reject) =>
-      image.display({ data, width, height }, (result) => (result ? resolve() : reject(new JobError(422, "HEIF image could not be decoded")))),
+      image.display({ data, width, height }, (result) =>
+        result ? resolve() : reject(new JobError(422, "HEIF image could not be decoded")),
+      ),
     );
-    return opaque(data) ? { data: dropAlpha(data), width, height, channels: 3 } : { data: Buffer.from(data.buffer), width, height, channels: 4 };
+    return opaque(data)
+      ? { data: dropAlpha(data), width, height, channels: 3 }
+      : { data: Buffer.from(data.buffer), width, height, channels: 4 };
   } finally {
     for (const image of images) image.free();
   }

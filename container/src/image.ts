@@ -27,8 +27,14 @@ sharp.cache(false);
 sharp.block({ operation: ["VipsForeignLoad"] });
 sharp.unblock({
   operation: [
-    "VipsForeignLoadJpeg", "VipsForeignLoadPng", "VipsForeignLoadNsgif", "VipsForeignLoadWebp", "VipsForeignLoadHeif",
-    "VipsForeignLoadTiffFile", "VipsForeignLoadTiffBuffer", "VipsForeignLoadTiffSource",
+    "VipsForeignLoadJpeg",
+    "VipsForeignLoadPng",
+    "VipsForeignLoadNsgif",
+    "VipsForeignLoadWebp",
+    "VipsForeignLoadHeif",
+    "VipsForeignLoadTiffFile",
+    "VipsForeignLoadTiffBuffer",
+    "VipsForeignLoadTiffSource",
   ],
 });
 
@@ -68,7 +74,13 @@ export async function toWebp(
 }
 
 /** The first frame, upright, `width` pixels wide at most, as WebP. */
-export async function imageThumbnail(job: Job, input: string, format: ImageFormat, output: string, width: number): Promise<ImageSize> {
+export async function imageThumbnail(
+  job: Job,
+  input: string,
+  format: ImageFormat,
+  output: string,
+  width: number,
+): Promise<ImageSize> {
   const image = await decode(job, input, format, path.dirname(output));
   return write(job, image.resize({ width, withoutEnlargement: true }).webp({ quality: THUMBNAIL_QUALITY }), output);
 }
@@ -122,7 +134,19 @@ async function bmpToPng(job: Job, input: string, dir: string): Promise<string> {
   const height = core ? bytes.readUInt16LE(20) : Math.abs(bytes.readInt32LE(22));
   if (width * height > MAX_PIXELS) throw new JobError(422, `image of ${width}x${height} px is over the pixel limit`);
   const png = path.join(dir, "decoded.png");
-  await run(job, "ffmpeg", ["-nostdin", "-v", "error", ...inputArgs(BMP_DEMUXER, input), "-frames:v", "1", "-c:v", "png", "-f", "image2", png]);
+  await run(job, "ffmpeg", [
+    "-nostdin",
+    "-v",
+    "error",
+    ...inputArgs(BMP_DEMUXER, input),
+    "-frames:v",
+    "1",
+    "-c:v",
+    "png",
+    "-f",
+    "image2",
+    png,
+  ]);
   return png;
 }
 

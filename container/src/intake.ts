@@ -23,7 +23,13 @@ export function takeDeclared(req: http.IncomingMessage, maxInputBytes: number, s
  * Writes the body to `file`. Without a declared size, each piece is taken from the temporary space
  * as it comes, and the body is cut off (503) when none is left, or (413) past the input limit.
  */
-export async function receive(req: http.IncomingMessage, file: string, maxInputBytes: number, space: TempShare, declared: number | null) {
+export async function receive(
+  req: http.IncomingMessage,
+  file: string,
+  maxInputBytes: number,
+  space: TempShare,
+  declared: number | null,
+) {
   const handle = await open(file, "w");
   let received = 0;
   try {

@@ -6,7 +6,9 @@ const config = loadConfig();
 const server = createServer(config);
 server.requestTimeout = 0; // bodies of 200 MB on slow links; each job has its own time limit
 server.listen(config.port, config.host, () => {
-  console.log(`media service on ${config.host}:${config.port} (ffmpeg: ${config.ffmpeg}, libvips ${sharp.versions.vips})`);
+  console.log(
+    `media service on ${config.host}:${config.port} (ffmpeg: ${config.ffmpeg}, libvips ${sharp.versions.vips})`,
+  );
 });
 const stop = () => server.close(() => process.exit(0));
 process.on("SIGTERM", stop);

@@ -61,7 +61,15 @@ interface FfprobeOutput {
 }
 
 async function ffprobe(job: Job, source: Source): Promise<FfprobeOutput> {
-  const out = await run(job, "ffprobe", ["-v", "error", "-print_format", "json", "-show_format", "-show_streams", ...inputArgs(source.demuxer, source.file)]);
+  const out = await run(job, "ffprobe", [
+    "-v",
+    "error",
+    "-print_format",
+    "json",
+    "-show_format",
+    "-show_streams",
+    ...inputArgs(source.demuxer, source.file),
+  ]);
   return JSON.parse(out) as FfprobeOutput;
 }
 
@@ -82,12 +90,18 @@ export async function checkVideo(job: Job, source: Source): Promise<void> {
   for (const stream of data.streams ?? []) {
     if (stream.codec_type !== "video") continue;
     const [w, h] = [stream.width ?? 0, stream.height ?? 0];
-    if (w > MAX_VIDEO_SIDE || h > MAX_VIDEO_SIDE) throw new JobError(422, `video frames of ${w}x${h} px are over the ${MAX_VIDEO_SIDE} px limit`);
+    if (w > MAX_VIDEO_SIDE || h > MAX_VIDEO_SIDE)
+      throw new JobError(422, `video frames of ${w}x${h} px are over the ${MAX_VIDEO_SIDE} px limit`);
   }
-  const durations = [data.format.duration, ...(data.streams ?? []).map((s) => s.duration)].map(Number).filter(Number.isFinite);
+  const durations = [data.format.duration, ...(data.streams ?? []).map((s) => s.duration)]
+    .map(Number)
+    .filter(Number.isFinite);
   const longest = Math.max(0, ...durations);
   if (longest > MAX_VIDEO_SECONDS) {
-    throw new JobError(422, `a duration of ${(longest / 3600).toFixed(1)} hours is over the ${MAX_VIDEO_SECONDS / 3600} hours limit`);
+    throw new JobError(
+      422,
+      `a duration of ${(longest / 3600).toFixed(1)} hours is over the ${MAX_VIDEO_SECONDS / 3600} hours limit`,
+    );
   }
 }
 
@@ -110,6 +124,16 @@ async function refuseIfCut(job: Job, output: string): Promise<void> {
   if (size >= outputBytes(job)) throw new JobError(422, `the output reached the ${outputBytes(job)}-byte limit`);
 }
 
+/** ffmpeg reading the source's first video stream, within the decode limits. */
+const firstVideoOf = (source: Source) => [
+  "-nostdin",
+  "-y",
+  ...DECODE_LIMITS,
+  ...inputArgs(source.demuxer, source.file),
+  "-map",
+  "0:v:0",
+];
+
 const NO_METADATA = ["-map_metadata", "-1", "-map_chapters", "-1", "-fflags", "+bitexact"];
 
 /**
@@ -117,54 +141,73 @@ const NO_METADATA = ["-map_metadata", "-1", "-map_chapters", "-1", "-fflags", "+
  * decoding), even dimensions (yuv420p needs them), metadata dropped, index at the front.
  */
 export async function transcodeMp4(job: Job, source: Source, output: string): Promise<void> {
-  await run(
-    job,
-    "ffmpeg",
-    [
-      "-nostdin", "-y", ...DECODE_LIMITS, ...inputArgs(source.demuxer, source.file),
-      "-map", "0:v:0", "-map", "0:a:0?",
-      "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-pix_fmt", "yuv420p",
-      "-vf", "scale=trunc(iw/2)*2:trunc(ih/2)*2",
-      "-c:a", "aac", "-b:a", "128k",
-      ...NO_METADATA,
-      "-movflags", "+faststart",
-      ...outputLimit(job),
-      "-f", "mp4", output,
-    ],
-  );
+  await run(job, "ffmpeg", [
+    ...firstVideoOf(source),
+    "-map",
+    "0:a:0?",
+    "-c:v",
+    "libx264",
+    "-preset",
+    "veryfast",
+    "-crf",
+    "23",
+    "-pix_fmt",
+    "yuv420p",
+    "-vf",
+    "scale=trunc(iw/2)*2:trunc(ih/2)*2",
+    "-c:a",
+    "aac",
+    "-b:a",
+    "128k",
+    ...NO_METADATA,
+    "-movflags",
+    "+faststart",
+    ...outputLimit(job),
+    "-f",
+    "mp4",
+    output,
+  ]);
   await refuseIfCut(job, output);
 }
 
 /** The same streams without metadata (location, device, dates), not re-encoded. */
 export async function stripMetadata(job: Job, source: Source, output: string, format: "mp4" | "webm"): Promise<void> {
-  await run(
-    job,
-    "ffmpeg",
-    [
-      "-nostdin", "-y", ...inputArgs(source.demuxer, source.file),
-      "-map", "0:v?", "-map", "0:a?", "-c", "copy",
-      ...NO_METADATA,
-      ...(format === "mp4" ? ["-movflags", "+faststart"] : []),
-      ...outputLimit(job),
-      "-f", format, output,
-    ],
-  );
+  await run(job, "ffmpeg", [
+    "-nostdin",
+    "-y",
+    ...inputArgs(source.demuxer, source.file),
+    "-map",
+    "0:v?",
+    "-map",
+    "0:a?",
+    "-c",
+    "copy",
+    ...NO_METADATA,
+    ...(format === "mp4" ? ["-movflags", "+faststart"] : []),
+    ...outputLimit(job),
+    "-f",
+    format,
+    output,
+  ]);
   await refuseIfCut(job, output);
 }
 
 /** The first frame, upright, as a WebP `width` pixels wide (never upscaled). */
 export async function thumbnail(job: Job, source: Source, output: string, width: number): Promise<void> {
-  await run(
-    job,
-    "ffmpeg",
-    [
-      "-nostdin", "-y", ...DECODE_LIMITS, ...inputArgs(source.demuxer, source.file),
-      "-map", "0:v:0", "-frames:v", "1",
-      "-vf", `scale='min(${width},iw)':-2`,
-      "-c:v", "libwebp", "-quality", "80",
-      ...NO_METADATA,
-      ...outputLimit(job),
-      "-f", "webp", output,
-    ],
-  );
+  await run(job, "ffmpeg", [
+    ...firstVideoOf(source),
+    "-frames:v",
+    "1",
+    "-vf",
+    `scale='min(${width},iw)':-2`,
+    "-c:v",
+    "libwebp",
+    "-quality",
+    "80",
+    ...NO_METADATA,
+    ...outputLimit(job),
+    "-f",
+    "webp",
+    output,
+  ]);
 }

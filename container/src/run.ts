@@ -21,7 +21,8 @@ export interface Job {
   signal: AbortSignal;
 }
 
-export const timedOut = (job: Job) => new JobError(504, `timed out after ${Math.round(job.config.jobTimeoutMs / 1000)} s`);
+export const timedOut = (job: Job) =>
+  new JobError(504, `timed out after ${Math.round(job.config.jobTimeoutMs / 1000)} s`);
 
 /** What is left of the job's time; none left is a 504 before anything else starts. */
 export function timeLeft(job: Job): number {
@@ -47,7 +48,8 @@ export function run(job: Job, tool: "ffmpeg" | "ffprobe", args: string[]): Promi
     child.stdout.on("data", (d) => {
       stdout += d;
       // Only ffprobe's JSON is read from stdout; a file that makes it this long is hostile.
-      if (stdout.length > MAX_STDOUT_CHARS) stop(new JobError(422, `${tool} printed more than ${MAX_STDOUT_CHARS} characters`));
+      if (stdout.length > MAX_STDOUT_CHARS)
+        stop(new JobError(422, `${tool} printed more than ${MAX_STDOUT_CHARS} characters`));
     });
     child.stderr.on("data", (d) => (stderr = (stderr + d).slice(-4000)));
     const stop = (error: JobError) => {

@@ -59,11 +59,20 @@ export function createServer(config: Config) {
       return;
     }
     const text = JSON.stringify(body);
-    res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text), ...headers });
+    res.writeHead(status, {
+      "Content-Type": "application/json",
+      "Content-Length": Buffer.byteLength(text),
+      ...headers,
+    });
     res.end(text);
   };
 
-  async function sendFile(res: http.ServerResponse, file: string, type: string, headers: http.OutgoingHttpHeaders = {}) {
+  async function sendFile(
+    res: http.ServerResponse,
+    file: string,
+    type: string,
+    headers: http.OutgoingHttpHeaders = {},
+  ) {
     const { size } = await stat(file);
     res.writeHead(200, { "Content-Type": type, "Content-Length": size, ...headers });
     await pipeline(createReadStream(file), res);
@@ -74,7 +83,13 @@ export function createServer(config: Config) {
    * them, 0 when no frame decodes), then the video's, so that the Worker need not send the
    * video back for its thumbnail.
    */
-  async function sendVideoWithThumbnail(res: http.ServerResponse, thumb: string | null, video: string, type: string, headers: http.OutgoingHttpHeaders) {
+  async function sendVideoWithThumbnail(
+    res: http.ServerResponse,
+    thumb: string | null,
+    video: string,
+    type: string,
+    headers: http.OutgoingHttpHeaders,
+  ) {
     const thumbSize = thumb ? (await stat(thumb)).size : 0;
     const { size } = await stat(video);
     res.writeHead(200, {
@@ -208,7 +223,10 @@ export function createServer(config: Config) {
       dir = await mkdtemp(path.join(config.tmpDir, "media-job-"));
       const input = path.join(dir, "input");
       await receive(req, input, config.maxInputBytes, share, declared);
-      await limiter.run(() => work({ config, deadline: Date.now() + config.jobTimeoutMs, signal: client.signal }, input, dir!, res), client.signal);
+      await limiter.run(
+        () => work({ config, deadline: Date.now() + config.jobTimeoutMs, signal: client.signal }, input, dir!, res),
+        client.signal,
+      );
     } catch (error) {
       const status = error instanceof JobError ? error.status : 500;
       const reason = error instanceof Error ? error.message : String(error);

@@ -16,7 +16,8 @@ export class TempSpace {
     let held = 0;
     return {
       take: (bytes: number) => {
-        if (this.used + bytes > this.limit) throw new JobError(503, "busy: no temporary space left for the input, retry later");
+        if (this.used + bytes > this.limit)
+          throw new JobError(503, "busy: no temporary space left for the input, retry later");
         this.used += bytes;
         held += bytes;
       },

@@ -7,6 +7,14 @@ import { build } from "esbuild";
 /** Bundles `entryPoints` (or `stdin`) to `outfile` for Node 24; other esbuild options pass through. */
 export async function bundleForNode({ outfile, ...options }) {
   mkdirSync(path.dirname(outfile), { recursive: true });
-  await build({ bundle: true, platform: "node", format: "esm", target: "node24", logLevel: "warning", outfile, ...options });
+  await build({
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node24",
+    logLevel: "warning",
+    outfile,
+    ...options,
+  });
   return outfile;
 }

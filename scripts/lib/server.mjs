@@ -22,7 +22,9 @@ const quietEnv = () => ({
 export function wrangler(args, { cwd = ROOT, stdio = "pipe" } = {}) {
   const result = spawnSync(process.execPath, [WRANGLER, ...args], { cwd, env: quietEnv(), stdio, encoding: "utf8" });
   if (result.status !== 0) {
-    throw new Error(`wrangler ${args.join(" ")} failed (${result.status}):\n${result.stdout ?? ""}${result.stderr ?? ""}`);
+    throw new Error(
+      `wrangler ${args.join(" ")} failed (${result.status}):\n${result.stdout ?? ""}${result.stderr ?? ""}`,
+    );
   }
   return result.stdout;
 }
@@ -46,7 +48,10 @@ export async function freePort() {
 export async function portInUse(port) {
   return new Promise((resolve) => {
     const socket = net.connect({ port, host: "127.0.0.1" });
-    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
     socket.once("error", () => resolve(false));
   });
 }
@@ -73,11 +78,32 @@ export async function startServer({
   if (await portInUse(port)) throw new Error(`port ${port} is already in use on 127.0.0.1`);
   if (migrate) applyMigrations({ stateDir, config, cwd });
   inspectorPort ??= await freePort();
-  const args = [WRANGLER, "dev", "--config", config, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", stateDir,
-    "--inspector-ip", "127.0.0.1", "--inspector-port", String(inspectorPort),
-    "--show-interactive-dev-session=false", "--log-level", logLevel];
+  const args = [
+    WRANGLER,
+    "dev",
+    "--config",
+    config,
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--persist-to",
+    stateDir,
+    "--inspector-ip",
+    "127.0.0.1",
+    "--inspector-port",
+    String(inspectorPort),
+    "--show-interactive-dev-session=false",
+    "--log-level",
+    logLevel,
+  ];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
-  const child = spawn(process.execPath, args, { cwd, env: quietEnv(), detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, args, {
+    cwd,
+    env: quietEnv(),
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   const collect = (chunk) => {
     output = (output + chunk).slice(-20_000);
@@ -101,7 +127,10 @@ export async function startServer({
         } catch {}
         resolve();
       }, 5000);
-      child.once("exit", () => (clearTimeout(timer), resolve()));
+      child.once("exit", () => {
+        clearTimeout(timer);
+        resolve();
+      });
     });
   };
 

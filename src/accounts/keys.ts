@@ -9,7 +9,7 @@ export type KeyKind = (typeof KEY_KINDS)[number];
  * person (or a secret scanner) tell a full key from an upload-only key at a glance; only the
  * SHA-256 of a key is stored.
  */
-export const KEY_PREFIX: Record<KeyKind, string> = { full: "fk_", upload: "uk_" };
+const KEY_PREFIX: Record<KeyKind, string> = { full: "fk_", upload: "uk_" };
 
 export function generateKey(kind: KeyKind): string {
   return KEY_PREFIX[kind] + randomBase62(32);

@@ -7,7 +7,9 @@ import type { AppEnv } from "../env";
  * jobs; records and bookmarks are made again on the next request).
  */
 export function afterResponse(c: Context<AppEnv>, what: string, work: Promise<unknown>) {
-  const logged = work.catch((error) => console.error(JSON.stringify({ requestId: c.var.requestId, afterResponse: what, error: String(error) })));
+  const logged = work.catch((error) =>
+    console.error(JSON.stringify({ requestId: c.var.requestId, afterResponse: what, error: String(error) })),
+  );
   try {
     c.executionCtx.waitUntil(logged);
   } catch {

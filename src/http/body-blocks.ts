@@ -7,7 +7,7 @@
  */
 const BLOCK_BYTES = 64 * 1024;
 
-export interface BlockReader {
+interface BlockReader {
   /** The next bytes, or null at the end. */
   read(): Promise<Uint8Array | null>;
   cancel(): Promise<void>;

@@ -9,7 +9,10 @@ const MADE_AT = "X-Colo-Cache-Made-At";
 
 /** GET or HEAD without credentials: an answer that may go to anyone who asks the same. */
 const shareable = (c: Context<AppEnv>) =>
-  (c.req.method === "GET" || c.req.method === "HEAD") && !c.req.header("Authorization") && !c.req.header("Cookie") && presentedKey(c) === undefined;
+  (c.req.method === "GET" || c.req.method === "HEAD") &&
+  !c.req.header("Authorization") &&
+  !c.req.header("Cookie") &&
+  presentedKey(c) === undefined;
 
 /**
  * An answer kept for `seconds` in the colo's cache (the Workers Cache API) under `key`, its public
@@ -24,7 +27,12 @@ const shareable = (c: Context<AppEnv>) =>
  * The Cache API has no effect on workers.dev (only on custom domains): there every request is
  * made afresh, so whatever `make` costs must be bounded by other means too.
  */
-export async function fromColoCache(c: Context<AppEnv>, key: string, seconds: number, make: () => Promise<Response>): Promise<Response> {
+export async function fromColoCache(
+  c: Context<AppEnv>,
+  key: string,
+  seconds: number,
+  make: () => Promise<Response>,
+): Promise<Response> {
   const cache = typeof caches === "undefined" || !shareable(c) ? undefined : caches.default;
   const now = c.var.now();
   if (cache) {

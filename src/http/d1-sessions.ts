@@ -19,13 +19,14 @@ export const BOOKMARK_HEADER = "X-D1-Bookmark";
 /** What D1 hands out: four hex groups; anything else is refused rather than passed to D1. */
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 
-export const isRead = (c: Context<AppEnv>) => c.req.method === "GET" || c.req.method === "HEAD";
+const isRead = (c: Context<AppEnv>) => c.req.method === "GET" || c.req.method === "HEAD";
 
 /** The client's bookmark, if it sent one (400 when it is not a bookmark). */
-export function sentBookmark(c: Context<AppEnv>): string | null {
+function sentBookmark(c: Context<AppEnv>): string | null {
   const sent = c.req.header(BOOKMARK_HEADER)?.trim();
   if (!sent) return null;
-  if (!BOOKMARK.test(sent)) throw badRequest(`${BOOKMARK_HEADER} must be a bookmark from an earlier answer of this API.`);
+  if (!BOOKMARK.test(sent))
+    throw badRequest(`${BOOKMARK_HEADER} must be a bookmark from an earlier answer of this API.`);
   return sent;
 }
 

@@ -2,7 +2,7 @@ import { concatBytes } from "../bytes";
 import { unprocessable } from "../errors";
 import { multipartEvents, type MultipartOptions } from "./multipart";
 
-export interface MultipartPart {
+interface MultipartPart {
   name: string;
   filename: string | null;
   contentType: string | null;
@@ -73,7 +73,8 @@ export class TextFields {
   }
 
   async read(part: MultipartPart): Promise<void> {
-    const tooLong = () => unprocessable(`Field ${part.name} is too long: text fields may have ${this.max} bytes in all.`);
+    const tooLong = () =>
+      unprocessable(`Field ${part.name} is too long: text fields may have ${this.max} bytes in all.`);
     this.left -= encoder.encode(part.name).length;
     if (this.left < 0) throw tooLong();
     const bytes = await readTextBytes(part, this.left, tooLong);

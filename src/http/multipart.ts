@@ -7,7 +7,7 @@ import { UnreadBytes } from "./unread-bytes";
  * part in memory: it yields each part's headers, then its body as chunks, so a caller can
  * pipe a 100 MB file to storage with a few megabytes of memory.
  */
-export type MultipartEvent =
+type MultipartEvent =
   | { kind: "part"; name: string; filename: string | null; contentType: string | null }
   | { kind: "data"; chunk: Uint8Array }
   | { kind: "end" };
@@ -155,7 +155,8 @@ export async function* multipartEvents(
           await need(1);
           const byte = unread.at(0);
           if (byte !== 32 && byte !== 9) break;
-          if (padding === MAX_PADDING_BYTES) throw unprocessable(`${MALFORMED} More than ${MAX_PADDING_BYTES} bytes of padding after a boundary.`);
+          if (padding === MAX_PADDING_BYTES)
+            throw unprocessable(`${MALFORMED} More than ${MAX_PADDING_BYTES} bytes of padding after a boundary.`);
           unread.take(1);
         }
         await need(2);

@@ -22,7 +22,7 @@ export function clientNetwork(c: Context<AppEnv>): string {
   return networkOf(clientIp(c));
 }
 
-export function networkOf(ip: string): string {
+function networkOf(ip: string): string {
   if (!ipaddr.IPv6.isValid(ip)) return ip;
   const address = ipaddr.IPv6.parse(ip);
   if (address.isIPv4MappedAddress()) return address.toIPv4Address().toString();

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { ApiError } from "../errors";
 
-export interface ServedObject {
+interface ServedObject {
   key: string;
   /** What the object is, when known without asking storage (a thumbnail's is not recorded). */
   stored?: { size: number; etag: string };
@@ -73,13 +73,15 @@ export async function serveObject(c: Context, object: ServedObject): Promise<Res
     if (found) return true;
     const head = await bucket.head(object.key);
     stored ??= head ? { size: head.size, etag: head.httpEtag } : undefined;
-    return (found = head !== null);
+    found = head !== null;
+    return found;
   };
   if (!stored && !(await confirm())) return null;
   const { size, etag } = stored!;
 
   const headers = responseHeaders(object, etag);
-  if (etagMatches(c.req.header("If-None-Match"), etag)) return (await confirm()) ? new Response(null, { status: 304, headers }) : null;
+  if (etagMatches(c.req.header("If-None-Match"), etag))
+    return (await confirm()) ? new Response(null, { status: 304, headers }) : null;
 
   const ifRange = c.req.header("If-Range");
   const range = ifRange && ifRange !== etag ? null : parseRange(c.req.header("Range"), size);

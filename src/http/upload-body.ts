@@ -13,10 +13,10 @@ const TOO_LARGE =
  * Where a file sent in the body goes as its bytes arrive (the upload's staging), so that it is
  * never held in memory. Null stands for an empty file.
  */
-export type StageSentFile<File> = (chunks: AsyncIterable<Uint8Array>) => Promise<File | null>;
+type StageSentFile<File> = (chunks: AsyncIterable<Uint8Array>) => Promise<File | null>;
 
 /** What an upload or replace request carries: its text fields and, when sent directly, the file. */
-export interface UploadBody<File> {
+interface UploadBody<File> {
   fields: Record<string, string>;
   /** As `stage` made it; null when no file was sent, or an empty one. */
   file: File | null;

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { unprocessable } from "../errors";
 
 /** "field: message" for the first problem, which is what a person fixing a request needs. */
-export function describeIssues(error: z.ZodError): string {
+function describeIssues(error: z.ZodError): string {
   const issue = error.issues[0];
   if (!issue) return "Invalid request.";
   const field = issue.path.join(".");

@@ -15,7 +15,7 @@ export interface Rule {
   label?: string;
 }
 
-export interface Decision {
+interface Decision {
   allowed: boolean;
   /** The TAT to store if the request is let through. */
   tat: number;

@@ -11,7 +11,7 @@ import { limiter, networkLimiter } from "./limiters";
  * A client told to wait gets no answer about its guess, right or wrong. These throttles stay on
  * when RATE_LIMITS is off: they cost an honest client nothing.
  */
-export type Guess = { outcome: "right" } | { outcome: "wrong" } | { outcome: "wait"; retryAfterSeconds: number };
+type Guess = { outcome: "right" } | { outcome: "wrong" } | { outcome: "wait"; retryAfterSeconds: number };
 
 const wait = (ms: number): Guess => ({ outcome: "wait", retryAfterSeconds: retryAfterSeconds(ms) });
 
@@ -20,7 +20,11 @@ const wait = (ms: number): Guess => ({ outcome: "wait", retryAfterSeconds: retry
  * once the upload's and the client's throttles have counted the guess, so simultaneous guesses
  * cannot slip past them together; a right password then restores what it was counted.
  */
-export async function throttledPassword(c: Context<AppEnv>, uploadId: string, verify: () => Promise<boolean>): Promise<Guess> {
+export async function throttledPassword(
+  c: Context<AppEnv>,
+  uploadId: string,
+  verify: () => Promise<boolean>,
+): Promise<Guess> {
   const now = c.var.now();
   const rules = passwordRules(clientNetwork(c));
   const upload = limiter(c.env, `upload:${uploadId}`);

@@ -33,7 +33,9 @@ export interface Reservation {
 }
 
 const memoryBusy = () =>
-  new ApiError(503, "The service is busy with other uploads right now; send this again in a few seconds.", { "Retry-After": "5" });
+  new ApiError(503, "The service is busy with other uploads right now; send this again in a few seconds.", {
+    "Retry-After": "5",
+  });
 
 /** How long a request waits for memory before it is refused. */
 const MEMORY_WAIT_MS = 10_000;

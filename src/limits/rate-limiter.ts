@@ -9,17 +9,17 @@ export interface BudgetState {
   retryAfterMs: number;
 }
 
-export interface TakeResult {
+interface TakeResult {
   allowed: boolean;
   budgets: BudgetState[];
 }
 
 /** A guess let through by `guess`, to settle once its outcome is known. */
-export interface GuessTicket {
+interface GuessTicket {
   entries: { name: string; before: Tally | null; after: Tally }[];
 }
 
-export type GuessResult = { allowed: true; ticket: GuessTicket } | { allowed: false; retryAfterMs: number };
+type GuessResult = { allowed: true; ticket: GuessTicket } | { allowed: false; retryAfterMs: number };
 
 /**
  * One per API key, one per client IP and one per locked upload. Each holds the GCRA state of its
@@ -33,8 +33,12 @@ export class RateLimiter extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS budgets (name TEXT PRIMARY KEY, tat REAL NOT NULL)");
-    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS guesses (name TEXT PRIMARY KEY, guesses INTEGER NOT NULL, last_at REAL NOT NULL)");
-    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS bookmark (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL)");
+    ctx.storage.sql.exec(
+      "CREATE TABLE IF NOT EXISTS guesses (name TEXT PRIMARY KEY, guesses INTEGER NOT NULL, last_at REAL NOT NULL)",
+    );
+    ctx.storage.sql.exec(
+      "CREATE TABLE IF NOT EXISTS bookmark (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL)",
+    );
   }
 
   /** The latest D1 bookmark noted here, if any. */
@@ -49,7 +53,8 @@ export class RateLimiter extends DurableObject<Env> {
    */
   noteBookmark(bookmark: string): void {
     this.ctx.storage.sql.exec(
-      "INSERT INTO bookmark (id, value) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET value = excluded.value WHERE excluded.value > bookmark.value",
+      "INSERT INTO bookmark (id, value) VALUES (1, ?) " +
+        "ON CONFLICT(id) DO UPDATE SET value = excluded.value WHERE excluded.value > bookmark.value",
       bookmark,
     );
   }
@@ -60,7 +65,11 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   private store(name: string, tat: number) {
-    this.ctx.storage.sql.exec("INSERT INTO budgets (name, tat) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET tat = excluded.tat", name, tat);
+    this.ctx.storage.sql.exec(
+      "INSERT INTO budgets (name, tat) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET tat = excluded.tat",
+      name,
+      tat,
+    );
   }
 
   /** Lets one request (of `cost` units) through every rule, or through none: a refused request uses no budget. */
@@ -88,13 +97,22 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   private tally(name: string): Tally | null {
-    const row = this.ctx.storage.sql.exec<{ guesses: number; last_at: number }>("SELECT guesses, last_at FROM guesses WHERE name = ?", name).toArray()[0];
+    const row = this.ctx.storage.sql
+      .exec<{ guesses: number; last_at: number }>("SELECT guesses, last_at FROM guesses WHERE name = ?", name)
+      .toArray()[0];
     return row ? { guesses: row.guesses, lastAt: row.last_at } : null;
   }
 
   private record(name: string, tally: Tally | null) {
     if (!tally || tally.guesses <= 0) this.ctx.storage.sql.exec("DELETE FROM guesses WHERE name = ?", name);
-    else this.ctx.storage.sql.exec("INSERT INTO guesses (name, guesses, last_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET guesses = excluded.guesses, last_at = excluded.last_at", name, tally.guesses, tally.lastAt);
+    else
+      this.ctx.storage.sql.exec(
+        "INSERT INTO guesses (name, guesses, last_at) VALUES (?, ?, ?) " +
+          "ON CONFLICT(name) DO UPDATE SET guesses = excluded.guesses, last_at = excluded.last_at",
+        name,
+        tally.guesses,
+        tally.lastAt,
+      );
   }
 
   /**

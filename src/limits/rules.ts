@@ -30,7 +30,8 @@ export type Budget = "api" | "pieces";
 /** The rules a request draws on, in the key's Durable Object and in the IP's. */
 export function rulesFor(limits: Limits, budget: Budget, kind: "full" | "upload"): { key: Rule[]; ip: Rule[] } {
   // Pieces have their own budget; only the finishing POST /api counts toward the others.
-  if (budget === "pieces") return { key: [{ name: "pieces-minute", limit: limits.piecesPerMinute, periodMs: MINUTE }], ip: [] };
+  if (budget === "pieces")
+    return { key: [{ name: "pieces-minute", limit: limits.piecesPerMinute, periodMs: MINUTE }], ip: [] };
   return {
     key: [
       { name: "minute", limit: limits.perMinute, periodMs: MINUTE },
@@ -42,7 +43,11 @@ export function rulesFor(limits: Limits, budget: Budget, kind: "full" | "upload"
   };
 }
 
-export const badKeyRule = (limits: Limits): Rule => ({ name: "bad-key-minute", limit: limits.badKeyPerMinute, periodMs: MINUTE });
+export const badKeyRule = (limits: Limits): Rule => ({
+  name: "bad-key-minute",
+  limit: limits.badKeyPerMinute,
+  periodMs: MINUTE,
+});
 
 /**
  * Public listings (gallery pages, sitemap pages, the feed) made afresh for one IP, when the
@@ -55,7 +60,10 @@ export const listingRule: Rule = { name: "listings-minute", limit: 60, periodMs:
 
 /** "4 GiB", "5 MiB" or "1000 bytes": how a refusal names a budget of bytes. */
 function bytesLabel(bytes: number): string {
-  for (const [unit, size] of [["GiB", GiB], ["MiB", MiB]] as const) {
+  for (const [unit, size] of [
+    ["GiB", GiB],
+    ["MiB", MiB],
+  ] as const) {
     if (bytes % size === 0) return `${bytes / size} ${unit}`;
   }
   return `${bytes} bytes`;
@@ -63,8 +71,16 @@ function bytesLabel(bytes: number): string {
 
 /** Bytes of pieces, charged to the key's Durable Object and the IP's, each piece its size. */
 export function pieceByteRules(limits: Limits): { key: Rule[]; ip: Rule[] } {
-  const rule = (name: string, limit: number): Rule => ({ name, limit, periodMs: DAY, label: `${bytesLabel(limit)} of pieces` });
-  return { key: [rule("piece-bytes-day", limits.pieceBytesPerDay)], ip: [rule("piece-bytes-day", limits.ipPieceBytesPerDay)] };
+  const rule = (name: string, limit: number): Rule => ({
+    name,
+    limit,
+    periodMs: DAY,
+    label: `${bytesLabel(limit)} of pieces`,
+  });
+  return {
+    key: [rule("piece-bytes-day", limits.pieceBytesPerDay)],
+    ip: [rule("piece-bytes-day", limits.ipPieceBytesPerDay)],
+  };
 }
 
 /**
@@ -86,4 +102,11 @@ export function passwordRules(ip: string): { upload: GuessRule[]; ip: GuessRule[
 }
 
 /** Wrong admin tokens per IP: 5 free, then 1 s, 2 s, 4 s... up to an hour. */
-export const adminTokenRule: GuessRule = { name: "admin-token", free: 5, baseMs: SECOND, capMs: HOUR, decayMs: HOUR, onSuccess: "reset" };
+export const adminTokenRule: GuessRule = {
+  name: "admin-token",
+  free: 5,
+  baseMs: SECOND,
+  capMs: HOUR,
+  decayMs: HOUR,
+  onSuccess: "reset",
+};

@@ -28,7 +28,7 @@ export class MediaContainer extends Container<Env> {
   override sleepAfter = "5m";
   override enableInternet = false;
 
-  constructor(ctx: DurableObjectState<{}>, env: Env) {
+  constructor(ctx: DurableObjectState<Record<string, never>>, env: Env) {
     super(withLocalContainer(ctx, settingsOf(env).media.serviceUrl), env);
     this.envVars = mediaServiceVars(env);
   }

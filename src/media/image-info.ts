@@ -23,7 +23,7 @@ export interface ImageInfo {
   largest?: { width: number; height: number };
 }
 
-export type HeaderResult = ImageInfo | { need: "more" } | { invalid: string };
+type HeaderResult = ImageInfo | { need: "more" } | { invalid: string };
 
 const more = { need: "more" } as const;
 const invalid = (reason: string) => ({ invalid: reason });
@@ -50,7 +50,12 @@ class Reader {
   }
 }
 
-function info(storedWidth: number, storedHeight: number, orientation = 1, extra: Partial<ImageInfo> = {}): HeaderResult {
+function info(
+  storedWidth: number,
+  storedHeight: number,
+  orientation = 1,
+  extra: Partial<ImageInfo> = {},
+): HeaderResult {
   if (!(storedWidth > 0 && storedHeight > 0)) return invalid("the image header gives no size");
   const o = orientation >= 1 && orientation <= 8 ? orientation : 1;
   const swap = o >= 5;
@@ -123,7 +128,9 @@ function jpeg(b: Uint8Array): HeaderResult {
     const isSof = marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
     if (isSof) {
       if (!r.has(at + 9, 1)) return more;
-      return info(r.u16(at + 7), r.u16(at + 5), orientation, { jpegFrame: { bits: r.u8(at + 4), components: r.u8(at + 9) } });
+      return info(r.u16(at + 7), r.u16(at + 5), orientation, {
+        jpegFrame: { bits: r.u8(at + 4), components: r.u8(at + 9) },
+      });
     }
     if (marker === 0xe1) {
       if (!r.has(at, length + 2)) return more;
@@ -329,7 +336,9 @@ function heif(b: Uint8Array): HeaderResult {
   // Express the rotation as the EXIF orientation it is equivalent to.
   const orientation = [1, 8, 3, 6][quarterTurns]!;
   // Every item's size counts, not only the primary's (thumbnails, grid tiles, hidden images).
-  const items = properties.filter((p) => p.type === "ispe").map((p) => ({ width: r.u32(p.body + 4), height: r.u32(p.body + 8) }));
+  const items = properties
+    .filter((p) => p.type === "ispe")
+    .map((p) => ({ width: r.u32(p.body + 4), height: r.u32(p.body + 8) }));
   return withLargest(info(width, height, orientation), items);
 }
 

@@ -13,7 +13,7 @@
  */
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/;
 
-export function localContainer(serviceUrl: string): Container {
+function localContainer(serviceUrl: string): Container {
   let running = false;
   let stopped: (() => void) | null = null;
   const stop = () => {
@@ -30,7 +30,8 @@ export function localContainer(serviceUrl: string): Container {
       return fetch(new Request(new URL(`${url.pathname}${url.search}`, serviceUrl), request));
     },
   } as Fetcher;
-  const unsupported = (what: string) => () => Promise.reject(new Error(`${what} is not available for a local media service`));
+  const unsupported = (what: string) => () =>
+    Promise.reject(new Error(`${what} is not available for a local media service`));
   return {
     get running() {
       return running;
@@ -59,7 +60,10 @@ export function localContainer(serviceUrl: string): Container {
  * no Docker to ask, or none is enabled). The state itself must be passed on (the runtime accepts
  * no wrapper around it), so the stand-in is set on it.
  */
-export function withLocalContainer<Props>(ctx: DurableObjectState<Props>, serviceUrl: string): DurableObjectState<Props> {
+export function withLocalContainer<Props>(
+  ctx: DurableObjectState<Props>,
+  serviceUrl: string,
+): DurableObjectState<Props> {
   if (serviceUrl) Object.defineProperty(ctx, "container", { value: localContainer(serviceUrl) });
   return ctx;
 }

@@ -51,7 +51,7 @@ export class MediaServiceError extends Error {
   }
 }
 
-export type MediaInput = ReadableStream | ArrayBuffer | Uint8Array;
+type MediaInput = ReadableStream | ArrayBuffer | Uint8Array;
 
 /** A file the service made: a stream of the length it declared, which R2 can store as it comes. */
 export interface MediaFile extends Required<MediaSize> {
@@ -64,13 +64,13 @@ export interface MediaFile extends Required<MediaSize> {
  * video decodes, or "not sent" when none came in front (a service of an older version, during a
  * deploy).
  */
-export interface VideoAnswer {
+interface VideoAnswer {
   video: MediaFile;
   thumbnail: Uint8Array | null | "not sent";
 }
 
 /** What each call is answered with. */
-export type AnswerOf<C extends MediaCall> =
+type AnswerOf<C extends MediaCall> =
   C extends CallOf<"probeVideo"> ? Probe : C extends VideoCall ? VideoAnswer : MediaFile;
 
 /**
@@ -192,7 +192,8 @@ interface MediaServiceOptions {
 export function mediaService(env: Env, options: MediaServiceOptions = {}): MediaService {
   const { callTimeoutMs = MEDIA_CALL_TIMEOUT_MS } = options;
   const { secret, serviceUrl } = settingsOf(env).media;
-  const toContainer = async (request: Request) => (await getRandom(env.MEDIA_CONTAINER, MEDIA_INSTANCES)).fetch(request);
+  const toContainer = async (request: Request) =>
+    (await getRandom(env.MEDIA_CONTAINER, MEDIA_INSTANCES)).fetch(request);
   const send = options.send ?? toContainer;
   const base = (serviceUrl || "http://media.container").replace(/\/+$/, "");
   return {

@@ -8,6 +8,8 @@ import { unprocessable } from "../errors";
  */
 export function assertWithinSideLimit(width: number, height: number) {
   if (width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE) {
-    throw unprocessable(`Image dimensions ${width}x${height} are over the ${MAX_IMAGE_SIDE}x${MAX_IMAGE_SIDE} px limit.`);
+    throw unprocessable(
+      `Image dimensions ${width}x${height} are over the ${MAX_IMAGE_SIDE}x${MAX_IMAGE_SIDE} px limit.`,
+    );
   }
 }

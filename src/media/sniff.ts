@@ -10,8 +10,25 @@ export interface Sniffed {
 }
 
 export type Format =
-  | "jpeg" | "png" | "gif" | "webp" | "avif" | "bmp" | "tiff" | "heic" | "heif"
-  | "mp4" | "webm" | "avi" | "mov" | "m4v" | "mkv" | "mpeg" | "wmv" | "flv" | "3gp";
+  | "jpeg"
+  | "png"
+  | "gif"
+  | "webp"
+  | "avif"
+  | "bmp"
+  | "tiff"
+  | "heic"
+  | "heif"
+  | "mp4"
+  | "webm"
+  | "avi"
+  | "mov"
+  | "m4v"
+  | "mkv"
+  | "mpeg"
+  | "wmv"
+  | "flv"
+  | "3gp";
 
 /** Bytes a caller should gather (or the whole file, if shorter) before sniffing. */
 export const SNIFF_BYTES = 4096;
@@ -49,10 +66,39 @@ const HEIF_BRANDS = new Set(["mif1", "msf1", "mif2"]);
 const AVIF_BRANDS = new Set(["avif", "avis"]);
 const MOV_BRANDS = new Set(["qt  "]);
 const M4V_BRANDS = new Set(["M4V ", "M4VH", "M4VP"]);
-const THREE_GP_BRANDS = new Set(["3gp4", "3gp5", "3gp6", "3gp7", "3gs7", "3ge6", "3ge7", "3gg6", "3g2a", "3g2b", "3g2c"]);
+const THREE_GP_BRANDS = new Set([
+  "3gp4",
+  "3gp5",
+  "3gp6",
+  "3gp7",
+  "3gs7",
+  "3ge6",
+  "3ge7",
+  "3gg6",
+  "3g2a",
+  "3g2b",
+  "3g2c",
+]);
 const MP4_BRANDS = new Set([
-  "isom", "iso2", "iso3", "iso4", "iso5", "iso6", "iso7", "iso8", "iso9",
-  "mp41", "mp42", "mp71", "avc1", "dash", "msnv", "ndas", "mmp4", "XAVC", "f4v ",
+  "isom",
+  "iso2",
+  "iso3",
+  "iso4",
+  "iso5",
+  "iso6",
+  "iso7",
+  "iso8",
+  "iso9",
+  "mp41",
+  "mp42",
+  "mp71",
+  "avc1",
+  "dash",
+  "msnv",
+  "ndas",
+  "mmp4",
+  "XAVC",
+  "f4v ",
 ]);
 
 function sniffFtyp(b: Uint8Array): Format | null {

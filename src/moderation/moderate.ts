@@ -3,7 +3,7 @@ import type { Database } from "../storage/db";
 import { listBlockedTerms } from "../storage/moderation";
 import { normalizeForModeration } from "./normalize";
 
-export type ModeratedText = Record<string, string | null | undefined>;
+type ModeratedText = Record<string, string | null | undefined>;
 
 /** The fields that carry text to check; none means no blocked term needs to be read. */
 export const textToModerate = (fields: ModeratedText) =>
@@ -18,12 +18,16 @@ export function assertFreeOfTerms(terms: string[], fields: ModeratedText): void 
   if (terms.length === 0) return;
   for (const [field, text] of textToModerate(fields)) {
     const normalized = normalizeForModeration(text);
-    if (terms.some((term) => normalized.includes(term))) throw unprocessable(`The ${field} was refused by moderation: it contains a blocked term.`);
+    if (terms.some((term) => normalized.includes(term)))
+      throw unprocessable(`The ${field} was refused by moderation: it contains a blocked term.`);
   }
 }
 
 /** The moderation step with the blocked terms read here (a new upload reads them with its other checks). */
 export async function assertAcceptableText(db: Database, fields: ModeratedText): Promise<void> {
   if (textToModerate(fields).length === 0) return;
-  assertFreeOfTerms((await listBlockedTerms(db)).map((t) => t.normalized), fields);
+  assertFreeOfTerms(
+    (await listBlockedTerms(db)).map((t) => t.normalized),
+    fields,
+  );
 }

@@ -10,7 +10,7 @@ import ipaddr from "ipaddr.js";
  * address, and IPv6 outside global unicast is refused.
  */
 
-export type AddressVerdict = { allowed: true } | { allowed: false; reason: string };
+type AddressVerdict = { allowed: true } | { allowed: false; reason: string };
 
 const ALLOWED: AddressVerdict = { allowed: true };
 const refused = (what: string): AddressVerdict => ({ allowed: false, reason: `${what} address` });
@@ -30,7 +30,9 @@ const RANGE_NAMES: Record<string, string> = {
 };
 
 /** ipaddr.js counts the documentation ranges as reserved; a refusal says which they are. */
-const DOCUMENTATION = ["192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32", "3fff::/20"].map(ipaddr.parseCIDR);
+const DOCUMENTATION = ["192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32", "3fff::/20"].map(
+  ipaddr.parseCIDR,
+);
 
 /**
  * ipaddr.js calls unicast whatever is in none of its ranges, including IPv6 space that is not
@@ -52,12 +54,18 @@ function checkIpv4(address: ipaddr.IPv4, allowLoopback: boolean): AddressVerdict
   return refused(nameOf(address, range));
 }
 
-/** The IPv4 address an IPv6 one reaches, when it carries one (mapped ones ipaddr.process has already turned into IPv4). */
+/**
+ * The IPv4 address an IPv6 one reaches, when it carries one (mapped ones ipaddr.process has
+ * already turned into IPv4).
+ */
 function carriedIpv4(address: ipaddr.IPv6, range: string): ipaddr.IPv4 | null {
   const bytes = address.toByteArray();
   if (range === "6to4") return new ipaddr.IPv4(bytes.slice(2, 6));
   // :: and ::1 are ranges of their own, never unicast.
-  if ((range === "rfc6052" && address.match(NAT64_WELL_KNOWN)) || (range === "unicast" && address.match(IPV4_COMPATIBLE))) {
+  if (
+    (range === "rfc6052" && address.match(NAT64_WELL_KNOWN)) ||
+    (range === "unicast" && address.match(IPV4_COMPATIBLE))
+  ) {
     return new ipaddr.IPv4(bytes.slice(12));
   }
   return null;
@@ -95,4 +103,5 @@ export function checkAddress(address: string, allowLoopback = false): AddressVer
 }
 
 /** A hostname that is an IP literal (as the URL parser normalised it), rather than a name to resolve. */
-export const isIpLiteral = (hostname: string) => isDottedDecimal(hostname) || (hostname.startsWith("[") && hostname.endsWith("]"));
+export const isIpLiteral = (hostname: string) =>
+  isDottedDecimal(hostname) || (hostname.startsWith("[") && hostname.endsWith("]"));

@@ -24,9 +24,14 @@ export function dohResolver(endpoint: string, timeoutMs = 5000, send: typeof fet
     const url = `${endpoint}?name=${encodeURIComponent(name)}&type=${type}`;
     let response: Response;
     try {
-      response = await send(url, { headers: { Accept: "application/dns-json" }, signal: AbortSignal.timeout(timeoutMs) });
+      response = await send(url, {
+        headers: { Accept: "application/dns-json" },
+        signal: AbortSignal.timeout(timeoutMs),
+      });
     } catch (error) {
-      throw new ResolveError(`the DNS resolver could not be reached (${error instanceof Error ? error.message : String(error)})`);
+      throw new ResolveError(
+        `the DNS resolver could not be reached (${error instanceof Error ? error.message : String(error)})`,
+      );
     }
     if (!response.ok) throw new ResolveError(`the DNS resolver answered HTTP ${response.status}`);
     return response.json<DnsJson>();
@@ -36,9 +41,13 @@ export function dohResolver(endpoint: string, timeoutMs = 5000, send: typeof fet
     const answers = await Promise.all([query(hostname, A), query(hostname, AAAA)]);
     if (answers.every((a) => a.Status === NXDOMAIN)) throw new ResolveError(`the host ${hostname} does not exist`);
     const failed = answers.find((a) => a.Status !== 0 && a.Status !== NXDOMAIN);
-    const addresses = answers.flatMap((a) => (a.Answer ?? []).filter((r) => r.type === A || r.type === AAAA).map((r) => r.data));
+    const addresses = answers.flatMap((a) =>
+      (a.Answer ?? []).filter((r) => r.type === A || r.type === AAAA).map((r) => r.data),
+    );
     if (addresses.length === 0) {
-      throw new ResolveError(failed ? `DNS lookup of ${hostname} failed (status ${failed.Status})` : `the host ${hostname} has no address`);
+      throw new ResolveError(
+        failed ? `DNS lookup of ${hostname} failed (status ${failed.Status})` : `the host ${hostname} has no address`,
+      );
     }
     return addresses;
   };

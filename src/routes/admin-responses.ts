@@ -14,7 +14,12 @@ const accountBan = z.object({ id: z.string(), banned: z.boolean() });
 const ipBan = z.object({ ip: z.string(), banned: z.boolean() });
 const blockedTerm = z.object({ term: z.string(), normalized: z.string() });
 const unblockedTerm = z.object({ normalized: z.string(), blocked: z.literal(false) });
-const flagged = z.object({ id: z.string(), content_hash: z.string(), removed: z.array(z.string()), files_not_removed: z.array(z.string()) });
+const flagged = z.object({
+  id: z.string(),
+  content_hash: z.string(),
+  removed: z.array(z.string()),
+  files_not_removed: z.array(z.string()),
+});
 
 function success<T>(c: Context, data: T, status: 200 | 201 = 200) {
   return c.json({ type: "success" as const, data }, status);

@@ -46,7 +46,9 @@ export const admin = new Hono<AppEnv>()
     const guess = await throttledAdminToken(c, () => secretsEqual(given, token));
     if (guess.outcome === "wait") {
       const wait = String(guess.retryAfterSeconds);
-      throw new ApiError(429, `Too many wrong admin tokens from this address. Retry in ${wait} s.`, { "Retry-After": wait });
+      throw new ApiError(429, `Too many wrong admin tokens from this address. Retry in ${wait} s.`, {
+        "Retry-After": wait,
+      });
     }
     if (guess.outcome === "wrong") throw unauthorized("Missing or invalid admin token.");
     await next();

@@ -84,8 +84,7 @@ const fromDatabase = (
   c: Context<AppEnv>,
   record: ServingRecord | null,
   serve: (row: Upload) => Promise<Response | null>,
-) =>
-  fromCurrentUpload(servingDeps(c), c.req.param("id")!, record !== null, serve);
+) => fromCurrentUpload(servingDeps(c), c.req.param("id")!, record !== null, serve);
 
 /**
  * Public file URLs. A record of a plainly served upload answers without the database when its

@@ -10,7 +10,12 @@ export type Markup = ReturnType<typeof html>;
 export const NOINDEX = html`<meta name="robots" content="noindex">`;
 
 /** A complete, self-contained HTML page; `title` is plain text. */
-export const page = (options: { title: string; head?: Markup; body: Markup; style?: string }): Markup => html`<!doctype html>
+export const page = (options: {
+  title: string;
+  head?: Markup;
+  body: Markup;
+  style?: string;
+}): Markup => html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -40,7 +45,9 @@ ${options.body}
 export const PAGE_HEADERS = {
   "Content-Type": "text/html; charset=utf-8",
   "Cache-Control": NO_STORE,
-  "Content-Security-Policy": "default-src 'none'; img-src 'self'; media-src 'self'; script-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+  "Content-Security-Policy":
+    "default-src 'none'; img-src 'self'; media-src 'self'; script-src 'self'; " +
+    "style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
   "X-Content-Type-Options": "nosniff",
   "Referrer-Policy": "no-referrer",
   "X-Frame-Options": "DENY",
@@ -49,14 +56,17 @@ export const PAGE_HEADERS = {
 /** The uploader talks to the API (connect-src) and shows the thumbnails it gets back. */
 export const UPLOADER_HEADERS = {
   ...PAGE_HEADERS,
-  "Content-Security-Policy": "default-src 'none'; img-src 'self'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; form-action 'none'; frame-ancestors 'none'",
+  "Content-Security-Policy":
+    "default-src 'none'; img-src 'self'; script-src 'self'; connect-src 'self'; " +
+    "style-src 'unsafe-inline'; form-action 'none'; frame-ancestors 'none'",
 };
 
 /** The player page other sites put in an iframe (oEmbed, the HTML embed code). */
 export const EMBED_HEADERS = {
   "Content-Type": "text/html; charset=utf-8",
   "Cache-Control": NO_STORE,
-  "Content-Security-Policy": "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; frame-ancestors *",
+  "Content-Security-Policy":
+    "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; frame-ancestors *",
   "X-Content-Type-Options": "nosniff",
   "Referrer-Policy": "no-referrer",
 };

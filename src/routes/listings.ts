@@ -28,11 +28,14 @@ import { xml } from "./xml";
  * stay in them for up to LISTING_SECONDS (each colo's copy runs out on its own; none can be
  * removed everywhere at once).
  */
-export const LISTING_SECONDS = 60;
+const LISTING_SECONDS = 60;
 
 const XML_HEADERS = { "Content-Type": "application/xml; charset=utf-8" };
 
-/** The listing at `path` (with only the query that changes it), from the colo's cache or made afresh if the client may. */
+/**
+ * The listing at `path` (with only the query that changes it), from the colo's cache or made
+ * afresh if the client may.
+ */
 function listing(c: Context<AppEnv>, path: string, make: () => Promise<Response>): Promise<Response> {
   return fromColoCache(c, `${publicOrigin(c)}${path}`, LISTING_SECONDS, async () => {
     await limitListing(c);
@@ -55,38 +58,51 @@ function tile(origin: string, row: Upload) {
   const links = uploadLinks(origin, row);
   const size = thumbnailSize(row);
   const { title } = visitorText(row);
+  const sizeAttributes = size ? html` width="${size.width}" height="${size.height}"` : "";
   const picture =
     unrestricted.of(row) && links.thumb
-      ? html`<img src="${links.thumb}" alt="${title}" loading="lazy"${size ? html` width="${size.width}" height="${size.height}"` : ""}>`
+      ? html`<img src="${links.thumb}" alt="${title}" loading="lazy"${sizeAttributes}>`
       : html`<span class="nothumb">${noThumbnail(row)}</span>`;
   return html`<li><a href="${links.direct}">${picture}<span class="caption">${title}</span></a></li>`;
 }
 
 const GALLERY_STYLE =
   ".grid{list-style:none;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(160px,1fr));gap:1rem}" +
-  ".grid a{display:block;text-decoration:none;color:inherit}.grid img{width:100%;height:auto;margin:0;border-radius:4px;background:#eee}" +
+  ".grid a{display:block;text-decoration:none;color:inherit}" +
+  ".grid img{width:100%;height:auto;margin:0;border-radius:4px;background:#eee}" +
   ".nothumb{display:flex;align-items:center;justify-content:center;aspect-ratio:4/3;background:#eee;color:#444}" +
-  ".caption{display:block;margin-top:.25rem;overflow-wrap:anywhere}nav{display:flex;gap:1rem;justify-content:space-between}";
+  ".caption{display:block;margin-top:.25rem;overflow-wrap:anywhere}" +
+  "nav{display:flex;gap:1rem;justify-content:space-between}";
 
 async function gallery(c: Context<AppEnv>, number: number) {
   const { uploads: rows, last } = await galleryPage(requestDeps(c), number);
   const origin = publicOrigin(c);
-  const previous = number > 1 ? html`<a rel="prev" href="/gallery?page=${Math.min(number - 1, last)}">Newer</a>` : html`<span></span>`;
+  const previous =
+    number > 1 ? html`<a rel="prev" href="/gallery?page=${Math.min(number - 1, last)}">Newer</a>` : html`<span></span>`;
   const next = number < last ? html`<a rel="next" href="/gallery?page=${number + 1}">Older</a>` : html`<span></span>`;
+  const prevLink = number > 1 ? html`<link rel="prev" href="/gallery?page=${Math.min(number - 1, last)}">` : "";
+  const nextLink = number < last ? html`<link rel="next" href="/gallery?page=${number + 1}">` : "";
   const head = html`<link rel="alternate" type="application/atom+xml" title="Newest public uploads" href="/feed.atom">
-${number > 1 ? html`<link rel="prev" href="/gallery?page=${Math.min(number - 1, last)}">` : ""}${number < last ? html`<link rel="next" href="/gallery?page=${number + 1}">` : ""}`;
+${prevLink}${nextLink}`;
   const body = html`<main><h1>Public uploads</h1>
 <p>Page ${number} of ${last}, newest first.</p>
 ${rows.length ? html`<ul class="grid">${rows.map((row) => tile(origin, row))}</ul>` : html`<p>Nothing here yet.</p>`}
 <nav aria-label="Pages">${previous}${next}</nav></main>`;
   // PAGE_HEADERS' no-store is for upload pages: fromColoCache replaces it with what caches may keep of a listing.
-  return c.html(page({ title: number > 1 ? `Public uploads, page ${number}` : "Public uploads", head, body, style: GALLERY_STYLE }), 200, PAGE_HEADERS);
+  return c.html(
+    page({ title: number > 1 ? `Public uploads, page ${number}` : "Public uploads", head, body, style: GALLERY_STYLE }),
+    200,
+    PAGE_HEADERS,
+  );
 }
 
 async function sitemapIndex(c: Context<AppEnv>) {
   const origin = publicOrigin(c);
   const pages = await sitemapPages(requestDeps(c));
-  const entries = Array.from({ length: pages }, (_, i) => xml`<sitemap><loc>${origin}/sitemap-${i + 1}.xml</loc></sitemap>\n`);
+  const entries = Array.from(
+    { length: pages },
+    (_, i) => xml`<sitemap><loc>${origin}/sitemap-${i + 1}.xml</loc></sitemap>\n`,
+  );
   const body = xml`<?xml version="1.0" encoding="UTF-8"?>
 <sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
 ${entries}</sitemapindex>
@@ -98,7 +114,10 @@ async function sitemap(c: Context<AppEnv>, number: number) {
   const origin = publicOrigin(c);
   const rows = await sitemapPage(requestDeps(c), number);
   if (number > 1 && !rows.length) throw notFound("No such sitemap page.");
-  const urls = rows.map((row) => xml`<url><loc>${uploadLinks(origin, row).direct}</loc><lastmod>${isoTimestamp(row.updatedAt)}</lastmod></url>\n`);
+  const urls = rows.map(
+    (row) =>
+      xml`<url><loc>${uploadLinks(origin, row).direct}</loc><lastmod>${isoTimestamp(row.updatedAt)}</lastmod></url>\n`,
+  );
   const body = xml`<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
 ${number === 1 ? xml`<url><loc>${origin}/gallery</loc></url>\n` : null}${urls}</urlset>
@@ -157,4 +176,8 @@ export const listings = new Hono<AppEnv>()
   .all(SITEMAP_PAGE, methodNotAllowed("GET"))
   .get("/feed.atom", (c) => listing(c, "/feed.atom", () => feed(c)))
   .all("/feed.atom", methodNotAllowed("GET"))
-  .get("/robots.txt", (c) => c.text(`User-agent: *\nDisallow: /api/\nDisallow: /d/\nSitemap: ${publicOrigin(c)}/sitemap.xml\n`, 200, { "Cache-Control": "public, max-age=3600" }));
+  .get("/robots.txt", (c) =>
+    c.text(`User-agent: *\nDisallow: /api/\nDisallow: /d/\nSitemap: ${publicOrigin(c)}/sitemap.xml\n`, 200, {
+      "Cache-Control": "public, max-age=3600",
+    }),
+  );

@@ -45,7 +45,8 @@ async function pageUpload(c: Context<AppEnv>): Promise<Upload | Response> {
 function passwordForm(c: Context<AppEnv>, status: 200 | 401 | 429, message = "", headers: Record<string, string> = {}) {
   const body = html`<h1>This upload is password-protected</h1>
 ${message ? html`<p><strong>${message}</strong></p>` : ""}
-<form method="post"><label>Password <input type="password" name="password" autofocus required></label> <button type="submit">Open</button></form>`;
+<form method="post"><label>Password <input type="password" name="password" autofocus required></label>
+<button type="submit">Open</button></form>`;
   return c.html(page({ title: "Password required", head: NOINDEX, body }), status, { ...PAGE_HEADERS, ...headers });
 }
 
@@ -66,7 +67,10 @@ function siteUrls(c: Context<AppEnv>, row: Upload) {
 /** The file as the page shows it: a video with its thumbnail as poster, or the image. */
 function mediaElement(row: Upload, src: string, poster: string | null, title: string) {
   const size = row.width && row.height ? html` width="${row.width}" height="${row.height}"` : "";
-  if (row.type === "video") return html`<video controls playsinline preload="metadata"${poster ? html` poster="${poster}"` : ""}${size} src="${src}"></video>`;
+  if (row.type === "video") {
+    const posterAttribute = poster ? html` poster="${poster}"` : "";
+    return html`<video controls playsinline preload="metadata"${posterAttribute}${size} src="${src}"></video>`;
+  }
   return html`<img src="${src}"${size} alt="${title}">`;
 }
 
@@ -82,11 +86,18 @@ ${mediaElement(row, src, urls.links.thumb, title)}
 ${row.description ? html`<p>${row.description}</p>` : ""}
 <p><a href="${src}">Direct link</a></p>
 ${shareOptions(shareSnippets(row, urls.links, urls.embed))}</main>`;
-  return c.html(page({ title, head, body }), 200, { ...PAGE_HEADERS, ...(indexable ? {} : { "X-Robots-Tag": "noindex" }) });
+  return c.html(page({ title, head, body }), 200, {
+    ...PAGE_HEADERS,
+    ...(indexable ? {} : { "X-Robots-Tag": "noindex" }),
+  });
 }
 
 const script = (c: Context<AppEnv>, source: string) =>
-  c.body(source, 200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff" });
+  c.body(source, 200, {
+    "Content-Type": "text/javascript; charset=utf-8",
+    "Cache-Control": "public, max-age=3600",
+    "X-Content-Type-Options": "nosniff",
+  });
 
 export const pages = new Hono<AppEnv>()
   .get("/assets/page.js", (c) => script(c, PAGE_SCRIPT))
@@ -107,8 +118,14 @@ export const pages = new Hono<AppEnv>()
     if (!embeddable(row)) throw notFound("No such upload.");
     const { links } = siteUrls(c, row);
     const title = uploadTitle(row);
-    const style = "body{margin:0;max-width:none;padding:0;background:#000}img,video{width:100vw;height:100vh;object-fit:contain;margin:0}";
-    return c.html(page({ title, head: NOINDEX, body: mediaElement(row, links.src, links.thumb, title), style }), 200, EMBED_HEADERS);
+    const style =
+      "body{margin:0;max-width:none;padding:0;background:#000}" +
+      "img,video{width:100vw;height:100vh;object-fit:contain;margin:0}";
+    return c.html(
+      page({ title, head: NOINDEX, body: mediaElement(row, links.src, links.thumb, title), style }),
+      200,
+      EMBED_HEADERS,
+    );
   })
   .all("/e/:id", methodNotAllowed("GET"))
   .get("/oembed", async (c) => {
@@ -146,10 +163,16 @@ export const pages = new Hono<AppEnv>()
     const guess = await throttledPassword(c, row.id, () => verifyPassword(password, row.passwordHash));
     if (guess.outcome === "wait") {
       const wait = guess.retryAfterSeconds;
-      return passwordForm(c, 429, `Too many wrong passwords. Please wait ${seconds(wait)} before trying again.`, { "Retry-After": String(wait) });
+      return passwordForm(c, 429, `Too many wrong passwords. Please wait ${seconds(wait)} before trying again.`, {
+        "Retry-After": String(wait),
+      });
     }
     if (guess.outcome === "wrong") return passwordForm(c, 401, "Wrong password.");
-    return uploadPage(c, row, await signUrl(settingsOf(c.env).linkSigningSecret, uploadLinks(publicOrigin(c), row).src, c.var.now()));
+    return uploadPage(
+      c,
+      row,
+      await signUrl(settingsOf(c.env).linkSigningSecret, uploadLinks(publicOrigin(c), row).src, c.var.now()),
+    );
   })
   .all("/v/:id", methodNotAllowed("GET", "POST"))
   /** delete_url: GET only asks (link previews and prefetchers must not delete); POST or DELETE deletes. */
@@ -163,7 +186,11 @@ export const pages = new Hono<AppEnv>()
   .on(["POST", "DELETE"], "/d/:id/:token", async (c) => {
     await removeUploadByToken(deps(c), c.req.param("id"), c.req.param("token"));
     if (c.req.method === "POST" && (c.req.header("Accept") ?? "").includes("text/html")) {
-      return c.html(page({ title: "Deleted", body: html`<h1>Deleted</h1><p>The upload was deleted.</p>` }), 200, PAGE_HEADERS);
+      return c.html(
+        page({ title: "Deleted", body: html`<h1>Deleted</h1><p>The upload was deleted.</p>` }),
+        200,
+        PAGE_HEADERS,
+      );
     }
     return deletedResponse(c);
   })

@@ -30,7 +30,7 @@ const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;"
 const escapeXml = (text: string) => text.replace(NOT_XML_CHARS, "\uFFFD").replace(/[&<>"']/g, (ch) => ESCAPES[ch]!);
 
 /** A piece of XML, interpolated into `xml` as it is. */
-export class Xml {
+class Xml {
   constructor(readonly text: string) {}
 
   toString() {
@@ -38,7 +38,7 @@ export class Xml {
   }
 }
 
-export type XmlValue = string | number | Xml | null | undefined | readonly XmlValue[];
+type XmlValue = string | number | Xml | null | undefined | readonly XmlValue[];
 
 const render = (value: XmlValue): string => {
   if (value instanceof Xml) return value.text;

@@ -58,7 +58,13 @@ export async function findKeyOwner(db: Database, keyHash: string, ip: string): P
     .where(eq(apiKeys.keyHash, keyHash))
     .get();
   return row
-    ? { accountId: row.accountId, kind: row.kind, banned: row.bannedAt !== null, ipBanned: row.ipBanned === 1, fullKeyHash: row.fullKeyHash }
+    ? {
+        accountId: row.accountId,
+        kind: row.kind,
+        banned: row.bannedAt !== null,
+        ipBanned: row.ipBanned === 1,
+        fullKeyHash: row.fullKeyHash,
+      }
     : null;
 }
 

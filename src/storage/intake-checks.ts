@@ -4,7 +4,7 @@ import { flagOf, listBlockedTerms } from "./moderation";
 import type { BlockedTermRow, UploadRow } from "./schema";
 import { duplicateOf } from "./uploads";
 
-export interface IntakeChecks {
+interface IntakeChecks {
   flagged: boolean;
   /** Undefined when there is none, or when it was not asked for. */
   duplicate: UploadRow | undefined;

@@ -7,8 +7,7 @@ import { randomBase62 } from "../crypto";
  */
 export const uploadPrefix = (uploadId: string) => `uploads/${uploadId}/`;
 
-export const newObjectKey = (uploadId: string, ext: string) =>
-  `${uploadPrefix(uploadId)}${randomBase62(8)}.${ext}`;
+export const newObjectKey = (uploadId: string, ext: string) => `${uploadPrefix(uploadId)}${randomBase62(8)}.${ext}`;
 
 /** The file name part of a key, as used in the upload's `path` URL. */
 export const objectName = (key: string) => key.slice(key.lastIndexOf("/") + 1);

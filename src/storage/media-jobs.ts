@@ -66,11 +66,20 @@ const claim = (db: Database, id: string, now: number, leaseMs: number, maxAttemp
  * round trip for a job's first two steps. The upload is read whatever the claim's outcome and
  * returned only with a claimed job.
  */
-export async function claimMediaJobWithUpload(db: Database, id: string, now: number, leaseMs: number, maxAttempts: number) {
+export async function claimMediaJobWithUpload(
+  db: Database,
+  id: string,
+  now: number,
+  leaseMs: number,
+  maxAttempts: number,
+) {
   const jobUpload = db.select({ id: mediaJobs.uploadId }).from(mediaJobs).where(eq(mediaJobs.id, id));
   const [[job], [upload]] = await db.batch([
     claim(db, id, now, leaseMs, maxAttempts),
-    db.select().from(uploads).where(and(inArray(uploads.id, jobUpload), live.where(now))),
+    db
+      .select()
+      .from(uploads)
+      .where(and(inArray(uploads.id, jobUpload), live.where(now))),
   ]);
   return job ? { job, upload } : null;
 }
@@ -78,7 +87,12 @@ export async function claimMediaJobWithUpload(db: Database, id: string, now: num
 export async function finishMediaJob(
   db: Database,
   job: MediaJobRow,
-  outcome: { status: "done" | "failed" | "pending"; error?: string; nextAttemptAt?: number; attemptGivenBack?: boolean },
+  outcome: {
+    status: "done" | "failed" | "pending";
+    error?: string;
+    nextAttemptAt?: number;
+    attemptGivenBack?: boolean;
+  },
   now: number,
 ) {
   await db
@@ -134,8 +148,15 @@ export async function dueMediaJobs(db: Database, now: number, maxAttempts: numbe
 export async function failExhaustedMediaJobs(db: Database, now: number, maxAttempts: number) {
   await db
     .update(mediaJobs)
-    .set({ status: "failed", lastError: sql`coalesce(${mediaJobs.lastError}, 'attempts exhausted')`, leaseUntil: null, updatedAt: now })
-    .where(and(eq(mediaJobs.status, "running"), lt(mediaJobs.leaseUntil, now), sql`${mediaJobs.attempts} >= ${maxAttempts}`));
+    .set({
+      status: "failed",
+      lastError: sql`coalesce(${mediaJobs.lastError}, 'attempts exhausted')`,
+      leaseUntil: null,
+      updatedAt: now,
+    })
+    .where(
+      and(eq(mediaJobs.status, "running"), lt(mediaJobs.leaseUntil, now), sql`${mediaJobs.attempts} >= ${maxAttempts}`),
+    );
 }
 
 export async function mediaJobsOf(db: Database, uploadIds: string[]) {

@@ -19,7 +19,7 @@ export interface WrittenObject {
 /** Small enough to keep in memory for the rest of the request (an upload's own thumbnail). */
 export const KEPT_BYTES = 512 * 1024;
 
-export interface WriterOptions {
+interface WriterOptions {
   contentType: string;
   /**
    * For formats whose first bytes depend on the total size: the first part is held back and
@@ -98,7 +98,9 @@ export class ObjectWriter {
     if (!this.multipart) {
       const whole = this.heldHead ? concatBytes([this.heldHead, rest]) : rest;
       this.options.patchHead?.(whole, this.size);
-      const object = await this.bucket.put(this.key, whole, { httpMetadata: { contentType: this.options.contentType } });
+      const object = await this.bucket.put(this.key, whole, {
+        httpMetadata: { contentType: this.options.contentType },
+      });
       etag = object.httpEtag;
       if (whole.byteLength <= KEPT_BYTES) bytes = whole;
     } else {

@@ -48,7 +48,13 @@ export async function findPieceSession(db: Database, id: string) {
  * Records a stored piece (replacing one of the same index), as an object or as a part, and
  * returns the session's bytes so far.
  */
-export async function recordPiece(db: Database, sessionId: string, index: number, size: number, part: PartRecord | null = null): Promise<number> {
+export async function recordPiece(
+  db: Database,
+  sessionId: string,
+  index: number,
+  size: number,
+  part: PartRecord | null = null,
+): Promise<number> {
   const where = { size, partNumber: part?.number ?? null, partEtag: part?.etag ?? null, objectOffset: null };
   const [, [row]] = await db.batch([
     db
@@ -84,7 +90,10 @@ export async function claimPieceSession(db: Database, id: string, accountId: str
         eq(pieceSessions.id, id),
         eq(pieceSessions.accountId, accountId),
         sql`${pieceSessions.expiresAt} > ${now}`,
-        or(eq(pieceSessions.status, "open"), and(eq(pieceSessions.status, "finishing"), lt(pieceSessions.leaseUntil, now))),
+        or(
+          eq(pieceSessions.status, "open"),
+          and(eq(pieceSessions.status, "finishing"), lt(pieceSessions.leaseUntil, now)),
+        ),
       ),
     )
     .returning();
@@ -101,7 +110,10 @@ export async function closePieceSession(db: Database, id: string, status: "consu
 
 /** A finish that failed gives the session back, pieces and all, for another try. */
 export async function reopenPieceSession(db: Database, id: string) {
-  await db.update(pieceSessions).set({ status: "open", leaseUntil: null }).where(and(eq(pieceSessions.id, id), eq(pieceSessions.status, "finishing")));
+  await db
+    .update(pieceSessions)
+    .set({ status: "open", leaseUntil: null })
+    .where(and(eq(pieceSessions.id, id), eq(pieceSessions.status, "finishing")));
 }
 
 /** Sessions past their lifetime that still hold pieces (open, or finishing with a dead finisher). */
@@ -112,7 +124,10 @@ export function expiredPieceSessions(db: Database, now: number, limit: number) {
     .where(
       and(
         lt(pieceSessions.expiresAt, now),
-        or(eq(pieceSessions.status, "open"), and(eq(pieceSessions.status, "finishing"), lt(pieceSessions.leaseUntil, now))),
+        or(
+          eq(pieceSessions.status, "open"),
+          and(eq(pieceSessions.status, "finishing"), lt(pieceSessions.leaseUntil, now)),
+        ),
       ),
     )
     .limit(limit);
@@ -129,7 +144,11 @@ export async function purgePieceTombstones(db: Database, before: number) {
  * Gives the session its multipart upload, unless another request (the first piece sent twice at
  * once) gave it one first; returns the session as it is then.
  */
-export async function attachMultipart(db: Database, id: string, multipart: Pick<PieceSessionRow, "fileUploadId" | "objectKey" | "multipartId">) {
+export async function attachMultipart(
+  db: Database,
+  id: string,
+  multipart: Pick<PieceSessionRow, "fileUploadId" | "objectKey" | "multipartId">,
+) {
   const [won] = await db
     .update(pieceSessions)
     .set(multipart)
@@ -157,7 +176,8 @@ export async function planPartOffsets(db: Database, id: string, partBytes: numbe
   await db.run(sql`
     UPDATE chunk_pieces SET object_offset = ${partBytes} * (
       SELECT count(*) FROM chunk_pieces AS before
-      WHERE before.session_id = chunk_pieces.session_id AND before.part_etag IS NOT NULL AND before."index" < chunk_pieces."index"
+      WHERE before.session_id = chunk_pieces.session_id AND before.part_etag IS NOT NULL
+        AND before."index" < chunk_pieces."index"
     )
     WHERE session_id = ${id} AND part_etag IS NOT NULL`);
 }
@@ -170,4 +190,3 @@ export async function markAssembled(db: Database, id: string) {
 export function pieceSessionsMaking(db: Database, reservedUploadIds: string[]) {
   return db.select().from(pieceSessions).where(inArray(pieceSessions.fileUploadId, reservedUploadIds));
 }
-

@@ -31,7 +31,7 @@ export const ipBans = sqliteTable("ip_bans", {
   createdAt: integer("created_at").notNull(),
 });
 
-export const MEDIA_TYPES = ["image", "video"] as const;
+const MEDIA_TYPES = ["image", "video"] as const;
 export type MediaType = (typeof MEDIA_TYPES)[number];
 
 export const uploads = sqliteTable(
@@ -91,10 +91,8 @@ export const uploads = sqliteTable(
 
 export type UploadRow = typeof uploads.$inferSelect;
 export type NewUploadRow = typeof uploads.$inferInsert;
-export type AccountRow = typeof accounts.$inferSelect;
 
-export const JOB_STATUSES = ["pending", "running", "done", "failed"] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
+const JOB_STATUSES = ["pending", "running", "done", "failed"] as const;
 
 /**
  * Work on an upload's file that happens after the upload response (video conversion, metadata
@@ -125,8 +123,7 @@ export const mediaJobs = sqliteTable(
 
 export type MediaJobRow = typeof mediaJobs.$inferSelect;
 
-export const PIECE_SESSION_STATUSES = ["open", "finishing", "consumed", "discarded"] as const;
-export type PieceSessionStatus = (typeof PIECE_SESSION_STATUSES)[number];
+const PIECE_SESSION_STATUSES = ["open", "finishing", "consumed", "discarded"] as const;
 
 /**
  * A file sent in pieces to /api/chunk, under the client's upload_id (the spec's "chunk session",
@@ -160,7 +157,10 @@ export const pieceSessions = sqliteTable(
     /** The multipart upload was completed: its pieces are now in the object at objectKey. */
     assembled: integer("assembled", { mode: "boolean" }).notNull().default(false),
   },
-  (t) => [index("chunk_sessions_status_expires").on(t.status, t.expiresAt), uniqueIndex("chunk_sessions_file_upload").on(t.fileUploadId)],
+  (t) => [
+    index("chunk_sessions_status_expires").on(t.status, t.expiresAt),
+    uniqueIndex("chunk_sessions_file_upload").on(t.fileUploadId),
+  ],
 );
 
 /**

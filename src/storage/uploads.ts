@@ -18,7 +18,8 @@ import type { Database } from "./db";
 import { uploads, type NewUploadRow, type UploadRow } from "./schema";
 
 /** Inserts the row, returning its id; none when the account's dedup slot for that content is already taken. */
-export const uploadInsert = (db: Database, row: NewUploadRow) => db.insert(uploads).values(row).onConflictDoNothing().returning({ id: uploads.id });
+export const uploadInsert = (db: Database, row: NewUploadRow) =>
+  db.insert(uploads).values(row).onConflictDoNothing().returning({ id: uploads.id });
 
 /** The account's oldest live, non-expiring upload of exactly these bytes, as a list of at most one row. */
 export const duplicateOf = (db: Database, accountId: string, contentHash: string) =>
@@ -34,7 +35,11 @@ export async function findDuplicate(db: Database, accountId: string, contentHash
 }
 
 export async function findUpload(db: Database, id: string, now: number): Promise<UploadRow | undefined> {
-  return db.select().from(uploads).where(and(eq(uploads.id, id), live.where(now))).get();
+  return db
+    .select()
+    .from(uploads)
+    .where(and(eq(uploads.id, id), live.where(now)))
+    .get();
 }
 
 /** The live upload and whether it is served plainly (servedPlain in src/uploads/policy.ts). */
@@ -78,9 +83,18 @@ export async function listUploads(db: Database, accountId: string, now: number, 
   return { rows, total: totals[0]?.total ?? 0 };
 }
 
-export type UploadMetaPatch = Partial<Pick<UploadRow, "visibility" | "title" | "description" | "passwordHash" | "maxViews" | "views">>;
+export type UploadMetaPatch = Partial<
+  Pick<UploadRow, "visibility" | "title" | "description" | "passwordHash" | "maxViews" | "views">
+>;
 
-async function updateOwned(db: Database, accountId: string, id: string, set: Partial<UploadRow>, now: number, only?: SQL) {
+async function updateOwned(
+  db: Database,
+  accountId: string,
+  id: string,
+  set: Partial<UploadRow>,
+  now: number,
+  only?: SQL,
+) {
   const [row] = await db
     .update(uploads)
     .set({ ...set, updatedAt: now })
@@ -122,25 +136,26 @@ export const moveUploadFiles = (
     id,
     { ...patch, ...to },
     now,
-    and(eq(uploads.objectKey, from.objectKey), from.thumbKey === null ? isNull(uploads.thumbKey) : eq(uploads.thumbKey, from.thumbKey)),
+    and(
+      eq(uploads.objectKey, from.objectKey),
+      from.thumbKey === null ? isNull(uploads.thumbKey) : eq(uploads.thumbKey, from.thumbKey),
+    ),
   );
 
-/** Deletes the account's upload and returns what it was, so its files can be removed. */
-export async function deleteOwnedUpload(db: Database, accountId: string, id: string, now: number) {
+/** Deletes the live upload `id` if `owner` holds, returning what it was so its files can be removed. */
+async function deleteLiveUpload(db: Database, id: string, owner: SQL, now: number) {
   const [row] = await db
     .delete(uploads)
-    .where(and(eq(uploads.id, id), eq(uploads.accountId, accountId), live.where(now)))
+    .where(and(eq(uploads.id, id), owner, live.where(now)))
     .returning();
   return row;
 }
 
-export async function deleteUploadByToken(db: Database, id: string, tokenHash: string, now: number) {
-  const [row] = await db
-    .delete(uploads)
-    .where(and(eq(uploads.id, id), eq(uploads.deleteTokenHash, tokenHash), live.where(now)))
-    .returning();
-  return row;
-}
+export const deleteOwnedUpload = (db: Database, accountId: string, id: string, now: number) =>
+  deleteLiveUpload(db, id, eq(uploads.accountId, accountId), now);
+
+export const deleteUploadByToken = (db: Database, id: string, tokenHash: string, now: number) =>
+  deleteLiveUpload(db, id, eq(uploads.deleteTokenHash, tokenHash), now);
 
 export type ProcessedFile = Pick<UploadRow, "objectKey" | "mime" | "size" | "etag" | "width" | "height" | "thumbKey">;
 
@@ -153,7 +168,11 @@ export async function swapUploadFile(db: Database, id: string, sourceKey: string
   // One batch, one transaction: nothing can change the row between the read and the update.
   const [[before], [after]] = await db.batch([
     db.select().from(uploads).where(pointsAtSource),
-    db.update(uploads).set({ ...file, updatedAt: now }).where(pointsAtSource).returning({ id: uploads.id }),
+    db
+      .update(uploads)
+      .set({ ...file, updatedAt: now })
+      .where(pointsAtSource)
+      .returning({ id: uploads.id }),
   ]);
   return before && after ? before : undefined;
 }
@@ -171,7 +190,12 @@ export function findUploadInAnyState(db: Database, id: string) {
 /** The files of the uploads among `ids` (up to 100: D1 binds at most that many values a query). */
 export function uploadFilesOf(db: Database, ids: string[]) {
   return db
-    .select({ id: uploads.id, objectKey: uploads.objectKey, thumbKey: uploads.thumbKey, filesRemovedAt: uploads.filesRemovedAt })
+    .select({
+      id: uploads.id,
+      objectKey: uploads.objectKey,
+      thumbKey: uploads.thumbKey,
+      filesRemovedAt: uploads.filesRemovedAt,
+    })
     .from(uploads)
     .where(inArray(uploads.id, ids));
 }
@@ -194,9 +218,19 @@ export async function purgeExpiredRows(db: Database, expiredBefore: number) {
   await db.delete(uploads).where(and(lt(uploads.expiresAt, expiredBefore), isNotNull(uploads.filesRemovedAt)));
 }
 
-export type ReplacedFile = Pick<
+type ReplacedFile = Pick<
   UploadRow,
-  "type" | "objectKey" | "mime" | "size" | "etag" | "width" | "height" | "thumbKey" | "contentHash" | "dedupHash" | "keepOriginal"
+  | "type"
+  | "objectKey"
+  | "mime"
+  | "size"
+  | "etag"
+  | "width"
+  | "height"
+  | "thumbKey"
+  | "contentHash"
+  | "dedupHash"
+  | "keepOriginal"
 >;
 
 /**

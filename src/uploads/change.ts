@@ -14,7 +14,7 @@ import { copyFiles } from "./serving/move-files";
 import { removePreviousFiles } from "./serving/previous-files";
 import type { UploadDeps } from "./upload-deps";
 
-export interface UploadChange extends Pick<UploadMetaPatch, "visibility" | "title" | "description"> {
+interface UploadChange extends Pick<UploadMetaPatch, "visibility" | "title" | "description"> {
   /** A new password, or null to remove it. */
   password?: string | null;
   /** A new view limit (the count starts afresh), or null to remove it. */
@@ -48,7 +48,8 @@ export async function changeUpload(deps: UploadDeps, accountId: string, id: stri
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const current = await findOwnedServingUpload(deps.db, accountId, id, deps.now());
     if (!current) throw notFound("No upload with that id on this account.");
-    if (!changesServing(current.row, patch)) return found(await updateUploadMeta(deps.db, accountId, id, patch, deps.now()));
+    if (!changesServing(current.row, patch))
+      return found(await updateUploadMeta(deps.db, accountId, id, patch, deps.now()));
     if (!current.plain) {
       const row = await updateUploadMetaUnlessPlain(deps.db, accountId, id, patch, deps.now());
       if (row) return row;
@@ -63,7 +64,10 @@ export async function changeUpload(deps: UploadDeps, accountId: string, id: stri
     await removePreviousFiles(deps.bucket, [current.row.objectKey, current.row.thumbKey]);
     return row;
   }
-  throw new ApiError(409, "The upload kept changing while it was being changed (a replace or a conversion). Try again.");
+  throw new ApiError(
+    409,
+    "The upload kept changing while it was being changed (a replace or a conversion). Try again.",
+  );
 }
 
 function found(row: UploadRow | undefined) {

@@ -24,7 +24,7 @@ export interface UploadOptions {
   maxViews: number | null;
 }
 
-export type CreateResult =
+type CreateResult =
   | { duplicate: false; row: UploadRow; deleteToken: string; jobId: string | null }
   | { duplicate: true; row: UploadRow };
 

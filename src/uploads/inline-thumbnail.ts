@@ -21,7 +21,12 @@ const INLINE_MAX_BYTES = KEPT_BYTES;
 const INLINE_MAX_PIXELS = 1_000_000;
 
 /** The thumbnail's key once written, or null when the media job is to make it. */
-export async function thumbnailInline(deps: UploadDeps, uploadId: string, file: StagedFile, keepOriginal: boolean): Promise<string | null> {
+export async function thumbnailInline(
+  deps: UploadDeps,
+  uploadId: string,
+  file: StagedFile,
+  keepOriginal: boolean,
+): Promise<string | null> {
   const { image, media } = file;
   if (!image || media.type !== "image" || file.size > INLINE_MAX_BYTES) return null;
   if (image.storedWidth * image.storedHeight > INLINE_MAX_PIXELS) return null;

@@ -11,7 +11,7 @@ export const GALLERY_PAGE_SIZE = 48;
  * protocol's 50,000 URLs a file, so that a page is a bounded read. /sitemap.xml is the index of
  * the pages (https://www.sitemaps.org/protocol.html#index).
  */
-export const SITEMAP_PAGE_URLS = 5_000;
+const SITEMAP_PAGE_URLS = 5_000;
 const FEED_ENTRIES = 50;
 
 const pagesOf = (total: number, size: number) => Math.max(1, Math.ceil(total / size));

@@ -24,7 +24,10 @@ export function assertReplaceable(upload: Pick<UploadRow, "passwordHash" | "maxV
  * detection for its bytes unless another upload of the account already answers for them.
  * If the previous files cannot be removed, the answer is a 503 (the new file is in place).
  */
-export async function replaceFile(deps: UploadDeps, input: { accountId: string; id: string; file: StagedFile; keepOriginal: boolean }) {
+export async function replaceFile(
+  deps: UploadDeps,
+  input: { accountId: string; id: string; file: StagedFile; keepOriginal: boolean },
+) {
   const { db, bucket } = deps;
   const { accountId, id, file } = input;
   const current = await findOwnedUpload(db, accountId, id, deps.now());
@@ -48,7 +51,10 @@ export async function replaceFile(deps: UploadDeps, input: { accountId: string; 
   const [row] = await writeUploadWithJob(db, job, replacement);
   if (!row) {
     await cancelProcessing(deps, job.id);
-    throw new ApiError(409, "The upload changed while it was being replaced (another replace, or it was deleted). Try again.");
+    throw new ApiError(
+      409,
+      "The upload changed while it was being replaced (another replace, or it was deleted). Try again.",
+    );
   }
   // The upload points at the new file now: a failure from here on must not undo that. Records of
   // the previous file are harmless once it is gone, so its removal is part of the answer.

@@ -7,7 +7,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ihdr, ONE_PIXEL_IDAT, pngChunk, pngFile } from "../support/build";
 import { sizedPng } from "../support/png";
 import { ffmpeg } from "../support/tools";
-import { createAccount, fixture, fixturePath, processedUpload, startWithMediaService, uploadFile, type MediaTestBed } from "./server";
+import {
+  createAccount,
+  fixture,
+  fixturePath,
+  processedUpload,
+  startWithMediaService,
+  uploadFile,
+  type MediaTestBed,
+} from "./server";
 
 /**
  * The site in a real browser: headless Chromium from npm (@sparticuz/chromium, driven by
@@ -17,12 +25,22 @@ import { createAccount, fixture, fixturePath, processedUpload, startWithMediaSer
  */
 /** What the callbacks run in the page see (this project's types are the Workers', not the DOM's). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-declare const document: any, window: any, navigator: any, localStorage: any, HTMLAnchorElement: any, DataTransfer: any, DragEvent: any, ClipboardEvent: any;
+declare const document: any,
+  window: any,
+  navigator: any,
+  localStorage: any,
+  HTMLAnchorElement: any,
+  DataTransfer: any,
+  DragEvent: any,
+  ClipboardEvent: any;
 type Dom = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const ARTIFACTS = path.resolve(import.meta.dirname, "../artifacts");
 const SHOTS = path.join(ARTIFACTS, "screenshots");
-const WIDTHS = { phone: { width: 390, height: 844, isMobile: true, deviceScaleFactor: 2 }, desktop: { width: 1280, height: 800, deviceScaleFactor: 1 } };
+const WIDTHS = {
+  phone: { width: 390, height: 844, isMobile: true, deviceScaleFactor: 2 },
+  desktop: { width: 1280, height: 800, deviceScaleFactor: 1 },
+};
 
 let bed: MediaTestBed;
 let browser: Browser;
@@ -31,7 +49,11 @@ const weights: Record<string, { bytes: number; requests: number; firstPaintMs: n
 beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
   bed = await startWithMediaService("browser");
-  browser = await puppeteer.launch({ executablePath: await chromium.executablePath(), args: chromium.args, headless: true });
+  browser = await puppeteer.launch({
+    executablePath: await chromium.executablePath(),
+    args: chromium.args,
+    headless: true,
+  });
 });
 
 afterAll(async () => {
@@ -61,7 +83,17 @@ async function record(name: string, url: string, prepare: (page: Page) => Promis
   for (const width of ["phone", "desktop"] as const) {
     const page = await newPage(width);
     const loaded: Promise<number>[] = [];
-    page.on("requestfinished", (request) => loaded.push(request.response()?.buffer().then((body) => body.length, () => 0) ?? Promise.resolve(0)));
+    page.on("requestfinished", (request) =>
+      loaded.push(
+        request
+          .response()
+          ?.buffer()
+          .then(
+            (body) => body.length,
+            () => 0,
+          ) ?? Promise.resolve(0),
+      ),
+    );
     await page.goto(url, { waitUntil: "networkidle0" });
     await prepare(page);
     await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
@@ -153,8 +185,12 @@ describe("the browser uploader", () => {
       pasted.items.add(new File([new Uint8Array(bytes)], "", { type: "image/png" }));
       document.dispatchEvent(new ClipboardEvent("paste", { clipboardData: pasted, bubbles: true, cancelable: true }));
     }, png);
-    await page.waitForFunction(() => document.querySelectorAll("#results li[data-id]").length === 2, { timeout: 30_000 });
-    const ids = await page.$$eval("#results li[data-id]", (items: Dom[]) => items.map((item: Dom) => item.getAttribute("data-id")));
+    await page.waitForFunction(() => document.querySelectorAll("#results li[data-id]").length === 2, {
+      timeout: 30_000,
+    });
+    const ids = await page.$$eval("#results li[data-id]", (items: Dom[]) =>
+      items.map((item: Dom) => item.getAttribute("data-id")),
+    );
     for (const id of ids) {
       const page = await (await fetch(`${bed.server.url}/v/${id}`)).text();
       expect(page).toContain("<title>Dropped</title>");
@@ -198,13 +234,23 @@ describe("the browser uploader", () => {
       let file: Dom = null;
       const urls = URL as Dom;
       const original = urls.createObjectURL;
-      urls.createObjectURL = (blob: Dom) => ((file = blob), "about:blank");
+      urls.createObjectURL = (blob: Dom) => {
+        file = blob;
+        return "about:blank";
+      };
       document.getElementById("sxcu").click();
       urls.createObjectURL = original;
       return file.text();
     });
     const config = JSON.parse(sxcu);
-    expect(config).toMatchObject({ RequestMethod: "POST", RequestURL: `${bed.server.url}/api`, Headers: { "X-API-Key": account.upload }, Body: "MultipartFormData", FileFormName: "uploads", URL: "{json:data.src}" });
+    expect(config).toMatchObject({
+      RequestMethod: "POST",
+      RequestURL: `${bed.server.url}/api`,
+      Headers: { "X-API-Key": account.upload },
+      Body: "MultipartFormData",
+      FileFormName: "uploads",
+      URL: "{json:data.src}",
+    });
     // What ShareX would send, and the link it would read from the answer.
     const form = new FormData();
     form.append(config.FileFormName, new Blob([await fixture("pngsuite/basn2c08.png")]), "screenshot.png");
@@ -217,7 +263,11 @@ describe("the browser uploader", () => {
 
 describe("the pages in a browser", () => {
   it("shows an image's page with its share options, at phone and desktop widths", async () => {
-    const res = await uploadFile(bed.server, bed.account.full, await fixture("gps/DSCN0010.jpg"), "hillside.jpg", { title: "Hillside in autumn", description: "Houses among pines and vines.", visibility: "public" });
+    const res = await uploadFile(bed.server, bed.account.full, await fixture("gps/DSCN0010.jpg"), "hillside.jpg", {
+      title: "Hillside in autumn",
+      description: "Houses among pines and vines.",
+      visibility: "public",
+    });
     const { data } = (await res.json()) as { data: { direct: string } };
     await record("image-page", data.direct);
     await record("upload", `${bed.server.url}/upload`);
@@ -225,10 +275,31 @@ describe("the pages in a browser", () => {
 
   it("plays a video's first second, poster first", async () => {
     const clip = path.join(bed.dir, "clip.webm");
-    ffmpeg(["-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=2", "-c:v", "libvpx", "-b:v", "300k", clip]);
-    const res = await uploadFile(bed.server, bed.account.full, new Uint8Array(await import("node:fs/promises").then((fs) => fs.readFile(clip))), "clip.webm", { title: "Test card" });
+    ffmpeg([
+      "-y",
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc=size=320x240:rate=25:duration=2",
+      "-c:v",
+      "libvpx",
+      "-b:v",
+      "300k",
+      clip,
+    ]);
+    const res = await uploadFile(
+      bed.server,
+      bed.account.full,
+      new Uint8Array(await import("node:fs/promises").then((fs) => fs.readFile(clip))),
+      "clip.webm",
+      { title: "Test card" },
+    );
     const uploaded = (await res.json()) as { data: { id: string } };
-    const data = await processedUpload<{ direct: string; thumb: string | null }>(bed.server, bed.account.full, uploaded.data.id);
+    const data = await processedUpload<{ direct: string; thumb: string | null }>(
+      bed.server,
+      bed.account.full,
+      uploaded.data.id,
+    );
     const page = await newPage();
     await page.goto(data.direct, { waitUntil: "networkidle0" });
     expect(await page.$eval("video", (v: Dom) => v.poster)).toBe(data.thumb);
@@ -243,7 +314,10 @@ describe("the pages in a browser", () => {
   });
 
   it("opens a locked upload with its password", async () => {
-    const res = await uploadFile(bed.server, bed.account.full, await fixture("pngsuite/basn2c08.png"), "locked.png", { title: "Locked", password: "open sesame" });
+    const res = await uploadFile(bed.server, bed.account.full, await fixture("pngsuite/basn2c08.png"), "locked.png", {
+      title: "Locked",
+      password: "open sesame",
+    });
     const { data } = (await res.json()) as { data: { direct: string } };
     await record("password-form", data.direct);
     const page = await newPage("phone");
@@ -262,7 +336,11 @@ describe("the pages in a browser", () => {
   it("pages through the gallery", async () => {
     for (let i = 0; i < 50; i++) {
       const png = pngFile(ihdr(1, 1), pngChunk("tEXt", new TextEncoder().encode(`n\0${i}`)), ONE_PIXEL_IDAT);
-      const res = await uploadFile(bed.server, bed.account.full, png, `g${i}.png`, { title: `Gallery ${i}`, visibility: "public", allow_duplicate: "1" });
+      const res = await uploadFile(bed.server, bed.account.full, png, `g${i}.png`, {
+        title: `Gallery ${i}`,
+        visibility: "public",
+        allow_duplicate: "1",
+      });
       expect(res.status).toBe(200);
     }
     const page = await newPage();

@@ -16,7 +16,9 @@ afterAll(async () => {
 });
 
 const children = (pid: number) =>
-  readdirSync(`/proc/${pid}/task`).flatMap((task) => readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").split(" ").filter(Boolean).map(Number));
+  readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+    readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").split(" ").filter(Boolean).map(Number),
+  );
 const commandLine = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
 const alive = (pid: number) => {
   try {
@@ -47,7 +49,9 @@ it("runs the scheduled job, and stops the media service and exits when wrangler 
   await until("the service starting", () => output.includes("Service ready"));
   await until("the scheduled job running", () => output.includes("[cron] the scheduled job ran"));
 
-  const [wrangler, media] = ["wrangler.js dev", "media-service/server.mjs"].map((name) => children(dev!.pid!).find((pid) => commandLine(pid).includes(name)));
+  const [wrangler, media] = ["wrangler.js dev", "media-service/server.mjs"].map((name) =>
+    children(dev!.pid!).find((pid) => commandLine(pid).includes(name)),
+  );
   expect(wrangler && media).toBeTruthy();
   process.kill(-wrangler!, "SIGKILL"); // wrangler dev and its workerd, as a crash would end them
   expect(await exited).not.toBe(0);

@@ -166,11 +166,20 @@ describe("a large file in pieces over HTTP", () => {
       const form = new FormData();
       for (const [name, value] of Object.entries(fields)) form.append(name, value);
       if (piece) form.append("chunk", new Blob([piece]), "blob");
-      return fetch(`${server.api}${path}`, { method: "POST", headers: { "X-API-Key": key }, body: form, signal: AbortSignal.timeout(30_000) });
+      return fetch(`${server.api}${path}`, {
+        method: "POST",
+        headers: { "X-API-Key": key },
+        body: form,
+        signal: AbortSignal.timeout(30_000),
+      });
     };
     const total = Math.ceil(png.length / PIECE);
     for (let index = 0; index < total; index++) {
-      const res = await post("/chunk", { upload_id: uploadId, index: String(index), total: String(total) }, png.subarray(index * PIECE, (index + 1) * PIECE));
+      const res = await post(
+        "/chunk",
+        { upload_id: uploadId, index: String(index), total: String(total) },
+        png.subarray(index * PIECE, (index + 1) * PIECE),
+      );
       expect(res.status, await res.clone().text()).toBe(200);
     }
     const done = await post("", { upload_id: uploadId, filename: "large.png", keep_original: "1" });
@@ -180,6 +189,9 @@ describe("a large file in pieces over HTTP", () => {
 
     // The same bytes sent whole are the same file: the hash taken piece by piece is the file's.
     const again = await uploadFile(server, key, png, "again.png", { keep_original: "1" });
-    expect(((await again.json()) as { data: { id: string; duplicate: boolean } }).data).toMatchObject({ id: upload.id, duplicate: true });
+    expect(((await again.json()) as { data: { id: string; duplicate: boolean } }).data).toMatchObject({
+      id: upload.id,
+      duplicate: true,
+    });
   });
 });

@@ -12,16 +12,40 @@ import { processedUpload, startWithMediaService, uploadFile, type MediaTestBed }
  * TIFF, AVIF and BMP become WebP) and every video fixture an MP4 (or stays a WebM).
  */
 const IMAGES = [
-  ...["gps", "orientation", "heic"].flatMap((folder) => readdirSync(path.join(FIXTURES_DIR, folder)).map((name) => `${folder}/${name}`)),
+  ...["gps", "orientation", "heic"].flatMap((folder) =>
+    readdirSync(path.join(FIXTURES_DIR, folder)).map((name) => `${folder}/${name}`),
+  ),
   // The tiny files that hold pixels (gif.gif, tiff.tif and webp.webp are headers without an image).
   ...["tiny/heif.heif", "tiny/bmp.bmp", "tiny/jpeg.jpg", "tiny/png-transparent.png", "tiny/gif-transparent.gif"],
   ...["pngsuite/basn6a16.png", "pngsuite/basi3p08.png", "pngsuite/tbrn2c08.png"],
 ].map((name) => `fixtures/${name}`);
-const GENERATED_IMAGES = ["photo.tif", "photo.bmp", "gps.avif", "photo-5mp.jpg", "screenshot-1mp.png", "photo-2mp.webp", "deep-16bit.png"].map((name) => `generated/${name}`);
-const VIDEOS = ["clip.mp4", "clip.webm", "clip.avi", "clip.mov", "clip.m4v", "clip.mkv", "clip.mpg", "clip.wmv", "clip.flv", "clip.3gp", "odd.avi", "rotated.mov"];
+const GENERATED_IMAGES = [
+  "photo.tif",
+  "photo.bmp",
+  "gps.avif",
+  "photo-5mp.jpg",
+  "screenshot-1mp.png",
+  "photo-2mp.webp",
+  "deep-16bit.png",
+].map((name) => `generated/${name}`);
+const VIDEOS = [
+  "clip.mp4",
+  "clip.webm",
+  "clip.avi",
+  "clip.mov",
+  "clip.m4v",
+  "clip.mkv",
+  "clip.mpg",
+  "clip.wmv",
+  "clip.flv",
+  "clip.3gp",
+  "odd.avi",
+  "rotated.mov",
+];
 
 /** `fixtures/...` (test/fixtures) or `generated/...` (made by generateTestMedia). */
-const fileOf = (name: string) => (name.startsWith("fixtures/") ? path.join(FIXTURES_DIR, name.slice(9)) : path.join(GENERATED_DIR, name.slice(10)));
+const fileOf = (name: string) =>
+  name.startsWith("fixtures/") ? path.join(FIXTURES_DIR, name.slice(9)) : path.join(GENERATED_DIR, name.slice(10));
 
 const WEBP_AFTER = /\.(heic|heif|tif|avif|bmp)$/i;
 
@@ -70,7 +94,9 @@ describe("the whole pipeline from npm alone", () => {
 
   it("keeps a JPEG or PNG wider than WebP holds rather than optimise it at a lower resolution", async () => {
     const noise = { type: "gaussian", mean: 128, sigma: 40 } as const;
-    const wide = await sharp({ create: { width: 20000, height: 40, channels: 3, background: "#000", noise } }).png().toBuffer();
+    const wide = await sharp({ create: { width: 20000, height: 40, channels: 3, background: "#000", noise } })
+      .png()
+      .toBuffer();
     expect(wide.length).toBeGreaterThan(1024 * 1024);
     const file = path.join(bed.dir, "wide.png");
     await writeFile(file, wide);

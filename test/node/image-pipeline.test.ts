@@ -1,36 +1,18 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import sharp from "sharp";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeGreyJpeg } from "../support/media";
+import { describe, expect, it } from "vitest";
+import { makeGreyJpeg, noise, testFrame } from "../support/media";
 import { ffmpeg } from "../support/tools";
 import { checkWebp, frames, metadata, rgba, size, tags } from "./inspect";
-import {
-  fixturePath,
-  processedUpload,
-  startWithMediaService,
-  uploadFile,
-  type MediaTestBed,
-  type TestAccount,
-  type TestServer,
-} from "./server";
+import { fixturePath, processedUpload, uploadFile, useMediaTestBed } from "./server";
 
 /**
  * Thumbnails and conversions, whichever engine made them (the Worker's codecs or the media
  * service), checked with tools that are not ours (./inspect.ts): sharp decodes, exifreader reads
  * metadata, a RIFF walk and a full decode check WebP structure; npm's ffmpeg makes the inputs.
  */
-let bed: MediaTestBed;
-let server: TestServer;
-let account: TestAccount;
-let dir: string;
-
-beforeAll(async () => {
-  bed = await startWithMediaService("image-pipeline");
-  ({ server, account, dir } = bed);
-});
-
-afterAll(() => bed?.stop());
+const bed = useMediaTestBed("image-pipeline");
 
 interface Upload {
   id: string;
@@ -44,20 +26,29 @@ interface Upload {
 
 /** Uploads a file and resolves the upload once its thumbnail (and any conversion) is done. */
 async function uploadProcessed(file: string, fields: Record<string, string> = {}): Promise<Upload> {
-  const res = await uploadFile(server, account.full, new Uint8Array(await readFile(file)), path.basename(file), { allow_duplicate: "1", ...fields });
+  const res = await uploadFile(
+    bed.server,
+    bed.account.full,
+    new Uint8Array(await readFile(file)),
+    path.basename(file),
+    {
+      allow_duplicate: "1",
+      ...fields,
+    },
+  );
   const body = (await res.json()) as { data: Upload };
   expect(res.status, JSON.stringify(body)).toBe(200);
-  return processedUpload<Upload>(server, account.full, body.data.id);
+  return processedUpload<Upload>(bed.server, bed.account.full, body.data.id);
 }
 
 async function download(url: string, name: string) {
-  const file = path.join(dir, name);
+  const file = path.join(bed.dir, name);
   await writeFile(file, new Uint8Array(await (await fetch(url)).arrayBuffer()));
   return file;
 }
 
 function make(name: string, args: string[]) {
-  const file = path.join(dir, name);
+  const file = path.join(bed.dir, name);
   ffmpeg([...args, file]);
   return file;
 }
@@ -75,7 +66,7 @@ describe("thumbnails", () => {
     for (let n = 1; n <= 8; n++) {
       const original = fixturePath(`orientation/landscape_${n}.jpg`);
       // sharp turns the file upright by its orientation tag: the independent reference.
-      const upright = path.join(dir, `upright-${n}.png`);
+      const upright = path.join(bed.dir, `upright-${n}.png`);
       await sharp(original, { ignoreIcc: true }).rotate().toFile(upright);
       const upload = await uploadProcessed(original);
       const thumb = await download(upload.thumb!, `thumb-${n}.webp`);
@@ -92,7 +83,7 @@ describe("thumbnails", () => {
     ["lossy WebP", "photo.webp", []],
   ])("look like the image for a %s", async (_kind, name, args) => {
     const source = ["-f", "lavfi", "-i", "testsrc2=size=640x480"];
-    const original = path.join(dir, name);
+    const original = path.join(bed.dir, name);
     if (name === "grey.jpg") {
       await makeGreyJpeg(source, original);
       expect(tags(original).file?.["Color Components"]?.value).toBe(1);
@@ -104,8 +95,8 @@ describe("thumbnails", () => {
   });
 
   it("look like the image for a CMYK JPEG (which the media service handles)", async () => {
-    const rgb = make("rgb.png", ["-f", "lavfi", "-i", "testsrc2=size=640x480", "-frames:v", "1"]);
-    const cmyk = path.join(dir, "cmyk.jpg");
+    const rgb = make("rgb.png", testFrame("640x480"));
+    const cmyk = path.join(bed.dir, "cmyk.jpg");
     await sharp(rgb).toColourspace("cmyk").jpeg().toFile(cmyk);
     expect(tags(cmyk).file?.["Color Components"]?.value).toBe(4);
     const upload = await uploadProcessed(cmyk);
@@ -116,7 +107,7 @@ describe("thumbnails", () => {
   });
 
   it("are never wider than the image", async () => {
-    const small = make("small.png", ["-f", "lavfi", "-i", "testsrc2=size=100x60", "-frames:v", "1"]);
+    const small = make("small.png", testFrame("100x60"));
     const upload = await uploadProcessed(small);
     expect(await size(await download(upload.thumb!, "thumb-small.webp"))).toEqual({ width: 100, height: 60 });
   });
@@ -124,7 +115,12 @@ describe("thumbnails", () => {
 
 describe("conversion to WebP", () => {
   it("turns a 1 MP screenshot over 1 MB into a WebP without metadata that shows the same picture", async () => {
-    const original = make("screenshot.png", ["-f", "lavfi", "-i", "testsrc2=size=1280x800", "-frames:v", "1", "-vf", "noise=alls=20:allf=u", "-metadata", "comment=GPS 48.8584,2.2945"]);
+    const original = make("screenshot.png", [
+      ...testFrame("1280x800"),
+      ...noise(20),
+      "-metadata",
+      "comment=GPS 48.8584,2.2945",
+    ]);
     const bytes = (await readFile(original)).length;
     expect(bytes).toBeGreaterThan(1024 * 1024);
     const upload = await uploadProcessed(original);
@@ -139,7 +135,7 @@ describe("conversion to WebP", () => {
   });
 
   it("handles an 8000x8000 photo (the media service: too large for the Worker's memory)", async () => {
-    const original = make("huge.jpg", ["-f", "lavfi", "-i", "testsrc2=size=8000x8000", "-frames:v", "1", "-vf", "noise=alls=6:allf=u", "-q:v", "2"]);
+    const original = make("huge.jpg", [...testFrame("8000x8000"), ...noise(6), "-q:v", "2"]);
     const upload = await uploadProcessed(original);
     expect(upload).toMatchObject({ width: 8000, height: 8000 });
     expect(upload.path).toMatch(/\.webp$/);
@@ -162,7 +158,16 @@ describe("animation", () => {
   });
 
   it("keeps an animated WebP animated; its thumbnail is the first frame, still", async () => {
-    const webp = make("anim.webp", ["-f", "lavfi", "-i", "testsrc=size=320x240:rate=5:duration=1", "-c:v", "libwebp_anim", "-loop", "0"]);
+    const webp = make("anim.webp", [
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc=size=320x240:rate=5:duration=1",
+      "-c:v",
+      "libwebp_anim",
+      "-loop",
+      "0",
+    ]);
     const upload = await uploadProcessed(webp);
     expect(upload.path).toMatch(/\.webp$/);
     const served = await download(upload.src, "served.webp");

@@ -65,7 +65,10 @@ export async function checkWebp(file: string): Promise<{ animated: boolean; fram
   const has = (id: string) => chunks.includes(id);
   if (chunks[0] === "VP8X") {
     const flags = bytes[20]!;
-    expect({ icc: !!(flags & 0x20), exif: !!(flags & 0x08), xmp: !!(flags & 0x04), animation: !!(flags & 0x02) }, "VP8X flags").toEqual({
+    expect(
+      { icc: !!(flags & 0x20), exif: !!(flags & 0x08), xmp: !!(flags & 0x04), animation: !!(flags & 0x02) },
+      "VP8X flags",
+    ).toEqual({
       icc: has("ICCP"),
       exif: has("EXIF"),
       xmp: has("XMP "),

@@ -38,3 +38,26 @@ describe("docs/architecture.md layout", () => {
     expect(documentedLayout()).toEqual(sourceTree());
   });
 });
+
+/** Every TypeScript file under `dir`, relative to the root. */
+function typescriptFiles(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const name = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return typescriptFiles(name);
+    return name.endsWith(".ts") ? [name] : [];
+  });
+}
+
+describe("source lines", () => {
+  // The formatter keeps code within 120 columns but leaves comments and strings as written.
+  it("are at most 120 characters in src/ and container/src/", () => {
+    const long = ["src", "container/src"].flatMap((dir) =>
+      typescriptFiles(dir).flatMap((file) =>
+        readFileSync(path.join(ROOT, file), "utf8")
+          .split("\n")
+          .flatMap((line, index) => (line.length > 120 ? [`${file}:${index + 1} (${line.length})`] : [])),
+      ),
+    );
+    expect(long).toEqual([]);
+  });
+});

@@ -22,7 +22,14 @@ beforeAll(async () => {
   media = await startMediaService({
     port: await freePort(),
     secret: SECRET,
-    env: { ...MEDIA_TOOLS_ENV, MEDIA_TMP_DIR: tmp, MAX_CONCURRENT_JOBS: "1", MAX_QUEUED_JOBS: "1", MAX_INPUT_BYTES: "4000", MAX_TEMP_BYTES: "6000" },
+    env: {
+      ...MEDIA_TOOLS_ENV,
+      MEDIA_TMP_DIR: tmp,
+      MAX_CONCURRENT_JOBS: "1",
+      MAX_QUEUED_JOBS: "1",
+      MAX_INPUT_BYTES: "4000",
+      MAX_TEMP_BYTES: "6000",
+    },
   });
 });
 afterEach(async () => {
@@ -55,10 +62,18 @@ function post(length: number | null, chunks: Buffer[], { hold = false } = {}) {
     request.on("response", (res) => {
       let text = "";
       res.on("data", (d) => (text += d));
-      res.on("end", () => resolve({ status: res.statusCode!, retryAfter: res.headers["retry-after"] as string | undefined, error: JSON.parse(text || "{}").error }));
+      res.on("end", () =>
+        resolve({
+          status: res.statusCode!,
+          retryAfter: res.headers["retry-after"] as string | undefined,
+          error: JSON.parse(text || "{}").error,
+        }),
+      );
     });
     // Writes cut off by an early answer fail: status 0 only if no answer came at all.
-    request.on("error", (error) => setTimeout(() => resolve({ status: 0, retryAfter: undefined, error: String(error) }), 1000));
+    request.on("error", (error) =>
+      setTimeout(() => resolve({ status: 0, retryAfter: undefined, error: String(error) }), 1000),
+    );
   });
   (async () => {
     for (const chunk of chunks) await new Promise<void>((resolve) => request.write(chunk, () => resolve()));

@@ -26,14 +26,24 @@ afterAll(() => media?.stop());
 const fixture = (name: string) => readFile(path.join(import.meta.dirname, "../fixtures", name));
 
 async function job(route: string, body: Uint8Array) {
-  const res = await fetch(`${media.url}${route}`, { method: "POST", headers: { Authorization: `Bearer ${SECRET}` }, body });
+  const res = await fetch(`${media.url}${route}`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${SECRET}` },
+    body,
+  });
   const bytes = new Uint8Array(await res.arrayBuffer());
   const size = { width: Number(res.headers.get("X-Media-Width")), height: Number(res.headers.get("X-Media-Height")) };
-  return { status: res.status, bytes, size, error: res.ok ? undefined : (JSON.parse(new TextDecoder().decode(bytes)) as { error: string }).error };
+  return {
+    status: res.status,
+    bytes,
+    size,
+    error: res.ok ? undefined : (JSON.parse(new TextDecoder().decode(bytes)) as { error: string }).error,
+  };
 }
 
 /** Every tag exifreader finds beyond the file type itself: EXIF, XMP, ICC, GPS... */
-const metadataTags = (bytes: Uint8Array) => Object.keys(ExifReader.load(Buffer.from(bytes))).filter((tag) => tag !== "FileType");
+const metadataTags = (bytes: Uint8Array) =>
+  Object.keys(ExifReader.load(Buffer.from(bytes))).filter((tag) => tag !== "FileType");
 
 /** A 24-bit bottom-up BMP of the given RGB rows (written here, so the expected pixels are known). */
 function bmp(width: number, height: number, pixel: (x: number, y: number) => [number, number, number]): Uint8Array {
@@ -112,7 +122,9 @@ describe("the media service's image engine", () => {
   });
 
   it("scales a WebP conversion down to WebP's 16383 px side limit", async () => {
-    const wide = await sharp({ create: { width: 20000, height: 40, channels: 3, background: "#3a7" } }).png().toBuffer();
+    const wide = await sharp({ create: { width: 20000, height: 40, channels: 3, background: "#3a7" } })
+      .png()
+      .toBuffer();
     const webp = await job("/image/webp?quality=82&format=png", wide);
     expect(webp.status).toBe(200);
     expect(webp.size.width).toBe(16383);
@@ -120,7 +132,11 @@ describe("the media service's image engine", () => {
   });
 
   it("answers 422 with the decoder's reason for files with no image in them", async () => {
-    for (const [name, format] of [["tiny/gif.gif", "gif"], ["tiny/pdf.pdf", "png"], ["tiny/zip.zip", "jpeg"]] as const) {
+    for (const [name, format] of [
+      ["tiny/gif.gif", "gif"],
+      ["tiny/pdf.pdf", "png"],
+      ["tiny/zip.zip", "jpeg"],
+    ] as const) {
       const result = await job(`/image/thumbnail?width=280&format=${format}`, await fixture(name));
       expect(result.status, name).toBe(422);
       expect(result.error, name).toBeTruthy();
@@ -129,7 +145,10 @@ describe("the media service's image engine", () => {
 
   it("turns EXIF orientations upright and drops the EXIF", async () => {
     for (const n of [1, 3, 6, 8]) {
-      const thumb = await job("/image/thumbnail?width=280&format=jpeg", await fixture(`orientation/landscape_${n}.jpg`));
+      const thumb = await job(
+        "/image/thumbnail?width=280&format=jpeg",
+        await fixture(`orientation/landscape_${n}.jpg`),
+      );
       expect(thumb.status).toBe(200);
       // landscape_N.jpg all display as 600x450 landscape once upright.
       expect(thumb.size, `orientation ${n}`).toEqual({ width: 280, height: 210 });

@@ -28,7 +28,12 @@ afterAll(async () => {
 });
 
 async function job(route: string, body: Uint8Array, signal?: AbortSignal) {
-  const res = await fetch(`${media.url}${route}`, { method: "POST", headers: { Authorization: `Bearer ${SECRET}` }, body, signal });
+  const res = await fetch(`${media.url}${route}`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${SECRET}` },
+    body,
+    signal,
+  });
   const bytes = new Uint8Array(await res.arrayBuffer());
   const error = res.ok ? undefined : (JSON.parse(Buffer.from(bytes).toString()) as { error: string }).error;
   return { status: res.status, bytes, error };
@@ -41,14 +46,21 @@ async function video(name: string, args: string[]): Promise<Uint8Array> {
   return new Uint8Array(await readFile(file));
 }
 
-const clip = (seconds: number, size: string) => ["-f", "lavfi", "-i", `testsrc=size=${size}:rate=25:duration=${seconds}`];
+const clip = (seconds: number, size: string) => [
+  "-f",
+  "lavfi",
+  "-i",
+  `testsrc=size=${size}:rate=25:duration=${seconds}`,
+];
 
 describe("the input format is the one the Worker names", () => {
   it("reads an HLS playlist sent as MP4 as MP4 (422), never the files it points at", async () => {
     // The file the playlist points at: a playable video that must not come back.
     const target = path.join(dir, "elsewhere.ts");
     ffmpeg([...clip(1, "64x48"), "-c:v", "mpeg2video", target]);
-    const playlist = new TextEncoder().encode(`#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1.0,\nfile://${target}\n#EXT-X-ENDLIST\n`);
+    const playlist = new TextEncoder().encode(
+      `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1.0,\nfile://${target}\n#EXT-X-ENDLIST\n`,
+    );
     for (const route of ["/video/mp4?format=mp4", "/thumbnail?width=280&format=mp4", "/probe?format=mp4"]) {
       const result = await job(route, playlist);
       expect(result.status, route).toBe(422);
@@ -69,7 +81,11 @@ describe("the input format is the one the Worker names", () => {
     expect((await job("/video/strip?format=mp4", mp4)).status).toBe(200);
     expect((await job("/thumbnail?width=280&format=mp4", mp4)).status).toBe(200);
     const probed = await job("/probe?format=mp4", mp4);
-    expect(JSON.parse(Buffer.from(probed.bytes).toString())).toMatchObject({ width: 320, height: 240, videoCodec: "h264" });
+    expect(JSON.parse(Buffer.from(probed.bytes).toString())).toMatchObject({
+      width: 320,
+      height: 240,
+      videoCodec: "h264",
+    });
     // MPEG is a program stream, a transport stream or bare video, each read by its own demuxer.
     // npm's ffprobe build crashes on any transport stream: the conversion goes on without the
     // early size check, the decoders' own pixel limit still applying.
@@ -84,18 +100,30 @@ describe("the input format is the one the Worker names", () => {
 
   it("answers 400 when the format is missing or not one it reads", async () => {
     const mp4 = await readFile(path.join(dir, "real.mp4"));
-    for (const route of ["/video/mp4", "/video/mp4?format=hls", "/thumbnail?width=280&format=concat", "/probe", "/video/strip?format=avi", "/image/webp?quality=82", "/image/thumbnail?width=280&format=svg"]) {
+    for (const route of [
+      "/video/mp4",
+      "/video/mp4?format=hls",
+      "/thumbnail?width=280&format=concat",
+      "/probe",
+      "/video/strip?format=avi",
+      "/image/webp?quality=82",
+      "/image/thumbnail?width=280&format=svg",
+    ]) {
       expect((await job(route, mp4)).status, route).toBe(400);
     }
   });
 
   it("refuses an image whose bytes are another format than the one named (422)", async () => {
-    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: "#08f" } }).png().toBuffer();
+    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: "#08f" } })
+      .png()
+      .toBuffer();
     expect((await job("/image/webp?quality=82&format=jpeg", png)).status).toBe(422);
     expect((await job("/image/thumbnail?width=280&format=bmp", png)).status).toBe(422);
     expect((await job("/image/thumbnail?width=280&format=png", png)).status).toBe(200);
     // libvips would render SVG (and follow what it references): no loader outside the list runs.
-    const svg = new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>');
+    const svg = new TextEncoder().encode(
+      '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>',
+    );
     for (const format of ["png", "jpeg", "webp", "tiff", "gif", "heic"]) {
       expect((await job(`/image/thumbnail?width=280&format=${format}`, svg)).status, format).toBe(422);
     }
@@ -104,7 +132,14 @@ describe("the input format is the one the Worker names", () => {
 
 describe("video limits, from the probe before any decoding", () => {
   it("refuses a video whose frames are over 8192 px a side", async () => {
-    const wide = await video("wide.mkv", ["-f", "lavfi", "-i", "color=size=8200x16:rate=5:duration=0.4", "-c:v", "ffv1"]);
+    const wide = await video("wide.mkv", [
+      "-f",
+      "lavfi",
+      "-i",
+      "color=size=8200x16:rate=5:duration=0.4",
+      "-c:v",
+      "ffv1",
+    ]);
     for (const route of ["/video/mp4?format=mkv", "/thumbnail?width=280&format=mkv"]) {
       const result = await job(route, wide);
       expect(result.status, route).toBe(422);
@@ -114,7 +149,14 @@ describe("video limits, from the probe before any decoding", () => {
 
   it("refuses a video that declares more than 4 hours", async () => {
     // Five frames an hour apart: tiny, yet five hours long.
-    const long = await video("long.mkv", ["-f", "lavfi", "-i", "color=size=16x16:rate=1/3600:duration=18000", "-c:v", "ffv1"]);
+    const long = await video("long.mkv", [
+      "-f",
+      "lavfi",
+      "-i",
+      "color=size=16x16:rate=1/3600:duration=18000",
+      "-c:v",
+      "ffv1",
+    ]);
     const result = await job("/video/mp4?format=mkv", long);
     expect(result.status).toBe(422);
     expect(result.error).toMatch(/hours/);
@@ -124,14 +166,25 @@ describe("video limits, from the probe before any decoding", () => {
 /** The processes a process started, from /proc (Linux). */
 function children(pid: number): number[] {
   const tasks = `/proc/${pid}/task`;
-  return readdirSync(tasks).flatMap((task) => readFileSync(`${tasks}/${task}/children`, "utf8").split(" ").filter(Boolean).map(Number));
+  return readdirSync(tasks).flatMap((task) =>
+    readFileSync(`${tasks}/${task}/children`, "utf8").split(" ").filter(Boolean).map(Number),
+  );
 }
 
 const health = async () => (await (await fetch(`${media.url}/health`)).json()) as { running: number; queued: number };
 
 describe("a job whose client went away", () => {
   it("stops its tools and frees its place at once", async () => {
-    const long = await video("slow.avi", ["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=25:duration=30", "-c:v", "mpeg4", "-q:v", "8"]);
+    const long = await video("slow.avi", [
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc2=size=1280x720:rate=25:duration=30",
+      "-c:v",
+      "mpeg4",
+      "-q:v",
+      "8",
+    ]);
     const client = new AbortController();
     const done = job("/video/mp4?format=avi", long, client.signal).catch(() => null);
     for (let i = 0; (await health()).running === 0; i++) {
@@ -142,7 +195,8 @@ describe("a job whose client went away", () => {
     client.abort();
     await done;
     const deadline = Date.now() + 2000;
-    while (Date.now() < deadline && ((await health()).running > 0 || children(media.pid!).length > 0)) await new Promise((r) => setTimeout(r, 50));
+    while (Date.now() < deadline && ((await health()).running > 0 || children(media.pid!).length > 0))
+      await new Promise((r) => setTimeout(r, 50));
     expect(await health()).toMatchObject({ running: 0, queued: 0 });
     expect(children(media.pid!)).toEqual([]);
   });
@@ -151,14 +205,22 @@ describe("a job whose client went away", () => {
 describe("the job time limit", () => {
   let quick: MediaServiceProcess;
   beforeAll(async () => {
-    quick = await startMediaService({ port: await freePort(), secret: SECRET, env: { ...MEDIA_TOOLS_ENV, JOB_TIMEOUT_MS: "1500" } });
+    quick = await startMediaService({
+      port: await freePort(),
+      secret: SECRET,
+      env: { ...MEDIA_TOOLS_ENV, JOB_TIMEOUT_MS: "1500" },
+    });
   });
   afterAll(() => quick?.stop());
 
   it("answers 504 once a job has used its time, whatever tools it ran", async () => {
     const long = await readFile(path.join(dir, "slow.avi"));
     const start = Date.now();
-    const res = await fetch(`${quick.url}/video/mp4?format=avi`, { method: "POST", headers: { Authorization: `Bearer ${SECRET}` }, body: long });
+    const res = await fetch(`${quick.url}/video/mp4?format=avi`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${SECRET}` },
+      body: long,
+    });
     expect(res.status).toBe(504);
     expect(((await res.json()) as { error: string }).error).toMatch(/timed out/);
     expect(Date.now() - start).toBeLessThan(6000);
@@ -168,10 +230,29 @@ describe("the job time limit", () => {
 describe("outputs are bounded too", () => {
   it("refuses a conversion whose output reaches twice the largest input, rather than serve it cut short", async () => {
     // Noise at MPEG-4's coarsest quantiser: about 50 KB that H.264 at the service's quality makes more than twice as large.
-    const input = await video("noise.avi", ["-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=4", "-vf", "noise=alls=30:allf=t", "-c:v", "mpeg4", "-q:v", "31"]);
-    const small = await startMediaService({ port: await freePort(), secret: SECRET, env: { ...MEDIA_TOOLS_ENV, MAX_INPUT_BYTES: String(input.length + 1000) } });
+    const input = await video("noise.avi", [
+      "-f",
+      "lavfi",
+      "-i",
+      "testsrc=size=320x240:rate=25:duration=4",
+      "-vf",
+      "noise=alls=30:allf=t",
+      "-c:v",
+      "mpeg4",
+      "-q:v",
+      "31",
+    ]);
+    const small = await startMediaService({
+      port: await freePort(),
+      secret: SECRET,
+      env: { ...MEDIA_TOOLS_ENV, MAX_INPUT_BYTES: String(input.length + 1000) },
+    });
     try {
-      const res = await fetch(`${small.url}/video/mp4?format=avi`, { method: "POST", headers: { Authorization: `Bearer ${SECRET}` }, body: input });
+      const res = await fetch(`${small.url}/video/mp4?format=avi`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${SECRET}` },
+        body: input,
+      });
       const body = (await res.json()) as { error: string };
       expect(res.status).toBe(422);
       expect(body.error).toMatch(/output reached/);

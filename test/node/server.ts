@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { afterAll, beforeAll } from "vitest";
 import { createAccount as createServiceAccount } from "../../scripts/lib/accounts.mjs";
 import { startMediaService } from "../../scripts/lib/media.mjs";
 import { GENEROUS_LIMITS } from "../support/limits";
@@ -22,7 +23,11 @@ export interface TestServer {
 export async function startTestServer(vars: Record<string, string> = {}): Promise<TestServer> {
   const stateDir = await mkdtemp(path.join(os.tmpdir(), "media-host-test-"));
   try {
-    const server = await startServer({ port: await freePort(), stateDir, vars: { ADMIN_TOKEN, LINK_SIGNING_SECRET: "node-test-link-signing-secret", ...GENEROUS_LIMITS, ...vars } });
+    const server = await startServer({
+      port: await freePort(),
+      stateDir,
+      vars: { ADMIN_TOKEN, LINK_SIGNING_SECRET: "node-test-link-signing-secret", ...GENEROUS_LIMITS, ...vars },
+    });
     return {
       url: server.url,
       api: `${server.url}/api`,
@@ -81,10 +86,12 @@ export async function startWithMediaService(name: string, vars: Record<string, s
   const secret = `${name}-media-secret-0123456789`;
   const dir = await mkdtemp(path.join(os.tmpdir(), `${name}-`));
   const media = await startMediaService({ port: await freePort(), secret, env: MEDIA_TOOLS_ENV });
-  const server = await startTestServer({ MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: secret, ...vars }).catch(async (error) => {
-    await media.stop();
-    throw error;
-  });
+  const server = await startTestServer({ MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: secret, ...vars }).catch(
+    async (error) => {
+      await media.stop();
+      throw error;
+    },
+  );
   return {
     server,
     account: await createAccount(server, name),
@@ -97,8 +104,25 @@ export async function startWithMediaService(name: string, vars: Record<string, s
   };
 }
 
+/**
+ * startWithMediaService for the test file that calls it: started before its tests, stopped after
+ * them. The bed's fields are set once the tests run, not while the file is being collected.
+ */
+export function useMediaTestBed(name: string, vars: Record<string, string> = {}): MediaTestBed {
+  const bed = {} as MediaTestBed;
+  beforeAll(async () => {
+    Object.assign(bed, await startWithMediaService(name, vars));
+  });
+  afterAll(() => bed.stop?.());
+  return bed;
+}
+
 /** GET {base_url}/{id} until the upload's media job has made its thumbnail. */
-export async function processedUpload<T extends { thumb: string | null }>(server: TestServer, key: string, id: string): Promise<T> {
+export async function processedUpload<T extends { thumb: string | null }>(
+  server: TestServer,
+  key: string,
+  id: string,
+): Promise<T> {
   for (let i = 0; i < 240; i++) {
     const res = await fetch(`${server.api}/${id}`, { headers: { "X-API-Key": key } });
     const { data } = (await res.json()) as { data: T };

@@ -45,7 +45,12 @@ describe("settings", () => {
     ["MEDIA_SECRET", "media-secret", (s) => s.media.secret, "media-secret"],
     ["MEDIA_RETRY_SECONDS", "1.5", (s) => s.media.retryBaseMs, 1500],
     ["LINK_TIMEOUT_SECONDS", "30", (s) => s.links.timeoutMs, 30_000],
-    ["DNS_RESOLVER_URL", "http://127.0.0.1:9001/dns-query", (s) => s.links.dnsResolverUrl, "http://127.0.0.1:9001/dns-query"],
+    [
+      "DNS_RESOLVER_URL",
+      "http://127.0.0.1:9001/dns-query",
+      (s) => s.links.dnsResolverUrl,
+      "http://127.0.0.1:9001/dns-query",
+    ],
     ["UNSAFE_ALLOW_LOOPBACK_LINKS", "true", (s) => s.links.allowLoopback, true],
     ["EXPIRES_IN_MAX_SECONDS", "2592000", (s) => s.expiresInMax, 2_592_000],
     ["RATE_LIMITS", "off", (s) => s.limits.enabled, false],
@@ -61,17 +66,31 @@ describe("settings", () => {
     expect(pick(read({ [name]: value }))).toEqual(expected);
   });
 
-  it.each(["", "0", "-5", "abc", "Infinity", "NaN"])("take the default seconds for %j: any finite number above 0 will do", (value) => {
-    const settings = read({ MEDIA_RETRY_SECONDS: value, LINK_TIMEOUT_SECONDS: value });
-    expect([settings.media.retryBaseMs, settings.links.timeoutMs]).toEqual([60_000, 120_000]);
-  });
+  it.each(["", "0", "-5", "abc", "Infinity", "NaN"])(
+    "take the default seconds for %j: any finite number above 0 will do",
+    (value) => {
+      const settings = read({ MEDIA_RETRY_SECONDS: value, LINK_TIMEOUT_SECONDS: value });
+      expect([settings.media.retryBaseMs, settings.links.timeoutMs]).toEqual([60_000, 120_000]);
+    },
+  );
 
-  it.each(["", "0", "-1", "2.5", "ten", "Infinity"])("take the default limit for %j: a count is a positive integer", (value) => {
-    expect(read({ RATE_LIMIT_PER_MINUTE: value, RATE_LIMIT_PIECE_BYTES_PER_DAY: value }).limits).toMatchObject({ perMinute: 20, pieceBytesPerDay: 4 * GiB });
-  });
+  it.each(["", "0", "-1", "2.5", "ten", "Infinity"])(
+    "take the default limit for %j: a count is a positive integer",
+    (value) => {
+      expect(read({ RATE_LIMIT_PER_MINUTE: value, RATE_LIMIT_PIECE_BYTES_PER_DAY: value }).limits).toMatchObject({
+        perMinute: 20,
+        pieceBytesPerDay: 4 * GiB,
+      });
+    },
+  );
 
   it("read counts and seconds as Number() does", () => {
-    const settings = read({ RATE_LIMIT_PER_MINUTE: " 30 ", RATE_LIMIT_IP_PER_DAY: "1e3", RATE_LIMIT_BAD_KEY_PER_MINUTE: "0x10", LINK_TIMEOUT_SECONDS: "1e-3" });
+    const settings = read({
+      RATE_LIMIT_PER_MINUTE: " 30 ",
+      RATE_LIMIT_IP_PER_DAY: "1e3",
+      RATE_LIMIT_BAD_KEY_PER_MINUTE: "0x10",
+      LINK_TIMEOUT_SECONDS: "1e-3",
+    });
     expect(settings.limits).toMatchObject({ perMinute: 30, ipPerDay: 1000, badKeyPerMinute: 16 });
     expect(settings.links.timeoutMs).toBe(1);
   });
@@ -119,8 +138,19 @@ describe("settings", () => {
   });
 
   it("never throw: a var of another type (a JSON var) is read like an unset one, or as Number() reads it", () => {
-    const settings = read({ PUBLIC_ORIGIN: 5, ADMIN_TOKEN: { a: 1 }, RATE_LIMIT_PER_MINUTE: 30, EXPIRES_IN_MAX_SECONDS: [], RATE_LIMITS: false });
-    expect(settings).toMatchObject({ publicOrigin: "", adminToken: null, expiresInMax: 31_536_000, limits: { perMinute: 30, enabled: true } });
+    const settings = read({
+      PUBLIC_ORIGIN: 5,
+      ADMIN_TOKEN: { a: 1 },
+      RATE_LIMIT_PER_MINUTE: 30,
+      EXPIRES_IN_MAX_SECONDS: [],
+      RATE_LIMITS: false,
+    });
+    expect(settings).toMatchObject({
+      publicOrigin: "",
+      adminToken: null,
+      expiresInMax: 31_536_000,
+      limits: { perMinute: 30, enabled: true },
+    });
   });
 
   it("are read once per env object", () => {

@@ -31,13 +31,16 @@ function strip(name: string) {
   return file;
 }
 
-const tags = (file: string) => JSON.parse(ffprobe(["-show_entries", "format_tags:stream_tags", "-of", "json", file])) as {
-  format: { tags?: Record<string, string> };
-  streams: { tags?: Record<string, string> }[];
-};
+const tags = (file: string) =>
+  JSON.parse(ffprobe(["-show_entries", "format_tags:stream_tags", "-of", "json", file])) as {
+    format: { tags?: Record<string, string> };
+    streams: { tags?: Record<string, string> }[];
+  };
 
 const streams = (file: string) =>
-  ffprobe(["-show_entries", "stream=codec_type,codec_name,width,height,nb_frames", "-of", "csv=p=0", file]).trim().split("\n");
+  ffprobe(["-show_entries", "stream=codec_type,codec_name,width,height,nb_frames", "-of", "csv=p=0", file])
+    .trim()
+    .split("\n");
 
 describe("MP4, MOV and 3GP lose their location and still play", () => {
   it.each(["clip.mp4", "clip.mov", "rotated.mp4", "rotated.mov", "phone.mov", "clip.m4v", "clip.3gp"])("%s", (name) => {

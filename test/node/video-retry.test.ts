@@ -20,8 +20,24 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "video-retry-"));
   // Long enough that the conversion is still running when the service is killed.
   const file = path.join(dir, "long.avi");
-  ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=960x540:rate=25:duration=8",
-    "-f", "lavfi", "-i", "sine=duration=8", "-c:v", "mpeg4", "-q:v", "5", "-c:a", "mp3", "-shortest", file]);
+  ffmpeg([
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=960x540:rate=25:duration=8",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=duration=8",
+    "-c:v",
+    "mpeg4",
+    "-q:v",
+    "5",
+    "-c:a",
+    "mp3",
+    "-shortest",
+    file,
+  ]);
   video = new Uint8Array(await readFile(file));
   mediaPort = await freePort();
   media = await startMediaService({ port: mediaPort, secret: SECRET, env: MEDIA_TOOLS_ENV });
@@ -49,7 +65,9 @@ async function until<T>(what: string, check: () => Promise<T | undefined>, timeo
 /** The processes a process started, from /proc (Linux). */
 function children(pid: number): number[] {
   const tasks = `/proc/${pid}/task`;
-  return readdirSync(tasks).flatMap((task) => readFileSync(`${tasks}/${task}/children`, "utf8").split(" ").filter(Boolean).map(Number));
+  return readdirSync(tasks).flatMap((task) =>
+    readFileSync(`${tasks}/${task}/children`, "utf8").split(" ").filter(Boolean).map(Number),
+  );
 }
 
 /** Like a container dying: the service and the ffmpeg it started go at once. */
@@ -86,7 +104,9 @@ it("finishes a conversion whose media service died mid-job, serving the original
   // never runs here.
   const converted = await until("the retried conversion", async () => {
     const upload = await fetch(`${server.api}/${data.id}`, { headers: { "X-API-Key": account.full } });
-    const body = (await upload.json()) as { data: { path: string; width: number; height: number; thumb: string | null } };
+    const body = (await upload.json()) as {
+      data: { path: string; width: number; height: number; thumb: string | null };
+    };
     return body.data.path.endsWith(".mp4") ? body.data : undefined;
   });
   expect(converted).toMatchObject({ width: 960, height: 540 });

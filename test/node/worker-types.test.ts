@@ -19,5 +19,7 @@ it("worker-configuration.d.ts is what `npm run types` generates from wrangler.to
   expect(args).toContain(TYPES_FILE);
   wrangler(args.map((arg) => (arg === TYPES_FILE ? FRESH_FILE : arg)));
   const fresh = await readFile(path.join(ROOT, FRESH_FILE), "utf8");
-  expect(body(fresh), "run `npm run types` and commit the result").toBe(body(await readFile(path.join(ROOT, TYPES_FILE), "utf8")));
+  expect(body(fresh), "run `npm run types` and commit the result").toBe(
+    body(await readFile(path.join(ROOT, TYPES_FILE), "utf8")),
+  );
 });

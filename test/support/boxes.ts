@@ -27,7 +27,8 @@ export function walkBoxes(bytes: Uint8Array): FoundBox[] {
         size = Number(view.getBigUint64(at + 8));
         header = 16;
       } else if (size === 0) size = end - at;
-      if (size < header || at + size > end) throw new Error(`box ${type} at ${at} of ${size} bytes does not fit in ${parent || "the file"}`);
+      if (size < header || at + size > end)
+        throw new Error(`box ${type} at ${at} of ${size} bytes does not fit in ${parent || "the file"}`);
       const path = parent ? `${parent}/${type}` : type;
       found.push({ path, type, start: at, end: at + size });
       if (CONTAINERS.has(type)) walk(at + header, at + size, path);

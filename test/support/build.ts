@@ -91,19 +91,34 @@ export const jpegSegment = (marker: number, payload: Uint8Array | number[]) => {
 export const sof0 = (width: number, height: number) =>
   jpegSegment(0xc0, [8, ...u16be(height), ...u16be(width), 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]);
 
+/** A scan: its header for one component, then entropy-coded data (two bytes unless given). */
+export const jpegScan = (data: Uint8Array | number[] = [0x12, 0x34]) =>
+  join(jpegSegment(0xda, [1, 1, 0, 0, 63, 0]), data);
+
 export const SOI = [0xff, 0xd8];
 export const EOI = [0xff, 0xd9];
 
 /* GIF */
 
 /** Header and logical screen without a global colour table. */
-export const gifScreen = (width: number, height: number) => join(latin1("GIF89a"), u16le(width), u16le(height), [0, 0, 0]);
+export const gifScreen = (width: number, height: number) =>
+  join(latin1("GIF89a"), u16le(width), u16le(height), [0, 0, 0]);
 
 /** An image descriptor with a 2-colour local table and a one-pixel LZW stream. */
 export const gifImage = (left: number, top: number, width: number, height: number) =>
-  join([0x2c], u16le(left), u16le(top), u16le(width), u16le(height), [0x80], [0, 0, 0, 255, 255, 255], [2, 2, 0x4c, 0x01, 0]);
+  join(
+    [0x2c],
+    u16le(left),
+    u16le(top),
+    u16le(width),
+    u16le(height),
+    [0x80],
+    [0, 0, 0, 255, 255, 255],
+    [2, 2, 0x4c, 0x01, 0],
+  );
 
-export const gifComment = (text: Uint8Array) => join([0x21, 0xfe], ...chunksOf(text, 255).map((c) => join([c.length], c)), [0]);
+export const gifComment = (text: Uint8Array) =>
+  join([0x21, 0xfe], ...chunksOf(text, 255).map((c) => join([c.length], c)), [0]);
 
 export const GIF_TRAILER = [0x3b];
 
@@ -127,9 +142,27 @@ export function largeBox(type: string, ...parts: (Uint8Array | number[])[]) {
   return join(u32be(1), latin1(type), u32be(Math.floor(size / 2 ** 32)), u32be(size >>> 0), body);
 }
 
-export const XMP_UUID = [0xbe, 0x7a, 0xcf, 0xcb, 0x97, 0xa9, 0x42, 0xe8, 0x9c, 0x71, 0x99, 0x94, 0x91, 0xe3, 0xaf, 0xac];
+export const XMP_UUID = [
+  0xbe, 0x7a, 0xcf, 0xcb, 0x97, 0xa9, 0x42, 0xe8, 0x9c, 0x71, 0x99, 0x94, 0x91, 0xe3, 0xaf, 0xac,
+];
 
 /* TIFF */
+
+/** A classic TIFF header: byte order, version 42, the first directory's offset. */
+export const tiffHeader = (little: boolean, first = 8) =>
+  join(latin1(little ? "II" : "MM"), little ? [42, 0] : [0, 42], (little ? u32le : u32be)(first));
+
+/**
+ * A little-endian TIFF of one 1x1 directory that has `entries` SubIFDs entries, each listing the
+ * same 256 offsets of zeros: followed naively, a queue of 256 directories per entry.
+ */
+export function tiffOfManySubIfds(entries: number) {
+  const entry = (tag: number, count: number, value: number) => join(u16le(tag), u16le(4), u32le(count), u32le(value));
+  const zeros = 8 + 2 + (entries + 2) * 12 + 4;
+  const subIfds = Array.from({ length: entries }, () => entry(330, 256, zeros));
+  const ifd = join(u16le(entries + 2), entry(256, 1, 1), entry(257, 1, 1), ...subIfds, u32le(0));
+  return join(tiffHeader(true), ifd, new Uint8Array(4 * 256));
+}
 
 /** One classic TIFF directory (12-byte entries of SHORT or LONG values) and its next-IFD offset. */
 export function tiffIfd(little: boolean, entries: [tag: number, type: 3 | 4, value: number][], next = 0) {
@@ -138,7 +171,9 @@ export function tiffIfd(little: boolean, entries: [tag: number, type: 3 | 4, val
   const sorted = [...entries].sort((a, b) => a[0] - b[0]);
   return join(
     u16(sorted.length),
-    ...sorted.map(([tag, type, value]) => join(u16(tag), u16(type), u32(1), type === 3 ? [...u16(value), 0, 0] : u32(value))),
+    ...sorted.map(([tag, type, value]) =>
+      join(u16(tag), u16(type), u32(1), type === 3 ? [...u16(value), 0, 0] : u32(value)),
+    ),
     u32(next),
   );
 }

@@ -59,9 +59,13 @@ export async function startLinkServer(): Promise<LinkServer> {
         res.writeHead(Number(parts[1])).end();
       } else if (parts[0] === "json-error") {
         // An error answered the way the media service answers its own.
-        res.writeHead(Number(parts[1]), { "Content-Type": "application/json" }).end(JSON.stringify({ error: decodeURIComponent(parts[2] ?? "failed") }));
+        res
+          .writeHead(Number(parts[1]), { "Content-Type": "application/json" })
+          .end(JSON.stringify({ error: decodeURIComponent(parts[2] ?? "failed") }));
       } else if (parts[0] === "html") {
-        res.writeHead(200, { "Content-Type": "text/html" }).end("<!doctype html><title>Not an image</title><p>Hello</p>");
+        res
+          .writeHead(200, { "Content-Type": "text/html" })
+          .end("<!doctype html><title>Not an image</title><p>Hello</p>");
       } else if (parts[0] === "stall-headers") {
         // Never answers; the socket is destroyed when the server closes.
       } else if (parts[0] === "stall-body") {
@@ -89,7 +93,12 @@ export async function startLinkServer(): Promise<LinkServer> {
         const entry = ZONE[name];
         const answers = entry?.[type] ?? [];
         res.writeHead(200, { "Content-Type": "application/dns-json" });
-        res.end(JSON.stringify({ Status: entry ? 0 : 3, Answer: answers.map((data) => ({ name, type: type === "A" ? 1 : 28, TTL: 60, data })) }));
+        res.end(
+          JSON.stringify({
+            Status: entry ? 0 : 3,
+            Answer: answers.map((data) => ({ name, type: type === "A" ? 1 : 28, TTL: 60, data })),
+          }),
+        );
       } else {
         res.writeHead(404).end();
       }

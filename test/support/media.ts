@@ -15,18 +15,52 @@ export const GENERATED_DIR = path.resolve(HERE, "../../.wrangler/test-media");
 export const LOCATION = "+48.8584+002.2945/";
 
 const base = (seconds: number, size: string) => [
-  "-f", "lavfi", "-i", `testsrc=size=${size}:rate=25:duration=${seconds}`,
-  "-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`,
+  "-f",
+  "lavfi",
+  "-i",
+  `testsrc=size=${size}:rate=25:duration=${seconds}`,
+  "-f",
+  "lavfi",
+  "-i",
+  `sine=frequency=440:duration=${seconds}`,
 ];
+
+/** ffmpeg input for one frame of a lavfi test pattern (`testsrc2`, unless another is named). */
+export const testFrame = (size: string, pattern = "testsrc2") => [
+  "-f",
+  "lavfi",
+  "-i",
+  `${pattern}=size=${size}`,
+  "-frames:v",
+  "1",
+];
+
+/** Uniform noise over the picture, as a photo's grain, so that it does not compress to nothing. */
+export const noise = (strength: number) => ["-vf", `noise=alls=${strength}:allf=u`];
+
+const H264_AAC = ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac"];
+
+/** As a phone records: H.264 and AAC, with a location tag. */
+const GEOTAGGED = [...base(1, "320x240"), ...H264_AAC, "-metadata", `location=${LOCATION}`];
 
 /** One short clip per container the service accepts, plus rotated/geotagged phone-style files. */
 const CLIPS: Record<string, string[]> = {
-  "clip.mp4": [...base(1, "320x240"), "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-metadata", `location=${LOCATION}`],
-  "clip.webm": [...base(1, "320x240"), "-c:v", "libvpx", "-b:v", "200k", "-c:a", "libvorbis", "-metadata", "title=secret place"],
+  "clip.mp4": GEOTAGGED,
+  "clip.webm": [
+    ...base(1, "320x240"),
+    "-c:v",
+    "libvpx",
+    "-b:v",
+    "200k",
+    "-c:a",
+    "libvorbis",
+    "-metadata",
+    "title=secret place",
+  ],
   "clip.avi": [...base(1, "320x240"), "-c:v", "mpeg4", "-c:a", "mp3"],
-  "clip.mov": [...base(1, "320x240"), "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-metadata", `location=${LOCATION}`],
-  "clip.m4v": [...base(1, "320x240"), "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-f", "ipod"],
-  "clip.mkv": [...base(1, "320x240"), "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac"],
+  "clip.mov": GEOTAGGED,
+  "clip.m4v": [...base(1, "320x240"), ...H264_AAC, "-f", "ipod"],
+  "clip.mkv": [...base(1, "320x240"), ...H264_AAC],
   "clip.mpg": [...base(1, "320x240"), "-c:v", "mpeg2video", "-c:a", "mp2", "-f", "vob"],
   "clip.wmv": [...base(1, "320x240"), "-c:v", "wmv2", "-c:a", "wmav2"],
   "clip.flv": [...base(1, "320x240"), "-c:v", "flv1", "-c:a", "mp3", "-ar", "44100"],
@@ -34,25 +68,51 @@ const CLIPS: Record<string, string[]> = {
   // Odd frame size: H.264 in yuv420p needs even dimensions after conversion.
   "odd.avi": [...base(1, "321x241"), "-c:v", "mpeg4", "-c:a", "mp3"],
   // Still images that ffmpeg writes well: a TIFF (converted to WebP by the service).
-  "photo.tif": ["-f", "lavfi", "-i", "testsrc=size=640x480", "-frames:v", "1"],
-  "photo.bmp": ["-f", "lavfi", "-i", "testsrc=size=64x48", "-frames:v", "1"],
+  "photo.tif": testFrame("640x480", "testsrc"),
+  "photo.bmp": testFrame("64x48", "testsrc"),
   // Over 1 MB, and much smaller as WebP: optimised.
-  "optimisable.jpg": ["-f", "lavfi", "-i", "testsrc2=size=4000x3000", "-frames:v", "1", "-vf", "noise=alls=6:allf=u", "-q:v", "2"],
+  "optimisable.jpg": [...testFrame("4000x3000"), ...noise(6), "-q:v", "2"],
   // Over 1 MB, but no smaller as WebP: kept.
-  "incompressible.jpg": ["-f", "lavfi", "-i", "testsrc2=size=12000x9000", "-frames:v", "1", "-q:v", "31"],
+  "incompressible.jpg": [...testFrame("12000x9000"), "-q:v", "31"],
   // Images near what the Worker's memory budget takes (src/media/image/budget.ts).
-  "photo-5mp.jpg": ["-f", "lavfi", "-i", "testsrc2=size=2560x1920", "-frames:v", "1", "-vf", "noise=alls=12:allf=u", "-q:v", "3"],
-  "screenshot-1mp.png": ["-f", "lavfi", "-i", "testsrc2=size=1280x800", "-frames:v", "1", "-vf", "noise=alls=20:allf=u"],
-  "deep-16bit.png": ["-f", "lavfi", "-i", "testsrc2=size=1200x900", "-frames:v", "1", "-vf", "noise=alls=20:allf=u", "-pix_fmt", "rgba64be"],
-  "photo-2mp.webp": ["-f", "lavfi", "-i", "testsrc2=size=1600x1200", "-frames:v", "1", "-vf", "noise=alls=12:allf=u", "-quality", "90"],
+  "photo-5mp.jpg": [...testFrame("2560x1920"), ...noise(12), "-q:v", "3"],
+  "screenshot-1mp.png": [...testFrame("1280x800"), ...noise(20)],
+  "deep-16bit.png": [...testFrame("1200x900"), ...noise(20), "-pix_fmt", "rgba64be"],
+  "photo-2mp.webp": [...testFrame("1600x1200"), ...noise(12), "-quality", "90"],
   // A conversion that outlasts the 30 s that work after a response gets deployed (about 40 s to
   // MP4 on two cores): noise the encoder must work at, held small by the source's coarse quality.
   "long-1080p.avi": [
-    "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30", "-f", "lavfi", "-i", "sine=frequency=440",
-    "-t", "120", "-vf", "noise=alls=20:allf=t", "-c:v", "mpeg4", "-q:v", "31", "-c:a", "mp2",
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc2=size=1920x1080:rate=30",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=frequency=440",
+    "-t",
+    "120",
+    "-vf",
+    "noise=alls=20:allf=t",
+    "-c:v",
+    "mpeg4",
+    "-q:v",
+    "31",
+    "-c:a",
+    "mp2",
   ],
   // Just under the 200 MiB file limit: 150 uncompressed 720p frames (quick to make, slow to move).
-  "large.avi": [...base(6, "1280x720"), "-frames:v", "150", "-c:v", "rawvideo", "-pix_fmt", "yuv420p", "-c:a", "pcm_s16le"],
+  "large.avi": [
+    ...base(6, "1280x720"),
+    "-frames:v",
+    "150",
+    "-c:v",
+    "rawvideo",
+    "-pix_fmt",
+    "yuv420p",
+    "-c:a",
+    "pcm_s16le",
+  ],
 };
 
 /**
@@ -84,22 +144,40 @@ export async function generateTestMedia(dir = GENERATED_DIR): Promise<string> {
     await make(path.join(dir, name), (temp) => ffmpeg([...args, ...(still ? [] : ["-shortest"]), temp]));
   }
   for (const [name, source] of Object.entries(ROTATED).filter(([name]) => missing(name))) {
-    const args = ["-i", path.join(dir, source), "-c", "copy", "-metadata:s:v:0", "rotate=90", "-metadata", `location=${LOCATION}`];
+    const args = [
+      "-i",
+      path.join(dir, source),
+      "-c",
+      "copy",
+      "-metadata:s:v:0",
+      "rotate=90",
+      "-metadata",
+      `location=${LOCATION}`,
+    ];
     await make(path.join(dir, name), (temp) => ffmpeg([...args, temp]));
   }
   // As an iPhone tags its videos: QuickTime metadata keys (mdta), the location among them.
   if (missing("phone.mov")) {
-    const keys = ["-metadata", `com.apple.quicktime.location.ISO6709=${LOCATION}`, "-metadata", "com.apple.quicktime.make=Apple"];
+    const keys = [
+      "-metadata",
+      `com.apple.quicktime.location.ISO6709=${LOCATION}`,
+      "-metadata",
+      "com.apple.quicktime.make=Apple",
+    ];
     const args = ["-i", path.join(dir, "clip.mov"), "-c", "copy", "-movflags", "use_metadata_tags", ...keys];
     await make(path.join(dir, "phone.mov"), (temp) => ffmpeg([...args, temp]));
   }
   // Near what the Worker's memory budget takes, one channel.
   if (missing("grey-2mp.jpg")) {
-    await make(path.join(dir, "grey-2mp.jpg"), (temp) => makeGreyJpeg(["-f", "lavfi", "-i", "testsrc2=size=1600x1200"], temp));
+    await make(path.join(dir, "grey-2mp.jpg"), (temp) =>
+      makeGreyJpeg(["-f", "lavfi", "-i", "testsrc2=size=1600x1200"], temp),
+    );
   }
   // An AVIF that still carries a camera's EXIF, GPS included.
   if (missing("gps.avif")) {
-    await make(path.join(dir, "gps.avif"), (temp) => sharp(path.join(FIXTURES_DIR, "gps/DSCN0010.jpg")).keepExif().avif().toFile(temp));
+    await make(path.join(dir, "gps.avif"), (temp) =>
+      sharp(path.join(FIXTURES_DIR, "gps/DSCN0010.jpg")).keepExif().avif().toFile(temp),
+    );
   }
   return dir;
 }

@@ -6,7 +6,12 @@
 
 /** XML 1.0's Char production (https://www.w3.org/TR/xml/#charsets). */
 const isXmlChar = (cp: number) =>
-  cp === 0x9 || cp === 0xa || cp === 0xd || (cp >= 0x20 && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff);
+  cp === 0x9 ||
+  cp === 0xa ||
+  cp === 0xd ||
+  (cp >= 0x20 && cp <= 0xd7ff) ||
+  (cp >= 0xe000 && cp <= 0xfffd) ||
+  (cp >= 0x10000 && cp <= 0x10ffff);
 
 /** Names as the service's documents use them: ASCII, optionally prefixed. */
 const NAME = /^[A-Za-z_][-A-Za-z0-9_.]*(?::[A-Za-z_][-A-Za-z0-9_.]*)?$/;
@@ -22,7 +27,9 @@ export function assertWellFormedXml(bytes: ArrayBuffer | Uint8Array): string {
 
 export function checkXml(text: string): void {
   const fail = (at: number, what: string): never => {
-    throw new Error(`not well-formed XML at ${at}: ${what} (…${JSON.stringify(text.slice(Math.max(0, at - 30), at + 30))}…)`);
+    throw new Error(
+      `not well-formed XML at ${at}: ${what} (…${JSON.stringify(text.slice(Math.max(0, at - 30), at + 30))}…)`,
+    );
   };
 
   for (let i = 0; i < text.length; i++) {
@@ -50,7 +57,13 @@ export function checkXml(text: string): void {
   let i = 0;
   if (text.startsWith("<?xml")) {
     const end = text.indexOf("?>");
-    if (end < 0 || !/^<\?xml\s+version="1\.[0-9]+"(\s+encoding="[A-Za-z][-A-Za-z0-9._]*")?(\s+standalone="(yes|no)")?\s*\?>$/.test(text.slice(0, end + 2))) fail(0, "bad XML declaration");
+    if (
+      end < 0 ||
+      !/^<\?xml\s+version="1\.[0-9]+"(\s+encoding="[A-Za-z][-A-Za-z0-9._]*")?(\s+standalone="(yes|no)")?\s*\?>$/.test(
+        text.slice(0, end + 2),
+      )
+    )
+      fail(0, "bad XML declaration");
     i = end + 2;
   }
 

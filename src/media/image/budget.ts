@@ -17,8 +17,9 @@ import { needsResample, thumbnailGeometry } from "./geometry";
  *
  * stays within the isolate's budget, which leaves a margin below the limit. Jobs running side by
  * side each reserve their buffers and growth in that account (worker-engine.ts), so "what other
- * work has reserved" includes them. The models below are upper bounds fitted to measurements of these codec builds (test/worker/media/image-budget.test.ts
- * checks them against the real memory of each codec at the boundary sizes).
+ * work has reserved" includes them. The models below are upper bounds fitted to measurements of
+ * these codec builds (test/worker/media/image-budget.test.ts checks them against the real memory
+ * of each codec at the boundary sizes).
  */
 export { ISOLATE_BASELINE_BYTES, ISOLATE_LIMIT_BYTES };
 export const WORKER_IMAGE_BUDGET_BYTES = ISOLATE_MEMORY_BUDGET_BYTES;
@@ -47,20 +48,25 @@ const CODEC_MEMORY: Record<Codec, (pixels: number, input: number) => number> = {
   resize: (pixels) => Math.max(1.1 * MiB, 28 * pixels + 4 * MiB),
 };
 
-export const codecMemoryModel = (codec: Codec, pixels: number, input = 0) => CODEC_MEMORY[codec](pixels, input);
+const codecMemoryModel = (codec: Codec, pixels: number, input = 0) => CODEC_MEMORY[codec](pixels, input);
 
 /**
  * The wasm-bindgen codecs (png, resize) keep their one instance for the isolate's life, so what
  * they grow to is never given back to requests: a job that would grow one past this goes to the
  * media service. (The Emscripten codecs are dropped when requests need their room.)
  */
-export const KEPT_CODEC_MAX_BYTES = 32 * MiB;
+const KEPT_CODEC_MAX_BYTES = 32 * MiB;
 const KEPT_CODECS: ReadonlySet<Codec> = new Set(["png-decode", "resize"]);
 
 const DECODERS: Record<string, Codec> = { jpeg: "jpeg-decode", png: "png-decode", webp: "webp-decode" };
 
 export type WorkerPlan =
-  | { where: "worker"; peakBytes: number; codecs: Map<Codec, number>; /** What the job adds while it runs: its buffers and its codecs' growth. */ addedBytes: number }
+  | {
+      where: "worker";
+      peakBytes: number;
+      codecs: Map<Codec, number> /** What the job adds while it runs: its buffers and its codecs' growth. */;
+      addedBytes: number;
+    }
   | { where: "service"; reason: string; peakBytes?: number };
 
 /**
@@ -68,12 +74,18 @@ export type WorkerPlan =
  * loaded codec) and what other work in it has reserved (`reservedElsewhere`). Pure: the caller
  * passes what it measured.
  */
-export function planImageJob(image: SourceImage, job: ImageJob, loaded: ReadonlyMap<Codec, number>, reservedElsewhere = 0): WorkerPlan {
+export function planImageJob(
+  image: SourceImage,
+  job: ImageJob,
+  loaded: ReadonlyMap<Codec, number>,
+  reservedElsewhere = 0,
+): WorkerPlan {
   const decoder = DECODERS[image.format];
   if (!decoder) return { where: "service", reason: `no ${image.format} decoder in the Worker` };
   if (image.animated) return { where: "service", reason: "animated" };
   if (image.unsupported) return { where: "service", reason: image.unsupported };
-  if (job.kind === "webp" && job.quality === "lossless") return { where: "service", reason: "lossless WebP needs about 46 B/px" };
+  if (job.kind === "webp" && job.quality === "lossless")
+    return { where: "service", reason: "lossless WebP needs about 46 B/px" };
 
   const pixels = image.storedWidth * image.storedHeight;
   // What this job needs of each codec it uses (pixels through it), and its own JS buffers.
@@ -95,7 +107,10 @@ export function planImageJob(image: SourceImage, job: ImageJob, loaded: Readonly
 
   for (const [codec, bytes] of needs) {
     if (KEPT_CODECS.has(codec) && bytes > KEPT_CODEC_MAX_BYTES) {
-      return { where: "service", reason: `${codec} would keep ${(bytes / MiB).toFixed(1)} MiB for good (at most ${KEPT_CODEC_MAX_BYTES / MiB})` };
+      return {
+        where: "service",
+        reason: `${codec} would keep ${(bytes / MiB).toFixed(1)} MiB for good (at most ${KEPT_CODEC_MAX_BYTES / MiB})`,
+      };
     }
   }
   const codecs = new Map(loaded);
@@ -109,7 +124,11 @@ export function planImageJob(image: SourceImage, job: ImageJob, loaded: Readonly
   for (const bytes of codecs.values()) peakBytes += bytes;
   if (peakBytes > WORKER_IMAGE_BUDGET_BYTES) {
     const others = reservedElsewhere ? `, ${(reservedElsewhere / MiB).toFixed(1)} MiB of it held by other work` : "";
-    return { where: "service", reason: `needs ${(peakBytes / MiB).toFixed(1)} MiB of the Worker's ${WORKER_IMAGE_BUDGET_BYTES / MiB}${others}`, peakBytes };
+    return {
+      where: "service",
+      reason: `needs ${(peakBytes / MiB).toFixed(1)} MiB of the Worker's ${WORKER_IMAGE_BUDGET_BYTES / MiB}${others}`,
+      peakBytes,
+    };
   }
   return { where: "worker", peakBytes, codecs, addedBytes: jsBytes + growth };
 }

@@ -82,13 +82,17 @@ function loadEmscripten(codec: Codec, factory: unknown, wasm: WebAssembly.Module
 const bindgenLoaded = new Set<Codec>();
 
 /** wasm-bindgen builds keep their instance in the glue module; `initSync` makes it once. */
-function loadBindgen(codec: Codec, init: (module: WebAssembly.Module) => WebAssembly.Exports, wasm: WebAssembly.Module) {
+function loadBindgen(
+  codec: Codec,
+  init: (module: WebAssembly.Module) => WebAssembly.Exports,
+  wasm: WebAssembly.Module,
+) {
   if (bindgenLoaded.has(codec)) return;
   recordMemory(codec, init(wasm));
   bindgenLoaded.add(codec);
 }
 
-export class CodecError extends Error {
+class CodecError extends Error {
   override name = "CodecError";
 }
 
@@ -101,7 +105,12 @@ function forget(codec: Codec) {
   memories.delete(codec);
 }
 
-async function callEmscripten<T>(codec: Codec, factory: unknown, wasm: WebAssembly.Module, call: (c: EmscriptenCodec) => T): Promise<T> {
+async function callEmscripten<T>(
+  codec: Codec,
+  factory: unknown,
+  wasm: WebAssembly.Module,
+  call: (c: EmscriptenCodec) => T,
+): Promise<T> {
   const instance = await loadEmscripten(codec, factory, wasm);
   try {
     return call(instance);

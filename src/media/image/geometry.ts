@@ -1,7 +1,7 @@
 import { orientedSize } from "./pixels";
 
 /** Where a thumbnail's pixels come from: every size along the way, so cost and work agree. */
-export interface ThumbnailGeometry {
+interface ThumbnailGeometry {
   /** The thumbnail, upright: `width` at most the requested width, never wider than the image. */
   width: number;
   height: number;
@@ -13,7 +13,12 @@ export interface ThumbnailGeometry {
   shrunk: { width: number; height: number };
 }
 
-export function thumbnailGeometry(storedWidth: number, storedHeight: number, orientation: number, maxWidth: number): ThumbnailGeometry {
+export function thumbnailGeometry(
+  storedWidth: number,
+  storedHeight: number,
+  orientation: number,
+  maxWidth: number,
+): ThumbnailGeometry {
   const upright = orientedSize(storedWidth, storedHeight, orientation);
   const width = Math.min(maxWidth, upright.width);
   const height = Math.max(1, Math.round((upright.height * width) / upright.width));
@@ -21,7 +26,10 @@ export function thumbnailGeometry(storedWidth: number, storedHeight: number, ori
   // Averaging down to 1.5-3x the target keeps the resampler's input small and its output sharp.
   const shrinkFactor = Math.max(
     1,
-    Math.min(Math.floor(storedWidth / (storedTarget.width * 1.5)), Math.floor(storedHeight / (storedTarget.height * 1.5))),
+    Math.min(
+      Math.floor(storedWidth / (storedTarget.width * 1.5)),
+      Math.floor(storedHeight / (storedTarget.height * 1.5)),
+    ),
   );
   const shrunk = { width: Math.ceil(storedWidth / shrinkFactor), height: Math.ceil(storedHeight / shrinkFactor) };
   return { width, height, storedTarget, shrinkFactor, shrunk };

@@ -7,21 +7,20 @@ import type { ImageJob, SourceImage } from "./budget";
 import { renderInWorker } from "./worker-engine";
 
 /** A rendered image: the Worker's bytes or the media service's stream. */
-export interface ImageOutput {
+interface ImageOutput {
   body: ReadableStream | Uint8Array;
   width: number | null;
   height: number | null;
   engine: "worker" | "service";
 }
 
-export interface RenderDeps {
+interface RenderDeps {
   bucket: R2Bucket;
   media: MediaService;
 }
 
-
 /** An animated WebP (VP8X animation flag) or PNG (acTL before the image data). */
-export function isAnimated(format: string, head: Uint8Array): boolean {
+function isAnimated(format: string, head: Uint8Array): boolean {
   if (format === "gif") return true; // decided by its frames; GIF never goes to the Worker anyway
   const text = new TextDecoder("latin1").decode(head.subarray(0, 64 * 1024));
   if (format === "webp") return text.slice(12, 16) === "VP8X" && (head[20]! & 0x02) !== 0;
@@ -47,7 +46,10 @@ export function describeImage(head: Uint8Array, size: number): SourceImage | nul
   if (!("width" in header)) return null;
   const frame = header.jpegFrame;
   // mozjpeg's build here decodes 8-bit grey and colour JPEG only; it exits on CMYK and 12-bit.
-  const unsupported = frame && (frame.bits !== 8 || (frame.components !== 1 && frame.components !== 3)) ? `${frame.components}-component ${frame.bits}-bit JPEG` : undefined;
+  const unsupported =
+    frame && (frame.bits !== 8 || (frame.components !== 1 && frame.components !== 3))
+      ? `${frame.components}-component ${frame.bits}-bit JPEG`
+      : undefined;
   return {
     format: media.format,
     storedWidth: header.storedWidth,
@@ -60,7 +62,7 @@ export function describeImage(head: Uint8Array, size: number): SourceImage | nul
 }
 
 /** A stored image and the format it was sniffed as when uploaded. */
-export interface StoredImage {
+interface StoredImage {
   key: string;
   format: ImageFormat;
 }

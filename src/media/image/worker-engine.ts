@@ -4,7 +4,7 @@ import { codecMemory, decode, encodeWebp, resize } from "./codecs";
 import { needsResample, thumbnailGeometry } from "./geometry";
 import { applyOrientation, shrinkByFactor } from "./pixels";
 
-export interface RenderedImage {
+interface RenderedImage {
   bytes: Uint8Array;
   width: number;
   height: number;
@@ -45,7 +45,9 @@ export async function renderInWorker(
 export async function render(image: SourceImage, job: ImageJob, bytes: Uint8Array): Promise<RenderedImage> {
   const decoded = await decode(image.format as "jpeg" | "png" | "webp", bytes);
   if (decoded.width !== image.storedWidth || decoded.height !== image.storedHeight) {
-    throw new Error(`decoded ${decoded.width}x${decoded.height}, header said ${image.storedWidth}x${image.storedHeight}`);
+    throw new Error(
+      `decoded ${decoded.width}x${decoded.height}, header said ${image.storedWidth}x${image.storedHeight}`,
+    );
   }
   if (job.kind === "webp") {
     const upright = applyOrientation(decoded, image.orientation);

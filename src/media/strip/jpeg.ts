@@ -9,8 +9,35 @@ const bad = (reason: string) => malformed("jpg", reason);
  * An APP1 segment holding only an EXIF orientation, so that an image kept byte-for-byte
  * (keep_original) still displays upright once the rest of its EXIF is gone.
  */
-export function orientationExif(orientation: number): Uint8Array {
-  const tiff = [0x4d, 0x4d, 0x00, 0x2a, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, orientation, 0, 0, 0, 0, 0, 0];
+function orientationExif(orientation: number): Uint8Array {
+  const tiff = [
+    0x4d,
+    0x4d,
+    0x00,
+    0x2a,
+    0,
+    0,
+    0,
+    8,
+    0,
+    1,
+    0x01,
+    0x12,
+    0,
+    3,
+    0,
+    0,
+    0,
+    1,
+    0,
+    orientation,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+  ];
   const payload = [0x45, 0x78, 0x69, 0x66, 0, 0, ...tiff];
   const length = payload.length + 2;
   return new Uint8Array([0xff, 0xe1, length >> 8, length & 0xff, ...payload]);
@@ -33,7 +60,8 @@ function keepSegment(marker: number, head: Uint8Array): boolean {
   return marker === 0xee && id.startsWith("Adobe");
 }
 
-const isFrameHeader = (marker: number) => marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
+const isFrameHeader = (marker: number) =>
+  marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
 /** DHP (hierarchical progression) declares the size of the whole image the same way. */
 const DHP = 0xde;
 

@@ -21,7 +21,8 @@ const XMP_UUID = [0xbe, 0x7a, 0xcf, 0xcb, 0x97, 0xa9, 0x42, 0xe8, 0x9c, 0x71, 0x
 const FREE = [0x66, 0x72, 0x65, 0x65];
 
 /** Box types are four printable characters (QuickTime's also use ©). */
-const isBoxType = (b: Uint8Array) => [0, 1, 2, 3].every((i) => (b[4 + i]! >= 0x20 && b[4 + i]! <= 0x7e) || b[4 + i] === 0xa9);
+const isBoxType = (b: Uint8Array) =>
+  [0, 1, 2, 3].every((i) => (b[4 + i]! >= 0x20 && b[4 + i]! <= 0x7e) || b[4 + i] === 0xa9);
 
 /**
  * Neutralises the location-bearing boxes of an MP4, MOV, M4V or 3GP while it streams in, since

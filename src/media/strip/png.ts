@@ -5,14 +5,38 @@ import { malformed, UnitStripper } from "./stripper";
 
 /** Chunks that describe pixels, colour or animation; everything else ancillary is dropped. */
 const KEEP = new Set([
-  "IHDR", "PLTE", "IDAT", "IEND", "tRNS", "cHRM", "gAMA", "iCCP", "sBIT", "sRGB", "cICP", "mDCV", "cLLI",
-  "bKGD", "hIST", "pHYs", "sPLT", "acTL", "fcTL", "fdAT",
+  "IHDR",
+  "PLTE",
+  "IDAT",
+  "IEND",
+  "tRNS",
+  "cHRM",
+  "gAMA",
+  "iCCP",
+  "sBIT",
+  "sRGB",
+  "cICP",
+  "mDCV",
+  "cLLI",
+  "bKGD",
+  "hIST",
+  "pHYs",
+  "sPLT",
+  "acTL",
+  "fcTL",
+  "fdAT",
 ]);
 
 /** Chunks that declare a size, read whole to check it (their lengths are fixed and small). */
 const SIZED: Record<string, number> = { IHDR: 13, fcTL: 26 };
 
-const VALID_DEPTHS: Record<number, number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
+const VALID_DEPTHS: Record<number, number[]> = {
+  0: [1, 2, 4, 8, 16],
+  2: [8, 16],
+  3: [1, 2, 4, 8],
+  4: [8, 16],
+  6: [8, 16],
+};
 
 const bad = (reason: string) => malformed("png", reason);
 

@@ -148,7 +148,10 @@ export class WebpStripper extends UnitStripper {
     const height = 1 + u24le(b, 17);
     assertWithinSideLimit(x + width, y + height);
     if (x + width > this.canvas.width || y + height > this.canvas.height) {
-      throw bad(`an animation frame of ${width}x${height} at ${x},${y} outside the ${this.canvas.width}x${this.canvas.height} canvas`);
+      throw bad(
+        `an animation frame of ${width}x${height} at ${x},${y} ` +
+          `outside the ${this.canvas.width}x${this.canvas.height} canvas`,
+      );
     }
     this.emit(b.subarray(0, 24));
     this.frameEnd = this.position + 8 + size;

@@ -51,11 +51,15 @@ async function receiveChunk(c: Context<AppEnv>, deps: UploadDeps, memory: Reserv
   assertMayUpload(c);
   if (Number(c.req.header("content-length") ?? "0") > MAX_CHUNK_REQUEST_BYTES) throw tooLarge(PIECE_TOO_LARGE);
   const boundary = multipartBoundary(c.req.header("content-type"));
-  if (!boundary || !c.req.raw.body) throw unprocessable("Send the piece as multipart/form-data with upload_id, index, total and chunk.");
+  if (!boundary || !c.req.raw.body)
+    throw unprocessable("Send the piece as multipart/form-data with upload_id, index, total and chunk.");
 
   const fields = new TextFields(MAX_TEXT_BODY_BYTES);
   let piece: Uint8Array | null = null;
-  const parts = multipartParts(c.req.raw.body, boundary, { maxBytes: MAX_CHUNK_REQUEST_BYTES, tooLargeMessage: PIECE_TOO_LARGE });
+  const parts = multipartParts(c.req.raw.body, boundary, {
+    maxBytes: MAX_CHUNK_REQUEST_BYTES,
+    tooLargeMessage: PIECE_TOO_LARGE,
+  });
   for await (const part of parts) {
     if (part.name === "chunk") {
       if (piece) throw unprocessable("One piece per request: send a single `chunk` part.");

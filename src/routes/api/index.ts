@@ -81,7 +81,10 @@ const noStore = createMiddleware<AppEnv>(async (c, next) => {
 export const api = new Hono<AppEnv>()
   // Generated from this router: an operation is in the document when its first handler is its
   // description (openapi-operations.ts).
-  .get("/openapi.json", openApiRoute((): Hono<AppEnv> => api))
+  .get(
+    "/openapi.json",
+    openApiRoute((): Hono<AppEnv> => api),
+  )
   .all("/openapi.json", methodNotAllowed("GET"))
   // Every other request, an operation's or an unknown path's.
   .use(noStore)

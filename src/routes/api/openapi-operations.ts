@@ -87,7 +87,8 @@ export const describeChunk = describeRoute({
     403: banned,
     413: error(`Piece over ${megabytes(PIECE_BYTES)}, or pieces adding up to more than ${megabytes(MAX_FILE_BYTES)}.`),
     422: error(
-      "Bad field, index not below total, total differing from the session's, or an upload_id that is finished, expired or another account's.",
+      "Bad field, index not below total, total differing from the session's, " +
+        "or an upload_id that is finished, expired or another account's.",
     ),
     429: error("Rate limit exceeded (pieces per minute, or bytes of pieces per day per key or IP); see Retry-After."),
   },

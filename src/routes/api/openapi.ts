@@ -18,7 +18,7 @@ const documentation: GenerateSpecOptions["documentation"] = {
     version: "1.0.0",
     description:
       "Stores images and videos for an account. Every request needs an API key in `X-API-Key` " +
-      "(or the `key` query parameter). Errors are `{type: \"error\", errors: string}`. " +
+      '(or the `key` query parameter). Errors are `{type: "error", errors: string}`. ' +
       `Requests over ${megabytes(MAX_REQUEST_BYTES)} get 413 (MB means MiB throughout). ` +
       "Booleans accept 1/0, true/false, yes/no, on/off. " +
       `Lists have ${PAGE_SIZE} items a page; a page past last_page is an empty list, a page below 1 is a 422. ` +

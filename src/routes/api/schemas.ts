@@ -13,10 +13,13 @@ const TRUE = ["1", "true", "yes", "on"];
 const FALSE = ["0", "false", "no", "off"];
 
 /** Form booleans: 1/0, true/false, yes/no, on/off (any case), or a JSON boolean. */
-export const booleanField = z
-  .union([z.boolean(), z.string().refine((s) => [...TRUE, ...FALSE].includes(s.trim().toLowerCase()), {
-    message: "must be one of 1/0, true/false, yes/no, on/off",
-  })])
+const booleanField = z
+  .union([
+    z.boolean(),
+    z.string().refine((s) => [...TRUE, ...FALSE].includes(s.trim().toLowerCase()), {
+      message: "must be one of 1/0, true/false, yes/no, on/off",
+    }),
+  ])
   .transform((v) => (typeof v === "boolean" ? v : TRUE.includes(v.trim().toLowerCase())))
   .meta({ description: "Boolean: 1/0, true/false, yes/no or on/off." });
 
@@ -35,11 +38,16 @@ const clearableText = (field: string, max: number) =>
     .transform((s) => (s === null ? null : s.trim() || null))
     .refine((s) => s === null || characters(s) <= max, { message: `must be at most ${max} characters` })
     .refine((s) => s === null || isXmlText(s), {
-      message: "must not contain control characters other than tab and line breaks, U+FFFE, U+FFFF or unpaired surrogates",
+      message:
+        "must not contain control characters other than tab and line breaks, U+FFFE, U+FFFF or unpaired surrogates",
     })
-    .meta({ description: `${field}, at most ${max} characters, without control characters other than tab and line breaks. An empty value clears it.` });
+    .meta({
+      description:
+        `${field}, at most ${max} characters, without control characters other than tab and line breaks. ` +
+        "An empty value clears it.",
+    });
 
-export const visibilityField = z.enum(VISIBILITIES, {
+const visibilityField = z.enum(VISIBILITIES, {
   message: `must be one of ${VISIBILITIES.join(", ")}`,
 });
 
@@ -56,15 +64,16 @@ const wholeNumber = (min: number, max: number) =>
     );
 
 /** Extension: a password makes the upload `locked` (its files only through signed links). */
-const passwordField = z
-  .string()
-  .max(128, { message: "must be at most 128 characters" })
-  .meta({ description: "Extension: protects the upload with this password (locked). On PATCH an empty value removes it." });
+const passwordField = z.string().max(128, { message: "must be at most 128 characters" }).meta({
+  description: "Extension: protects the upload with this password (locked). On PATCH an empty value removes it.",
+});
 
 const MAX_VIEWS_LIMIT = 1_000_000;
 /** Extension: the file is served this many times, then no more. */
 const maxViewsField = wholeNumber(1, MAX_VIEWS_LIMIT).meta({
-  description: "Extension: the file is served this many times (downloads from the start), then no more. On PATCH an empty value removes the limit; setting it starts the count afresh.",
+  description:
+    "Extension: the file is served this many times (downloads from the start), then no more. " +
+    "On PATCH an empty value removes the limit; setting it starts the count afresh.",
 });
 
 /** Text fields of POST /api (the file itself is the `uploads` part). */
@@ -91,14 +100,19 @@ export const chunkFields = z.object({
     .regex(SESSION_ID_PATTERN, { message: "must be 32 hexadecimal characters" })
     .meta({ description: "Chosen by the client: 32 random hexadecimal characters, the same for every piece." }),
   index: wholeNumber(0, MAX_PIECES - 1).meta({ description: "Position of the piece, from 0." }),
-  total: wholeNumber(1, MAX_PIECES).meta({ description: `Number of pieces, at most ${MAX_PIECES}; the same for every piece.` }),
+  total: wholeNumber(1, MAX_PIECES).meta({
+    description: `Number of pieces, at most ${MAX_PIECES}; the same for every piece.`,
+  }),
 });
 
 export const changeBody = z.object({
   visibility: visibilityField.optional(),
   title: clearableText("Title", TITLE_MAX).optional(),
   description: clearableText("Description", DESCRIPTION_MAX).optional(),
-  password: passwordField.nullable().transform((p) => p || null).optional(),
+  password: passwordField
+    .nullable()
+    .transform((p) => p || null)
+    .optional(),
   max_views: z
     .union([z.literal(""), z.null(), maxViewsField])
     .transform((v) => (v === "" || v === null ? null : v))
@@ -117,7 +131,7 @@ export const listQuery = z.object({
 const url = z.string().url();
 const timestamp = z.string().meta({ description: "ISO 8601 with a UTC offset, e.g. 2026-01-31T12:00:00+00:00." });
 
-export const uploadSchema = z
+const uploadSchema = z
   .object({
     id: z.string(),
     type: z.enum(["image", "video"]),
@@ -137,7 +151,7 @@ export const uploadSchema = z
   })
   .meta({ id: "Upload" });
 
-export const uploadResultSchema = uploadSchema
+const uploadResultSchema = uploadSchema
   .omit({ created_at: true })
   .extend({
     duplicate: z.boolean(),
@@ -169,6 +183,4 @@ export const chunkResponseSchema = z
   .object({ type: z.literal("success"), chunk_size: z.literal(PIECE_BYTES) })
   .meta({ id: "ChunkResponse" });
 
-export const errorResponseSchema = z
-  .object({ type: z.literal("error"), errors: z.string() })
-  .meta({ id: "Error" });
+export const errorResponseSchema = z.object({ type: z.literal("error"), errors: z.string() }).meta({ id: "Error" });

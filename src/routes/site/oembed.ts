@@ -8,7 +8,7 @@ import { playerIframe, thumbnailSize, uploadTitle, type Links } from "./previews
  * (an iframe of its player page). Only what a link preview may show is answered: a private,
  * locked or view-limited upload is a 401, as the oEmbed spec has it for what is not public.
  */
-export interface OembedRequest {
+interface OembedRequest {
   id: string;
   maxWidth: number | null;
   maxHeight: number | null;
@@ -32,11 +32,15 @@ export function readOembedRequest(query: Record<string, string | undefined>, ori
   }
   const match = /^\/[vi]\/([0-9A-Za-z]{1,32})$/.exec(url.pathname);
   if (url.origin !== origin || !match) throw notFound(`url is not an upload page of ${origin}.`);
-  return { id: match[1]!, maxWidth: positive(query.maxwidth, "maxwidth"), maxHeight: positive(query.maxheight, "maxheight") };
+  return {
+    id: match[1]!,
+    maxWidth: positive(query.maxwidth, "maxwidth"),
+    maxHeight: positive(query.maxheight, "maxheight"),
+  };
 }
 
 /** `width` x `height` scaled down to fit the bounds, never up. */
-function fit(width: number, height: number, maxWidth: number | null, maxHeight: number | null) {
+function fitWithin(width: number, height: number, maxWidth: number | null, maxHeight: number | null) {
   const scale = Math.min(1, maxWidth ? maxWidth / width : 1, maxHeight ? maxHeight / height : 1);
   return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
 }
@@ -60,17 +64,19 @@ export function oembedAnswer(
     title,
     provider_name: site.name,
     provider_url: site.url,
-    ...(links.thumb && thumb && { thumbnail_url: links.thumb, thumbnail_width: thumb.width, thumbnail_height: thumb.height }),
+    ...(links.thumb &&
+      thumb && { thumbnail_url: links.thumb, thumbnail_width: thumb.width, thumbnail_height: thumb.height }),
   };
   const { maxWidth, maxHeight } = request;
   if (row.type === "video") {
-    const size = fit(row.width ?? 640, row.height ?? 360, maxWidth, maxHeight);
+    const size = fitWithin(row.width ?? 640, row.height ?? 360, maxWidth, maxHeight);
     return { ...common, type: "video", html: playerIframe(site.embed, title, size), ...size };
   }
   if (!row.width || !row.height) throw notFound("This image has no known size to embed.");
   const full = { width: row.width, height: row.height };
   // A photo's url must be an image of the size given: the file when it fits, else its thumbnail.
   if (fits(full, maxWidth, maxHeight)) return { ...common, type: "photo", url: links.src, ...full };
-  if (links.thumb && thumb && fits(thumb, maxWidth, maxHeight)) return { ...common, type: "photo", url: links.thumb, ...thumb };
+  if (links.thumb && thumb && fits(thumb, maxWidth, maxHeight))
+    return { ...common, type: "photo", url: links.thumb, ...thumb };
   throw notFound("No image of this upload fits maxwidth and maxheight.");
 }

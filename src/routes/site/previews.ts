@@ -11,11 +11,15 @@ export type Links = ReturnType<typeof uploadLinks>;
 export const uploadTitle = (row: Pick<Upload, "title">) => row.title ?? "Untitled upload";
 
 /** Text for a double-quoted attribute of markup built as a string (embed codes to copy). */
-export const escapeAttribute = (text: string) => text.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+export const escapeAttribute = (text: string) =>
+  text.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
 
 /** The iframe of an upload's player page: oEmbed's video `html` and the page's HTML embed code. */
-export const playerIframe = (embed: string, title: string, size: { width: number; height: number } | null) =>
-  `<iframe src="${escapeAttribute(embed)}"${size ? ` width="${size.width}" height="${size.height}"` : ""} title="${escapeAttribute(title)}" allowfullscreen style="border:0"></iframe>`;
+export const playerIframe = (embed: string, title: string, size: { width: number; height: number } | null) => {
+  const sizeAttributes = size ? ` width="${size.width}" height="${size.height}"` : "";
+  const attributes = `src="${escapeAttribute(embed)}"${sizeAttributes} title="${escapeAttribute(title)}"`;
+  return `<iframe ${attributes} allowfullscreen style="border:0"></iframe>`;
+};
 
 /** What a locked upload is called wherever it is listed. */
 const LOCKED_TITLE = "Password-protected upload";
@@ -44,6 +48,9 @@ export function thumbnailSize(row: Pick<Upload, "width" | "height">): { width: n
 /** Image types every preview renderer shows; anything else is previewed by its thumbnail alone. */
 const PREVIEWABLE_IMAGES = new Set(["image/jpeg", "image/png", "image/gif", "image/webp"]);
 
+/** The type of oEmbed discovery's link: the page's oEmbed answer is JSON. */
+const OEMBED_TYPE = "application/json+oembed";
+
 const property = (name: string, content: string | number | null | undefined) =>
   content === null || content === undefined ? "" : html`<meta property="${name}" content="${String(content)}">\n`;
 const named = (name: string, content: string | number | null | undefined) =>
@@ -57,21 +64,66 @@ const named = (name: string, content: string | number | null | undefined) =>
  */
 export function previewTags(row: Upload, links: Links, urls: { embed: string; oembed: string; site: string }): Markup {
   const title = uploadTitle(row);
-  const common = html`${property("og:site_name", urls.site)}${property("og:title", title)}${property("og:url", links.direct)}${property("og:description", row.description)}${named("twitter:title", title)}${named("twitter:description", row.description)}`;
+  const common = html`${[
+    property("og:site_name", urls.site),
+    property("og:title", title),
+    property("og:url", links.direct),
+    property("og:description", row.description),
+    named("twitter:title", title),
+    named("twitter:description", row.description),
+  ]}`;
   // Only an unrestricted upload's file is shown in previews: the others get a title and nothing else.
   if (!unrestricted.of(row)) return html`${property("og:type", "website")}${common}${named("twitter:card", "summary")}`;
 
   const thumb = thumbnailSize(row);
   const thumbTags = links.thumb
-    ? html`${property("og:image", links.thumb)}${property("og:image:type", "image/webp")}${property("og:image:width", thumb?.width)}${property("og:image:height", thumb?.height)}${property("og:image:alt", title)}`
+    ? html`${[
+        property("og:image", links.thumb),
+        property("og:image:type", "image/webp"),
+        property("og:image:width", thumb?.width),
+        property("og:image:height", thumb?.height),
+        property("og:image:alt", title),
+      ]}`
     : "";
-  const discovery = html`<link rel="alternate" type="application/json+oembed" href="${urls.oembed}" title="${title}">\n`;
+  const discovery = html`<link rel="alternate" type="${OEMBED_TYPE}" href="${urls.oembed}" title="${title}">\n`;
 
   if (row.type === "video") {
-    return html`${property("og:type", "video.other")}${common}${property("og:video", links.src)}${property("og:video:secure_url", links.src.startsWith("https:") ? links.src : null)}${property("og:video:type", row.mime)}${property("og:video:width", row.width)}${property("og:video:height", row.height)}${thumbTags}${named("twitter:card", "player")}${named("twitter:player", urls.embed)}${named("twitter:player:width", row.width ?? 640)}${named("twitter:player:height", row.height ?? 360)}${named("twitter:player:stream", links.src)}${named("twitter:player:stream:content_type", row.mime)}${named("twitter:image", links.thumb)}${discovery}`;
+    return html`${[
+      property("og:type", "video.other"),
+      common,
+      property("og:video", links.src),
+      property("og:video:secure_url", links.src.startsWith("https:") ? links.src : null),
+      property("og:video:type", row.mime),
+      property("og:video:width", row.width),
+      property("og:video:height", row.height),
+      thumbTags,
+      named("twitter:card", "player"),
+      named("twitter:player", urls.embed),
+      named("twitter:player:width", row.width ?? 640),
+      named("twitter:player:height", row.height ?? 360),
+      named("twitter:player:stream", links.src),
+      named("twitter:player:stream:content_type", row.mime),
+      named("twitter:image", links.thumb),
+      discovery,
+    ]}`;
   }
   const full = PREVIEWABLE_IMAGES.has(row.mime)
-    ? html`${property("og:image", links.src)}${property("og:image:type", row.mime)}${property("og:image:width", row.width)}${property("og:image:height", row.height)}${property("og:image:alt", title)}`
+    ? html`${[
+        property("og:image", links.src),
+        property("og:image:type", row.mime),
+        property("og:image:width", row.width),
+        property("og:image:height", row.height),
+        property("og:image:alt", title),
+      ]}`
     : "";
-  return html`${property("og:type", "website")}${common}${full}${thumbTags}${named("twitter:card", "summary_large_image")}${named("twitter:image", PREVIEWABLE_IMAGES.has(row.mime) ? links.src : links.thumb)}${named("twitter:image:alt", title)}${discovery}`;
+  return html`${[
+    property("og:type", "website"),
+    common,
+    full,
+    thumbTags,
+    named("twitter:card", "summary_large_image"),
+    named("twitter:image", PREVIEWABLE_IMAGES.has(row.mime) ? links.src : links.thumb),
+    named("twitter:image:alt", title),
+    discovery,
+  ]}`;
 }

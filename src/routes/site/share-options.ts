@@ -17,7 +17,10 @@ export function shareSnippets(row: Upload, links: Links, embed: string): { name:
       page,
       { name: "Markdown", text: `[${title.replace(/[[\]]/g, "")}](${links.direct})` },
       { name: "BBCode", text: `[url=${links.direct}]${title.replace(/[[\]]/g, "")}[/url]` },
-      { name: "HTML embed", text: playerIframe(embed, title, row.width && row.height ? { width: row.width, height: row.height } : null) },
+      {
+        name: "HTML embed",
+        text: playerIframe(embed, title, row.width && row.height ? { width: row.width, height: row.height } : null),
+      },
     ];
   }
   return [
@@ -25,7 +28,10 @@ export function shareSnippets(row: Upload, links: Links, embed: string): { name:
     page,
     { name: "Markdown", text: `![${title.replace(/[[\]]/g, "")}](${links.src})` },
     { name: "BBCode", text: `[url=${links.direct}][img]${links.src}[/img][/url]` },
-    { name: "HTML embed", text: `<a href="${links.direct}"><img src="${links.src}" alt="${escapeAttribute(title)}"${size}></a>` },
+    {
+      name: "HTML embed",
+      text: `<a href="${links.direct}"><img src="${links.src}" alt="${escapeAttribute(title)}"${size}></a>`,
+    },
   ];
 }
 
@@ -36,7 +42,9 @@ export function shareSnippets(row: Upload, links: Links, embed: string): { name:
 export function shareOptions(snippets: { name: string; text: string }[]): Markup {
   const fields = snippets.map(({ name, text }, i) => {
     const id = `share-${i}`;
-    return html`<div class="share"><label for="${id}">${name}</label><span><input id="${id}" readonly value="${text}"><button type="button" data-copy="${id}">Copy</button></span></div>`;
+    const input = html`<input id="${id}" readonly value="${text}">`;
+    const button = html`<button type="button" data-copy="${id}">Copy</button>`;
+    return html`<div class="share"><label for="${id}">${name}</label><span>${input}${button}</span></div>`;
   });
   return html`<section aria-labelledby="share-heading"><h2 id="share-heading">Share</h2>${fields}</section>`;
 }

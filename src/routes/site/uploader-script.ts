@@ -22,7 +22,8 @@ export const UPLOADER_SCRIPT = String.raw`"use strict";
   }
   keyField.addEventListener("change", keep);
   remember.addEventListener("change", keep);
-  $("forget").addEventListener("click", function () { localStorage.removeItem(STORE); keyField.value = ""; remember.checked = false; keep(); });
+  $("forget").addEventListener("click", function () { localStorage.removeItem(STORE); keyField.value = "";
+    remember.checked = false; keep(); });
   var key = function () { return keyField.value.trim(); };
 
   function el(tag, attrs, children) {
@@ -38,7 +39,8 @@ export const UPLOADER_SCRIPT = String.raw`"use strict";
     var id = "copy-" + (++copyId);
     return el("div", { class: "share" }, [
       el("label", { for: id, text: label }),
-      el("span", {}, [el("input", { id: id, readonly: "", value: value }), el("button", { type: "button", "data-copy": id, text: "Copy" })]),
+      el("span", {}, [el("input", { id: id, readonly: "", value: value }),
+        el("button", { type: "button", "data-copy": id, text: "Copy" })]),
     ]);
   }
 
@@ -54,7 +56,8 @@ export const UPLOADER_SCRIPT = String.raw`"use strict";
       var timer = null;
       var alive = function () {
         clearTimeout(timer);
-        timer = setTimeout(function () { xhr.abort(); reject(new Error("no answer for " + STALL_MS / 1000 + " s")); }, STALL_MS);
+        timer = setTimeout(function () { xhr.abort();
+          reject(new Error("no answer for " + STALL_MS / 1000 + " s")); }, STALL_MS);
       };
       xhr.open(method, url);
       xhr.setRequestHeader("X-API-Key", key());
@@ -74,7 +77,8 @@ export const UPLOADER_SCRIPT = String.raw`"use strict";
     });
   }
   var wait = function (ms) { return new Promise(function (r) { setTimeout(r, ms); }); };
-  var failed = function (res) { return new Error((res.body && res.body.errors) || "the service answered " + res.status); };
+  var failed = function (res) {
+    return new Error((res.body && res.body.errors) || "the service answered " + res.status); };
 
   function options(form) {
     if ($("title").value.trim()) form.append("title", $("title").value.trim());
@@ -107,7 +111,9 @@ export const UPLOADER_SCRIPT = String.raw`"use strict";
         form.append("total", String(total));
         form.append("chunk", file.slice(index * PIECE, (index + 1) * PIECE), "blob");
         var done = index * PIECE;
-        var res = await send("POST", "/api/chunk", form, function (loaded, all) { progress((done + Math.min(loaded, all)) / file.size); }).catch(function () { return { status: 0, body: null }; });
+        var res = await send("POST", "/api/chunk", form,
+          function (loaded, all) { progress((done + Math.min(loaded, all)) / file.size); })
+          .catch(function () { return { status: 0, body: null }; });
         if (res.status === 200) break;
         if (attempt >= TRIES || (res.status >= 400 && res.status < 500 && res.status !== 429)) throw failed(res);
         await wait(500 * Math.pow(2, attempt - 1));
@@ -126,9 +132,11 @@ export const UPLOADER_SCRIPT = String.raw`"use strict";
     var status = el("span", { text: " waiting" });
     var item = el("li", {}, [el("strong", { text: file.name || "pasted file" }), status, bar]);
     $("results").prepend(item);
-    if (!key()) { status.textContent = " no key: enter your API key first"; status.className = "error"; return Promise.resolve(); }
+    if (!key()) { status.textContent = " no key: enter your API key first";
+      status.className = "error"; return Promise.resolve(); }
     status.textContent = file.size > PIECED_OVER ? " uploading in pieces" : " uploading";
-    var progress = function (share) { bar.value = share; item.dispatchEvent(new CustomEvent("upload-progress", { bubbles: true, detail: share })); };
+    var progress = function (share) { bar.value = share;
+      item.dispatchEvent(new CustomEvent("upload-progress", { bubbles: true, detail: share })); };
     return (file.size > PIECED_OVER ? pieced(file, progress) : direct(file, progress)).then(function (data) {
       bar.value = 1;
       status.textContent = data.duplicate ? " done (you had uploaded this file before)" : " done";
@@ -150,7 +158,8 @@ export const UPLOADER_SCRIPT = String.raw`"use strict";
   }
 
   var drop = $("drop");
-  $("files").addEventListener("change", function (e) { uploadAll(Array.prototype.slice.call(e.target.files)); e.target.value = ""; });
+  $("files").addEventListener("change", function (e) {
+    uploadAll(Array.prototype.slice.call(e.target.files)); e.target.value = ""; });
   drop.addEventListener("dragover", function (e) { e.preventDefault(); drop.classList.add("over"); });
   drop.addEventListener("dragleave", function () { drop.classList.remove("over"); });
   drop.addEventListener("drop", function (e) {
@@ -158,7 +167,8 @@ export const UPLOADER_SCRIPT = String.raw`"use strict";
     drop.classList.remove("over");
     uploadAll(Array.prototype.slice.call(e.dataTransfer.files));
   });
-  drop.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); $("files").click(); } });
+  drop.addEventListener("keydown", function (e) {
+    if (e.key === "Enter" || e.key === " ") { e.preventDefault(); $("files").click(); } });
   document.addEventListener("paste", function (e) {
     var files = Array.prototype.slice.call((e.clipboardData && e.clipboardData.files) || []);
     if (files.length) { e.preventDefault(); uploadAll(files); }
@@ -211,7 +221,8 @@ export const UPLOADER_SCRIPT = String.raw`"use strict";
     };
   }
   function updateTools() {
-    $("snippet").value = "flameshot gui --raw | curl -s -H 'X-API-Key: " + (key() || "YOUR_KEY") + "' -F 'uploads=@-;filename=screenshot.png' " +
+    $("snippet").value = "flameshot gui --raw | curl -s -H 'X-API-Key: " + (key() || "YOUR_KEY") +
+      "' -F 'uploads=@-;filename=screenshot.png' " +
       location.origin + "/api | grep -o '\"src\":\"[^\"]*\"' | cut -d'\"' -f4";
   }
   $("sxcu").addEventListener("click", function () {

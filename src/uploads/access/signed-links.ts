@@ -11,7 +11,9 @@ const encoder = new TextEncoder();
 
 async function hmac(secret: string, message: string) {
   if (secret.length < 16) throw new Error("LINK_SIGNING_SECRET must be set to at least 16 characters");
-  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+  ]);
   return toHex(await crypto.subtle.sign("HMAC", key, encoder.encode(message)));
 }
 
@@ -24,7 +26,7 @@ export async function signUrl(secret: string, url: string, now: number): Promise
   return parsed.toString();
 }
 
-export type LinkCheck = "valid" | "missing" | "expired" | "invalid";
+type LinkCheck = "valid" | "missing" | "expired" | "invalid";
 
 /** Whether a request's path carries a good signature (tampered, expired or missing otherwise). */
 export async function checkSignedUrl(secret: string, url: URL, now: number): Promise<LinkCheck> {

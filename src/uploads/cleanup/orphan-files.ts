@@ -23,7 +23,12 @@ async function* uploadObjects(bucket: R2Bucket, startAfter: string) {
   for (const half of ["after", "before"] as const) {
     let cursor: string | undefined;
     do {
-      const listing = await bucket.list({ prefix: "uploads/", cursor, limit: 1000, ...(half === "after" ? { startAfter } : {}) });
+      const listing = await bucket.list({
+        prefix: "uploads/",
+        cursor,
+        limit: 1000,
+        ...(half === "after" ? { startAfter } : {}),
+      });
       for (const object of listing.objects) {
         if (half === "before" && object.key > startAfter) return;
         yield object;
@@ -48,8 +53,10 @@ async function keptOf(deps: UploadDeps, ids: string[]): Promise<Map<string, Set<
     const batch = ids.slice(i, i + LOOKUP_BATCH);
     const [rows, sessions] = await Promise.all([uploadFilesOf(deps.db, batch), pieceSessionsMaking(deps.db, batch)]);
     for (const id of batch) kept.set(id, new Set());
-    for (const session of sessions) if (session.fileUploadId && stillAssembling(session, deps.now())) kept.set(session.fileUploadId, "all");
-    for (const row of rows) kept.set(row.id, new Set(row.filesRemovedAt === null ? [row.objectKey, row.thumbKey ?? ""] : []));
+    for (const session of sessions)
+      if (session.fileUploadId && stillAssembling(session, deps.now())) kept.set(session.fileUploadId, "all");
+    for (const row of rows)
+      kept.set(row.id, new Set(row.filesRemovedAt === null ? [row.objectKey, row.thumbKey ?? ""] : []));
   }
   return kept;
 }

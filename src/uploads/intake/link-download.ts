@@ -17,7 +17,7 @@ export interface LinkDeps {
   timeoutMs: number;
 }
 
-export const MAX_REDIRECTS = 5;
+const MAX_REDIRECTS = 5;
 
 const refused = (reason: string) => unprocessable(`Could not download url: ${reason}.`);
 
@@ -28,7 +28,8 @@ function parseLink(raw: string, base?: URL): URL {
   } catch {
     throw refused("it is not a valid URL");
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw refused(`only http and https links are accepted (got ${url.protocol.replace(/:$/, "")})`);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw refused(`only http and https links are accepted (got ${url.protocol.replace(/:$/, "")})`);
   if (url.username || url.password) throw refused("links with credentials are not accepted");
   return url;
 }
@@ -52,11 +53,12 @@ async function assertPublicHost(deps: LinkDeps, url: URL): Promise<void> {
   }
   for (const address of addresses) {
     const verdict = checkAddress(address, deps.allowLoopback);
-    if (!verdict.allowed) throw refused(`address not allowed: ${host} is ${address === host ? "a" : `${address}, a`} ${verdict.reason}`);
+    if (!verdict.allowed)
+      throw refused(`address not allowed: ${host} is ${address === host ? "a" : `${address}, a`} ${verdict.reason}`);
   }
 }
 
-export interface OpenedLink {
+interface OpenedLink {
   /** The body, bytes as they arrive; errors while reading are 422s that say why. */
   body: AsyncIterable<Uint8Array>;
   /** Content-Length as the server declared it, when it did. */
@@ -76,7 +78,11 @@ export async function openLink(deps: LinkDeps, raw: string): Promise<OpenedLink>
   };
   const timedOut = () => controller.signal.aborted && (controller.signal.reason as Error)?.message === "timed out";
   const broken = (error: unknown) =>
-    refused(timedOut() ? `timed out after ${seconds} s` : `the connection failed (${error instanceof Error ? error.message : String(error)})`);
+    refused(
+      timedOut()
+        ? `timed out after ${seconds} s`
+        : `the connection failed (${error instanceof Error ? error.message : String(error)})`,
+    );
 
   try {
     let url = parseLink(raw);

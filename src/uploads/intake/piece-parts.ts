@@ -44,7 +44,8 @@ const fitsAsPart = (index: number, size: number, total: number) =>
 
 const partNumber = (index: number, slot: number) => index * SLOTS_PER_PIECE + slot + 1;
 
-const multipartOf = (bucket: R2Bucket, session: PieceSessionRow) => bucket.resumeMultipartUpload(session.objectKey!, session.multipartId!);
+const multipartOf = (bucket: R2Bucket, session: PieceSessionRow) =>
+  bucket.resumeMultipartUpload(session.objectKey!, session.multipartId!);
 
 async function startMultipart(deps: UploadDeps, session: PieceSessionRow, bytes: Uint8Array): Promise<PieceSessionRow> {
   const media = sniff(bytes.subarray(0, SNIFF_BYTES));
@@ -144,7 +145,9 @@ export async function getStoredPiece(bucket: R2Bucket, session: PieceSessionRow,
   if (piece.objectOffset === null) return bucket.get(pieceKey(session.id, piece.index));
   // The last piece runs to the end of the object: its row may be older than the part that won.
   const last = piece.index === session.total - 1;
-  return bucket.get(session.objectKey!, { range: last ? { offset: piece.objectOffset } : { offset: piece.objectOffset, length: piece.size } });
+  return bucket.get(session.objectKey!, {
+    range: last ? { offset: piece.objectOffset } : { offset: piece.objectOffset, length: piece.size },
+  });
 }
 
 const isGone = (error: unknown) => /NoSuchUpload|does not exist|not found/i.test(String(error));
@@ -167,4 +170,5 @@ export async function removePieceStorage(bucket: R2Bucket, session: PieceSession
 
 /** Whether a session's reserved upload's files are still being made: the orphan sweep leaves them be. */
 export const stillAssembling = (session: PieceSessionRow, now: number) =>
-  (session.status === "open" && session.expiresAt > now) || (session.status === "finishing" && (session.leaseUntil ?? 0) > now);
+  (session.status === "open" && session.expiresAt > now) ||
+  (session.status === "finishing" && (session.leaseUntil ?? 0) > now);

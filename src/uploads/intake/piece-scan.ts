@@ -75,7 +75,13 @@ async function feed(reading: FileReading, bytes: Uint8Array): Promise<boolean> {
  * that comes while the one before it is still being read (pieces sent in parallel) ends the
  * scan: waiting on another request's work is not something a request may do.
  */
-export async function scanPiece(sessionId: string, objectKey: string, index: number, partNumber: number, bytes: Uint8Array): Promise<void> {
+export async function scanPiece(
+  sessionId: string,
+  objectKey: string,
+  index: number,
+  partNumber: number,
+  bytes: Uint8Array,
+): Promise<void> {
   const scan = index === 0 ? begin(sessionId, objectKey) : scans.get(sessionId);
   if (!scan || scan.busy || scan.next !== index || scan.objectKey !== objectKey) return forget(sessionId);
   scan.next = index + 1;
@@ -92,7 +98,12 @@ export async function scanPiece(sessionId: string, objectKey: string, index: num
  * to R2's complete(), all `total` of them): the file as a finish reading it would stage it, when
  * the scan read exactly those parts; null when the object must be read.
  */
-export async function scannedFile(sessionId: string, parts: StoredPieceRow[], total: number, stored: WrittenObject): Promise<StagedFile | null> {
+export async function scannedFile(
+  sessionId: string,
+  parts: StoredPieceRow[],
+  total: number,
+  stored: WrittenObject,
+): Promise<StagedFile | null> {
   const scan = scans.get(sessionId);
   if (!scan) return null;
   scans.delete(sessionId);

@@ -41,7 +41,10 @@ const TOMBSTONE_MS = 30 * 24 * 60 * 60_000;
 export const SESSION_ID_PATTERN = /^[0-9a-fA-F]{32}$/;
 
 const expired = () =>
-  unprocessable("This upload_id has expired: unfinished sessions are discarded 2 hours after their first piece. Send the file again under a new upload_id.");
+  unprocessable(
+    "This upload_id has expired: unfinished sessions are discarded 2 hours after their first piece. " +
+      "Send the file again under a new upload_id.",
+  );
 const finished = () => unprocessable("This upload_id was already finished. Use a new upload_id for another file.");
 
 export interface Piece {
@@ -63,10 +66,12 @@ export async function storePiece(deps: UploadDeps, piece: Piece): Promise<void> 
     { id: piece.sessionId, accountId: piece.accountId, total: piece.total, createdAt: now, expiresAt },
     mayBePart(piece.index, piece.bytes.byteLength, piece.total),
   );
-  if (session.accountId !== piece.accountId) throw unprocessable("This upload_id is in use by another session. Choose another (32 random hex characters).");
+  if (session.accountId !== piece.accountId)
+    throw unprocessable("This upload_id is in use by another session. Choose another (32 random hex characters).");
   if (session.status === "consumed") throw finished();
   if (session.status === "discarded" || session.expiresAt <= now) throw expired();
-  if (session.status === "finishing") throw unprocessable("This upload_id is being finished; no more pieces can be added to it.");
+  if (session.status === "finishing")
+    throw unprocessable("This upload_id is being finished; no more pieces can be added to it.");
   if (session.total !== piece.total) {
     throw unprocessable(`total ${piece.total} differs from this upload's total of ${session.total} pieces.`);
   }
@@ -79,7 +84,9 @@ export async function storePiece(deps: UploadDeps, piece: Piece): Promise<void> 
     // A part nothing records is left out when the multipart upload is completed.
     await forgetPiece(db, piece.sessionId, piece.index);
     if (!part) await bucket.delete(key);
-    throw tooLarge(`The pieces of this upload add up to more than ${MAX_FILE_BYTES / MiB}MB, the largest file the service takes.`);
+    throw tooLarge(
+      `The pieces of this upload add up to more than ${MAX_FILE_BYTES / MiB}MB, the largest file the service takes.`,
+    );
   }
   if (part) await scanPiece(piece.sessionId, part.objectKey, piece.index, part.number, piece.bytes);
 }
@@ -118,7 +125,9 @@ export interface PiecedFile {
 }
 
 const missingPieces = (indices: number[], total: number) =>
-  unprocessable(`Pieces missing: ${ranges(indices)} (of ${total}, counted from 0). Send them to /api/chunk, then finish again.`);
+  unprocessable(
+    `Pieces missing: ${ranges(indices)} (of ${total}, counted from 0). Send them to /api/chunk, then finish again.`,
+  );
 
 /**
  * Takes a session of this account for finishing, once every piece is there, and puts its
@@ -131,7 +140,8 @@ export async function claimPiecedFile(deps: UploadDeps, accountId: string, sessi
   if (!SESSION_ID_PATTERN.test(sessionId)) throw unprocessable("upload_id must be 32 hexadecimal characters.");
   const session = await findPieceSession(db, sessionId);
   // Another account's session is as unknown as one that never existed.
-  if (!session || session.accountId !== accountId) throw unprocessable("Unknown upload_id: no pieces were sent under it with this account's keys.");
+  if (!session || session.accountId !== accountId)
+    throw unprocessable("Unknown upload_id: no pieces were sent under it with this account's keys.");
   if (session.status === "consumed") throw finished();
   if (session.status === "discarded" || session.expiresAt <= now) throw expired();
 
@@ -154,11 +164,16 @@ export async function claimPiecedFile(deps: UploadDeps, accountId: string, sessi
     pieces = assembled.pieces;
     const session = (await findPieceSession(db, sessionId))!;
     // Parts sent as the multipart upload was completed, and so left out of it.
-    const lost = session.assembled ? pieces.filter((p) => p.partEtag && p.objectOffset === null).map((p) => p.index) : [];
+    const lost = session.assembled
+      ? pieces.filter((p) => p.partEtag && p.objectOffset === null).map((p) => p.index)
+      : [];
     if (lost.length) throw missingPieces(lost, session.total);
 
     const size = pieces.reduce((sum, p) => sum + p.size, 0);
-    const whole = session.assembled && pieces.every((p) => p.objectOffset === p.index * PIECE_BYTES) ? await bucket.head(session.objectKey!) : null;
+    const whole =
+      session.assembled && pieces.every((p) => p.objectOffset === p.index * PIECE_BYTES)
+        ? await bucket.head(session.objectKey!)
+        : null;
     const reservedUploadId = session.fileUploadId!;
     const file = whole?.size === size ? { key: whole.key, size, etag: whole.httpEtag, reservedUploadId } : null;
     return {
@@ -217,6 +232,7 @@ async function sweepLeftoverPieces(deps: UploadDeps, limit = 100) {
   for (const prefix of listing.delimitedPrefixes) {
     const id = prefix.slice(PIECES_PREFIX.length, -1);
     const session = await findPieceSession(deps.db, id);
-    if (!session || session.status === "consumed" || session.status === "discarded") await deletePrefix(deps.bucket, prefix);
+    if (!session || session.status === "consumed" || session.status === "discarded")
+      await deletePrefix(deps.bucket, prefix);
   }
 }

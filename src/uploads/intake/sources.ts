@@ -33,13 +33,18 @@ export async function stageFromLink(staging: Staging, link: LinkDeps, url: strin
  * shows when read once; otherwise the file is staged anew.
  */
 export async function stageFromPieces(staging: Staging, session: PiecedFile): Promise<StagedFile> {
-  const limit = { maxBytes: MAX_FILE_BYTES, error: () => tooLarge(`The pieces add up to more than ${MAX_FILE_BYTES / MiB}MB.`) };
+  const limit = {
+    maxBytes: MAX_FILE_BYTES,
+    error: () => tooLarge(`The pieces add up to more than ${MAX_FILE_BYTES / MiB}MB.`),
+  };
   let file: StagedFile | null = null;
   if (session.whole?.reservedUploadId === staging.uploadId) {
-    file = (await session.scanned()) ?? (await stageAsStored(session.whole, session.bytes(), limit).catch((error) => {
-      if (error instanceof StoredFileDiffers) return null;
-      throw error;
-    }));
+    file =
+      (await session.scanned()) ??
+      (await stageAsStored(session.whole, session.bytes(), limit).catch((error) => {
+        if (error instanceof StoredFileDiffers) return null;
+        throw error;
+      }));
   }
   file ??= await staging.stage(session.bytes(), limit);
   if (!file) throw unprocessable("The pieces of this upload_id hold no bytes.");

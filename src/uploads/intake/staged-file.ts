@@ -19,7 +19,7 @@ export interface StagedFile extends WrittenObject {
   image: ImageInfo | null;
 }
 
-export interface StagingLimit {
+interface StagingLimit {
   maxBytes: number;
   error: () => Error;
 }
@@ -46,7 +46,8 @@ function identify(head: Uint8Array, complete: boolean): Identified | null {
   const header = readImageHeader(media.format, bounded, complete && bounded.length === head.length);
   if ("invalid" in header) throw unprocessable(`Unreadable image data (${media.ext}): ${header.invalid}.`);
   if ("need" in header) {
-    if (head.length >= MAX_HEADER_BYTES) throw unprocessable(`Unreadable image data (${media.ext}): no image size in the first MB.`);
+    if (head.length >= MAX_HEADER_BYTES)
+      throw unprocessable(`Unreadable image data (${media.ext}): no image size in the first MB.`);
     if (complete) throw unprocessable(`Unreadable image data (${media.ext}): the file is truncated.`);
     return null;
   }
@@ -185,7 +186,7 @@ function hasher() {
  * storage and the copy made when it is written (ObjectWriter), and room for the chunk in hand
  * and the file's head.
  */
-export const stagingBytes = (received: number) => 2 * Math.min(received, PART_BYTES) + MiB;
+const stagingBytes = (received: number) => 2 * Math.min(received, PART_BYTES) + MiB;
 
 /**
  * Reads a file as its bytes come, deciding its type (and an image's size) from its first bytes,
@@ -275,7 +276,12 @@ async function readFile(
  * stored for a refused file or on any failure while it streams; once it is stored, dropping it
  * is the caller's (Staging.discard). Returns null for an empty file.
  */
-export function stageFile(bucket: R2Bucket, uploadId: string, chunks: AsyncIterable<Uint8Array>, limit?: StagingLimit): Promise<StagedFile | null> {
+export function stageFile(
+  bucket: R2Bucket,
+  uploadId: string,
+  chunks: AsyncIterable<Uint8Array>,
+  limit?: StagingLimit,
+): Promise<StagedFile | null> {
   return readFile(chunks, limit, (_head, identified) => new StrippingWriter(bucket, uploadId, identified));
 }
 
@@ -284,7 +290,11 @@ export function stageFile(bucket: R2Bucket, uploadId: string, chunks: AsyncItera
  * file as it is when removing metadata leaves it unchanged and its name fits its type; otherwise
  * this throws StoredFileDiffers and the file must be staged anew.
  */
-export function stageAsStored(stored: WrittenObject, chunks: AsyncIterable<Uint8Array>, limit?: StagingLimit): Promise<StagedFile | null> {
+export function stageAsStored(
+  stored: WrittenObject,
+  chunks: AsyncIterable<Uint8Array>,
+  limit?: StagingLimit,
+): Promise<StagedFile | null> {
   return readFile(chunks, limit, (head, identified) => new UnchangedCheck(stored.key, () => stored, head, identified));
 }
 

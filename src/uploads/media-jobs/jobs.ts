@@ -58,7 +58,7 @@ export const BUSY_RETRY_MS = 10_000;
  */
 export const PLATFORM_RETRY_MS = 30_000;
 /** Runners the cron job starts in one run, at most: the rest wait for its next run. */
-export const REDRIVE_BATCH = 50;
+const REDRIVE_BATCH = 50;
 /** A job's first run is the one started right after the upload; the cron job waits this long before stepping in. */
 export const FIRST_RUN_GRACE_MS = 2 * 60_000;
 
@@ -95,14 +95,16 @@ export const spread = (delay: number, random = Math.random) => Math.round(delay 
  * at `retryAt`), "failed" (for good), "held" (another runner holds the job and its lease has not
  * run out), "none" (nothing to do: finished, or out of attempts).
  */
-export type AttemptOutcome = { outcome: "done" | "failed" | "held" | "none" } | { outcome: "retry"; retryAt: number };
+type AttemptOutcome = { outcome: "done" | "failed" | "held" | "none" } | { outcome: "retry"; retryAt: number };
 
 export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<AttemptOutcome> {
   const claimed = await claimMediaJobWithUpload(deps.db, jobId, deps.now(), LEASE_MS, MAX_ATTEMPTS);
   if (!claimed) return { outcome: (await mediaJobHeld(deps.db, jobId, deps.now())) ? "held" : "none" };
   const { job, upload } = claimed;
   const heartbeat = setInterval(() => {
-    renewMediaJobLease(deps.db, job, deps.now(), LEASE_MS).catch((error) => console.error(JSON.stringify({ job: job.id, renewLease: String(error) })));
+    renewMediaJobLease(deps.db, job, deps.now(), LEASE_MS).catch((error) =>
+      console.error(JSON.stringify({ job: job.id, renewLease: String(error) })),
+    );
   }, LEASE_RENEW_MS);
   try {
     return await attempt(deps, job, upload);
@@ -117,12 +119,15 @@ async function attempt(deps: ProcessDeps, job: Claimed["job"], upload: Claimed["
   const written: string[] = [];
   try {
     if (upload?.objectKey === job.sourceKey) {
-      const file = upload.type === "video" ? await processVideo(deps, upload, written) : await processImage(deps, upload, written);
+      const file =
+        upload.type === "video" ? await processVideo(deps, upload, written) : await processImage(deps, upload, written);
       const before = await swapUploadFile(deps.db, upload.id, job.sourceKey, file, deps.now());
       if (before) {
         // The new files are the upload's now: nothing below may remove them.
         written.length = 0;
-        const old = [before.objectKey, before.thumbKey].filter((k): k is string => !!k && k !== file.objectKey && k !== file.thumbKey);
+        const old = [before.objectKey, before.thumbKey].filter(
+          (k): k is string => !!k && k !== file.objectKey && k !== file.thumbKey,
+        );
         // Removed with retries, since records of them are harmless only once they are gone. Left
         // behind if every try fails: records of them go stale within RECORD_TTL_MS and the cron
         // job's sweep removes files nothing points at.
@@ -143,7 +148,12 @@ async function attempt(deps: ProcessDeps, job: Claimed["job"], upload: Claimed["
     if (error instanceof MediaServiceError && error.busy) {
       // The service (or every container) is busy: the job waits its turn, its attempt given back.
       const retryAt = deps.now() + spread(BUSY_RETRY_MS);
-      await finishMediaJob(deps.db, job, { status: "pending", error: failure(error), nextAttemptAt: retryAt, attemptGivenBack: true }, deps.now());
+      await finishMediaJob(
+        deps.db,
+        job,
+        { status: "pending", error: failure(error), nextAttemptAt: retryAt, attemptGivenBack: true },
+        deps.now(),
+      );
       return { outcome: "retry", retryAt };
     }
     const permanent = error instanceof MediaServiceError && error.permanent;
@@ -155,7 +165,9 @@ async function attempt(deps: ProcessDeps, job: Claimed["job"], upload: Claimed["
       return { outcome: "failed" };
     }
     const platform = error instanceof MediaServiceError && error.platform;
-    const retryAt = deps.now() + spread(backoff(platform ? Math.min(PLATFORM_RETRY_MS, deps.retryBaseMs) : deps.retryBaseMs, job.attempts));
+    const retryAt =
+      deps.now() +
+      spread(backoff(platform ? Math.min(PLATFORM_RETRY_MS, deps.retryBaseMs) : deps.retryBaseMs, job.attempts));
     await finishMediaJob(deps.db, job, { status: "pending", error: message, nextAttemptAt: retryAt }, deps.now());
     return { outcome: "retry", retryAt };
   }
@@ -180,6 +192,10 @@ export async function redriveMediaJobs(deps: ProcessDeps, limit = REDRIVE_BATCH)
   const due = await dueMediaJobs(deps.db, deps.now(), MAX_ATTEMPTS, limit);
   const started = await Promise.allSettled(due.map(({ id }) => deps.runner.start(id)));
   const failed = started.filter((s): s is PromiseRejectedResult => s.status === "rejected");
-  if (failed.length) throw new AggregateError(failed.map((f) => f.reason), `${failed.length} of ${due.length} media job runners did not start`);
+  if (failed.length)
+    throw new AggregateError(
+      failed.map((f) => f.reason),
+      `${failed.length} of ${due.length} media job runners did not start`,
+    );
   return due.length;
 }

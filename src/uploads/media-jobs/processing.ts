@@ -19,7 +19,13 @@ import { OPTIMISE_MIN_SAVING, THUMB_WIDTH, webpPlan } from "./webp-policy";
  * The files a media job makes, each written under a new key and listed in `written` as it is
  * (so that the job can remove them if it fails before the upload points at them).
  */
-async function put(deps: ProcessDeps, key: string, body: ReadableStream | Uint8Array | null, contentType: string, written: string[]) {
+async function put(
+  deps: ProcessDeps,
+  key: string,
+  body: ReadableStream | Uint8Array | null,
+  contentType: string,
+  written: string[],
+) {
   written.push(key);
   return deps.bucket.put(key, body, { httpMetadata: { contentType } });
 }

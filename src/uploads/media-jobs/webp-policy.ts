@@ -12,7 +12,7 @@ export const THUMB_WIDTH = 280;
 export const CONVERTED_TO_WEBP: ReadonlySet<string> = new Set(["image/heic", "image/heif", "image/tiff", "image/avif"]);
 
 /** JPG and PNG over this size are optimised to WebP unless keep_original (spec: 1 MB). */
-export const OPTIMISE_OVER_BYTES = 1024 * 1024;
+const OPTIMISE_OVER_BYTES = 1024 * 1024;
 /** The optimised WebP replaces the original only when it is at least this much smaller. */
 export const OPTIMISE_MIN_SAVING = 0.1;
 /** WebP holds at most this many pixels a side: a conversion that must happen is scaled to fit. */
@@ -20,7 +20,10 @@ const WEBP_MAX_SIDE = 16383;
 
 type WebpPlan = { quality: number | "lossless"; onlyIfSmaller: boolean } | null;
 
-export function webpPlan(upload: Pick<UploadRow, "mime" | "keepOriginal" | "size">, image: SourceImage | null): WebpPlan {
+export function webpPlan(
+  upload: Pick<UploadRow, "mime" | "keepOriginal" | "size">,
+  image: SourceImage | null,
+): WebpPlan {
   if (CONVERTED_TO_WEBP.has(upload.mime)) return { quality: 82, onlyIfSmaller: false };
   // BMP carries no metadata but is uncompressed: the same pixels, losslessly compressed.
   if (upload.mime === "image/bmp") return { quality: "lossless", onlyIfSmaller: false };

@@ -8,7 +8,7 @@ import type { MediaJobParams } from "./runner";
  * Rounds one runner goes through: every attempt a job has, and as many again for attempts given
  * back (the service busy). A job still pending after them is the cron job's to re-drive.
  */
-export const RUNNER_ROUNDS = 2 * MAX_ATTEMPTS;
+const RUNNER_ROUNDS = 2 * MAX_ATTEMPTS;
 
 /**
  * One runner of a media job. Each step runs one attempt (runMediaJob), which saves its own

@@ -2,11 +2,11 @@ import { newObjectKey } from "../../storage/keys";
 import { ObjectWriter, type WrittenObject } from "../../storage/object-writer";
 import type { MovedFiles } from "../../storage/uploads";
 import type { UploadRow } from "../../storage/schema";
+import { storedFile } from "../../storage/stored-file";
 
 /** A copy of a stored object under a new key of the same upload, streamed with bounded memory. */
 async function copyObject(bucket: R2Bucket, uploadId: string, key: string, mime: string): Promise<WrittenObject> {
-  const source = await bucket.get(key);
-  if (!source) throw new Error(`stored object ${key} is missing`);
+  const source = await storedFile(bucket, key);
   const writer = new ObjectWriter(bucket, newObjectKey(uploadId, key.slice(key.lastIndexOf(".") + 1)), {
     contentType: source.httpMetadata?.contentType ?? mime,
   });
@@ -24,7 +24,10 @@ async function copyObject(bucket: R2Bucket, uploadId: string, key: string, mime:
  * and the originals are removed, every record naming the originals leads to a missing object.
  * On failure nothing of the copies stays.
  */
-export async function copyFiles(bucket: R2Bucket, row: UploadRow): Promise<{ files: MovedFiles; discard: () => Promise<void> }> {
+export async function copyFiles(
+  bucket: R2Bucket,
+  row: UploadRow,
+): Promise<{ files: MovedFiles; discard: () => Promise<void> }> {
   const written: string[] = [];
   const discard = () => bucket.delete(written).catch(() => {});
   try {

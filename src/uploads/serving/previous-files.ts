@@ -10,7 +10,10 @@ import type { UploadRow } from "../../storage/schema";
  */
 const notRemoved = (error: unknown) => {
   console.error(JSON.stringify({ removePrevious: String(error) }));
-  return new ApiError(503, "The change is made, but its previous files could not be removed yet: they may be served for up to a minute more.");
+  return new ApiError(
+    503,
+    "The change is made, but its previous files could not be removed yet: they may be served for up to a minute more.",
+  );
 };
 
 /** Removes the files an upload pointed at before a change; called once the row points elsewhere. */
@@ -29,7 +32,9 @@ const namedFiles = (row: UploadRow) => [row.objectKey, row.thumbKey].filter((key
  */
 export async function removeFiles(bucket: R2Bucket, row: UploadRow): Promise<void> {
   await removePreviousFiles(bucket, namedFiles(row));
-  await deletePrefix(bucket, uploadPrefix(row.id)).catch((error) => console.error(JSON.stringify({ upload: row.id, removeRest: String(error) })));
+  await deletePrefix(bucket, uploadPrefix(row.id)).catch((error) =>
+    console.error(JSON.stringify({ upload: row.id, removeRest: String(error) })),
+  );
 }
 
 /**

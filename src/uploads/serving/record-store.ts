@@ -1,10 +1,10 @@
 import { usable, type ServingRecord } from "./record";
 
 /** Records one isolate keeps: at most this many, the least recently used dropped first (about 300 bytes each). */
-export const MEMO_ENTRIES = 1000;
+const MEMO_ENTRIES = 1000;
 
 /** The records of one isolate, newest use last. */
-export class RecordMemo {
+class RecordMemo {
   private readonly entries = new Map<string, ServingRecord>();
 
   constructor(private readonly capacity = MEMO_ENTRIES) {}
@@ -37,7 +37,7 @@ export class RecordMemo {
 export const isolateMemo = new RecordMemo();
 
 /** Where records are kept in a colo's cache (a name no request can reach). */
-export const recordCacheKey = (id: string) => `https://serving-records.invalid/${encodeURIComponent(id)}`;
+const recordCacheKey = (id: string) => `https://serving-records.invalid/${encodeURIComponent(id)}`;
 
 export interface RecordStore {
   /** A usable record of the upload, from this isolate or else from the colo's cache. */
@@ -51,7 +51,11 @@ export interface RecordStore {
  * none). Cache writes run after the response (`background`); a failing cache only costs a
  * database read.
  */
-export function recordStore(memo: RecordMemo, cache: Cache | undefined, background: (work: Promise<unknown>) => void): RecordStore {
+export function recordStore(
+  memo: RecordMemo,
+  cache: Cache | undefined,
+  background: (work: Promise<unknown>) => void,
+): RecordStore {
   return {
     async recall(id, now) {
       const held = memo.get(id);

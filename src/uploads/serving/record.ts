@@ -30,7 +30,7 @@ export interface ServingRecord extends ServingFacts {
 }
 
 /** Changes whenever the record's shape does, so records of another shape are never read. */
-export const RECORD_VERSION = 1;
+const RECORD_VERSION = 1;
 
 /**
  * How long a record is used after its database read. Only bounds how long a record outlives a

@@ -122,15 +122,23 @@ function byteLength(value: unknown): number {
   if (typeof value === "string") return new TextEncoder().encode(value).byteLength;
   if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) return value.byteLength;
   if (value instanceof Blob) return value.size;
-  throw new Error(`R2 body of unknown length (${Object.prototype.toString.call(value)}): count it by the stored size instead`);
+  throw new Error(
+    `R2 body of unknown length (${Object.prototype.toString.call(value)}): count it by the stored size instead`,
+  );
 }
 
 function countingR2(real: R2Bucket, costs: Costs): R2Bucket {
   const bytesOut = (object: R2ObjectBody | R2Object | null, options?: R2GetOptions) => {
     if (!object || !("body" in object)) return;
     const range = options?.range as { offset?: number; length?: number; suffix?: number } | undefined;
-    if (!range) return void (costs.r2BytesOut += object.size);
-    if (range.suffix !== undefined) return void (costs.r2BytesOut += Math.min(range.suffix, object.size));
+    if (!range) {
+      costs.r2BytesOut += object.size;
+      return;
+    }
+    if (range.suffix !== undefined) {
+      costs.r2BytesOut += Math.min(range.suffix, object.size);
+      return;
+    }
     const offset = range.offset ?? 0;
     costs.r2BytesOut += Math.max(0, Math.min(range.length ?? object.size - offset, object.size - offset));
   };

@@ -43,13 +43,21 @@ async function measure<T>(name: string, operation: (bindings: Partial<Cloudflare
 async function call(bindings: Partial<Cloudflare.Env>, path: string, init: RequestInit = {}, key?: string) {
   const response = await request(path, { redirect: "manual", ...init, key, app: { bindings } });
   const body = new Uint8Array(await response.arrayBuffer());
-  if (response.status >= 400) throw new Error(`${init.method ?? "GET"} ${path}: ${response.status} ${new TextDecoder().decode(body)}`);
+  if (response.status >= 400)
+    throw new Error(`${init.method ?? "GET"} ${path}: ${response.status} ${new TextDecoder().decode(body)}`);
   return { status: response.status, json: () => JSON.parse(new TextDecoder().decode(body)) };
 }
 
 const pathOf = (url: string) => new URL(url).pathname;
 
-function sendPiece(bindings: Partial<Cloudflare.Env>, key: string, uploadId: string, index: number, total: number, bytes: Uint8Array) {
+function sendPiece(
+  bindings: Partial<Cloudflare.Env>,
+  key: string,
+  uploadId: string,
+  index: number,
+  total: number,
+  bytes: Uint8Array,
+) {
   const form = new FormData();
   form.append("upload_id", uploadId);
   form.append("index", String(index));
@@ -64,14 +72,20 @@ async function noisePng(width: number, height: number): Promise<Uint8Array> {
   const raw = new Uint8Array(row * height);
   const random = prng(12345);
   for (let i = 0; i < raw.length; i++) raw[i] = i % row === 0 ? 0 : random.int(256);
-  const idat = new Uint8Array(await new Response(new Blob([raw]).stream().pipeThrough(new CompressionStream("deflate"))).arrayBuffer());
+  const idat = new Uint8Array(
+    await new Response(new Blob([raw]).stream().pipeThrough(new CompressionStream("deflate"))).arrayBuffer(),
+  );
   return pngFile(ihdr(width, height, 2), pngChunk("IDAT", idat));
 }
 
 /** Re-arms a finished job so that it runs again, as a first run would (the upload still points at its source). */
 async function rearmedJob(uploadId: string) {
-  const row = await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?").bind(uploadId).first<{ id: string }>();
-  await env.DB.prepare("UPDATE media_jobs SET status = 'pending', attempts = 0, lease_until = NULL WHERE id = ?").bind(row!.id).run();
+  const row = await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?")
+    .bind(uploadId)
+    .first<{ id: string }>();
+  await env.DB.prepare("UPDATE media_jobs SET status = 'pending', attempts = 0, lease_until = NULL WHERE id = ?")
+    .bind(row!.id)
+    .run();
   return row!.id;
 }
 
@@ -79,11 +93,19 @@ async function rearmedJob(uploadId: string) {
 function documentedCosts(): Map<string, string[]> {
   const section = /<!-- operation-costs:start -->([\s\S]*?)<!-- operation-costs:end -->/.exec(capacityDoc)?.[1];
   if (!section) throw new Error("docs/capacity.md has no operation-costs table");
-  const rows = section.split("\n").filter((line) => line.startsWith("|")).slice(2);
-  return new Map(rows.map((line) => {
-    const cells = line.split("|").slice(1, -1).map((cell) => cell.trim());
-    return [cells[0]!, cells.slice(1)];
-  }));
+  const rows = section
+    .split("\n")
+    .filter((line) => line.startsWith("|"))
+    .slice(2);
+  return new Map(
+    rows.map((line) => {
+      const cells = line
+        .split("|")
+        .slice(1, -1)
+        .map((cell) => cell.trim());
+      return [cells[0]!, cells.slice(1)];
+    }),
+  );
 }
 
 function markdownTable(documented: Map<string, string[]>): string {
@@ -110,8 +132,17 @@ describe("operation costs", () => {
     const account = await newAccount("capacity");
     const key = account.full;
 
-    const direct = await measure("direct upload, small PNG (thumbnail made in the request)", async (bindings) =>
-      (await call(bindings, "/api", { method: "POST", body: uploadForm(await uniquePng("capacity-1"), {}, "a.png") }, key)).json().data,
+    const direct = await measure(
+      "direct upload, small PNG (thumbnail made in the request)",
+      async (bindings) =>
+        (
+          await call(
+            bindings,
+            "/api",
+            { method: "POST", body: uploadForm(await uniquePng("capacity-1"), {}, "a.png") },
+            key,
+          )
+        ).json().data,
     );
     await measure("upload by link, small PNG (thumbnail made in the request)", async (bindings) => {
       const form = new FormData();
@@ -121,7 +152,9 @@ describe("operation costs", () => {
 
     const large = await noisePng(1024, Math.ceil(PIECE_BYTES / 3072) + 8);
     const uploadId = "0123456789abcdef0123456789abcdef";
-    await measure("piece of a 2-piece file (5 MiB)", (bindings) => sendPiece(bindings, key, uploadId, 0, 2, large.subarray(0, PIECE_BYTES)));
+    await measure("piece of a 2-piece file (5 MiB)", (bindings) =>
+      sendPiece(bindings, key, uploadId, 0, 2, large.subarray(0, PIECE_BYTES)),
+    );
     await sendPiece({}, key, uploadId, 1, 2, large.subarray(PIECE_BYTES));
     const finished = await measure("finishing upload of the 2 pieces (+ its thumbnail job)", async (bindings) => {
       const form = new FormData();
@@ -133,8 +166,17 @@ describe("operation costs", () => {
 
     await measure("list, page 1 (3 uploads)", (bindings) => call(bindings, "/api", {}, key));
     await measure("GET one", (bindings) => call(bindings, `/api/${direct.id}`, {}, key));
-    const changed = await measure("PATCH title", async (bindings) =>
-      (await call(bindings, `/api/${direct.id}`, { method: "PATCH", headers: { "Content-Type": "application/json" }, body: '{"title":"Capacity"}' }, key)).json().data,
+    const changed = await measure(
+      "PATCH title",
+      async (bindings) =>
+        (
+          await call(
+            bindings,
+            `/api/${direct.id}`,
+            { method: "PATCH", headers: { "Content-Type": "application/json" }, body: '{"title":"Capacity"}' },
+            key,
+          )
+        ).json().data,
     );
     // The first GET of an upload in an isolate reads its serving record from D1; later ones,
     // of any of its URLs, find it remembered.
@@ -145,21 +187,33 @@ describe("operation costs", () => {
     await measure("upload page GET", (bindings) => call(bindings, `/v/${direct.id}`));
 
     const jobId = await rearmedJob(finished.id);
-    await measure(`media job: thumbnail of a ${(large.length / 2 ** 20).toFixed(1)} MiB PNG, in the Worker`, (bindings) => runMediaJob(processDeps({ ...env, ...bindings }, database(bindings.DB!)), jobId));
+    await measure(
+      `media job: thumbnail of a ${(large.length / 2 ** 20).toFixed(1)} MiB PNG, in the Worker`,
+      (bindings) => runMediaJob(processDeps({ ...env, ...bindings }, database(bindings.DB!)), jobId),
+    );
 
     await measure("replace with a small PNG (+ its thumbnail job)", async (bindings) =>
-      call(bindings, `/api/${direct.id}/replace`, { method: "POST", body: uploadForm(await uniquePng("capacity-2"), {}, "b.png") }, key),
+      call(
+        bindings,
+        `/api/${direct.id}/replace`,
+        { method: "POST", body: uploadForm(await uniquePng("capacity-2"), {}, "b.png") },
+        key,
+      ),
     );
     await measure("DELETE", (bindings) => call(bindings, `/api/${direct.id}`, { method: "DELETE" }, key));
 
     // A video whose first run found no media service: its job then runs as a re-driven one would.
     const app = { bindings: { MEDIA_SERVICE_URL: DEAD_SERVICE } };
     const video = (await upload(account.full, await fixture("generated/clip.avi"), {}, { app })).body.data;
-    const videoJob = await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?").bind(video.id).first<{ id: string }>();
+    const videoJob = await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?")
+      .bind(video.id)
+      .first<{ id: string }>();
     await measure("media job: AVI to MP4 + thumbnail, on the media service", (bindings) =>
       runMediaJob(processDeps({ ...env, ...bindings }, database(bindings.DB!)), videoJob!.id),
     );
-    const converted = await env.DB.prepare("SELECT mime FROM uploads WHERE id = ?").bind(video.id).first<{ mime: string }>();
+    const converted = await env.DB.prepare("SELECT mime FROM uploads WHERE id = ?")
+      .bind(video.id)
+      .first<{ mime: string }>();
     expect(converted?.mime).toBe("video/mp4");
 
     const documented = documentedCosts();
@@ -167,12 +221,16 @@ describe("operation costs", () => {
       const cells = documented.get(name);
       if (!cells) return [`${name}: not in the doc`];
       return COLUMNS.flatMap(([column, title], i) =>
-        cells[i]?.startsWith("~") || cells[i] === String(costs[column]) ? [] : [`${name}, ${title}: doc ${cells[i]}, measured ${costs[column]}`],
+        cells[i]?.startsWith("~") || cells[i] === String(costs[column])
+          ? []
+          : [`${name}, ${title}: doc ${cells[i]}, measured ${costs[column]}`],
       );
     });
-    const stale = [...documented.keys()].filter((name) => !measured.has(name)).map((name) => `${name}: in the doc, not measured`);
-    if (differences.length || stale.length) console.log(`Measured operation costs (paste into docs/capacity.md):\n\n${markdownTable(documented)}\n`);
+    const stale = [...documented.keys()]
+      .filter((name) => !measured.has(name))
+      .map((name) => `${name}: in the doc, not measured`);
+    if (differences.length || stale.length)
+      console.log(`Measured operation costs (paste into docs/capacity.md):\n\n${markdownTable(documented)}\n`);
     expect([...differences, ...stale]).toEqual([]);
   });
 });
-

@@ -16,7 +16,8 @@ it("looks up 1,200 orphaned files' uploads in a bounded number of queries, and r
   const png = await fixture("tiny/png-transparent.png");
   const kept = (await upload(account.full, png, { allow_duplicate: "1" }, { app: {} })).body.data;
   const orphans = Array.from({ length: 1200 }, (_, i) => `uploads/zzOrphan${String(i).padStart(4, "0")}/file.png`);
-  for (let i = 0; i < orphans.length; i += 100) await Promise.all(orphans.slice(i, i + 100).map((key) => env.FILES.put(key, "x")));
+  for (let i = 0; i < orphans.length; i += 100)
+    await Promise.all(orphans.slice(i, i + 100).map((key) => env.FILES.put(key, "x")));
 
   const costs = emptyCosts();
   const bindings = countingBindings(costs);

@@ -29,7 +29,10 @@ let firstLeak: string | null = null;
 function expectNothingReserved(what: string) {
   if (isolateMemory.reserved !== 0) firstLeak ??= what;
   const first = firstLeak && firstLeak !== what ? ` (first seen after ${firstLeak})` : "";
-  expect(isolateMemory.reserved, `${isolateMemory.reserved} bytes of the isolate's memory still reserved after ${what}${first}`).toBe(0);
+  expect(
+    isolateMemory.reserved,
+    `${isolateMemory.reserved} bytes of the isolate's memory still reserved after ${what}${first}`,
+  ).toBe(0);
 }
 
 /** After each case, once its request and the work it left are done. */
@@ -50,9 +53,12 @@ let canaries = 0;
 export async function expectStanding() {
   const cases = since;
   since = [];
-  const after = cases.length ? ` after ${cases.length} cases since the last one, from ${cases[0]} to ${cases.at(-1)}` : "";
+  const after = cases.length
+    ? ` after ${cases.length} cases since the last one, from ${cases[0]} to ${cases.at(-1)}`
+    : "";
   expectNothingReserved(`the cases before the canary${after}`);
-  const key = (await (account ??= newAccount("canary"))).full;
+  account ??= newAccount("canary");
+  const key = (await account).full;
   const bytes = await uniquePng(`canary-${++canaries}-${crypto.randomUUID()}`);
   const started = startApp("/api", { method: "POST", key, body: uploadForm(bytes) });
   const answer = await answerWithin(

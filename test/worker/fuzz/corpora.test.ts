@@ -73,7 +73,8 @@ function throughParsers(variant: CorpusFile, deliverySeed: number): Stripped | n
   for (const pieces of deliveries(variant.bytes, deliverySeed)) {
     const split = strip(media.format, pieces, what)!;
     expect(split.maxHeld, what).toBeLessThanOrEqual(MAX_HELD_BYTES);
-    if (!sameResult(whole.result, split.result)) expect(split.result, `${what}, in ${pieces.length} pieces`).toEqual(whole.result);
+    if (!sameResult(whole.result, split.result))
+      expect(split.result, `${what}, in ${pieces.length} pieces`).toEqual(whole.result);
   }
   return whole.result;
 }
@@ -137,7 +138,11 @@ async function uploadCorrupt(account: TestAccount, file: CorpusFile) {
   const answer = await answerWithin(
     ANSWER_MS,
     file.name,
-    started.response.then(async (response) => ({ status: response.status, headers: response.headers, text: await response.text() })),
+    started.response.then(async (response) => ({
+      status: response.status,
+      headers: response.headers,
+      text: await response.text(),
+    })),
   );
   await started.settled();
   return answer;
@@ -157,22 +162,25 @@ describe("corrupt corpora, through the upload route", () => {
   /** The route corpus in a few groups, each its own test (and time limit). */
   const GROUPS = 4;
 
-  it.each(Array.from({ length: GROUPS }, (_, i) => i))("group %i: answers in time, never a 5xx, errors in the envelope, nothing stored when refused", async (group) => {
-    const account = await newAccount();
-    const corpus = routeCorpus().filter((_, i) => i % GROUPS === group);
-    const before = await storedState();
-    for (const file of corpus) {
-      const taken = (await routeCase(account, before, file)) === 200;
-      for (const variant of corruptions(file, SEED)) await routeCase(account, before, variant);
-      // A file already refused is decided at its first fault: only files the service takes are damaged further.
-      if (!taken) continue;
-      for (const mutant of structureMutations(file, SEED, perFile(ROUTE_MUTANTS))) {
-        const status = await routeCase(account, before, mutant);
-        if (mutant.valid) expect(status, `${mutant.name}: still a valid file`).toBe(200);
+  it.each(Array.from({ length: GROUPS }, (_, i) => i))(
+    "group %i: answers in time, never a 5xx, errors in the envelope, nothing stored when refused",
+    async (group) => {
+      const account = await newAccount();
+      const corpus = routeCorpus().filter((_, i) => i % GROUPS === group);
+      const before = await storedState();
+      for (const file of corpus) {
+        const taken = (await routeCase(account, before, file)) === 200;
+        for (const variant of corruptions(file, SEED)) await routeCase(account, before, variant);
+        // A file already refused is decided at its first fault: only files the service takes are damaged further.
+        if (!taken) continue;
+        for (const mutant of structureMutations(file, SEED, perFile(ROUTE_MUTANTS))) {
+          const status = await routeCase(account, before, mutant);
+          if (mutant.valid) expect(status, `${mutant.name}: still a valid file`).toBe(200);
+        }
       }
-    }
-    await expectStanding();
-  });
+      await expectStanding();
+    },
+  );
 });
 
 const UNSUPPORTED = `Unsupported file type. Accepted: ${ACCEPTED_FORMATS_TEXT}.`;
@@ -221,7 +229,13 @@ describe("real corrupt files", () => {
     const before = await storedState();
     for (const { name, bytes } of corrupt) {
       // With the media service up: the work an accepted file leaves (thumbnails) runs too.
-      const answer = await send(new Request(url("/api"), { method: "POST", headers: { "X-API-Key": account.full }, body: uploadForm(bytes, { allow_duplicate: "1" }) }));
+      const answer = await send(
+        new Request(url("/api"), {
+          method: "POST",
+          headers: { "X-API-Key": account.full },
+          body: uploadForm(bytes, { allow_duplicate: "1" }),
+        }),
+      );
       expectWellFormed(answer, name);
       const expected = REAL_CORRUPT[name]!;
       if (expected.status === 422) {

@@ -20,8 +20,18 @@ const MEDIA = /\.(jpe?g|png|gif|webp|bmp|tiff?|heic|heif|avif|mp4|mov|m4v|3gp|we
 
 /** Generated files that add what test/fixtures lacks: phone-style videos, TIFF, AVIF, a large WebP. */
 const GENERATED = [
-  "clip.mp4", "clip.mov", "rotated.mov", "phone.mov", "clip.3gp", "clip.m4v", "clip.mkv", "photo.tif", "photo.bmp", "gps.avif",
-  "photo-2mp.webp", "grey-2mp.jpg",
+  "clip.mp4",
+  "clip.mov",
+  "rotated.mov",
+  "phone.mov",
+  "clip.3gp",
+  "clip.m4v",
+  "clip.mkv",
+  "photo.tif",
+  "photo.bmp",
+  "gps.avif",
+  "photo-2mp.webp",
+  "grey-2mp.jpg",
 ].map((name) => `generated/${name}`);
 
 export interface CorpusFile {
@@ -55,7 +65,12 @@ const BUILT: CorpusFile[] = [
   },
   {
     name: "built/animated.webp",
-    bytes: webpFile(vp8x(4, 4, VP8X_ANIMATION), webpChunk("ANIM", [0, 0, 0, 0, 0, 0]), anmf(0, 0, 2, 2, vp8l(2, 2)), anmf(2, 2, 2, 2, vp8l(2, 2))),
+    bytes: webpFile(
+      vp8x(4, 4, VP8X_ANIMATION),
+      webpChunk("ANIM", [0, 0, 0, 0, 0, 0]),
+      anmf(0, 0, 2, 2, vp8l(2, 2)),
+      anmf(2, 2, 2, 2, vp8l(2, 2)),
+    ),
   },
 ];
 
@@ -93,13 +108,17 @@ export function corruptions({ name, bytes }: CorpusFile, seed: number): CorpusFi
     cuts.add(1 + rng.int(head - 1));
     cuts.add(Math.floor((bytes.length * k) / (TRUNCATIONS / 2 + 1)));
   }
-  for (const cut of [...cuts].filter((c) => c > 0 && c < bytes.length).sort((a, b) => a - b)) out.push({ name: `${name} cut at ${cut}`, bytes: bytes.subarray(0, cut) });
+  for (const cut of [...cuts].filter((c) => c > 0 && c < bytes.length).sort((a, b) => a - b))
+    out.push({ name: `${name} cut at ${cut}`, bytes: bytes.subarray(0, cut) });
 
   for (let copy = 0; copy < FLIPPED_COPIES; copy++) {
     const flipped = bytes.slice();
     const flips = Array.from({ length: 1 + rng.int(8) }, (_, i) => [position(i), rng.int(8)] as const);
     for (const [at, bit] of flips) flipped[at]! ^= 1 << bit;
-    out.push({ name: `${name} with bits flipped at ${flips.map(([at, bit]) => `${at}.${bit}`).join(" ")}`, bytes: flipped });
+    out.push({
+      name: `${name} with bits flipped at ${flips.map(([at, bit]) => `${at}.${bit}`).join(" ")}`,
+      bytes: flipped,
+    });
   }
 
   const tail = Uint8Array.from({ length: 1 + rng.int(512) }, () => rng.int(256));
@@ -155,7 +174,10 @@ export function deliveries(bytes: Uint8Array, seed: number): Uint8Array[][] {
     random.push(bytes.subarray(at, at + size));
     at += size;
   }
-  const ends = [1, 2, 3].filter((k) => k < bytes.length).map((k) => [bytes.subarray(0, bytes.length - k), bytes.subarray(bytes.length - k)]);
-  const bytewise = bytes.length <= 16 * 1024 ? [Array.from({ length: bytes.length }, (_, i) => bytes.subarray(i, i + 1))] : [];
+  const ends = [1, 2, 3]
+    .filter((k) => k < bytes.length)
+    .map((k) => [bytes.subarray(0, bytes.length - k), bytes.subarray(bytes.length - k)]);
+  const bytewise =
+    bytes.length <= 16 * 1024 ? [Array.from({ length: bytes.length }, (_, i) => bytes.subarray(i, i + 1))] : [];
   return [random, ...ends, ...bytewise];
 }

@@ -64,7 +64,11 @@ export async function send(request: Request): Promise<{ status: number; headers:
 export const url = (path: string) => `${ORIGIN}${path}`;
 
 /** No 5xx, and an error (JSON, as every API and file route answers) is exactly the envelope. */
-export function expectWellFormed(answer: { status: number; headers: Headers; text: string }, what: string, options: { htmlPages?: boolean } = {}) {
+export function expectWellFormed(
+  answer: { status: number; headers: Headers; text: string },
+  what: string,
+  options: { htmlPages?: boolean } = {},
+) {
   expect(answer.status, `${what}: ${answer.text.slice(0, 300)}`).toBeLessThan(500);
   if (answer.status < 400) return;
   const type = answer.headers.get("content-type") ?? "";

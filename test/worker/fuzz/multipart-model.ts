@@ -14,7 +14,10 @@ const bytes = (text: string) => encoder.encode(text);
 const BOUNDARY_CHARS = [..."0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'()+_,-./:=?"];
 
 export const boundaryArb = fc
-  .tuple(fc.string({ unit: fc.constantFrom(...BOUNDARY_CHARS, " "), maxLength: 69 }), fc.constantFrom(...BOUNDARY_CHARS))
+  .tuple(
+    fc.string({ unit: fc.constantFrom(...BOUNDARY_CHARS, " "), maxLength: 69 }),
+    fc.constantFrom(...BOUNDARY_CHARS),
+  )
   .map(([head, last]) => head + last);
 
 const CONTENT_TYPE_STYLES = [
@@ -87,8 +90,11 @@ function headerBlock(part: PartSpec): Uint8Array {
   if (part.contentType !== null) lines.push(`${header("Content-Type")}: ${part.contentType}`);
   for (const [name, value] of part.extraHeaders) lines.push(`${name}: ${value}`);
   if (part.longHeaderLine) lines.push(`X-Long: ${"a".repeat(part.longHeaderLine)}`);
-  if (part.nonUtf8Header) lines.push(concatBytes([bytes("X-Bytes: "), new Uint8Array([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80, 0x80])]));
-  return concatBytes(lines.flatMap((line) => [typeof line === "string" ? bytes(line) : line, bytes(eol)]).concat(bytes(eol)));
+  if (part.nonUtf8Header)
+    lines.push(concatBytes([bytes("X-Bytes: "), new Uint8Array([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80, 0x80])]));
+  return concatBytes(
+    lines.flatMap((line) => [typeof line === "string" ? bytes(line) : line, bytes(eol)]).concat(bytes(eol)),
+  );
 }
 
 function partData(data: DataSpec, image: Uint8Array): Uint8Array {
@@ -104,12 +110,19 @@ export function encodeBody(spec: BodySpec, image: Uint8Array = new Uint8Array())
   if (spec.preamble.length > 0) out.push(spec.preamble, bytes("\r\n"));
   for (const part of spec.parts) {
     const padding = part.padding + " ".repeat(part.extraPadding ?? 0);
-    out.push(bytes(`${dashBoundary}${padding}${part.lfOnly ? "\n" : "\r\n"}`), headerBlock(part), partData(part.data, image), bytes("\r\n"));
+    out.push(
+      bytes(`${dashBoundary}${padding}${part.lfOnly ? "\n" : "\r\n"}`),
+      headerBlock(part),
+      partData(part.data, image),
+      bytes("\r\n"),
+    );
   }
-  if (spec.closing !== "missing") out.push(bytes(spec.closing === "no-dashes" ? dashBoundary : `${dashBoundary}--`), spec.epilogue);
+  if (spec.closing !== "missing")
+    out.push(bytes(spec.closing === "no-dashes" ? dashBoundary : `${dashBoundary}--`), spec.epilogue);
   let body = concatBytes(out);
   if (spec.truncate !== undefined) body = body.slice(0, Math.floor(body.length * spec.truncate));
-  for (const [at, byte] of spec.flips ?? []) if (body.length > 0) body[Math.min(body.length - 1, Math.floor(body.length * at))] = byte;
+  for (const [at, byte] of spec.flips ?? [])
+    if (body.length > 0) body[Math.min(body.length - 1, Math.floor(body.length * at))] = byte;
   return body;
 }
 
@@ -117,7 +130,11 @@ export const contentTypeOf = (spec: BodySpec) =>
   contentTypeFor(spec.otherBoundary ? `${spec.boundary}x` : spec.boundary, spec.contentTypeStyle, spec.quoted);
 
 function contains(haystack: Uint8Array, needle: Uint8Array): boolean {
-  outer: for (let i = haystack.indexOf(needle[0]!); i !== -1 && i + needle.length <= haystack.length; i = haystack.indexOf(needle[0]!, i + 1)) {
+  outer: for (
+    let i = haystack.indexOf(needle[0]!);
+    i !== -1 && i + needle.length <= haystack.length;
+    i = haystack.indexOf(needle[0]!, i + 1)
+  ) {
     for (let j = 1; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
     return true;
   }
@@ -144,17 +161,24 @@ export const splitsArb = fc.array(fc.integer({ min: 1, max: 5000 }), { minLength
 const awkwardText = (maxLength: number) =>
   fc.string({
     unit: fc.oneof(
-      { arbitrary: fc.constantFrom(";", '"', "\\", "=", " ", "\t", "name=", "filename=", '; filename="x"', "é", "😀"), weight: 1 },
-      { arbitrary: fc.string({ unit: "grapheme", minLength: 1, maxLength: 1 }).filter((c) => !/[\r\n]/.test(c)), weight: 3 },
+      {
+        arbitrary: fc.constantFrom(";", '"', "\\", "=", " ", "\t", "name=", "filename=", '; filename="x"', "é", "😀"),
+        weight: 1,
+      },
+      {
+        arbitrary: fc.string({ unit: "grapheme", minLength: 1, maxLength: 1 }).filter((c) => !/[\r\n]/.test(c)),
+        weight: 3,
+      },
     ),
     maxLength,
   });
 
-const headerValue = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 2000 });
-const extraHeadersArb = fc.array(
-  fc.tuple(fc.stringMatching(/^X-[A-Za-z0-9-]{1,20}$/), headerValue),
-  { maxLength: 3 },
-);
+const headerValue = fc.string({
+  unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)),
+  minLength: 1,
+  maxLength: 2000,
+});
+const extraHeadersArb = fc.array(fc.tuple(fc.stringMatching(/^X-[A-Za-z0-9-]{1,20}$/), headerValue), { maxLength: 3 });
 
 /** Bytes that look like the start of a delimiter, and arbitrary bytes, but never the delimiter itself. */
 function dataArb(boundary: string) {
@@ -165,7 +189,10 @@ function dataArb(boundary: string) {
     fc.nat(boundary.length).map((k) => bytes(`\r\n--${boundary.slice(0, k)}`)),
   );
   return fc
-    .oneof(fc.uint8Array({ maxLength: 3000 }), fc.array(fragment, { maxLength: 12 }).map((parts) => concatBytes(parts)))
+    .oneof(
+      fc.uint8Array({ maxLength: 3000 }),
+      fc.array(fragment, { maxLength: 12 }).map((parts) => concatBytes(parts)),
+    )
     .filter((data) => !contains(data, delimiter));
 }
 
@@ -222,12 +249,17 @@ export const validBodyArb = boundaryArb.chain((boundary) => {
 export function hostileBodyArb(fieldNames: string[], fieldValues: fc.Arbitrary<string>, fileNames: string[]) {
   return boundaryArb.chain((boundary) => {
     const textPart = fc.record({
-      name: fc.oneof({ arbitrary: fc.constantFrom(...fieldNames), weight: 4 }, { arbitrary: awkwardText(20), weight: 1 }),
+      name: fc.oneof(
+        { arbitrary: fc.constantFrom(...fieldNames), weight: 4 },
+        { arbitrary: awkwardText(20), weight: 1 },
+      ),
       value: fieldValues,
     });
     const filePart = fc.record({
       name: fc.constantFrom(...fileNames),
-      filename: sometimes(fc.constant(null), 5, "photo.png").chain((f) => (f === null ? fc.constant(null) : fc.oneof(fc.constant(f), awkwardText(30)))),
+      filename: sometimes(fc.constant(null), 5, "photo.png").chain((f) =>
+        f === null ? fc.constant(null) : fc.oneof(fc.constant(f), awkwardText(30)),
+      ),
       data: fc.oneof(
         { arbitrary: fc.constant<DataSpec>({ image: true }), weight: 3 },
         { arbitrary: fc.uint8Array({ maxLength: 2000 }).map((b): DataSpec => ({ bytes: b })), weight: 1 },
@@ -271,13 +303,20 @@ export function hostileBodyArb(fieldNames: string[], fieldValues: fc.Arbitrary<s
         quoted: fc.boolean(),
         preamble: fc.oneof(fc.constant(new Uint8Array()), fc.uint8Array({ maxLength: 100 })),
         parts: fc
-          .oneof({ arbitrary: fc.array(part, { maxLength: 6 }), weight: 9 }, { arbitrary: fc.array(part, { minLength: 60, maxLength: 70 }), weight: 1 })
+          .oneof(
+            { arbitrary: fc.array(part, { maxLength: 6 }), weight: 9 },
+            { arbitrary: fc.array(part, { minLength: 60, maxLength: 70 }), weight: 1 },
+          )
           .map((parts) => parts.flat()),
         epilogue: fc.uint8Array({ maxLength: 100 }),
         closing: sometimes(fc.constantFrom<BodySpec["closing"]>("missing", "no-dashes"), 8, "normal" as const),
         otherBoundary: sometimes(fc.constant(true), 10, false),
         truncate: sometimes(fc.double({ min: 0, max: 1, noNaN: true }), 8, undefined),
-        flips: sometimes(fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.nat(255)), { minLength: 1, maxLength: 4 }), 8, undefined),
+        flips: sometimes(
+          fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.nat(255)), { minLength: 1, maxLength: 4 }),
+          8,
+          undefined,
+        ),
       },
       { requiredKeys: ["boundary", "contentTypeStyle", "quoted", "preamble", "parts", "epilogue"] },
     );

@@ -20,7 +20,14 @@ import {
 async function readAll(stream: ReadableStream<Uint8Array>, boundary: string): Promise<ExpectedPart[]> {
   const parts: (ExpectedPart & { chunks: Uint8Array[] })[] = [];
   for await (const event of multipartEvents(stream, boundary, { maxBytes: 10 * 1024 * 1024, tooLargeMessage: "big" })) {
-    if (event.kind === "part") parts.push({ name: event.name, filename: event.filename, contentType: event.contentType, data: new Uint8Array(), chunks: [] });
+    if (event.kind === "part")
+      parts.push({
+        name: event.name,
+        filename: event.filename,
+        contentType: event.contentType,
+        data: new Uint8Array(),
+        chunks: [],
+      });
     else if (event.kind === "data") parts.at(-1)!.chunks.push(event.chunk.slice());
   }
   return parts.map(({ chunks, ...part }) => ({ ...part, data: new Uint8Array(chunks.flatMap((c) => [...c])) }));
@@ -62,13 +69,44 @@ describe("multipart fuzz: the reader", () => {
 
 /** Values for the routes' fields: valid ones of every field, and anything else. */
 const fieldValues = fc.oneof(
-  { arbitrary: fc.constantFrom("public", "unlisted", "private", "1", "0", "true", "Yes", "off", "60", "3600", "31536000", "31536001", "", " ", "-1", "1e3"), weight: 4 },
+  {
+    arbitrary: fc.constantFrom(
+      "public",
+      "unlisted",
+      "private",
+      "1",
+      "0",
+      "true",
+      "Yes",
+      "off",
+      "60",
+      "3600",
+      "31536000",
+      "31536001",
+      "",
+      " ",
+      "-1",
+      "1e3",
+    ),
+    weight: 4,
+  },
   { arbitrary: fc.string({ unit: fc.constantFrom(..."0123456789abcdef"), minLength: 32, maxLength: 32 }), weight: 1 },
   { arbitrary: fc.string({ unit: "binary", maxLength: 100 }), weight: 2 },
   { arbitrary: fc.integer({ min: 60_000, max: 70_000 }).map((n) => "x".repeat(n)), weight: 1 },
 );
 
-const UPLOAD_FIELDS = ["title", "description", "visibility", "expires_in", "allow_duplicate", "keep_original", "max_views", "upload_id", "filename", "uploads"];
+const UPLOAD_FIELDS = [
+  "title",
+  "description",
+  "visibility",
+  "expires_in",
+  "allow_duplicate",
+  "keep_original",
+  "max_views",
+  "upload_id",
+  "filename",
+  "uploads",
+];
 const CHUNK_FIELDS = ["upload_id", "index", "total", "chunk"];
 
 describe("multipart fuzz: the upload routes", () => {
@@ -89,16 +127,21 @@ describe("multipart fuzz: the upload routes", () => {
       }),
     );
     expectWellFormed(answer, `POST ${path}`);
-    if (answer.status >= 400) await expectNothingStored(before, `refused POST ${path} (${answer.status} ${answer.text})`);
+    if (answer.status >= 400)
+      await expectNothingStored(before, `refused POST ${path} (${answer.status} ${answer.text})`);
     return answer.status;
   }
 
   it("POST /api answers every body, never with a 5xx, and stores nothing when it refuses", async () => {
     const statuses: number[] = [];
     await checkProperty(
-      fc.asyncProperty(hostileBodyArb(UPLOAD_FIELDS, fieldValues, ["uploads", "uploads[]"]), splitsArb, async (spec, sizes) => {
-        statuses.push(await post("/api", spec, sizes));
-      }),
+      fc.asyncProperty(
+        hostileBodyArb(UPLOAD_FIELDS, fieldValues, ["uploads", "uploads[]"]),
+        splitsArb,
+        async (spec, sizes) => {
+          statuses.push(await post("/api", spec, sizes));
+        },
+      ),
       100,
     );
     // The generator is not so hostile that nothing gets through (given runs enough to tell).

@@ -11,11 +11,45 @@ import { checkProperty, expectNothingStored, expectWellFormed, send, storedState
  * changes nothing.
  */
 
-const KEYS = ["visibility", "title", "description", "password", "max_views", "expires_in", "upload_id", "page", "exp", "sig", "__proto__", "constructor"];
+const KEYS = [
+  "visibility",
+  "title",
+  "description",
+  "password",
+  "max_views",
+  "expires_in",
+  "upload_id",
+  "page",
+  "exp",
+  "sig",
+  "__proto__",
+  "constructor",
+];
 
 /** Text a client might send, from plausible to hostile: numbers at the edges, odd escapes, other scripts. */
 const textArb = fc.oneof(
-  fc.constantFrom("", " ", "public", "unlisted", "private", "1", "0", "-1", "1.5", "1e3", "9007199254740991", "9007199254740993", "99999999999999999999", "NaN", "null", "%", "%zz", "%E0%A4", "\u0000", "true"),
+  fc.constantFrom(
+    "",
+    " ",
+    "public",
+    "unlisted",
+    "private",
+    "1",
+    "0",
+    "-1",
+    "1.5",
+    "1e3",
+    "9007199254740991",
+    "9007199254740993",
+    "99999999999999999999",
+    "NaN",
+    "null",
+    "%",
+    "%zz",
+    "%E0%A4",
+    "\u0000",
+    "true",
+  ),
   fc.string({ unit: "binary", maxLength: 60 }),
   fc.string({ maxLength: 200 }),
   fc.integer({ min: 60_000, max: 70_000 }).map((n) => "é".repeat(n / 2)),
@@ -47,24 +81,58 @@ const patchBodyArb = fc.record({
   body: fc.oneof(
     jsonArb.map((value) => JSON.stringify(value)),
     // JSON that JSON.stringify never writes: repeated keys, deep nesting, numbers out of range.
-    fc.array(fc.tuple(fc.constantFrom(...KEYS), jsonLeaf), { minLength: 2, maxLength: 5 }).map((pairs) => `{${pairs.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(",")}}`),
+    fc
+      .array(fc.tuple(fc.constantFrom(...KEYS), jsonLeaf), { minLength: 2, maxLength: 5 })
+      .map((pairs) => `{${pairs.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(",")}}`),
     fc.integer({ min: 1, max: 30_000 }).map((depth) => `{"title":${"[".repeat(depth)}${"]".repeat(depth)}}`),
-    fc.constantFrom('{"max_views":1e999}', '{"max_views":-0}', '{"title":"\\ud800"}', "{", "[]", '"title"', "null", "\uFEFF{}"),
+    fc.constantFrom(
+      '{"max_views":1e999}',
+      '{"max_views":-0}',
+      '{"title":"\\ud800"}',
+      "{",
+      "[]",
+      '"title"',
+      "null",
+      "\uFEFF{}",
+    ),
     // Forms: pairs encoded properly, or raw.
-    fc.array(fc.tuple(fc.constantFrom(...KEYS), textArb), { maxLength: 5 }).map((pairs) => new URLSearchParams(pairs).toString()),
-    fc.array(fc.tuple(fc.oneof(fc.constantFrom(...KEYS), fc.string()), textArb), { maxLength: 5 }).map((pairs) => pairs.map(([k, v]) => `${k}=${v}`).join("&")),
-    fc.constantFrom("--x\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nhi\r\n--x--\r\n", "--x\r\n\r\n", "--x--"),
+    fc
+      .array(fc.tuple(fc.constantFrom(...KEYS), textArb), { maxLength: 5 })
+      .map((pairs) => new URLSearchParams(pairs).toString()),
+    fc
+      .array(fc.tuple(fc.oneof(fc.constantFrom(...KEYS), fc.string()), textArb), { maxLength: 5 })
+      .map((pairs) => pairs.map(([k, v]) => `${k}=${v}`).join("&")),
+    fc.constantFrom(
+      '--x\r\nContent-Disposition: form-data; name="title"\r\n\r\nhi\r\n--x--\r\n',
+      "--x\r\n\r\n",
+      "--x--",
+    ),
     fc.uint8Array({ maxLength: 300 }),
   ),
 });
 
 /** A query string: known and unknown keys, values encoded or raw. */
 const queryArb = fc.oneof(
-  fc.array(fc.tuple(fc.constantFrom(...KEYS), textArb), { maxLength: 4 }).map((pairs) => new URLSearchParams(pairs).toString()),
-  fc.array(fc.tuple(fc.oneof(fc.constantFrom(...KEYS), fc.string({ maxLength: 10 })), fc.string({ maxLength: 40 })), { maxLength: 4 }).map((pairs) =>
-    pairs.map(([k, v]) => `${k}=${v}`).join("&"),
+  fc
+    .array(fc.tuple(fc.constantFrom(...KEYS), textArb), { maxLength: 4 })
+    .map((pairs) => new URLSearchParams(pairs).toString()),
+  fc
+    .array(fc.tuple(fc.oneof(fc.constantFrom(...KEYS), fc.string({ maxLength: 10 })), fc.string({ maxLength: 40 })), {
+      maxLength: 4,
+    })
+    .map((pairs) => pairs.map(([k, v]) => `${k}=${v}`).join("&")),
+  fc.constantFrom(
+    "page",
+    "page=",
+    "page=1&page=2",
+    "page[]=1",
+    "=",
+    "&&&",
+    "%",
+    "page=%zz",
+    "exp=99999999999&sig=x",
+    "exp=1&sig=",
   ),
-  fc.constantFrom("page", "page=", "page=1&page=2", "page[]=1", "=", "&&&", "%", "page=%zz", "exp=99999999999&sig=x", "exp=1&sig="),
 );
 
 /** A path segment: a real one, or anything a client could put there. */
@@ -72,13 +140,26 @@ const segmentArb = (real: string[]) =>
   fc.oneof(
     { arbitrary: fc.constantFrom(...real), weight: 4 },
     { arbitrary: fc.string({ maxLength: 40 }).map(encodeURIComponent), weight: 2 },
-    { arbitrary: fc.constantFrom("%", "%zz", "%00", "%2F", "..", ".", "a".repeat(5000), "%F0%9F%98%80", "%C0%AF"), weight: 1 },
+    {
+      arbitrary: fc.constantFrom("%", "%zz", "%00", "%2F", "..", ".", "a".repeat(5000), "%F0%9F%98%80", "%C0%AF"),
+      weight: 1,
+    },
   );
 
 const headersArb = fc.record(
   {
     Range: fc.oneof(
-      fc.constantFrom("bytes=0-", "bytes=0-0", "bytes=-1", "bytes=-0", "bytes=5-1", "bytes=0-1,2-3", "bytes=99999999999999999999-", "bytes=--1", "items=0-1"),
+      fc.constantFrom(
+        "bytes=0-",
+        "bytes=0-0",
+        "bytes=-1",
+        "bytes=-0",
+        "bytes=5-1",
+        "bytes=0-1,2-3",
+        "bytes=99999999999999999999-",
+        "bytes=--1",
+        "items=0-1",
+      ),
       fc.tuple(fc.option(fc.nat()), fc.option(fc.nat())).map(([a, b]) => `bytes=${a ?? ""}-${b ?? ""}`),
       fc.string({ maxLength: 30 }),
     ),
@@ -141,10 +222,15 @@ describe("parameter fuzz", () => {
       fc.asyncProperty(patchBodyArb, async ({ contentType, body }) => {
         const before = await storedState();
         const answer = await send(
-          new Request(url("/api"), { method: "POST", headers: { "X-API-Key": account.full, ...(contentType ? { "Content-Type": contentType } : {}) }, body }),
+          new Request(url("/api"), {
+            method: "POST",
+            headers: { "X-API-Key": account.full, ...(contentType ? { "Content-Type": contentType } : {}) },
+            body,
+          }),
         );
         expectWellFormed(answer, `POST /api (${contentType})`);
-        if (answer.status >= 400) await expectNothingStored(before, `refused POST /api (${answer.status} ${answer.text})`);
+        if (answer.status >= 400)
+          await expectNothingStored(before, `refused POST /api (${answer.status} ${answer.text})`);
       }),
       60,
     );
@@ -162,14 +248,22 @@ describe("parameter fuzz", () => {
       fc.tuple(segmentArb(ids), segmentArb(tokens)).map(([id, token]) => ["/d/", `${id}/${token}`] as const),
     );
     await checkProperty(
-      fc.asyncProperty(routeArb, queryArb, headersArb, fc.constantFrom("GET", "HEAD"), async ([route, rest], query, headers, method) => {
-        const path = `${route}${rest}${query ? `?${query}` : ""}`;
-        const before = await storedState();
-        const answer = await send(new Request(url(path), { method, headers: { "X-API-Key": account.full, ...sendable(headers) } }));
-        if (method === "HEAD") expect(answer.status, `HEAD ${path}`).toBeLessThan(500);
-        else expectWellFormed(answer, `GET ${path}`, { htmlPages: true });
-        if (answer.status >= 400) await expectNothingStored(before, `refused ${method} ${path}`);
-      }),
+      fc.asyncProperty(
+        routeArb,
+        queryArb,
+        headersArb,
+        fc.constantFrom("GET", "HEAD"),
+        async ([route, rest], query, headers, method) => {
+          const path = `${route}${rest}${query ? `?${query}` : ""}`;
+          const before = await storedState();
+          const answer = await send(
+            new Request(url(path), { method, headers: { "X-API-Key": account.full, ...sendable(headers) } }),
+          );
+          if (method === "HEAD") expect(answer.status, `HEAD ${path}`).toBeLessThan(500);
+          else expectWellFormed(answer, `GET ${path}`, { htmlPages: true });
+          if (answer.status >= 400) await expectNothingStored(before, `refused ${method} ${path}`);
+        },
+      ),
       200,
     );
   });
@@ -181,12 +275,19 @@ describe("parameter fuzz", () => {
       fc.tuple(segmentArb(ids), segmentArb(["a".repeat(43)])).map(([id, token]) => `/d/${id}/${token}`),
     );
     await checkProperty(
-      fc.asyncProperty(routeArb, patchBodyArb, fc.constantFrom("POST", "DELETE"), async (path, { contentType, body }, method) => {
-        const before = await storedState();
-        const answer = await send(new Request(url(path), { method, headers: contentType ? { "Content-Type": contentType } : {}, body }));
-        expectWellFormed(answer, `${method} ${path}`, { htmlPages: true });
-        if (answer.status >= 300) await expectNothingStored(before, `refused ${method} ${path}`);
-      }),
+      fc.asyncProperty(
+        routeArb,
+        patchBodyArb,
+        fc.constantFrom("POST", "DELETE"),
+        async (path, { contentType, body }, method) => {
+          const before = await storedState();
+          const answer = await send(
+            new Request(url(path), { method, headers: contentType ? { "Content-Type": contentType } : {}, body }),
+          );
+          expectWellFormed(answer, `${method} ${path}`, { htmlPages: true });
+          if (answer.status >= 300) await expectNothingStored(before, `refused ${method} ${path}`);
+        },
+      ),
       100,
     );
   });

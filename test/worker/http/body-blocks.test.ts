@@ -14,7 +14,8 @@ function trickled(total: number, piece: number) {
   const { readable, writable } = new IdentityTransformStream();
   const writer = writable.getWriter();
   void (async () => {
-    for (let at = 0; at < total; at += piece) await writer.write(new Uint8Array(Math.min(piece, total - at)).fill(at % 251));
+    for (let at = 0; at < total; at += piece)
+      await writer.write(new Uint8Array(Math.min(piece, total - at)).fill(at % 251));
     await writer.close();
   })();
   return readable as ReadableStream<Uint8Array>;
@@ -30,7 +31,9 @@ describe("readBlocks", () => {
 
   it("reads other streams as they come, and an empty body as nothing", async () => {
     const chunks = [new Uint8Array(3), new Uint8Array(5)];
-    const plain = new ReadableStream<Uint8Array>({ pull: (c) => (chunks.length ? c.enqueue(chunks.shift()!) : c.close()) });
+    const plain = new ReadableStream<Uint8Array>({
+      pull: (c) => (chunks.length ? c.enqueue(chunks.shift()!) : c.close()),
+    });
     expect(await readAll(plain)).toEqual([3, 5]);
     expect(await readAll(new Response("").body!)).toEqual([]);
   });

@@ -26,7 +26,8 @@ function countedStream(head: string, filler: number, fillerBytes: number, tail: 
       if (at >= total) return controller.close();
       let chunk: Uint8Array;
       if (at === 0) chunk = encoder.encode(head);
-      else if (at < head.length + fillerBytes) chunk = piece.slice(0, Math.min(pieceSize, head.length + fillerBytes - at));
+      else if (at < head.length + fillerBytes)
+        chunk = piece.slice(0, Math.min(pieceSize, head.length + fillerBytes - at));
       else chunk = tail;
       counter.read += chunk.length;
       controller.enqueue(chunk);
@@ -61,14 +62,22 @@ describe("multipart reader: bounded hold", () => {
   });
 
   it("refuses endless part headers having read only a bounded amount", async () => {
-    const { stream, counter } = countedStream('--b\r\nContent-Disposition: form-data; name="a"; x="', 120, 10 * MiB, PART, 1000);
+    const { stream, counter } = countedStream(
+      '--b\r\nContent-Disposition: form-data; name="a"; x="',
+      120,
+      10 * MiB,
+      PART,
+      1000,
+    );
     const error = await drain(stream, "b").catch((e) => e);
     expect(error.status).toBe(422);
     expect(counter.read).toBeLessThan(HOLD_BOUND);
   });
 
   it("refuses a header block over the limit even when it arrives in one piece", async () => {
-    const body = encoder.encode(`--b\r\nContent-Disposition: form-data; name="a"\r\nX-Long: ${"x".repeat(100_000)}\r\n\r\nv\r\n--b--\r\n`);
+    const body = encoder.encode(
+      `--b\r\nContent-Disposition: form-data; name="a"\r\nX-Long: ${"x".repeat(100_000)}\r\n\r\nv\r\n--b--\r\n`,
+    );
     const onePiece = new ReadableStream<Uint8Array>({
       start(controller) {
         controller.enqueue(body);
@@ -99,14 +108,20 @@ describe("POST /api: hostile multipart framing", () => {
   it("refuses 2 MiB of padding after the first boundary quickly with 422, storing nothing", async () => {
     const account = await newAccount();
     const file = concat(
-      encoder.encode('\r\nContent-Disposition: form-data; name="uploads"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n'),
+      encoder.encode(
+        '\r\nContent-Disposition: form-data; name="uploads"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n',
+      ),
       await uniquePng("padding"),
       encoder.encode("\r\n--b--\r\n"),
     );
     const { stream, counter } = countedStream("--b", 32, 2 * MiB, file);
     const started = Date.now();
     const res = await json(
-      request("/api", { method: "POST", headers: { "X-API-Key": account.full, "Content-Type": "multipart/form-data; boundary=b" }, body: stream }),
+      request("/api", {
+        method: "POST",
+        headers: { "X-API-Key": account.full, "Content-Type": "multipart/form-data; boundary=b" },
+        body: stream,
+      }),
     );
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ type: "error", errors: expect.stringMatching(/^Malformed multipart/) });

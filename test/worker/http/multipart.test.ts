@@ -80,8 +80,15 @@ describe("multipart reader", () => {
   it.each([
     ["a truncated body", (b: Uint8Array) => b.slice(0, b.length - 30)],
     ["a body without any boundary", () => encoder.encode("just some text, no parts")],
-    ["a part without headers end", (_: Uint8Array, boundary: string) => encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="a"`)],
-    ["a part without a name", (_: Uint8Array, boundary: string) => encoder.encode(`--${boundary}\r\nContent-Type: text/plain\r\n\r\nx\r\n--${boundary}--\r\n`)],
+    [
+      "a part without headers end",
+      (_: Uint8Array, boundary: string) => encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="a"`),
+    ],
+    [
+      "a part without a name",
+      (_: Uint8Array, boundary: string) =>
+        encoder.encode(`--${boundary}\r\nContent-Type: text/plain\r\n\r\nx\r\n--${boundary}--\r\n`),
+    ],
   ])("rejects %s with 422", async (_label, mangle) => {
     const form = new FormData();
     form.append("uploads", new Blob([file]), "x.bin");

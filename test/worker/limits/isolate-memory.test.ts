@@ -65,8 +65,7 @@ describe("the isolate's memory account", () => {
     const pieces = await Promise.all([1, 2, 3, 4, 5, 6].map((seed) => bigPng(PIECE_BYTES - 64, 950 + seed)));
     isolateMemory.resetPeak();
 
-    const post = (path: string, body: FormData) =>
-      startApp(path, { method: "POST", key: account.full, body });
+    const post = (path: string, body: FormData) => startApp(path, { method: "POST", key: account.full, body });
     const requests = [
       ...large.map((bytes) => post("/api", uploadForm(bytes, { allow_duplicate: "1" }))),
       ...pieces.map((bytes) => {
@@ -95,13 +94,23 @@ describe("the isolate's memory account", () => {
     expect(isolateMemory.peak).toBeLessThanOrEqual(isolateMemory.budget);
     expect(isolateMemory.peak).toBeGreaterThan(isolateMemory.budget / 2);
     expect(isolateMemory.reserved).toBe(0);
-    console.log(JSON.stringify({ concurrentMemory: { statuses, peakMiB: +(isolateMemory.peak / MiB).toFixed(1), budgetMiB: isolateMemory.budget / MiB } }));
+    console.log(
+      JSON.stringify({
+        concurrentMemory: {
+          statuses,
+          peakMiB: +(isolateMemory.peak / MiB).toFixed(1),
+          budgetMiB: isolateMemory.budget / MiB,
+        },
+      }),
+    );
 
     // A photo's thumbnail is made in its request when the account has room, else left to its
     // media job (which makes it on the service when the Worker has no room either).
     const photos = responses.slice(-4);
     for (const response of photos) expect(response.status).toBe(200);
-    const thumbs = await Promise.all(photos.map(async (r) => ((await r.json()) as { data: { thumb: string | null } }).data.thumb));
+    const thumbs = await Promise.all(
+      photos.map(async (r) => ((await r.json()) as { data: { thumb: string | null } }).data.thumb),
+    );
     for (const thumb of thumbs) if (thumb !== null) expect(thumb).toMatch(/\.webp$/);
 
     // And the isolate goes on serving: the next upload is taken as usual.

@@ -48,7 +48,10 @@ describe("per key, per minute", () => {
     }
     const refused = await list(s, full);
     expect(refused).toMatchObject({ status: 429, limit: "20", remaining: "0", retryAfter: "3" });
-    expect(refused.body).toEqual({ type: "error", errors: expect.stringMatching(/^Rate limit exceeded \(20 per minute\)\. Retry in 3 s\.$/) });
+    expect(refused.body).toEqual({
+      type: "error",
+      errors: expect.stringMatching(/^Rate limit exceeded \(20 per minute\)\. Retry in 3 s\.$/),
+    });
     // A refused request used nothing: after Retry-After exactly one more gets through.
     for (let i = 0; i < 5; i++) expect((await list(s, full)).status).toBe(429);
     s.advance(2.9);
@@ -77,12 +80,23 @@ describe("per key, per minute", () => {
     expect(up.status).toBe(200);
     const id = up.body.data.id;
     expect((await s.call(`/api/${id}`, { key: a.full })).status).toBe(200);
-    expect((await s.call(`/api/${id}`, { method: "PATCH", key: a.full, headers: { "Content-Type": "application/json" }, body: '{"title":"x"}' })).status).toBe(200);
+    expect(
+      (
+        await s.call(`/api/${id}`, {
+          method: "PATCH",
+          key: a.full,
+          headers: { "Content-Type": "application/json" },
+          body: '{"title":"x"}',
+        })
+      ).status,
+    ).toBe(200);
     expect((await s.call(`/api/${id}`, { method: "DELETE", key: a.full })).status).toBe(200);
     expect((await list(s, a.full)).status).toBe(429);
     expect((await list(s, b.full)).status).toBe(200);
     // The upload-only key of the same account is another key, with its own budget.
-    expect((await s.call("/api", { method: "POST", key: a.upload, body: uploadForm(await uniquePng("other")) })).status).toBe(200);
+    expect(
+      (await s.call("/api", { method: "POST", key: a.upload, body: uploadForm(await uniquePng("other")) })).status,
+    ).toBe(200);
   });
 });
 
@@ -100,10 +114,15 @@ describe("per day", () => {
   });
 
   it("gives the upload-only key its own, larger, day budget", async () => {
-    const s = service({ RATE_LIMIT_PER_MINUTE: "1000", RATE_LIMIT_FULL_KEY_PER_DAY: "3", RATE_LIMIT_UPLOAD_KEY_PER_DAY: "6" });
+    const s = service({
+      RATE_LIMIT_PER_MINUTE: "1000",
+      RATE_LIMIT_FULL_KEY_PER_DAY: "3",
+      RATE_LIMIT_UPLOAD_KEY_PER_DAY: "6",
+    });
     const { upload } = await newAccount();
     const statuses = [];
-    for (let i = 0; i < 7; i++) statuses.push((await s.call("/api", { method: "POST", key: upload, body: new FormData() })).status);
+    for (let i = 0; i < 7; i++)
+      statuses.push((await s.call("/api", { method: "POST", key: upload, body: new FormData() })).status);
     // Refused uploads (no file: 422) still count; the seventh is over the day budget.
     expect(statuses).toEqual([422, 422, 422, 422, 422, 422, 429]);
   });
@@ -168,8 +187,14 @@ describe("bytes of pieces", () => {
     return form;
   };
   const newUploadId = () => crypto.randomUUID().replaceAll("-", "");
-  const send = (s: ReturnType<typeof service>, key: string, uploadId: string, index: number, bytes: number, ip?: string) =>
-    s.call("/api/chunk", { method: "POST", key, ip, body: pieceForm(uploadId, index, bytes) });
+  const send = (
+    s: ReturnType<typeof service>,
+    key: string,
+    uploadId: string,
+    index: number,
+    bytes: number,
+    ip?: string,
+  ) => s.call("/api/chunk", { method: "POST", key, ip, body: pieceForm(uploadId, index, bytes) });
 
   it("are budgeted per key per day by their size, and a refused piece is not stored", async () => {
     const s = service({ RATE_LIMIT_PIECE_BYTES_PER_DAY: "1000" });
@@ -249,7 +274,12 @@ describe("headers", () => {
     for (const res of [
       await list(s, full),
       await s.call("/api/nosuchid", { key: full }),
-      await s.call("/api/nosuchid", { method: "PATCH", key: full, headers: { "Content-Type": "application/json" }, body: "{" }),
+      await s.call("/api/nosuchid", {
+        method: "PATCH",
+        key: full,
+        headers: { "Content-Type": "application/json" },
+        body: "{",
+      }),
       await s.call("/api", { method: "POST", key: full, body: new FormData() }),
       await list(s, upload),
       await list(s, "fk_wrong"),

@@ -25,7 +25,9 @@ describe("crc32", () => {
       expect(crc32(data), `length ${length}`).toBe(reference(data));
       for (const cut of [1, 3, 8, 13]) {
         if (cut > length) continue;
-        expect(crc32(data.subarray(cut), crc32(data.subarray(0, cut))), `length ${length}, cut ${cut}`).toBe(reference(data));
+        expect(crc32(data.subarray(cut), crc32(data.subarray(0, cut))), `length ${length}, cut ${cut}`).toBe(
+          reference(data),
+        );
       }
     }
   });

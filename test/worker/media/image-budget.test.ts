@@ -17,7 +17,12 @@ const MiB = 1024 * 1024;
 const THUMB: ImageJob = { kind: "thumbnail", width: 280 };
 const WEBP: ImageJob = { kind: "webp", quality: 82 };
 const none = new Map<Codec, number>();
-const image = (format: string, storedWidth: number, storedHeight: number, extra: Partial<SourceImage> = {}): SourceImage => ({
+const image = (
+  format: string,
+  storedWidth: number,
+  storedHeight: number,
+  extra: Partial<SourceImage> = {},
+): SourceImage => ({
   format,
   storedWidth,
   storedHeight,
@@ -41,7 +46,8 @@ describe("the budget rule", () => {
   });
 
   it("sends what the Worker has no codec or room for to the media service", () => {
-    for (const format of ["gif", "bmp", "tiff", "heic", "heif", "avif"]) expect(planImageJob(image(format, 10, 10), THUMB, none).where).toBe("service");
+    for (const format of ["gif", "bmp", "tiff", "heic", "heif", "avif"])
+      expect(planImageJob(image(format, 10, 10), THUMB, none).where).toBe("service");
     expect(planImageJob(image("webp", 10, 10, { animated: true }), THUMB, none).where).toBe("service");
     expect(planImageJob(image("png", 10, 10), { kind: "webp", quality: "lossless" }, none).where).toBe("service");
     // A thumbnail as large as the image: never upscaled, so a 280 px wide strip is encoded whole.
@@ -50,7 +56,10 @@ describe("the budget rule", () => {
 
   it("sends a job that would grow a codec kept for good (png, resize) past its bound to the media service", () => {
     const plan = planImageJob(image("png", 2400, 1800), WEBP, none);
-    expect(plan).toMatchObject({ where: "service", reason: expect.stringMatching(/^png-decode would keep .* for good/) });
+    expect(plan).toMatchObject({
+      where: "service",
+      reason: expect.stringMatching(/^png-decode would keep .* for good/),
+    });
     expect(planImageJob(image("png", 1200, 900), WEBP, none).where).toBe("worker");
   });
 
@@ -59,7 +68,10 @@ describe("the budget rule", () => {
       none,
       new Map(CODECS.map((c) => [c, 16 * MiB])),
       new Map([["jpeg-decode", 40 * MiB]] as [Codec, number][]),
-      new Map([["png-decode", 30 * MiB], ["resize", 12 * MiB]] as [Codec, number][]),
+      new Map([
+        ["png-decode", 30 * MiB],
+        ["resize", 12 * MiB],
+      ] as [Codec, number][]),
     ];
     let admitted = 0;
     for (const format of ["jpeg", "png", "webp"]) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { readImageHeader } from "../../../src/media/image-info";
 import { sniff } from "../../../src/media/sniff";
-import { join, latin1, tiffIfd, u16be, u16le, u32be, u32le } from "../../support/build";
+import { join, latin1, tiffHeader, tiffIfd, tiffOfManySubIfds, u16be, u32be } from "../../support/build";
 import { fixture } from "../helpers";
 
 async function header(path: string, limit?: number) {
@@ -37,7 +37,14 @@ describe("readImageHeader", () => {
   });
 
   it("swaps the stored axes for orientations 5 to 8", async () => {
-    expect(await header("orientation/landscape_6.jpg")).toEqual({ width: 600, height: 450, storedWidth: 450, storedHeight: 600, orientation: 6, jpegFrame: { bits: 8, components: 3 } });
+    expect(await header("orientation/landscape_6.jpg")).toEqual({
+      width: 600,
+      height: 450,
+      storedWidth: 450,
+      storedHeight: 600,
+      orientation: 6,
+      jpegFrame: { bits: 8, components: 3 },
+    });
   });
 
   it("asks for more bytes when the header is cut short, and calls broken headers invalid", async () => {
@@ -60,32 +67,66 @@ describe("readImageHeader", () => {
       new DataView(out.buffer).setUint32(0, 8 + body);
       out.set(new TextEncoder().encode(type), 4);
       let at = 8;
-      for (const p of parts) out.set(p, (at += p.length) - p.length);
+      for (const p of parts) {
+        out.set(p, at);
+        at += p.length;
+      }
       return out;
     };
-    const u32 = (...v: number[]) => new Uint8Array(v.flatMap((x) => [x >>> 24, (x >>> 16) & 255, (x >>> 8) & 255, x & 255]));
+    const u32 = (...v: number[]) =>
+      new Uint8Array(v.flatMap((x) => [x >>> 24, (x >>> 16) & 255, (x >>> 8) & 255, x & 255]));
     const ispe = box("ispe", u32(0, 400, 300));
     const irot = box("irot", new Uint8Array([1]));
     const ipma = box("ipma", u32(0, 1), new Uint8Array([0, 1, 2, 0x81, 0x82]));
-    const meta = box("meta", u32(0), box("pitm", u32(0), new Uint8Array([0, 1])), box("iprp", box("ipco", ispe, irot), ipma));
+    const meta = box(
+      "meta",
+      u32(0),
+      box("pitm", u32(0), new Uint8Array([0, 1])),
+      box("iprp", box("ipco", ispe, irot), ipma),
+    );
     const ftyp = box("ftyp", new TextEncoder().encode("heicmif1"));
     const file = new Uint8Array([...ftyp, ...meta]);
-    expect(readImageHeader("heic", file)).toEqual({ width: 300, height: 400, storedWidth: 400, storedHeight: 300, orientation: 8 });
+    expect(readImageHeader("heic", file)).toEqual({
+      width: 300,
+      height: 400,
+      storedWidth: 400,
+      storedHeight: 300,
+      orientation: 8,
+    });
   });
 
   describe("TIFF", () => {
     const page = (little: boolean, width: number, height: number, next: number) =>
-      tiffIfd(little, [[256, 4, width], [257, 3, height], [0x0112, 3, 6]], next);
-    const pages = (little: boolean) => {
-      const header = join(latin1(little ? "II" : "MM"), little ? [42, 0] : [0, 42], (little ? u32le : u32be)(8));
-      return join(header, page(little, 300, 200, 8 + 42), page(little, 40_000, 10, 8 + 84), page(little, 500, 500, 0));
-    };
+      tiffIfd(
+        little,
+        [
+          [256, 4, width],
+          [257, 3, height],
+          [0x0112, 3, 6],
+        ],
+        next,
+      );
+    const pages = (little: boolean) =>
+      join(
+        tiffHeader(little),
+        page(little, 300, 200, 8 + 42),
+        page(little, 40_000, 10, 8 + 84),
+        page(little, 500, 500, 0),
+      );
 
-    it.each([true, false])("reads every directory (little-endian: %s): the first gives the size, the largest is reported", (little) => {
-      expect(readImageHeader("tiff", pages(little), true)).toEqual({
-        width: 200, height: 300, storedWidth: 300, storedHeight: 200, orientation: 6, largest: { width: 40_000, height: 10 },
-      });
-    });
+    it.each([true, false])(
+      "reads every directory (little-endian: %s): the first gives the size, the largest is reported",
+      (little) => {
+        expect(readImageHeader("tiff", pages(little), true)).toEqual({
+          width: 200,
+          height: 300,
+          storedWidth: 300,
+          storedHeight: 200,
+          orientation: 6,
+          largest: { width: 40_000, height: 10 },
+        });
+      },
+    );
 
     it("waits for a directory (or the offset of the next) past the bytes it has, unless they are the whole file", async () => {
       expect(readImageHeader("tiff", pages(true).subarray(0, 100))).toEqual({ need: "more" });
@@ -97,36 +138,44 @@ describe("readImageHeader", () => {
 
     it.each(["II", "MM"])("calls a BigTIFF (%s) unsupported", (order) => {
       const little = order === "II";
-      const bigtiff = join(latin1(order), little ? [43, 0, 8, 0, 0, 0] : [0, 43, 0, 8, 0, 0], new Uint8Array(8), page(little, 1, 1, 0));
+      const bigtiff = join(
+        latin1(order),
+        little ? [43, 0, 8, 0, 0, 0] : [0, 43, 0, 8, 0, 0],
+        new Uint8Array(8),
+        page(little, 1, 1, 0),
+      );
       expect(readImageHeader("tiff", bigtiff, true)).toEqual({ invalid: "BigTIFF is not supported" });
     });
 
     it("refuses directories that loop or overlap rather than reading them again", () => {
-      const header = join(latin1("MM"), [0, 42], u32be(8));
+      const header = tiffHeader(false);
       const loop = join(header, page(false, 1, 1, 8));
       expect(readImageHeader("tiff", loop, true)).toMatchObject({ width: 1, height: 1 });
       // Sub-directories one byte apart over the same 50 KB of entries: each would read them all again.
       const region = new Uint8Array(50_000).fill(0x10);
       const offsets = Array.from({ length: 200 }, (_, i) => 3000 + i);
       const subIfds = join(u16be(1), u16be(330), u16be(4), u32be(offsets.length), u32be(1000), u32be(0));
-      const overlapping = join(header, subIfds, new Uint8Array(1000 - 8 - subIfds.length), offsets.flatMap((o) => u32be(o)), new Uint8Array(3000 - 1000 - 4 * offsets.length), region);
+      const overlapping = join(
+        header,
+        subIfds,
+        new Uint8Array(1000 - 8 - subIfds.length),
+        offsets.flatMap((o) => u32be(o)),
+        new Uint8Array(3000 - 1000 - 4 * offsets.length),
+        region,
+      );
       expect(readImageHeader("tiff", overlapping, true)).toEqual({ invalid: "TIFF directories overlap" });
     });
 
     it("refuses many SubIFDs entries of zero offsets quickly rather than queueing them all", () => {
       // 2000 SubIFDs entries (tag 330), each listing the same 256 offsets of 0.
-      const entries = 2000;
-      const zeros = 8 + 2 + (entries + 2) * 12 + 4;
-      const subIfds = Array.from({ length: entries }, () => join(u16le(330), u16le(4), u32le(256), u32le(zeros)));
-      const ifd = join(u16le(entries + 2), u16le(256), u16le(4), u32le(1), u32le(1), u16le(257), u16le(4), u32le(1), u32le(1), ...subIfds, u32le(0));
-      const file = join(latin1("II"), [42, 0], u32le(8), ifd, new Uint8Array(4 * 256));
+      const file = tiffOfManySubIfds(2000);
       const start = performance.now();
       expect(readImageHeader("tiff", file, true)).toEqual({ invalid: "a TIFF of more than 256 directories" });
       expect(performance.now() - start).toBeLessThan(1000);
     });
 
     it("reads the first directory and stops at a later one past the first MiB", () => {
-      const header = join(latin1("II"), [42, 0], u32le(8));
+      const header = tiffHeader(true);
       const file = join(header, page(true, 300, 200, 2 * 1024 * 1024), page(true, 40_000, 40_000, 0));
       const first = { width: 200, height: 300, storedWidth: 300, storedHeight: 200, orientation: 6 };
       // Given only the first bytes of a longer file: the later page is out of reach.
@@ -136,13 +185,23 @@ describe("readImageHeader", () => {
       // Fewer bytes than the first MiB: the page may yet arrive.
       expect(readImageHeader("tiff", head.subarray(0, 64 * 1024))).toEqual({ need: "more" });
       // A sub-directory out of reach is not followed either.
-      const subIfd = join(u16le(3), u16le(256), u16le(4), u32le(1), u32le(300), u16le(257), u16le(4), u32le(1), u32le(200), u16le(330), u16le(4), u32le(1), u32le(3 * 1024 * 1024), u32le(0));
+      const subIfd = tiffIfd(true, [
+        [256, 4, 300],
+        [257, 4, 200],
+        [330, 4, 3 * 1024 * 1024],
+      ]);
       const withSub = new Uint8Array(1024 * 1024);
       withSub.set(join(header, subIfd));
-      expect(readImageHeader("tiff", withSub)).toEqual({ width: 300, height: 200, storedWidth: 300, storedHeight: 200, orientation: 1 });
+      expect(readImageHeader("tiff", withSub)).toEqual({
+        width: 300,
+        height: 200,
+        storedWidth: 300,
+        storedHeight: 200,
+        orientation: 1,
+      });
       // The first directory itself must still be within the bytes given.
       const late = new Uint8Array(1024 * 1024);
-      late.set(join(latin1("II"), [42, 0], u32le(2 * 1024 * 1024)));
+      late.set(tiffHeader(true, 2 * 1024 * 1024));
       expect(readImageHeader("tiff", late)).toEqual({ need: "more" });
     });
   });

@@ -49,7 +49,22 @@ describe("sniff", () => {
   });
 
   it("recognises QuickTime files without ftyp and MPEG transport streams", () => {
-    expect(sniff(new Uint8Array([0, 0, 0, 8, ...new TextEncoder().encode("wide"), 0, 0, 0, 8, ...new TextEncoder().encode("mdat")]))?.format).toBe("mov");
+    expect(
+      sniff(
+        new Uint8Array([
+          0,
+          0,
+          0,
+          8,
+          ...new TextEncoder().encode("wide"),
+          0,
+          0,
+          0,
+          8,
+          ...new TextEncoder().encode("mdat"),
+        ]),
+      )?.format,
+    ).toBe("mov");
     const ts = new Uint8Array(188 * 3);
     ts[0] = ts[188] = ts[376] = 0x47;
     expect(sniff(ts)?.format).toBe("mpeg");
@@ -58,7 +73,9 @@ describe("sniff", () => {
   it("refuses audio-only MP4, unknown brands, unknown EBML documents and short or empty input", () => {
     expect(sniff(ftyp("M4A ", "isom"))).toBeNull();
     expect(sniff(ftyp("zzzz"))).toBeNull();
-    expect(sniff(new Uint8Array([0x1a, 0x45, 0xdf, 0xa3, 0x42, 0x82, 0x84, ...new TextEncoder().encode("what")]))).toBeNull();
+    expect(
+      sniff(new Uint8Array([0x1a, 0x45, 0xdf, 0xa3, 0x42, 0x82, 0x84, ...new TextEncoder().encode("what")])),
+    ).toBeNull();
     expect(sniff(new Uint8Array([0xff, 0xd8]))).toBeNull();
     expect(sniff(new Uint8Array())).toBeNull();
     expect(sniff(new TextEncoder().encode("BM not really a bitmap header"))).toBeNull();

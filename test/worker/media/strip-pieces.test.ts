@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { concatBytes } from "../../../src/bytes";
 import { ApiError } from "../../../src/errors";
 import { stripperFor } from "../../../src/media/strip";
-import { EOI, join, jpegSegment, SOI, sof0 } from "../../support/build";
+import { EOI, join, jpegScan, SOI, sof0 } from "../../support/build";
 import { fixture } from "../helpers";
 
 /** A JPEG stripper's output for a file split at the given offsets, or the reason it refused it. */
@@ -11,7 +11,8 @@ function stripJpeg(file: Uint8Array, cuts: number[] = []) {
   const out: Uint8Array[] = [];
   const bounds = [0, ...cuts, file.length];
   try {
-    for (let i = 0; i + 1 < bounds.length; i++) for (const piece of stripper.push(file.subarray(bounds[i], bounds[i + 1]))) out.push(piece);
+    for (let i = 0; i + 1 < bounds.length; i++)
+      for (const piece of stripper.push(file.subarray(bounds[i], bounds[i + 1]))) out.push(piece);
     out.push(...stripper.end());
   } catch (error) {
     if (error instanceof ApiError) return error.message;
@@ -34,13 +35,16 @@ describe("JPEG markers across piece boundaries", () => {
         const split = stripJpeg(file, [cut]);
         if (!same(split, whole)) expect(split, `${name} cut at ${cut}`).toEqual(whole);
       }
-      const bytewise = stripJpeg(file, Array.from({ length: file.length - 1 }, (_, i) => i + 1));
+      const bytewise = stripJpeg(
+        file,
+        Array.from({ length: file.length - 1 }, (_, i) => i + 1),
+      );
       if (!same(bytewise, whole)) expect(bytewise, `${name} byte by byte`).toEqual(whole);
     }
   });
 
   it("sees a marker after 0xFF fill bytes at the end of a scan", () => {
-    const file = join(SOI, sof0(1, 1), jpegSegment(0xda, [1, 1, 0, 0, 63, 0]), [0x12, 0x34, 0xff, 0xff, 0xff], EOI);
+    const file = join(SOI, sof0(1, 1), jpegScan([0x12, 0x34, 0xff, 0xff, 0xff]), EOI);
     expect(stripJpeg(file)).toEqual(file);
     expect(stripJpeg(file, [file.length - 3])).toEqual(file);
   });

@@ -28,7 +28,10 @@ describe("in-Worker image work", () => {
     let release!: (bytes: Uint8Array) => void;
     const stalled = renderInWorker(a.image, THUMB, () => new Promise<Uint8Array>((resolve) => (release = resolve)));
 
-    const other = await within(renderInWorker(b.image, THUMB, async () => b.bytes), 5_000);
+    const other = await within(
+      renderInWorker(b.image, THUMB, async () => b.bytes),
+      5_000,
+    );
     expect(other).not.toBe("waiting");
     if (other === "waiting") return;
     expect(other.plan.where).toBe("worker");

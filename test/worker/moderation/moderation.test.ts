@@ -60,8 +60,13 @@ describe("moderation of titles and descriptions", () => {
     const account = await newAccount();
     const before = (await env.FILES.list({ prefix: "uploads/" })).objects.length;
     const title = await upload(account.full, await uniquePng("m1"), { title: "Look: F0rb!dden w.o.r.d here" });
-    expect(title).toMatchObject({ status: 422, body: { type: "error", errors: "The title was refused by moderation: it contains a blocked term." } });
-    const description = await upload(account.full, await uniquePng("m2"), { description: "ｆｏｒｂｉｄｄｅｎ ｗｏｒｄ" });
+    expect(title).toMatchObject({
+      status: 422,
+      body: { type: "error", errors: "The title was refused by moderation: it contains a blocked term." },
+    });
+    const description = await upload(account.full, await uniquePng("m2"), {
+      description: "ｆｏｒｂｉｄｄｅｎ ｗｏｒｄ",
+    });
     expect(description.body.errors).toBe("The description was refused by moderation: it contains a blocked term.");
     expect((await env.FILES.list({ prefix: "uploads/" })).objects.length).toBe(before);
     expect((await upload(account.full, await uniquePng("m3"), { title: "A fine title" })).status).toBe(200);
@@ -72,12 +77,14 @@ describe("moderation of titles and descriptions", () => {
     const account = await newAccount();
     const { body } = await upload(account.full, await uniquePng("m4"));
     const patch = (title: string) =>
-      json(request(`/api/${body.data.id}`, {
-        key: account.full,
-        method: "PATCH",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ title }),
-      }));
+      json(
+        request(`/api/${body.data.id}`, {
+          key: account.full,
+          method: "PATCH",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ title }),
+        }),
+      );
     expect((await patch("the BLOCKED phrase")).status).toBe(422);
     expect((await json(request(`/api/${body.data.id}`, { key: account.full }))).body.data.title).toBeNull();
     await request("/admin/blocked-terms/blockedphrase", { admin: true, method: "DELETE" });
@@ -114,11 +121,13 @@ describe("flagged content", () => {
     const second = await newAccount();
     const a = (await upload(first.full, png)).body.data;
     const b = (await upload(second.full, png)).body.data;
-    const flagged = await json(request(`/admin/uploads/${a.id}/flag`, {
-      admin: true,
-      method: "POST",
-      json: { reason: "reported" },
-    }));
+    const flagged = await json(
+      request(`/admin/uploads/${a.id}/flag`, {
+        admin: true,
+        method: "POST",
+        json: { reason: "reported" },
+      }),
+    );
     expect(flagged.status).toBe(200);
     expect(flagged.body.data.removed.sort()).toEqual([a.id, b.id].sort());
     expect((await json(request(`/api/${a.id}`, { key: first.full }))).status).toBe(404);
@@ -128,7 +137,10 @@ describe("flagged content", () => {
 
     const third = await newAccount();
     const again = await upload(third.full, png, { allow_duplicate: "1" });
-    expect(again).toMatchObject({ status: 422, body: { type: "error", errors: "This content was previously flagged and cannot be uploaded." } });
+    expect(again).toMatchObject({
+      status: 422,
+      body: { type: "error", errors: "This content was previously flagged and cannot be uploaded." },
+    });
     // Other bytes are fine.
     expect((await upload(third.full, await uniquePng("not-flagged"))).status).toBe(200);
   });
@@ -140,12 +152,21 @@ describe("flagged content", () => {
     const copies: { id: string; src: string; path: string; thumb: string }[] = [];
     for (let n = 0; n < 3; n++) {
       const account = await newAccount();
-      const created = await app.call("/api", { method: "POST", key: account.full, body: uploadForm(png, { allow_duplicate: "1" }) });
+      const created = await app.call("/api", {
+        method: "POST",
+        key: account.full,
+        body: uploadForm(png, { allow_duplicate: "1" }),
+      });
       const { id } = ((await created.json()) as any).data;
       copies.push(((await (await app.call(`/api/${id}`, { key: account.full })).json()) as any).data);
     }
-    const filesOf = async (id: string) => (await env.FILES.list({ prefix: `uploads/${id}/` })).objects.map((o) => o.key).sort();
-    const [stuck, retried, plain] = (await Promise.all(copies.map((copy) => filesOf(copy.id)))) as [string[], string[], string[]];
+    const filesOf = async (id: string) =>
+      (await env.FILES.list({ prefix: `uploads/${id}/` })).objects.map((o) => o.key).sort();
+    const [stuck, retried, plain] = (await Promise.all(copies.map((copy) => filesOf(copy.id)))) as [
+      string[],
+      string[],
+      string[],
+    ];
     expect(stuck).toHaveLength(2); // the file and its thumbnail
     // The first copy's file can never be deleted; the second's thumbnail only on the third try.
     failures.set(stuck.find((key) => key.endsWith(".png"))!, Infinity);
@@ -186,7 +207,10 @@ describe("flagged content", () => {
     const form = new FormData();
     for (const [k, v] of Object.entries({ upload_id: uploadId, index: "0", total: "1" })) form.append(k, v);
     form.append("chunk", new Blob([bytes]));
-    expect((await json(request("/api/chunk", { method: "POST", headers: { "X-API-Key": account.full }, body: form }))).status).toBe(200);
+    expect(
+      (await json(request("/api/chunk", { method: "POST", headers: { "X-API-Key": account.full }, body: form })))
+        .status,
+    ).toBe(200);
     const finish = new FormData();
     finish.append("upload_id", uploadId);
     const res = await json(request("/api", { method: "POST", headers: { "X-API-Key": account.full }, body: finish }));

@@ -85,7 +85,16 @@ describe("addresses a link may not reach", () => {
   });
 
   it("takes IPv4 as plain dotted decimal only, also inside IPv6", () => {
-    for (const address of ["127.1", "0x7f000001", "2130706433", "010.0.0.1", "::ffff:010.0.0.1", "::ffff:0x7f.0.0.1", "example.com", ""]) {
+    for (const address of [
+      "127.1",
+      "0x7f000001",
+      "2130706433",
+      "010.0.0.1",
+      "::ffff:010.0.0.1",
+      "::ffff:0x7f.0.0.1",
+      "example.com",
+      "",
+    ]) {
       expect(checkAddress(address)).toEqual({ allowed: false, reason: "not an IP address" });
     }
     expect(isIpLiteral("127.0.0.1")).toBe(true);

@@ -22,7 +22,13 @@ describe("API keys", () => {
     ["an unknown key", { "X-API-Key": "fk_0000000000000000000000000000000" }],
     ["an empty key", { "X-API-Key": "" }],
   ])("answers %s with 401 in the error envelope", async (_label, headers) => {
-    for (const [method, path] of [["GET", "/api"], ["POST", "/api"], ["GET", "/api/x"], ["PATCH", "/api/x"], ["DELETE", "/api/x"]] as const) {
+    for (const [method, path] of [
+      ["GET", "/api"],
+      ["POST", "/api"],
+      ["GET", "/api/x"],
+      ["PATCH", "/api/x"],
+      ["DELETE", "/api/x"],
+    ] as const) {
       const res = await json(request(path, { method, headers }));
       expect(res.status, `${method} ${path}`).toBe(401);
       expect(res.body).toEqual({ type: "error", errors: expect.any(String) });
@@ -34,13 +40,20 @@ describe("API keys", () => {
     const up = await upload(account.upload, await uniquePng("upload-key"));
     expect(up.status).toBe(200);
     const id = up.body.data.id;
-    for (const [method, path] of [["GET", ""], ["GET", `/${id}`], ["PATCH", `/${id}`], ["DELETE", `/${id}`]]) {
-      const res = await json(request(`/api${path!}`, {
-        key: account.upload,
-        method,
-        body: method === "PATCH" ? JSON.stringify({ title: "x" }) : undefined,
-        headers: { "Content-Type": "application/json" },
-      }));
+    for (const [method, path] of [
+      ["GET", ""],
+      ["GET", `/${id}`],
+      ["PATCH", `/${id}`],
+      ["DELETE", `/${id}`],
+    ]) {
+      const res = await json(
+        request(`/api${path!}`, {
+          key: account.upload,
+          method,
+          body: method === "PATCH" ? JSON.stringify({ title: "x" }) : undefined,
+          headers: { "Content-Type": "application/json" },
+        }),
+      );
       expect(res.status, `${method} ${path}`).toBe(401);
       expect(res.body.type).toBe("error");
     }
@@ -53,7 +66,9 @@ describe("API keys", () => {
     const account = await newAccount();
     expect(account.full).toMatch(/^fk_[0-9A-Za-z]{32}$/);
     expect(account.upload).toMatch(/^uk_[0-9A-Za-z]{32}$/);
-    const rows = await env.DB.prepare("SELECT key_hash FROM api_keys WHERE account_id = ?").bind(account.id).all<{ key_hash: string }>();
+    const rows = await env.DB.prepare("SELECT key_hash FROM api_keys WHERE account_id = ?")
+      .bind(account.id)
+      .all<{ key_hash: string }>();
     expect(rows.results).toHaveLength(2);
     for (const { key_hash } of rows.results) {
       expect(key_hash).toMatch(/^[0-9a-f]{64}$/);
@@ -63,11 +78,13 @@ describe("API keys", () => {
 
   it("invalidates the old key at once when a key is regenerated", async () => {
     const account = await newAccount();
-    const res = await json(request(`/admin/accounts/${account.id}/keys`, {
-      admin: true,
-      method: "POST",
-      json: { kind: "full" },
-    }));
+    const res = await json(
+      request(`/admin/accounts/${account.id}/keys`, {
+        admin: true,
+        method: "POST",
+        json: { kind: "full" },
+      }),
+    );
     expect(res.status).toBe(200);
     expect(res.body.data.key).toMatch(/^fk_/);
     expect((await json(request("/api", { key: account.full }))).status).toBe(401);
@@ -75,11 +92,13 @@ describe("API keys", () => {
     // The upload key is untouched.
     expect((await upload(account.upload, await uniquePng("regen"))).status).toBe(200);
 
-    const up = await json(request(`/admin/accounts/${account.id}/keys`, {
-      admin: true,
-      method: "POST",
-      json: { kind: "upload" },
-    }));
+    const up = await json(
+      request(`/admin/accounts/${account.id}/keys`, {
+        admin: true,
+        method: "POST",
+        json: { kind: "upload" },
+      }),
+    );
     expect((await upload(account.upload, await uniquePng("regen-2"))).status).toBe(401);
     expect((await upload(up.body.data.key, await uniquePng("regen-3"))).status).toBe(200);
   });
@@ -143,7 +162,12 @@ describe("admin API", () => {
     const call = async (token: string | undefined, ip = ownIp) => {
       const headers: Record<string, string> = { "Content-Type": "application/json" };
       if (token !== undefined) headers.Authorization = `Bearer ${token}`;
-      const res = await app.call("/admin/accounts", { method: "POST", ip, headers, body: JSON.stringify({ name: "x" }) });
+      const res = await app.call("/admin/accounts", {
+        method: "POST",
+        ip,
+        headers,
+        body: JSON.stringify({ name: "x" }),
+      });
       return { status: res.status, retryAfter: res.headers.get("Retry-After"), body: (await res.json()) as any };
     };
     return { call, advance: (seconds: number) => (app.clock.now += seconds * 1000) };
@@ -153,7 +177,11 @@ describe("admin API", () => {
     const s = adminService();
     for (let i = 0; i < 5; i++) expect((await s.call(`wrong-${i}`)).status).toBe(401);
     const throttled = await s.call("wrong");
-    expect(throttled).toMatchObject({ status: 429, retryAfter: "1", body: { type: "error", errors: expect.stringMatching(/admin token/) } });
+    expect(throttled).toMatchObject({
+      status: 429,
+      retryAfter: "1",
+      body: { type: "error", errors: expect.stringMatching(/admin token/) },
+    });
     // Nothing is answered while the IP waits, the right token included.
     expect((await s.call(env.ADMIN_TOKEN)).status).toBe(429);
     expect((await s.call(undefined)).status).toBe(429);
@@ -170,14 +198,18 @@ describe("admin API", () => {
 
   it("counts wrong tokens before answering: of 20 simultaneous ones, 5 are answered", async () => {
     const s = adminService();
-    const statuses = (await Promise.all(Array.from({ length: 20 }, (_, i) => s.call(`wrong-${i}`)))).map((r) => r.status);
+    const statuses = (await Promise.all(Array.from({ length: 20 }, (_, i) => s.call(`wrong-${i}`)))).map(
+      (r) => r.status,
+    );
     expect(statuses.filter((x) => x === 401)).toHaveLength(5);
     expect(statuses.filter((x) => x === 429)).toHaveLength(15);
   });
 
   it("never holds back the operator's parallel requests", async () => {
     const s = adminService();
-    const statuses = (await Promise.all(Array.from({ length: 20 }, () => s.call(env.ADMIN_TOKEN)))).map((r) => r.status);
+    const statuses = (await Promise.all(Array.from({ length: 20 }, () => s.call(env.ADMIN_TOKEN)))).map(
+      (r) => r.status,
+    );
     expect(statuses).toEqual(Array(20).fill(201));
   });
 
@@ -202,27 +234,51 @@ describe("admin API", () => {
 
   it("validates its input", async () => {
     expect((await json(request("/admin/accounts", { admin: true, method: "POST", json: {} }))).status).toBe(422);
-    expect((await json(request("/admin/accounts", {
-      admin: true,
-      method: "POST",
-      json: { name: "   " },
-    }))).status).toBe(422);
+    expect(
+      (
+        await json(
+          request("/admin/accounts", {
+            admin: true,
+            method: "POST",
+            json: { name: "   " },
+          }),
+        )
+      ).status,
+    ).toBe(422);
     const bad = await json(request("/admin/accounts", { admin: true, method: "POST", json: "not json", headers: {} }));
     expect(bad.status).toBe(422);
-    const malformed = await json(request("/admin/accounts", { method: "POST", headers: { Authorization: `Bearer ${env.ADMIN_TOKEN}`, "Content-Type": "application/json" }, body: "{nope" }));
+    const malformed = await json(
+      request("/admin/accounts", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${env.ADMIN_TOKEN}`, "Content-Type": "application/json" },
+        body: "{nope",
+      }),
+    );
     expect(malformed.status).toBe(400);
     expect(malformed.body.type).toBe("error");
     const account = await newAccount();
-    expect((await json(request(`/admin/accounts/${account.id}/keys`, {
-      admin: true,
-      method: "POST",
-      json: { kind: "admin" },
-    }))).status).toBe(422);
-    expect((await json(request("/admin/accounts/nope/keys", {
-      admin: true,
-      method: "POST",
-      json: { kind: "full" },
-    }))).status).toBe(404);
+    expect(
+      (
+        await json(
+          request(`/admin/accounts/${account.id}/keys`, {
+            admin: true,
+            method: "POST",
+            json: { kind: "admin" },
+          }),
+        )
+      ).status,
+    ).toBe(422);
+    expect(
+      (
+        await json(
+          request("/admin/accounts/nope/keys", {
+            admin: true,
+            method: "POST",
+            json: { kind: "full" },
+          }),
+        )
+      ).status,
+    ).toBe(404);
     expect((await json(request("/admin/accounts/nope/ban", { admin: true, method: "PUT" }))).status).toBe(404);
     expect((await json(request("/admin/ip-bans/not-an-ip!", { admin: true, method: "PUT" }))).status).toBe(422);
     expect((await json(request("/admin/accounts", { admin: true, method: "GET" }))).status).toBe(405);
@@ -233,7 +289,12 @@ describe("admin API", () => {
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       type: "success",
-      data: { id: expect.any(String), name: "Alice", full_key: expect.stringMatching(/^fk_/), upload_key: expect.stringMatching(/^uk_/) },
+      data: {
+        id: expect.any(String),
+        name: "Alice",
+        full_key: expect.stringMatching(/^fk_/),
+        upload_key: expect.stringMatching(/^uk_/),
+      },
     });
     expect((await upload(res.body.data.full_key, await fixture("tiny/gif.gif"))).status).toBe(200);
   });

@@ -10,7 +10,18 @@ const YEAR = "public, max-age=31536000, immutable";
 const BROWSER_YEAR = "private, max-age=31536000, immutable";
 
 type Route = "src" | "path" | "unsigned path" | "thumb" | "page" | "page with password" | "delete page";
-type State = "unlisted" | "private" | "public" | "expiring" | "public expiring" | "locked" | "view-limited" | "used up" | "deleted" | "flagged" | "expired";
+type State =
+  | "unlisted"
+  | "private"
+  | "public"
+  | "expiring"
+  | "public expiring"
+  | "locked"
+  | "view-limited"
+  | "used up"
+  | "deleted"
+  | "flagged"
+  | "expired";
 
 const PASSWORD = "open sesame";
 
@@ -35,7 +46,11 @@ const FIELDS: Record<State, Record<string, string>> = {
 async function inState(state: State) {
   const s = service();
   const account = await newAccount();
-  const created = await s.call("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng(`${state}-${crypto.randomUUID()}`), FIELDS[state]) });
+  const created = await s.call("/api", {
+    method: "POST",
+    key: account.full,
+    body: uploadForm(await uniquePng(`${state}-${crypto.randomUUID()}`), FIELDS[state]),
+  });
   const data = ((await created.json()) as any).data;
   const owned = ((await (await s.call(`/api/${data.id}`, { key: account.full })).json()) as any).data;
   if (!owned.thumb) throw new Error("no thumbnail was made");
@@ -49,7 +64,8 @@ async function inState(state: State) {
     "unsigned path": () => s.call(owned.path.split("?")[0]),
     thumb: () => s.call(owned.thumb),
     page: () => s.call(data.direct),
-    "page with password": () => s.call(data.direct, { method: "POST", body: new URLSearchParams({ password: PASSWORD }) }),
+    "page with password": () =>
+      s.call(data.direct, { method: "POST", body: new URLSearchParams({ password: PASSWORD }) }),
     "delete page": () => s.call(data.delete_url),
   };
   return routes;
@@ -130,7 +146,11 @@ describe("Cache-Control of the API", () => {
   it("keeps answers, which may carry signed links and come for a key in the query, out of shared caches", async () => {
     const s = service();
     const account = await newAccount();
-    const created = await s.call("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng("api-cache"), { password: PASSWORD }) });
+    const created = await s.call("/api", {
+      method: "POST",
+      key: account.full,
+      body: uploadForm(await uniquePng("api-cache"), { password: PASSWORD }),
+    });
     const id = ((await created.json()) as any).data.id;
     expect(created.headers.get("Cache-Control")).toBe(NO_STORE);
     for (const url of [`/api?key=${account.full}`, `/api/${id}?key=${account.full}`, "/api/nosuch?key=wrong"]) {

@@ -88,7 +88,11 @@ describe("D1 read replication", () => {
     const account = await newAccount();
     const { db, starts } = recordingDb();
     const app = clockedApp({ DB: db });
-    const res = await app.call("/api", { method: "POST", key: account.upload, body: uploadForm(await uniquePng("sessions-1")) });
+    const res = await app.call("/api", {
+      method: "POST",
+      key: account.upload,
+      body: uploadForm(await uniquePng("sessions-1")),
+    });
     expect(res.status).toBe(200);
     expect(starts).toEqual(["first-primary"]);
     const written = res.headers.get("X-D1-Bookmark");
@@ -100,7 +104,11 @@ describe("D1 read replication", () => {
     const account = await newAccount();
     const { db, starts } = recordingDb();
     const app = clockedApp({ DB: db });
-    const uploaded = await app.call("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng("sessions-2")) });
+    const uploaded = await app.call("/api", {
+      method: "POST",
+      key: account.full,
+      body: uploadForm(await uniquePng("sessions-2")),
+    });
     const { id } = ((await uploaded.json()) as any).data;
     const written = uploaded.headers.get("X-D1-Bookmark")!;
     starts.length = 0;
@@ -119,7 +127,9 @@ describe("D1 read replication", () => {
     await app.call("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng("sessions-3")) });
     // Another account's write moves the database on.
     const other = await newAccount();
-    const later = (await app.call("/api", { method: "POST", key: other.full, body: uploadForm(await uniquePng("sessions-4")) })).headers.get("X-D1-Bookmark")!;
+    const later = (
+      await app.call("/api", { method: "POST", key: other.full, body: uploadForm(await uniquePng("sessions-4")) })
+    ).headers.get("X-D1-Bookmark")!;
     starts.length = 0;
     const res = await app.call("/api", { key: account.full, headers: { "X-D1-Bookmark": later } });
     expect(res.status).toBe(200);
@@ -148,7 +158,12 @@ describe("D1 read replication", () => {
   it("finds a key made a moment ago even when every replica is behind it", async () => {
     const account = await newAccount();
     // A replica behind the key's creation answers "no such key"; the key is looked up on the primary.
-    const empty = { first: async () => null, all: async () => ({ results: [] }), raw: async () => [], run: async () => ({ results: [] }) };
+    const empty = {
+      first: async () => null,
+      all: async () => ({ results: [] }),
+      raw: async () => [],
+      run: async () => ({ results: [] }),
+    };
     const lagging = new Proxy(env.DB, {
       get(target, property) {
         if (property === "withSession") {
@@ -156,7 +171,10 @@ describe("D1 read replication", () => {
             const session = target.withSession(start);
             if (start === "first-primary") return session;
             return new Proxy(session, {
-              get: (s, p) => (p === "prepare" ? () => ({ bind: () => empty, ...empty }) : Reflect.get(s, p).bind?.(s) ?? Reflect.get(s, p)),
+              get: (s, p) =>
+                p === "prepare"
+                  ? () => ({ bind: () => empty, ...empty })
+                  : (Reflect.get(s, p).bind?.(s) ?? Reflect.get(s, p)),
             });
           };
         }
@@ -172,13 +190,19 @@ describe("D1 read replication", () => {
     const account = await newAccount();
     const { db, ran, freeze } = replicatedDb();
     const app = clockedApp({ DB: db });
-    const uploaded = await app.call("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng("sessions-6")) });
+    const uploaded = await app.call("/api", {
+      method: "POST",
+      key: account.full,
+      body: uploadForm(await uniquePng("sessions-6")),
+    });
     const { id } = ((await uploaded.json()) as any).data;
     const written = uploaded.headers.get("X-D1-Bookmark")!;
     ran.length = 0;
 
     expect((await app.call(`/api/${id}`, { key: account.full })).status).toBe(200);
-    const startsOf = (table: string) => [...new Set(ran.filter((r) => r.sql.includes(`from "${table}"`)).map((r) => r.start))];
+    const startsOf = (table: string) => [
+      ...new Set(ran.filter((r) => r.sql.includes(`from "${table}"`)).map((r) => r.start)),
+    ];
     expect(startsOf("api_keys")).toEqual(["first-primary"]);
     // The request's own reads still go wherever the account's last write has reached.
     expect(startsOf("uploads")).toEqual([written]);
@@ -198,7 +222,11 @@ describe("D1 read replication", () => {
 
   it("refuses a malformed bookmark with 400 in the error envelope", async () => {
     const account = await newAccount();
-    for (const sent of ["garbage", "00000000-0000000b-00000000", `${"0".repeat(8)}-${"0".repeat(8)}-${"0".repeat(8)}-${"0".repeat(31)}g`]) {
+    for (const sent of [
+      "garbage",
+      "00000000-0000000b-00000000",
+      `${"0".repeat(8)}-${"0".repeat(8)}-${"0".repeat(8)}-${"0".repeat(31)}g`,
+    ]) {
       const res = await clockedApp().call("/api", { key: account.full, headers: { "X-D1-Bookmark": sent } });
       expect(res.status, sent).toBe(400);
       expect(await res.json()).toEqual({ type: "error", errors: expect.stringContaining("X-D1-Bookmark") });
@@ -226,7 +254,11 @@ describe("D1 read replication", () => {
   it("lets browsers send and read the bookmark header", async () => {
     const preflight = await clockedApp().call("/api", {
       method: "OPTIONS",
-      headers: { Origin: "https://app.example", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-api-key, x-d1-bookmark" },
+      headers: {
+        Origin: "https://app.example",
+        "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "x-api-key, x-d1-bookmark",
+      },
     });
     expect(preflight.headers.get("Access-Control-Allow-Headers")?.toLowerCase()).toContain("x-d1-bookmark");
     const account = await newAccount();

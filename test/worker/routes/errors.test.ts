@@ -52,12 +52,14 @@ describe("error envelope", () => {
   it("answers an oversized JSON body with 413", async () => {
     const account = await newAccount();
     const id = (await upload(account.full, await uniquePng("big-json"))).body.data.id;
-    const res = await json(request(`/api/${id}`, {
-      key: account.full,
-      method: "PATCH",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ title: "x", padding: "y".repeat(100_000) }),
-    }));
+    const res = await json(
+      request(`/api/${id}`, {
+        key: account.full,
+        method: "PATCH",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ title: "x", padding: "y".repeat(100_000) }),
+      }),
+    );
     expect(res.status).toBe(413);
     expect(res.body.type).toBe("error");
   });
@@ -92,7 +94,11 @@ describe("cross-origin use", () => {
   it("answers CORS preflights for the API, allowing the key header", async () => {
     const res = await request("/api", {
       method: "OPTIONS",
-      headers: { Origin: "https://app.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "x-api-key" },
+      headers: {
+        Origin: "https://app.example",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "x-api-key",
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
@@ -114,6 +120,7 @@ describe("public URLs", () => {
       app: { bindings: { PUBLIC_ORIGIN: "https://media.example.com/" } },
     });
     const data = ((await res.json()) as { data: Record<string, string> }).data;
-    for (const field of ["src", "path", "direct", "delete_url"]) expect(data[field]).toMatch(/^https:\/\/media\.example\.com\/[a-z]\//);
+    for (const field of ["src", "path", "direct", "delete_url"])
+      expect(data[field]).toMatch(/^https:\/\/media\.example\.com\/[a-z]\//);
   });
 });

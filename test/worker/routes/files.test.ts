@@ -9,13 +9,23 @@ async function uploaded(fields: Record<string, string> = {}, bytes?: Uint8Array)
   const file = bytes ?? (await fixture("pngsuite/basn6a16.png"));
   const res = await upload(account.full, file, fields);
   const data = res.body.data;
-  return { account, data, file, src: new URL(data.src).pathname, path: new URL(data.path).pathname, direct: new URL(data.direct).pathname };
+  return {
+    account,
+    data,
+    file,
+    src: new URL(data.src).pathname,
+    path: new URL(data.path).pathname,
+    direct: new URL(data.direct).pathname,
+  };
 }
 
 describe("src and path", () => {
   it("stream the file with type, length, ETag, caching and nosniff headers", async () => {
     const { src, path, file } = await uploaded();
-    for (const [url, cache] of [[src, "public, no-cache"], [path, "private, max-age=31536000, immutable"]] as const) {
+    for (const [url, cache] of [
+      [src, "public, no-cache"],
+      [path, "private, max-age=31536000, immutable"],
+    ] as const) {
       const res = await request(url);
       expect(res.status).toBe(200);
       expect(res.headers.get("Content-Type")).toBe("image/png");

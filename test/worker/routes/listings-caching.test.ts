@@ -27,12 +27,18 @@ describe("the listings under load", () => {
       expect(cacheControl, path).toBe("public, max-age=60");
       expect(path === "/sitemap.xml" ? sitemapLists(text) : idsIn(text).includes(shown.id), path).toBe(true);
     }
-    expect((await json(request(`/api/${shown.id}`, {
-      key: account.full,
-      method: "PATCH",
-      headers: { "Content-Type": "application/json" },
-      body: '{"visibility":"unlisted"}',
-    }))).status).toBe(200);
+    expect(
+      (
+        await json(
+          request(`/api/${shown.id}`, {
+            key: account.full,
+            method: "PATCH",
+            headers: { "Content-Type": "application/json" },
+            body: '{"visibility":"unlisted"}',
+          }),
+        )
+      ).status,
+    ).toBe(200);
 
     // Half a minute later: the copies made before the change, fresh for the other half.
     s.clock.now += 30_000;
@@ -42,7 +48,11 @@ describe("the listings under load", () => {
       if (path !== "/sitemap.xml") expect(idsIn(text), path).toContain(shown.id);
     }
     // A request with credentials is answered afresh, and leaves no copy behind.
-    for (const headers of [{ Cookie: "session=1" }, { Authorization: "Bearer x" }, { "X-API-Key": account.full }] as Record<string, string>[]) {
+    for (const headers of [
+      { Cookie: "session=1" },
+      { Authorization: "Bearer x" },
+      { "X-API-Key": account.full },
+    ] as Record<string, string>[]) {
       const res = await s.get("/feed.atom", headers);
       expect(idsIn(await res.text()), JSON.stringify(headers)).not.toContain(shown.id);
     }
@@ -59,7 +69,8 @@ describe("the listings under load", () => {
 
   it("throttle a client's requests that the cache cannot answer", async () => {
     const s = site();
-    for (let page = 1; page <= 60; page++) expect((await s.get(`/gallery?page=${page}`)).status, `page ${page}`).toBe(200);
+    for (let page = 1; page <= 60; page++)
+      expect((await s.get(`/gallery?page=${page}`)).status, `page ${page}`).toBe(200);
     const refused = await s.get("/gallery?page=61");
     expect(refused.status).toBe(429);
     expect(refused.headers.get("Retry-After")).toBe("1");

@@ -8,12 +8,14 @@ import { idsIn, share, site } from "./listings-support";
 const NOT_XML = ["\u0000", "\u0001", "\u0008", "\u000B", "\u000C", "\u001F", "\uFFFE", "\uFFFF", "\uD800"];
 
 const patch = (key: string, id: string, body: unknown) =>
-  json(request(`/api/${id}`, {
-    key,
-    method: "PATCH",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body),
-  }));
+  json(
+    request(`/api/${id}`, {
+      key,
+      method: "PATCH",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    }),
+  );
 
 describe("text in the XML listings", () => {
   it("refuses titles and descriptions with characters XML does not allow, and keeps tabs and line breaks", async () => {
@@ -21,13 +23,24 @@ describe("text in the XML listings", () => {
     const { id } = await share(account, "controls", { visibility: "public" });
     for (const ch of NOT_XML) {
       const label = `U+${ch.charCodeAt(0).toString(16)}`;
-      expect(await patch(account.full, id, { title: `Bell${ch}title` }), label).toMatchObject({ status: 422, body: { errors: expect.stringMatching(/^title: /) } });
-      expect(await patch(account.full, id, { description: `Bell${ch}description` }), label).toMatchObject({ status: 422, body: { errors: expect.stringMatching(/^description: /) } });
+      expect(await patch(account.full, id, { title: `Bell${ch}title` }), label).toMatchObject({
+        status: 422,
+        body: { errors: expect.stringMatching(/^title: /) },
+      });
+      expect(await patch(account.full, id, { description: `Bell${ch}description` }), label).toMatchObject({
+        status: 422,
+        body: { errors: expect.stringMatching(/^description: /) },
+      });
     }
     // A form can carry every one of them but the unpaired surrogate (UTF-8 cannot).
     for (const ch of NOT_XML.filter((c) => c !== "\uD800")) {
-      const res = await upload(account.full, await uniquePng(`controls-${ch.charCodeAt(0)}`), { description: `Bell${ch}end` });
-      expect(res, `U+${ch.charCodeAt(0).toString(16)}`).toMatchObject({ status: 422, body: { errors: expect.stringMatching(/^description: /) } });
+      const res = await upload(account.full, await uniquePng(`controls-${ch.charCodeAt(0)}`), {
+        description: `Bell${ch}end`,
+      });
+      expect(res, `U+${ch.charCodeAt(0).toString(16)}`).toMatchObject({
+        status: 422,
+        body: { errors: expect.stringMatching(/^description: /) },
+      });
     }
     const kept = await patch(account.full, id, { title: "Tab\there", description: "Line one\nline two\r\nline three" });
     expect(kept.status).toBe(200);
@@ -40,7 +53,9 @@ describe("text in the XML listings", () => {
     // Rows stored before such text was refused: written as they are.
     const title = "Bell\u0007 vtab\u000B nonchar\uFFFE end";
     const description = "Form\u000Cfeed \u0001<b>&amp;\u001F";
-    await env.DB.prepare("UPDATE uploads SET title = ?, description = ? WHERE id = ?").bind(title, description, id).run();
+    await env.DB.prepare("UPDATE uploads SET title = ?, description = ? WHERE id = ?")
+      .bind(title, description, id)
+      .run();
 
     const s = site();
     for (const path of ["/feed.atom", "/sitemap.xml", "/sitemap-1.xml"]) {

@@ -27,11 +27,15 @@ describe("the public listings", () => {
 
     const index = await s.get("/sitemap.xml");
     expect(index.headers.get("Content-Type")).toBe("application/xml; charset=utf-8");
-    expect(await index.text()).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<sitemapindex xmlns="http:\/\/www.sitemaps.org\/schemas\/sitemap\/0.9">/);
+    expect(await index.text()).toMatch(
+      /^<\?xml version="1.0" encoding="UTF-8"\?>\n<sitemapindex xmlns="http:\/\/www.sitemaps.org\/schemas\/sitemap\/0.9">/,
+    );
     const sitemap = await s.get("/sitemap-1.xml");
     expect(sitemap.headers.get("Content-Type")).toBe("application/xml; charset=utf-8");
     const xml = await sitemap.text();
-    expect(xml).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<urlset xmlns="http:\/\/www.sitemaps.org\/schemas\/sitemap\/0.9">/);
+    expect(xml).toMatch(
+      /^<\?xml version="1.0" encoding="UTF-8"\?>\n<urlset xmlns="http:\/\/www.sitemaps.org\/schemas\/sitemap\/0.9">/,
+    );
     expect(xml).toContain(`<url><loc>${s.origin}/gallery</loc></url>`);
     expect(xml).toContain(`<url><loc>${direct(newer)}</loc><lastmod>`);
     for (const upload of hidden) expect(idsIn(xml)).not.toContain(upload.id);
@@ -48,7 +52,13 @@ describe("the public listings", () => {
     expect(atom).not.toContain(`/t/${locked.id}/`);
 
     // Made private, an upload is in no listing made afterwards.
-    await json(request(`/api/${newer.id}`, { method: "PATCH", headers: { "X-API-Key": account.full, "Content-Type": "application/json" }, body: '{"visibility":"private"}' }));
+    await json(
+      request(`/api/${newer.id}`, {
+        method: "PATCH",
+        headers: { "X-API-Key": account.full, "Content-Type": "application/json" },
+        body: '{"visibility":"private"}',
+      }),
+    );
     const after = site();
     expect(idsIn(await (await after.get("/gallery")).text())).not.toContain(newer.id);
     expect(idsIn(await (await after.get("/sitemap-1.xml")).text())).not.toContain(newer.id);
@@ -59,8 +69,18 @@ describe("the public listings", () => {
     const account = await newAccount();
     const secret = { title: "Scan of my passport", description: "Number 123456789, valid until 2031" };
     const locked = await share(account, "locked-text", { visibility: "public", password: "pw", ...secret });
-    const limited = await share(account, "limited-text", { visibility: "public", max_views: "5", title: "Five views", description: "Shown on its page" });
-    const usedUp = await share(account, "used-up-text", { visibility: "public", max_views: "1", title: "One view", description: "Seen once already" });
+    const limited = await share(account, "limited-text", {
+      visibility: "public",
+      max_views: "5",
+      title: "Five views",
+      description: "Shown on its page",
+    });
+    const usedUp = await share(account, "used-up-text", {
+      visibility: "public",
+      max_views: "1",
+      title: "One view",
+      description: "Seen once already",
+    });
     expect((await request(new URL(usedUp.src).pathname)).status).toBe(200);
 
     // The page of the locked upload, without the password: the form, and neither title nor description.
@@ -95,7 +115,8 @@ describe("the public listings", () => {
     const account = await newAccount();
     const before = idsIn(await (await site().get("/gallery")).text()).length;
     const made: string[] = [];
-    for (let i = 0; i < GALLERY_PAGE_SIZE + 1 - before; i++) made.push((await share(account, `page-${i}`, { visibility: "public" })).id);
+    for (let i = 0; i < GALLERY_PAGE_SIZE + 1 - before; i++)
+      made.push((await share(account, `page-${i}`, { visibility: "public" })).id);
     const s = site();
     const first = await (await s.get("/gallery")).text();
     expect(idsIn(first)).toHaveLength(GALLERY_PAGE_SIZE);

@@ -7,7 +7,11 @@ const ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt; &quot;double&quot; &#39;s
 
 async function hostileUpload(fields: Record<string, string> = {}) {
   const account = await newAccount();
-  const res = await upload(account.full, await uniquePng(crypto.randomUUID()), { title: HOSTILE, description: `${HOSTILE} (description)`, ...fields });
+  const res = await upload(account.full, await uniquePng(crypto.randomUUID()), {
+    title: HOSTILE,
+    description: `${HOSTILE} (description)`,
+    ...fields,
+  });
   expect(res.status).toBe(200);
   return res.body.data as { direct: string; delete_url: string };
 }
@@ -38,7 +42,10 @@ describe("pages show text people wrote escaped", () => {
 
   it("on a locked upload's page, once the password is right", async () => {
     const { direct } = await hostileUpload({ password: "right" });
-    const res = await request(new URL(direct).pathname, { method: "POST", body: new URLSearchParams({ password: "right" }) });
+    const res = await request(new URL(direct).pathname, {
+      method: "POST",
+      body: new URLSearchParams({ password: "right" }),
+    });
     expect(res.status).toBe(200);
     const html = await res.text();
     expect(html).toContain(`<h1>${ESCAPED}</h1>`);

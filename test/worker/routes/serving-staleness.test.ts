@@ -8,7 +8,16 @@ import { runMediaJob } from "../../../src/uploads/media-jobs/jobs";
 import { recordOf, RECORD_TTL_MS, type ServingRecord } from "../../../src/uploads/serving/record";
 import { isolateMemo, recordStore } from "../../../src/uploads/serving/record-store";
 import {
-  clockedApp, DEAD_SERVICE, fixture, json, newAccount, startApp, uniquePng, uploadForm, ORIGIN, type TestAccount,
+  clockedApp,
+  DEAD_SERVICE,
+  fixture,
+  json,
+  newAccount,
+  startApp,
+  uniquePng,
+  uploadForm,
+  ORIGIN,
+  type TestAccount,
   request,
 } from "../helpers";
 
@@ -38,7 +47,11 @@ async function api(key: string, path: string, init: RequestInit = {}) {
 }
 
 const patch = (account: TestAccount, id: string, body: object) =>
-  api(account.full, `/${id}`, { method: "PATCH", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  api(account.full, `/${id}`, {
+    method: "PATCH",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 async function read(url: string, init: RequestInit = {}) {
   const res = await call(local(url), init);
@@ -53,8 +66,15 @@ interface Urls {
 }
 
 /** A plainly served upload whose thumbnail is made, as the API describes it. */
-async function plainUpload(account: TestAccount, fields: Record<string, string> = {}, bytes?: Uint8Array): Promise<Urls> {
-  const created = await api(account.full, "", { method: "POST", body: uploadForm(bytes ?? (await uniquePng(crypto.randomUUID())), fields) });
+async function plainUpload(
+  account: TestAccount,
+  fields: Record<string, string> = {},
+  bytes?: Uint8Array,
+): Promise<Urls> {
+  const created = await api(account.full, "", {
+    method: "POST",
+    body: uploadForm(bytes ?? (await uniquePng(crypto.randomUUID())), fields),
+  });
   expect(created.status).toBe(200);
   const { data } = (await api(account.full, `/${created.body.data.id}`)).body;
   expect(data.thumb).toMatch(/\/t\//);
@@ -75,7 +95,10 @@ async function warm(upload: Urls): Promise<ServingRecord> {
  */
 async function holdStale(record: ServingRecord, where: "memo" | "cache") {
   const pending: Promise<unknown>[] = [];
-  recordStore(isolateMemo, caches.default, (work) => pending.push(work)).remember({ ...record, freshUntil: clock.now + RECORD_TTL_MS }, clock.now);
+  recordStore(isolateMemo, caches.default, (work) => pending.push(work)).remember(
+    { ...record, freshUntil: clock.now + RECORD_TTL_MS },
+    clock.now,
+  );
   await Promise.all(pending);
   if (where === "cache") isolateMemo.delete(record.id);
 }
@@ -140,8 +163,14 @@ describe("a remembered record answers without the database", () => {
   });
 
   it("a locked, view-limited or converting upload is never remembered", async () => {
-    const locked = await api(account.full, "", { method: "POST", body: uploadForm(await uniquePng(crypto.randomUUID()), { password: "pw" }) });
-    const limited = await api(account.full, "", { method: "POST", body: uploadForm(await uniquePng(crypto.randomUUID()), { max_views: "5" }) });
+    const locked = await api(account.full, "", {
+      method: "POST",
+      body: uploadForm(await uniquePng(crypto.randomUUID()), { password: "pw" }),
+    });
+    const limited = await api(account.full, "", {
+      method: "POST",
+      body: uploadForm(await uniquePng(crypto.randomUUID()), { max_views: "5" }),
+    });
     for (const { body } of [locked, limited]) {
       await read(body.data.src);
       expect(isolateMemo.get(body.data.id)).toBeUndefined();
@@ -256,11 +285,17 @@ describe("after the API answers a change, every URL tells the new truth, even wh
   it("admin flag", async () => {
     const upload = await plainUpload(account);
     const record = await warm(upload);
-    expect((await json(request(`/admin/uploads/${upload.id}/flag`, {
-      admin: true,
-      method: "POST",
-      json: { reason: "test" },
-    }))).status).toBe(200);
+    expect(
+      (
+        await json(
+          request(`/admin/uploads/${upload.id}/flag`, {
+            admin: true,
+            method: "POST",
+            json: { reason: "test" },
+          }),
+        )
+      ).status,
+    ).toBe(200);
     await truthDespiteStale(record, () => expectGone(upload));
   });
 
@@ -292,7 +327,10 @@ describe("after the API answers a change, every URL tells the new truth, even wh
     expect((await read(created.src)).headers.get("Content-Type")).toBe("image/bmp");
 
     const [job] = await mediaJobsOf(database(env.DB), [created.id]);
-    await runMediaJob(processDeps(env, undefined, () => Date.now() + 10 * 60_000), job!.id);
+    await runMediaJob(
+      processDeps(env, undefined, () => Date.now() + 10 * 60_000),
+      job!.id,
+    );
     const after = (await findUploadInAnyState(database(env.DB), created.id))!;
     expect(after.mime).toBe("image/webp");
     await truthDespiteStale(record, async () => {
@@ -364,7 +402,10 @@ describe("reads during a change", () => {
       app: { now: () => clock.now },
     });
     let done = false;
-    const answered = locking.response.then((res) => ((done = true), res.status));
+    const answered = locking.response.then((res) => {
+      done = true;
+      return res.status;
+    });
     const seen: Awaited<ReturnType<typeof read>>[] = [];
     await readUntil(() => done, upload.src, seen);
     expect(await answered).toBe(200);

@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { fixture, json, newAccount, ORIGIN, request, upload, type TestAccount } from "../helpers";
 
 const decode = (text: string) =>
-  text.replace(/&(lt|gt|quot|#39|amp);/g, (_, entity: string) => ({ lt: "<", gt: ">", quot: '"', "#39": "'", amp: "&" })[entity]!);
+  text.replace(
+    /&(lt|gt|quot|#39|amp);/g,
+    (_, entity: string) => ({ lt: "<", gt: ">", quot: '"', "#39": "'", amp: "&" })[entity]!,
+  );
 
 /** The page's <meta> tags (property or name -> contents) and <link>s, as a parser reads them (entities decoded). */
 async function headOf(response: Response) {
@@ -17,7 +20,9 @@ async function headOf(response: Response) {
         if (key) meta.set(key, [...(meta.get(key) ?? []), decode(e.getAttribute("content") ?? "")]);
       },
     })
-    .on("link", { element: (e) => void links.push(Object.fromEntries([...e.attributes].map(([k, v]) => [k, decode(v ?? "")]))) })
+    .on("link", {
+      element: (e) => void links.push(Object.fromEntries([...e.attributes].map(([k, v]) => [k, decode(v ?? "")]))),
+    })
     .on("script", {
       element(e) {
         const src = e.getAttribute("src");
@@ -87,7 +92,9 @@ describe("the upload page's link previews", () => {
     expect(head.one("twitter:card")).toBe("player");
     expect(head.one("twitter:player")).toBe(`${ORIGIN}/e/${data.id}`);
     expect(head.one("twitter:player:stream")).toBe(data.src);
-    expect(html).toMatch(new RegExp(`<video controls playsinline preload="metadata" poster="${data.thumb}"[^>]*src="${data.src}">`));
+    expect(html).toMatch(
+      new RegExp(`<video controls playsinline preload="metadata" poster="${data.thumb}"[^>]*src="${data.src}">`),
+    );
   });
 
   it("never shows a locked or view-limited upload's file in a preview, an embed or oEmbed", async () => {
@@ -103,7 +110,10 @@ describe("the upload page's link previews", () => {
       expect(head.one("og:video")).toBeUndefined();
       expect(head.links.some((l) => l.type === "application/json+oembed")).toBe(false);
       expect((await request(`/e/${data.id}`)).status).toBe(404);
-      expect(await oembed(`url=${encodeURIComponent(data.direct)}`)).toMatchObject({ status: 401, body: { type: "error" } });
+      expect(await oembed(`url=${encodeURIComponent(data.direct)}`)).toMatchObject({
+        status: 401,
+        body: { type: "error" },
+      });
     }
     // The view-limited upload's views were not spent by any of that.
     const limited = await photo(account, { max_views: "1" });
@@ -116,7 +126,12 @@ describe("the upload page's link previews", () => {
     const account = await newAccount();
     const data = await photo(account);
     const html = await (await page(data)).text();
-    for (const text of [data.src, data.direct, `![Harbour](${data.src})`, `[url=${data.direct}][img]${data.src}[/img][/url]`]) {
+    for (const text of [
+      data.src,
+      data.direct,
+      `![Harbour](${data.src})`,
+      `[url=${data.direct}][img]${data.src}[/img][/url]`,
+    ]) {
       expect(html).toContain(`readonly value="${text.replace(/&/g, "&amp;")}"`);
     }
     expect(html).toContain(`&lt;a href=&quot;${data.direct}&quot;&gt;&lt;img src=&quot;${data.src}&quot;`);
@@ -151,13 +166,20 @@ describe("oEmbed", () => {
       thumbnail_height: 210,
     });
     // Its src is an upload's URL too; too large for maxwidth, the thumbnail answers.
-    expect((await oembed(`url=${encodeURIComponent(image.src)}&maxwidth=300`)).body).toMatchObject({ type: "photo", url: image.thumb, width: 280, height: 210 });
+    expect((await oembed(`url=${encodeURIComponent(image.src)}&maxwidth=300`)).body).toMatchObject({
+      type: "photo",
+      url: image.thumb,
+      width: 280,
+      height: 210,
+    });
     expect((await oembed(`url=${encodeURIComponent(image.direct)}&maxwidth=100`)).status).toBe(404);
 
     const video = await videoUpload(account);
     const answer = (await oembed(`url=${encodeURIComponent(video.direct)}&maxwidth=160`)).body;
     expect(answer).toMatchObject({ version: "1.0", type: "video", width: 160, thumbnail_url: video.thumb });
-    expect(answer.html).toBe(`<iframe src="${ORIGIN}/e/${video.id}" width="160" height="${answer.height}" title="Untitled upload" allowfullscreen style="border:0"></iframe>`);
+    expect(answer.html).toBe(
+      `<iframe src="${ORIGIN}/e/${video.id}" width="160" height="${answer.height}" title="Untitled upload" allowfullscreen style="border:0"></iframe>`,
+    );
     const embed = await request(`/e/${video.id}`);
     expect(embed.status).toBe(200);
     expect(embed.headers.get("X-Frame-Options")).toBeNull();

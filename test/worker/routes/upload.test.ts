@@ -15,14 +15,14 @@ async function strayObjects(): Promise<string[]> {
     keys.push(...page.objects.map((o) => o.key));
     cursor = page.truncated ? page.cursor : undefined;
   } while (cursor);
-  const ids = new Set(
-    (await env.DB.prepare("SELECT id FROM uploads").all<{ id: string }>()).results.map((r) => r.id),
-  );
+  const ids = new Set((await env.DB.prepare("SELECT id FROM uploads").all<{ id: string }>()).results.map((r) => r.id));
   return keys.filter((key) => !ids.has(key.split("/")[1]!));
 }
 
 async function sha256(bytes: ArrayBuffer | Uint8Array) {
-  return [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))]
+    .map((b) => b.toString(16).padStart(2, "0"))
+    .join("");
 }
 
 describe("POST /api: the file", () => {
@@ -44,7 +44,16 @@ describe("POST /api: the file", () => {
     expect(res.status).toBe(200);
     const data = res.body.data;
     expect(res.body).toMatchObject({ type: "success", msg: "success" });
-    expect(data).toMatchObject({ type, size: bytes.length, duplicate: false, locked: false, visibility: "unlisted", title: null, description: null, expires_at: null });
+    expect(data).toMatchObject({
+      type,
+      size: bytes.length,
+      duplicate: false,
+      locked: false,
+      visibility: "unlisted",
+      title: null,
+      description: null,
+      expires_at: null,
+    });
     expect(data.path).toMatch(new RegExp(`\\.${ext}$`));
     // HEIC and TIFF are converted to WebP after the response, and not served before (see
     // uploads/image.test.ts); videos may already be remuxed or converted by now.
@@ -80,7 +89,10 @@ describe("POST /api: the file", () => {
 
     const res = await upload(account.full, await fixture(path));
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ type: "error", errors: expect.stringMatching(/Unsupported file type. Accepted: JPG, PNG/) });
+    expect(res.body).toEqual({
+      type: "error",
+      errors: expect.stringMatching(/Unsupported file type. Accepted: JPG, PNG/),
+    });
     expect(await strayObjects()).toEqual([]);
   });
 
@@ -93,7 +105,10 @@ describe("POST /api: the file", () => {
     const two = await upload(account.full, await uniquePng("two"), { url: "https://example.com/a.png" });
     expect(two.status).toBe(422);
     expect(two.body.errors).toMatch(/exactly one of uploads, url or upload_id/);
-    const both = await upload(account.full, null, { url: "https://example.com/a.png", upload_id: "0123456789abcdef0123456789abcdef" });
+    const both = await upload(account.full, null, {
+      url: "https://example.com/a.png",
+      upload_id: "0123456789abcdef0123456789abcdef",
+    });
     expect(both.status).toBe(422);
     const empty = await json(request("/api", { method: "POST", headers: { "X-API-Key": account.full } }));
     expect(empty.status).toBe(422);
@@ -113,7 +128,13 @@ describe("POST /api: the file", () => {
 
   it("refuses a non-multipart upload that is not a form or JSON", async () => {
     const account = await newAccount();
-    const res = await json(request("/api", { method: "POST", headers: { "X-API-Key": account.full, "Content-Type": "image/png" }, body: await uniquePng("raw") }));
+    const res = await json(
+      request("/api", {
+        method: "POST",
+        headers: { "X-API-Key": account.full, "Content-Type": "image/png" },
+        body: await uniquePng("raw"),
+      }),
+    );
     expect(res.status).toBe(422);
     expect(res.body.type).toBe("error");
   });
@@ -126,7 +147,11 @@ describe("POST /api: size limits", () => {
     const res = await json(
       request("/api", {
         method: "POST",
-        headers: { "X-API-Key": account.full, "Content-Type": "multipart/form-data; boundary=xyz", "Content-Length": String(MAX_REQUEST_BYTES + 1) },
+        headers: {
+          "X-API-Key": account.full,
+          "Content-Type": "multipart/form-data; boundary=xyz",
+          "Content-Length": String(MAX_REQUEST_BYTES + 1),
+        },
         body: body.readable,
       }),
     );
@@ -139,7 +164,9 @@ describe("POST /api: size limits", () => {
 
     const png = await uniquePng("huge");
     const filler = new Uint8Array(MiB);
-    const head = new TextEncoder().encode('--xyz\r\nContent-Disposition: form-data; name="uploads"; filename="big.png"\r\n\r\n');
+    const head = new TextEncoder().encode(
+      '--xyz\r\nContent-Disposition: form-data; name="uploads"; filename="big.png"\r\n\r\n',
+    );
     // Written by hand so that the write failing (the server stops reading at the limit) is ours to catch.
     const { readable, writable } = new IdentityTransformStream();
     const writer = writable.getWriter();
@@ -156,7 +183,11 @@ describe("POST /api: size limits", () => {
       }
     })();
     const res = await json(
-      request("/api", { method: "POST", headers: { "X-API-Key": account.full, "Content-Type": "multipart/form-data; boundary=xyz" }, body: readable }),
+      request("/api", {
+        method: "POST",
+        headers: { "X-API-Key": account.full, "Content-Type": "multipart/form-data; boundary=xyz" },
+        body: readable,
+      }),
     );
     await writing;
     expect(res.status).toBe(413);
@@ -188,7 +219,11 @@ describe("POST /api: fields", () => {
     const before = Date.now();
     const res = await json(request("/api", { method: "POST", headers: { "X-API-Key": account.full }, body: form }));
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ title: "Sunset 🌅", description: "Taken at the beach", visibility: "public" });
+    expect(res.body.data).toMatchObject({
+      title: "Sunset 🌅",
+      description: "Taken at the beach",
+      visibility: "public",
+    });
     const expires = Date.parse(res.body.data.expires_at);
     expect(expires).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 3600_000);
     expect(expires).toBeLessThanOrEqual(Date.now() + 3600_000);
@@ -216,7 +251,11 @@ describe("POST /api: fields", () => {
 
   it("counts characters, not bytes or UTF-16 units, against the title limit", async () => {
     const account = await newAccount();
-    const res = await upload(account.full, await uniquePng("emoji"), { title: "🌅".repeat(90), expires_in: "60", description: "é".repeat(500) });
+    const res = await upload(account.full, await uniquePng("emoji"), {
+      title: "🌅".repeat(90),
+      expires_in: "60",
+      description: "é".repeat(500),
+    });
     expect(res.status).toBe(200);
     expect([...res.body.data.title]).toHaveLength(90);
   });
@@ -242,23 +281,27 @@ describe("POST /api: fields", () => {
   it("refuses JSON fields that are not text, numbers or booleans, however deeply nested", async () => {
     const account = await newAccount();
     for (const title of [["a"], { a: 1 }]) {
-      const res = await json(request("/api", {
-        key: account.upload,
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ url: "https://example.com/a.png", title }),
-      }));
+      const res = await json(
+        request("/api", {
+          key: account.upload,
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ url: "https://example.com/a.png", title }),
+        }),
+      );
       expect(res.status, JSON.stringify(title)).toBe(422);
       expect(res.body.errors).toMatch(/^title: /);
     }
     // Turning this into text once recursed until the stack ran out: a 500.
     const deep = `{"title":${"[".repeat(20_000)}${"]".repeat(20_000)}}`;
-    const res = await json(request("/api", {
-      key: account.upload,
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: deep,
-    }));
+    const res = await json(
+      request("/api", {
+        key: account.upload,
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: deep,
+      }),
+    );
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ type: "error", errors: expect.stringMatching(/^title: /) });
   });
@@ -350,7 +393,10 @@ describe("delete_url", () => {
   it("answers a browser's form POST with a page, and DELETE with JSON", async () => {
     const account = await newAccount();
     const one = await upload(account.full, await uniquePng("delete-url-html"));
-    const html = await request(new URL(one.body.data.delete_url).pathname, { method: "POST", headers: { Accept: "text/html" } });
+    const html = await request(new URL(one.body.data.delete_url).pathname, {
+      method: "POST",
+      headers: { Accept: "text/html" },
+    });
     expect(html.status).toBe(200);
     expect(await html.text()).toContain("Deleted");
     const two = await upload(account.full, await uniquePng("delete-url-delete"));

@@ -15,7 +15,23 @@ describe("GET /api (list)", () => {
     expect(first.body.data[0].id).toBe(ids[50]);
     const item = first.body.data[0];
     expect(Object.keys(item).sort()).toEqual(
-      ["created_at", "description", "direct", "expires_at", "height", "id", "locked", "path", "size", "src", "thumb", "title", "type", "visibility", "width"].sort(),
+      [
+        "created_at",
+        "description",
+        "direct",
+        "expires_at",
+        "height",
+        "id",
+        "locked",
+        "path",
+        "size",
+        "src",
+        "thumb",
+        "title",
+        "type",
+        "visibility",
+        "width",
+      ].sort(),
     );
     expect(item.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/);
     const second = await json(request("/api?page=2", { key: account.full }));
@@ -66,21 +82,33 @@ describe("GET, PATCH, DELETE /api/{id}", () => {
     const a = await newAccount();
     const b = await newAccount();
     const id = (await upload(a.full, await uniquePng("foreign"))).body.data.id;
-    for (const [method, body] of [["GET", undefined], ["PATCH", JSON.stringify({ title: "stolen" })], ["DELETE", undefined]] as const) {
-      const foreign = await json(request(`/api/${id}`, {
-        key: b.full,
-        method,
-        body,
-        headers: { "Content-Type": "application/json" },
-      }));
+    for (const [method, body] of [
+      ["GET", undefined],
+      ["PATCH", JSON.stringify({ title: "stolen" })],
+      ["DELETE", undefined],
+    ] as const) {
+      const foreign = await json(
+        request(`/api/${id}`, {
+          key: b.full,
+          method,
+          body,
+          headers: { "Content-Type": "application/json" },
+        }),
+      );
       expect(foreign.status, method).toBe(404);
       expect(foreign.body).toEqual({ type: "error", errors: expect.any(String) });
-      expect((await json(request("/api/unknown-id", {
-        key: b.full,
-        method,
-        body,
-        headers: { "Content-Type": "application/json" },
-      }))).status).toBe(404);
+      expect(
+        (
+          await json(
+            request("/api/unknown-id", {
+              key: b.full,
+              method,
+              body,
+              headers: { "Content-Type": "application/json" },
+            }),
+          )
+        ).status,
+      ).toBe(404);
     }
     expect((await json(request(`/api/${id}`, { key: a.full }))).body.data.title).toBeNull();
   });
@@ -88,70 +116,94 @@ describe("GET, PATCH, DELETE /api/{id}", () => {
   it("changes visibility, title and description from JSON, urlencoded or multipart form", async () => {
     const account = await newAccount();
     const id = (await upload(account.full, await uniquePng("patch"))).body.data.id;
-    const viaJson = await json(request(`/api/${id}`, {
-      key: account.full,
-      method: "PATCH",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ title: "Hello", visibility: "public" }),
-    }));
+    const viaJson = await json(
+      request(`/api/${id}`, {
+        key: account.full,
+        method: "PATCH",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ title: "Hello", visibility: "public" }),
+      }),
+    );
     expect(viaJson.status).toBe(200);
     expect(viaJson.body.data).toMatchObject({ id, title: "Hello", visibility: "public", description: null });
     expect(viaJson.body.data).toHaveProperty("created_at");
 
-    const viaForm = await json(request(`/api/${id}`, {
-      key: account.full,
-      method: "PATCH",
-      body: new URLSearchParams({ description: "A view" }),
-    }));
+    const viaForm = await json(
+      request(`/api/${id}`, {
+        key: account.full,
+        method: "PATCH",
+        body: new URLSearchParams({ description: "A view" }),
+      }),
+    );
     expect(viaForm.body.data).toMatchObject({ title: "Hello", description: "A view", visibility: "public" });
 
     const multipart = new FormData();
     multipart.append("visibility", "private");
     const viaMultipart = await json(request(`/api/${id}`, { key: account.full, method: "PATCH", body: multipart }));
     expect(viaMultipart.body.data).toMatchObject({ title: "Hello", description: "A view", visibility: "private" });
-    expect((await json(request(`/api/${id}`, {
-      key: account.full,
-    }))).body.data).toMatchObject({ visibility: "private" });
+    expect(
+      (
+        await json(
+          request(`/api/${id}`, {
+            key: account.full,
+          }),
+        )
+      ).body.data,
+    ).toMatchObject({ visibility: "private" });
   });
 
   it("clears a title or description given empty (or null in JSON)", async () => {
     const account = await newAccount();
     const id = (await upload(account.full, await uniquePng("clear"), { title: "T", description: "D" })).body.data.id;
-    const cleared = await json(request(`/api/${id}`, {
-      key: account.full,
-      method: "PATCH",
-      body: new URLSearchParams({ title: "" }),
-    }));
+    const cleared = await json(
+      request(`/api/${id}`, {
+        key: account.full,
+        method: "PATCH",
+        body: new URLSearchParams({ title: "" }),
+      }),
+    );
     expect(cleared.body.data).toMatchObject({ title: null, description: "D" });
-    const nulled = await json(request(`/api/${id}`, {
-      key: account.full,
-      method: "PATCH",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ description: null }),
-    }));
+    const nulled = await json(
+      request(`/api/${id}`, {
+        key: account.full,
+        method: "PATCH",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ description: null }),
+      }),
+    );
     expect(nulled.body.data).toMatchObject({ title: null, description: null });
   });
 
   it("refuses invalid changes with 422 and changes nothing", async () => {
     const account = await newAccount();
     const id = (await upload(account.full, await uniquePng("bad-patch"), { title: "keep" })).body.data.id;
-    for (const body of [{ visibility: "everyone" }, { title: "x".repeat(91) }, { description: "x".repeat(501) }, { title: 5 }, { title: "ok", visibility: "nope" }]) {
-      const res = await json(request(`/api/${id}`, {
-        key: account.full,
-        method: "PATCH",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify(body),
-      }));
+    for (const body of [
+      { visibility: "everyone" },
+      { title: "x".repeat(91) },
+      { description: "x".repeat(501) },
+      { title: 5 },
+      { title: "ok", visibility: "nope" },
+    ]) {
+      const res = await json(
+        request(`/api/${id}`, {
+          key: account.full,
+          method: "PATCH",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify(body),
+        }),
+      );
       expect(res.status, JSON.stringify(body)).toBe(422);
       expect(res.body.type).toBe("error");
     }
     for (const body of ["{oops", "[1,2]", '"text"']) {
-      const res = await json(request(`/api/${id}`, {
-        key: account.full,
-        method: "PATCH",
-        headers: { "Content-Type": "application/json" },
-        body,
-      }));
+      const res = await json(
+        request(`/api/${id}`, {
+          key: account.full,
+          method: "PATCH",
+          headers: { "Content-Type": "application/json" },
+          body,
+        }),
+      );
       expect(res.status, body).toBe(400);
     }
     expect((await json(request(`/api/${id}`, { key: account.full }))).body.data.title).toBe("keep");
@@ -164,7 +216,8 @@ describe("GET, PATCH, DELETE /api/{id}", () => {
     expect(res).toMatchObject({ status: 200, body: { type: "success", msg: "Deleted." } });
     expect((await json(request(`/api/${data.id}`, { key: account.full, method: "DELETE" }))).status).toBe(404);
     expect((await json(request(`/api/${data.id}`, { key: account.full }))).status).toBe(404);
-    for (const url of [data.src, data.path, data.direct]) expect((await request(new URL(url).pathname)).status, url).toBe(404);
+    for (const url of [data.src, data.path, data.direct])
+      expect((await request(new URL(url).pathname)).status, url).toBe(404);
     expect((await env.FILES.list({ prefix: `uploads/${data.id}/` })).objects).toHaveLength(0);
   });
 });
@@ -174,11 +227,19 @@ describe("expired uploads", () => {
     const account = await newAccount();
     const data = (await upload(account.full, await uniquePng("expired"), { expires_in: "60" })).body.data;
     expect((await json(request(`/api/${data.id}`, { key: account.full }))).status).toBe(200);
-    await env.DB.prepare("UPDATE uploads SET expires_at = ? WHERE id = ?").bind(Date.now() - 1, data.id).run();
+    await env.DB.prepare("UPDATE uploads SET expires_at = ? WHERE id = ?")
+      .bind(Date.now() - 1, data.id)
+      .run();
     expect((await json(request(`/api/${data.id}`, { key: account.full }))).status).toBe(404);
-    expect((await json(request("/api", {
-      key: account.full,
-    }))).body.data.map((u: { id: string }) => u.id)).not.toContain(data.id);
+    expect(
+      (
+        await json(
+          request("/api", {
+            key: account.full,
+          }),
+        )
+      ).body.data.map((u: { id: string }) => u.id),
+    ).not.toContain(data.id);
     for (const url of [data.src, data.path]) expect((await request(new URL(url).pathname)).status).toBe(404);
   });
 });

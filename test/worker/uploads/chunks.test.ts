@@ -4,18 +4,37 @@ import { MiB, PIECE_BYTES } from "../../../src/spec-limits";
 import { uploadDeps } from "../../../src/bindings";
 import { findPieceSession } from "../../../src/storage/piece-sessions";
 import { pieceKey } from "../../../src/storage/keys";
-import { claimPiecedFile, SESSION_LIFETIME_MS, storePiece, sweepPieceSessions } from "../../../src/uploads/intake/piece-sessions";
+import {
+  claimPiecedFile,
+  SESSION_LIFETIME_MS,
+  storePiece,
+  sweepPieceSessions,
+} from "../../../src/uploads/intake/piece-sessions";
 import { findUploadInAnyState } from "../../../src/storage/uploads";
 import { sweepOrphanFiles } from "../../../src/uploads/cleanup/orphan-files";
 import { box, join, latin1, u32be } from "../../support/build";
 import { contains, walkBoxes } from "../../support/boxes";
 import {
-  bigPng, DEAD_SERVICE, fixture, json, newAccount, request, upload, type TestAccount, bytesOf,
+  bigPng,
+  DEAD_SERVICE,
+  fixture,
+  json,
+  newAccount,
+  request,
+  upload,
+  type TestAccount,
+  bytesOf,
 } from "../helpers";
 
 const newSessionId = () => crypto.randomUUID().replaceAll("-", "");
 
-function sendPiece(key: string, sessionId: string, index: number | string, total: number | string, bytes: Uint8Array | null) {
+function sendPiece(
+  key: string,
+  sessionId: string,
+  index: number | string,
+  total: number | string,
+  bytes: Uint8Array | null,
+) {
   const form = new FormData();
   form.append("upload_id", sessionId);
   form.append("index", String(index));
@@ -36,7 +55,10 @@ const split = (bytes: Uint8Array, size: number) =>
   Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
 
 async function sha256(data: Uint8Array | ReadableStream) {
-  if (data instanceof Uint8Array) return [...new Uint8Array(await crypto.subtle.digest("SHA-256", data))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  if (data instanceof Uint8Array)
+    return [...new Uint8Array(await crypto.subtle.digest("SHA-256", data))]
+      .map((b) => b.toString(16).padStart(2, "0"))
+      .join("");
   const digest = new crypto.DigestStream("SHA-256");
   await data.pipeTo(digest);
   return [...new Uint8Array(await digest.digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -62,7 +84,14 @@ describe("POST /api/chunk", () => {
     }
     const done = await finish(account.full, sessionId, { title: "In pieces" });
     expect(done.status, JSON.stringify(done.body)).toBe(200);
-    expect(done.body.data).toMatchObject({ type: "image", width: 32, height: 32, size: original.length, title: "In pieces", duplicate: false });
+    expect(done.body.data).toMatchObject({
+      type: "image",
+      width: 32,
+      height: 32,
+      size: original.length,
+      title: "In pieces",
+      duplicate: false,
+    });
     expect((await bytesOf(request(done.body.data.src))).bytes).toEqual(original);
     // The session is spent, and its pieces are gone.
     expect((await env.FILES.list({ prefix: `chunks/${sessionId}/` })).objects).toEqual([]);
@@ -79,7 +108,9 @@ describe("POST /api/chunk", () => {
     order.splice(10, 0, 5); // piece 5 twice
     for (let i = 0; i < order.length; i += 4) {
       const batch = order.slice(i, i + 4);
-      const results = await Promise.all(batch.map((index) => sendPiece(account.upload, sessionId, index, 40, pieces[index]!)));
+      const results = await Promise.all(
+        batch.map((index) => sendPiece(account.upload, sessionId, index, 40, pieces[index]!)),
+      );
       for (const res of results) expect(res.status, JSON.stringify(res.body)).toBe(200);
     }
     const done = await finish(account.upload, sessionId, { keep_original: "1" });
@@ -94,10 +125,13 @@ describe("POST /api/chunk", () => {
     const original = await fixture("pngsuite/basn2c16.png");
     const pieces = split(original, 50);
     const sessionId = newSessionId();
-    for (const index of pieces.keys()) if (![1, 3, 4].includes(index)) await sendPiece(account.full, sessionId, index, pieces.length, pieces[index]!);
+    for (const index of pieces.keys())
+      if (![1, 3, 4].includes(index)) await sendPiece(account.full, sessionId, index, pieces.length, pieces[index]!);
     const early = await finish(account.full, sessionId);
     expect(early.status).toBe(422);
-    expect(early.body.errors).toBe(`Pieces missing: 1, 3-4 (of ${pieces.length}, counted from 0). Send them to /api/chunk, then finish again.`);
+    expect(early.body.errors).toBe(
+      `Pieces missing: 1, 3-4 (of ${pieces.length}, counted from 0). Send them to /api/chunk, then finish again.`,
+    );
     for (const index of [1, 3, 4]) await sendPiece(account.full, sessionId, index, pieces.length, pieces[index]!);
     expect((await finish(account.full, sessionId)).status).toBe(200);
   });
@@ -116,7 +150,9 @@ describe("POST /api/chunk", () => {
     const form = new FormData();
     for (const [k, v] of Object.entries(fields)) form.append(k, String(v));
     form.append("chunk", new Blob([new Uint8Array(10)]));
-    const res = await json(request("/api/chunk", { method: "POST", headers: { "X-API-Key": account.full }, body: form }));
+    const res = await json(
+      request("/api/chunk", { method: "POST", headers: { "X-API-Key": account.full }, body: form }),
+    );
     expect(res.status).toBe(status);
     expect(res.body).toEqual({ type: "error", errors: expect.stringMatching(message) });
   });
@@ -138,7 +174,8 @@ describe("POST /api/chunk", () => {
     const account = await newAccount();
     const sessionId = newSessionId();
     const piece = new Uint8Array(PIECE_BYTES);
-    for (let index = 0; index < 40; index++) expect((await sendPiece(account.full, sessionId, index, 41, piece)).status).toBe(200);
+    for (let index = 0; index < 40; index++)
+      expect((await sendPiece(account.full, sessionId, index, 41, piece)).status).toBe(200);
     const over = await sendPiece(account.full, sessionId, 40, 41, new Uint8Array(1));
     expect(over.status).toBe(413);
     expect(over.body.errors).toMatch(/add up to more than 200MB/);
@@ -164,7 +201,10 @@ describe("POST /api/chunk", () => {
     await sendAll(account, sessionId, split(await fixture("tiny/gif.gif"), 20));
     expect((await finish(account.full, sessionId)).status).toBe(200);
     const again = await finish(account.full, sessionId);
-    expect(again).toMatchObject({ status: 422, body: { type: "error", errors: "This upload_id was already finished. Use a new upload_id for another file." } });
+    expect(again).toMatchObject({
+      status: 422,
+      body: { type: "error", errors: "This upload_id was already finished. Use a new upload_id for another file." },
+    });
     expect((await sendPiece(account.full, sessionId, 0, 3, new Uint8Array(5))).status).toBe(422);
     expect((await finish(account.full, newSessionId())).body.errors).toMatch(/Unknown upload_id/);
   });
@@ -173,7 +213,10 @@ describe("POST /api/chunk", () => {
     const account = await newAccount();
     const sessionId = newSessionId();
     await sendAll(account, sessionId, split(await fixture("tiny/jpeg.jpg"), 100));
-    const results = await Promise.all([finish(account.full, sessionId, { allow_duplicate: "1" }), finish(account.full, sessionId, { allow_duplicate: "1" })]);
+    const results = await Promise.all([
+      finish(account.full, sessionId, { allow_duplicate: "1" }),
+      finish(account.full, sessionId, { allow_duplicate: "1" }),
+    ]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 422]);
     expect((await json(request("/api", { key: account.full }))).body.meta.total).toBe(1);
   });
@@ -202,7 +245,13 @@ describe("POST /api/chunk", () => {
     const form = new FormData();
     for (const [k, v] of Object.entries({ upload_id: newSessionId(), index: "0", total: "1" })) form.append(k, v);
     form.append("chunk", new Blob([new Uint8Array(10)]));
-    const fromBanned = await json(request("/api/chunk", { method: "POST", headers: { "X-API-Key": account.full, "CF-Connecting-IP": "192.0.2.99" }, body: form }));
+    const fromBanned = await json(
+      request("/api/chunk", {
+        method: "POST",
+        headers: { "X-API-Key": account.full, "CF-Connecting-IP": "192.0.2.99" },
+        body: form,
+      }),
+    );
     expect(fromBanned.status).toBe(403);
     await request("/admin/ip-bans/192.0.2.99", { admin: true, method: "DELETE" });
     const res = await json(request("/api/chunk", { method: "POST", body: new FormData() }));
@@ -217,10 +266,18 @@ describe("chunk session lifetime", () => {
     const start = Date.now();
     const at = (ms: number) => ({ ...uploadDeps(env), now: () => start + ms });
     await storePiece(at(0), { accountId: account.id, sessionId, index: 0, total: 2, bytes: new Uint8Array(10) });
-    await storePiece(at(SESSION_LIFETIME_MS - 1000), { accountId: account.id, sessionId, index: 1, total: 2, bytes: new Uint8Array(10) });
+    await storePiece(at(SESSION_LIFETIME_MS - 1000), {
+      accountId: account.id,
+      sessionId,
+      index: 1,
+      total: 2,
+      bytes: new Uint8Array(10),
+    });
 
     const late = at(SESSION_LIFETIME_MS + 1000);
-    await expect(storePiece(late, { accountId: account.id, sessionId, index: 1, total: 2, bytes: new Uint8Array(10) })).rejects.toThrow(/expired/);
+    await expect(
+      storePiece(late, { accountId: account.id, sessionId, index: 1, total: 2, bytes: new Uint8Array(10) }),
+    ).rejects.toThrow(/expired/);
     await expect(claimPiecedFile(late, account.id, sessionId)).rejects.toThrow(/expired/);
 
     await sweepPieceSessions(at(SESSION_LIFETIME_MS - 1000));
@@ -243,7 +300,9 @@ describe("chunk session lifetime", () => {
     await env.FILES.put(pieceKey(sessionId, 0), new Uint8Array(5)); // as if deleting it had failed
     await env.FILES.put(pieceKey(newSessionId(), 0), new Uint8Array(5)); // no session at all
     await sweepPieceSessions(uploadDeps(env));
-    expect((await env.FILES.list({ prefix: "chunks/" })).objects.filter((o) => o.key.startsWith(`chunks/${sessionId}/`))).toEqual([]);
+    expect(
+      (await env.FILES.list({ prefix: "chunks/" })).objects.filter((o) => o.key.startsWith(`chunks/${sessionId}/`)),
+    ).toEqual([]);
   });
 });
 
@@ -271,7 +330,11 @@ async function largeJpegWithGps() {
 function largeMp4WithLocation() {
   const ftyp = box("ftyp", latin1("isom"), u32be(512), latin1("isomiso2mp41"));
   const location = box("\xa9xyz", u32be(0x00125c7c), latin1("+48.8584+002.2945/"));
-  return join(ftyp, box("moov", box("mvhd", new Uint8Array(100)), box("udta", location)), box("mdat", new Uint8Array(PIECE_BYTES + 200_000)));
+  return join(
+    ftyp,
+    box("moov", box("mvhd", new Uint8Array(100)), box("udta", location)),
+    box("mdat", new Uint8Array(PIECE_BYTES + 200_000)),
+  );
 }
 
 /** The row of a finished upload, and the object the session's parts were completed into. */
@@ -359,10 +422,17 @@ describe("pieces as parts of the file", () => {
   it("takes pieces of other sizes too: a short piece before the last is stored apart and the file is written anew", async () => {
     const account = await newAccount();
     const original = await bigPng(3 * PIECE_BYTES, 5);
-    const pieces = [original.subarray(0, PIECE_BYTES), original.subarray(PIECE_BYTES, PIECE_BYTES + 1000), original.subarray(PIECE_BYTES + 1000, 2 * PIECE_BYTES + 1000), original.subarray(2 * PIECE_BYTES + 1000)];
+    const pieces = [
+      original.subarray(0, PIECE_BYTES),
+      original.subarray(PIECE_BYTES, PIECE_BYTES + 1000),
+      original.subarray(PIECE_BYTES + 1000, 2 * PIECE_BYTES + 1000),
+      original.subarray(2 * PIECE_BYTES + 1000),
+    ];
     const sessionId = newSessionId();
     await sendAll(account, sessionId, pieces);
-    expect((await env.FILES.list({ prefix: `chunks/${sessionId}/` })).objects.map((o) => o.key)).toEqual([`chunks/${sessionId}/1`]);
+    expect((await env.FILES.list({ prefix: `chunks/${sessionId}/` })).objects.map((o) => o.key)).toEqual([
+      `chunks/${sessionId}/1`,
+    ]);
     const completed = (await sessionOf(sessionId))!.objectKey!;
     const done = await finish(account.full, sessionId, { keep_original: "1" });
     expect(done.status, JSON.stringify(done.body)).toBe(200);
@@ -376,7 +446,8 @@ describe("pieces as parts of the file", () => {
     const original = await bigPng(2 * PIECE_BYTES + 500, 6);
     const pieces = split(original, PIECE_BYTES);
     const sessionId = newSessionId();
-    for (const index of [2, 1, 0]) expect((await sendPiece(account.full, sessionId, index, 3, pieces[index]!)).status).toBe(200);
+    for (const index of [2, 1, 0])
+      expect((await sendPiece(account.full, sessionId, index, 3, pieces[index]!)).status).toBe(200);
     const open = (await sessionOf(sessionId))!;
     const done = await finish(account.full, sessionId, { keep_original: "1" });
     expect(done.status, JSON.stringify(done.body)).toBe(200);
@@ -393,7 +464,10 @@ describe("pieces as parts of the file", () => {
     const sessionId = newSessionId();
     const wrong = new Uint8Array(PIECE_BYTES).fill(7);
     await sendAll(account, sessionId, [pieces[0]!, wrong, pieces[2]!]);
-    await Promise.all([sendPiece(account.full, sessionId, 1, 3, wrong), sendPiece(account.full, sessionId, 1, 3, wrong)]);
+    await Promise.all([
+      sendPiece(account.full, sessionId, 1, 3, wrong),
+      sendPiece(account.full, sessionId, 1, 3, wrong),
+    ]);
     expect((await sendPiece(account.full, sessionId, 1, 3, pieces[1]!)).status).toBe(200);
     const done = await finish(account.full, sessionId, { keep_original: "1" });
     expect(done.status, JSON.stringify(done.body)).toBe(200);
@@ -446,7 +520,13 @@ describe("pieces as parts of the file", () => {
     const form = new FormData();
     form.append("upload_id", sessionId);
     form.append("keep_original", "1");
-    const res = await json(request(`/api/${first.body.data.id}/replace`, { method: "POST", headers: { "X-API-Key": account.full }, body: form }));
+    const res = await json(
+      request(`/api/${first.body.data.id}/replace`, {
+        method: "POST",
+        headers: { "X-API-Key": account.full },
+        body: form,
+      }),
+    );
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.data.id).toBe(first.body.data.id);
     await expectServed(res.body.data.src, original);
@@ -464,7 +544,14 @@ describe("pieces as parts of the file", () => {
 
     // And one whose parts a finish completed before it failed.
     const failedId = newSessionId();
-    for (const index of [0, 1]) await storePiece(at(0), { accountId: account.id, sessionId: failedId, index, total: 2, bytes: index ? new Uint8Array(10) : piece });
+    for (const index of [0, 1])
+      await storePiece(at(0), {
+        accountId: account.id,
+        sessionId: failedId,
+        index,
+        total: 2,
+        bytes: index ? new Uint8Array(10) : piece,
+      });
     const failing = (await sessionOf(failedId))!;
     await expect(claimPiecedFile(at(1000), account.id, failedId).then((f) => f.release())).resolves.toBeUndefined();
     expect(await env.FILES.head(failing.objectKey!)).not.toBeNull();

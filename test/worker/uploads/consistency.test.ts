@@ -10,7 +10,15 @@ import { PART_BYTES } from "../../../src/storage/object-writer";
 import { toHex } from "../../../src/crypto";
 import { PIECE_BYTES } from "../../../src/spec-limits";
 import {
-  bigPng, DEAD_SERVICE, fixture, newAccount, scheduledInline, startApp, type TestAccount, uniquePng, uploadForm,
+  bigPng,
+  DEAD_SERVICE,
+  fixture,
+  newAccount,
+  scheduledInline,
+  startApp,
+  type TestAccount,
+  uniquePng,
+  uploadForm,
   type Call,
 } from "../helpers";
 
@@ -61,7 +69,10 @@ function failing(failAt: number, down = false): Fault {
     return wrap(upload, (n) => MULTIPART_CALLS.has(n));
   };
   return {
-    bindings: { FILES: wrap(env.FILES, (n) => R2_CALLS.has(n)), DB: wrap(env.DB, (n) => n === "prepare" || n === "batch", false) } as Partial<Cloudflare.Env>,
+    bindings: {
+      FILES: wrap(env.FILES, (n) => R2_CALLS.has(n)),
+      DB: wrap(env.DB, (n) => n === "prepare" || n === "batch", false),
+    } as Partial<Cloudflare.Env>,
     steps: () => count,
     multipartUploads,
   };
@@ -96,14 +107,16 @@ async function call(path: string, init: Call, bindings: Partial<Cloudflare.Env> 
 }
 
 /** The cron job's run past the sweeps' grace period; `bindings` as for the operation checked. */
-const sweep = (bindings: Partial<Cloudflare.Env> = {}) => scheduledInline({ ...env, ...bindings }, () => Date.now() + 2 * 3600_000).catch(() => {});
+const sweep = (bindings: Partial<Cloudflare.Env> = {}) =>
+  scheduledInline({ ...env, ...bindings }, () => Date.now() + 2 * 3600_000).catch(() => {});
 
 /** After the cron job's sweeps (past the grace period): the row's files exist, nothing else is stored. */
 async function expectConsistent(id: string, bindings?: Partial<Cloudflare.Env>) {
   await sweep(bindings);
   const row = await findUploadInAnyState(database(env.DB), id);
   const stored = (await env.FILES.list({ prefix: `uploads/${id}/` })).objects.map((o) => o.key).sort();
-  const expected = row && row.filesRemovedAt === null ? [row.objectKey, ...(row.thumbKey ? [row.thumbKey] : [])].sort() : [];
+  const expected =
+    row && row.filesRemovedAt === null ? [row.objectKey, ...(row.thumbKey ? [row.thumbKey] : [])].sort() : [];
   expect(stored, JSON.stringify(row)).toEqual(expected);
   return row;
 }
@@ -124,10 +137,24 @@ function expectAnswered(outcome: Awaited<ReturnType<typeof call>> | string) {
   if (status !== 200) expect(body).toEqual({ type: "error", errors: expect.any(String) });
 }
 
-const sha256 = async (bytes: ArrayBuffer | Uint8Array) => toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
+const sha256 = async (bytes: ArrayBuffer | Uint8Array) =>
+  toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
+
+/** What a client sent: its size and SHA-256. */
+interface Sent {
+  size: number;
+  hash: string;
+}
+
+/** A PNG whose image data is `size` bytes, and what sending it sends (its size and hash). */
+const pngToSend = async (size: number) => {
+  const bytes = await bigPng(size);
+  const sent: Sent = { size: bytes.length, hash: await sha256(bytes) };
+  return { bytes, sent };
+};
 
 /** The row's file is stored whole: the bytes sent (`size` of them, hashing to `hash`), with the etag the row says. */
-async function expectStoredWhole(row: NonNullable<Awaited<ReturnType<typeof findUploadInAnyState>>>, sent: { size: number; hash: string }) {
+async function expectStoredWhole(row: NonNullable<Awaited<ReturnType<typeof findUploadInAnyState>>>, sent: Sent) {
   const object = await env.FILES.get(row.objectKey);
   expect(object, row.objectKey).not.toBeNull();
   expect(object!.size).toBe(sent.size);
@@ -160,8 +187,15 @@ async function atEveryStep<Outcome>(
   throw new Error("the operation never finished");
 }
 
+/** For an operation that makes a new upload: nothing to set up, no earlier state. */
+const nothingBefore = async () => ({ id: "", before: null });
+
 async function newUpload(account: TestAccount, fields: Record<string, string> = {}, bytes?: Uint8Array) {
-  const res = await call("/api", { method: "POST", key: account.full, body: uploadForm(bytes ?? (await uniquePng(Math.random())), { allow_duplicate: "1", ...fields }) });
+  const res = await call("/api", {
+    method: "POST",
+    key: account.full,
+    body: uploadForm(bytes ?? (await uniquePng(Math.random())), { allow_duplicate: "1", ...fields }),
+  });
   return res.body.data as { id: string; path: string };
 }
 
@@ -170,9 +204,17 @@ describe("a crash at any step leaves the old state or the new one", () => {
     const account = await newAccount();
     let lastId = "";
     const steps = await atEveryStep(
-      async () => ({ id: "", before: null }),
+      nothingBefore,
       async (bindings) => {
-        const res = await call("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng(Math.random()), { allow_duplicate: "1" }) }, bindings);
+        const res = await call(
+          "/api",
+          {
+            method: "POST",
+            key: account.full,
+            body: uploadForm(await uniquePng(Math.random()), { allow_duplicate: "1" }),
+          },
+          bindings,
+        );
         if (res.status === 200) lastId = res.body.data.id;
       },
       async () => {
@@ -191,7 +233,8 @@ describe("a crash at any step leaves the old state or the new one", () => {
         const row = await findUploadInAnyState(database(env.DB), upload.id);
         return { id: upload.id, before: row!.objectKey };
       },
-      (bindings, id) => call(`/api/${id}/replace`, { method: "POST", key: account.full, body: uploadForm(fixtureBytes) }, bindings),
+      (bindings, id) =>
+        call(`/api/${id}/replace`, { method: "POST", key: account.full, body: uploadForm(fixtureBytes) }, bindings),
       async (id, before) => {
         const row = await expectConsistent(id);
         // The upload is whole: its old file, or the new one.
@@ -217,12 +260,19 @@ describe("a crash at any step leaves the old state or the new one", () => {
     const steps = await atEveryStep(
       async () => {
         // The BMP's conversion needs the media service, which is down for the upload itself.
-        const res = await call("/api", { method: "POST", key: account.full, body: uploadForm(bmp, { allow_duplicate: "1" }) }, { MEDIA_SERVICE_URL: DEAD_SERVICE });
+        const res = await call(
+          "/api",
+          { method: "POST", key: account.full, body: uploadForm(bmp, { allow_duplicate: "1" }) },
+          { MEDIA_SERVICE_URL: DEAD_SERVICE },
+        );
         return { id: res.body.data.id, before: null };
       },
       async (bindings, id) => {
         const [job] = await mediaJobsOf(database(env.DB), [id]);
-        await runMediaJob(processDeps({ ...env, ...bindings } as Cloudflare.Env, undefined, () => Date.now() + 10 * 60_000), job!.id);
+        await runMediaJob(
+          processDeps({ ...env, ...bindings } as Cloudflare.Env, undefined, () => Date.now() + 10 * 60_000),
+          job!.id,
+        );
       },
       async (id) => {
         const row = await expectConsistent(id);
@@ -236,7 +286,10 @@ describe("a crash at any step leaves the old state or the new one", () => {
     const account = await newAccount();
     const steps = await atEveryStep(
       async () => ({ id: (await newUpload(account, { expires_in: "60" })).id, before: null }),
-      (bindings) => sweepExpiredUploads(uploadDeps({ ...env, ...bindings } as Cloudflare.Env, undefined, () => Date.now() + 61_000)),
+      (bindings) =>
+        sweepExpiredUploads(
+          uploadDeps({ ...env, ...bindings } as Cloudflare.Env, undefined, () => Date.now() + 61_000),
+        ),
       async (id) => void (await expectConsistent(id)),
     );
     expect(steps).toBeGreaterThan(1);
@@ -245,6 +298,10 @@ describe("a crash at any step leaves the old state or the new one", () => {
 
 const fixtureBytes = await fixture("tiny/gif.gif");
 
+/** The media service down: thumbnail jobs fail at once rather than send megabytes to it. */
+const noService = { MEDIA_SERVICE_URL: DEAD_SERVICE };
+const serviceDown = (bindings: Partial<Cloudflare.Env>) => ({ ...bindings, ...noService });
+
 /**
  * A file over one storage part goes up as a multipart upload (create, a part, the last part,
  * complete), each call of which can fail. keep_original keeps it as sent, to compare. The media
@@ -252,31 +309,39 @@ const fixtureBytes = await fixture("tiny/gif.gif");
  * service at every cron run), and each upload is deleted once checked.
  */
 describe("a crash at any step of a multipart write leaves the old state or the new one", () => {
-  const send = (bytes: Uint8Array, fields: Record<string, string> = {}) => uploadForm(bytes, { keep_original: "1", ...fields });
-  const noService = { MEDIA_SERVICE_URL: DEAD_SERVICE };
-  const serviceDown = (bindings: Partial<Cloudflare.Env>) => ({ ...bindings, ...noService });
+  const send = (bytes: Uint8Array, fields: Record<string, string> = {}) =>
+    uploadForm(bytes, { keep_original: "1", ...fields });
   const remove = (account: TestAccount, id: string) => call(`/api/${id}`, { method: "DELETE", key: account.full });
-  const made = (outcome: Awaited<ReturnType<typeof call>> | string) => (typeof outcome !== "string" && outcome.status === 200 ? (outcome.body.data.id as string) : null);
+  type Outcome = Awaited<ReturnType<typeof call>> | string;
+  const made = (outcome: Outcome) =>
+    typeof outcome !== "string" && outcome.status === 200 ? (outcome.body.data.id as string) : null;
+  const uploadOf = (account: TestAccount, bytes: Uint8Array) => (bindings: Partial<Cloudflare.Env>) =>
+    call(
+      "/api",
+      { method: "POST", key: account.full, body: send(bytes, { allow_duplicate: "1" }) },
+      serviceDown(bindings),
+    );
+  /** What the upload made, if it made one, is consistent and whole; it is then deleted. Returns its id. */
+  const checkMade = async (account: TestAccount, outcome: Outcome, sent: Sent) => {
+    const id = made(outcome);
+    if (id) {
+      await expectStoredWhole((await expectConsistent(id, noService))!, sent);
+      await remove(account, id);
+    }
+    return id;
+  };
 
   it("upload", async () => {
     const account = await newAccount();
     const { bytes, sent } = await bigFile;
-    const steps = await atEveryStep(
-      async () => ({ id: "", before: null }),
-      (bindings) => call("/api", { method: "POST", key: account.full, body: send(bytes, { allow_duplicate: "1" }) }, serviceDown(bindings)),
-      async (_id, _before, fault, outcome) => {
-        expectAnswered(outcome);
-        expect(fault.multipartUploads.length).toBeLessThanOrEqual(1);
-        expect(await unfinished(fault.multipartUploads)).toEqual([]);
-        await expectNoStrayObjects(noService);
-        const id = made(outcome);
-        if (id) {
-          expect(fault.multipartUploads).toHaveLength(1);
-          await expectStoredWhole((await expectConsistent(id, noService))!, sent);
-          await remove(account, id);
-        }
-      },
-    );
+    const steps = await atEveryStep(nothingBefore, uploadOf(account, bytes), async (_id, _before, fault, outcome) => {
+      expectAnswered(outcome);
+      expect(fault.multipartUploads.length).toBeLessThanOrEqual(1);
+      expect(await unfinished(fault.multipartUploads)).toEqual([]);
+      await expectNoStrayObjects(noService);
+      if (made(outcome)) expect(fault.multipartUploads).toHaveLength(1);
+      await checkMade(account, outcome, sent);
+    });
     expect(steps).toBeGreaterThan(4);
   });
 
@@ -289,7 +354,8 @@ describe("a crash at any step of a multipart write leaves the old state or the n
         const row = await findUploadInAnyState(database(env.DB), upload.id);
         return { id: upload.id, before: row!.objectKey };
       },
-      (bindings, id) => call(`/api/${id}/replace`, { method: "POST", key: account.full, body: send(bytes) }, serviceDown(bindings)),
+      (bindings, id) =>
+        call(`/api/${id}/replace`, { method: "POST", key: account.full, body: send(bytes) }, serviceDown(bindings)),
       async (id, before, fault, outcome) => {
         expectAnswered(outcome);
         expect(await unfinished(fault.multipartUploads)).toEqual([]);
@@ -308,16 +374,12 @@ describe("a crash at any step of a multipart write leaves the old state or the n
     const { bytes, sent } = await bigFile;
     let leftOpen = 0;
     await atEveryStep(
-      async () => ({ id: "", before: null }),
-      (bindings) => call("/api", { method: "POST", key: account.full, body: send(bytes, { allow_duplicate: "1" }) }, serviceDown(bindings)),
+      nothingBefore,
+      uploadOf(account, bytes),
       async (_id, _before, fault, outcome) => {
         expectAnswered(outcome);
         await expectNoStrayObjects(noService);
-        const id = made(outcome);
-        if (id) {
-          await expectStoredWhole((await expectConsistent(id, noService))!, sent);
-          await remove(account, id);
-        }
+        const id = await checkMade(account, outcome, sent);
         // A multipart upload whose abort failed as well stays open: no listing shows it and the
         // sweep cannot reach it; the bucket's lifecycle rule removes it (on R2 by default,
         // incomplete multipart uploads are aborted seven days after they began). It never
@@ -333,7 +395,7 @@ describe("a crash at any step of a multipart write leaves the old state or the n
   });
 });
 
-const bigFile = bigPng(PART_BYTES + 4096).then(async (bytes) => ({ bytes, sent: { size: bytes.length, hash: await sha256(bytes) } }));
+const bigFile = pngToSend(PART_BYTES + 4096);
 
 /**
  * A file in two pieces, the first a full 5 MiB one: both go up as parts of a multipart upload
@@ -342,19 +404,31 @@ const bigFile = bigPng(PART_BYTES + 4096).then(async (bytes) => ({ bytes, sent: 
  * finishing again makes the upload, whole, and leaves nothing behind.
  */
 describe("a crash at any step of a file in pieces leaves it finishable", () => {
-  const noService = { MEDIA_SERVICE_URL: DEAD_SERVICE };
-  const serviceDown = (bindings: Partial<Cloudflare.Env>) => ({ ...bindings, ...noService });
   const pieceForm = (uploadId: string, index: number, bytes: Uint8Array) => {
     const form = new FormData();
     for (const [k, v] of Object.entries({ upload_id: uploadId, index: String(index), total: "2" })) form.append(k, v);
     form.append("chunk", new Blob([bytes]), "blob");
     return form;
   };
-  const finishForm = (uploadId: string) => uploadForm(null, { upload_id: uploadId, keep_original: "1", allow_duplicate: "1" });
-  const sendPieces = async (account: TestAccount, uploadId: string, bytes: Uint8Array, bindings: Partial<Cloudflare.Env> = {}) => {
+  const finishForm = (uploadId: string) =>
+    uploadForm(null, { upload_id: uploadId, keep_original: "1", allow_duplicate: "1" });
+  const sendPieces = async (
+    account: TestAccount,
+    uploadId: string,
+    bytes: Uint8Array,
+    bindings: Partial<Cloudflare.Env> = {},
+  ) => {
     const statuses: number[] = [];
     for (const index of [0, 1]) {
-      const res = await call("/api/chunk", { method: "POST", key: account.full, body: pieceForm(uploadId, index, index ? bytes.subarray(PIECE_BYTES) : bytes.subarray(0, PIECE_BYTES)) }, bindings);
+      const res = await call(
+        "/api/chunk",
+        {
+          method: "POST",
+          key: account.full,
+          body: pieceForm(uploadId, index, index ? bytes.subarray(PIECE_BYTES) : bytes.subarray(0, PIECE_BYTES)),
+        },
+        bindings,
+      );
       expectAnswered(res);
       statuses.push(res.status);
     }
@@ -363,7 +437,12 @@ describe("a crash at any step of a file in pieces leaves it finishable", () => {
   const newSession = () => crypto.randomUUID().replaceAll("-", "");
 
   /** The finish (again, without failures where `bindings` is empty) made a whole upload; it is then deleted. */
-  async function expectFinished(account: TestAccount, outcome: Awaited<ReturnType<typeof call>>, sent: { size: number; hash: string }, fault: Fault) {
+  async function expectFinished(
+    account: TestAccount,
+    outcome: Awaited<ReturnType<typeof call>>,
+    sent: Sent,
+    fault: Fault,
+  ) {
     expect(outcome.status, JSON.stringify(outcome.body)).toBe(200);
     await expectStoredWhole((await expectConsistent(outcome.body.data.id, noService))!, sent);
     expect(await unfinished(fault.multipartUploads)).toEqual([]);
@@ -378,7 +457,12 @@ describe("a crash at any step of a file in pieces leaves it finishable", () => {
       (bindings, uploadId) => sendPieces(account, uploadId, bytes, serviceDown(bindings)),
       async (uploadId, _before, fault) => {
         await sendPieces(account, uploadId, bytes, noService);
-        await expectFinished(account, await call("/api", { method: "POST", key: account.full, body: finishForm(uploadId) }, noService), sent, fault);
+        await expectFinished(
+          account,
+          await call("/api", { method: "POST", key: account.full, body: finishForm(uploadId) }, noService),
+          sent,
+          fault,
+        );
         await expectNoStrayObjects(noService);
       },
     );
@@ -394,11 +478,14 @@ describe("a crash at any step of a file in pieces leaves it finishable", () => {
         expect(await sendPieces(account, uploadId, bytes, noService)).toEqual([200, 200]);
         return { id: uploadId, before: null };
       },
-      (bindings, uploadId) => call("/api", { method: "POST", key: account.full, body: finishForm(uploadId) }, serviceDown(bindings)),
+      (bindings, uploadId) =>
+        call("/api", { method: "POST", key: account.full, body: finishForm(uploadId) }, serviceDown(bindings)),
       async (uploadId, _before, fault, outcome) => {
         expectAnswered(outcome);
         const made = typeof outcome !== "string" && outcome.status === 200;
-        const final = made ? outcome : await call("/api", { method: "POST", key: account.full, body: finishForm(uploadId) }, noService);
+        const final = made
+          ? outcome
+          : await call("/api", { method: "POST", key: account.full, body: finishForm(uploadId) }, noService);
         await expectFinished(account, final, sent, fault);
         await expectNoStrayObjects(noService);
       },
@@ -407,4 +494,4 @@ describe("a crash at any step of a file in pieces leaves it finishable", () => {
   });
 });
 
-const piecedFile = bigPng(PIECE_BYTES + 4096).then(async (bytes) => ({ bytes, sent: { size: bytes.length, hash: await sha256(bytes) } }));
+const piecedFile = pngToSend(PIECE_BYTES + 4096);

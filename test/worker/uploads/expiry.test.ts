@@ -7,13 +7,23 @@ const service = (bindings: Partial<Cloudflare.Env> = {}) => clockedApp(bindings,
 
 const pathOf = (url: string) => new URL(url).pathname;
 
+/** A new account's upload that expires in 60 s, and the clock's time when it was made. */
+async function expiringUpload(s: ReturnType<typeof service>, name: string) {
+  const account = await newAccount();
+  const start = s.clock.now;
+  const res = await s.call("/api", {
+    method: "POST",
+    key: account.full,
+    body: uploadForm(await uniquePng(name), { expires_in: "60" }),
+  });
+  const { data } = (await res.json()) as any;
+  return { account, start, data };
+}
+
 describe("expiry", () => {
   it("stops serving at the second expires_at passes, and the page answers 410", async () => {
     const s = service();
-    const account = await newAccount();
-    const start = s.clock.now;
-    const res = await s.call("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng("expires"), { expires_in: "60" }) });
-    const { data } = (await res.json()) as any;
+    const { account, start, data } = await expiringUpload(s, "expires");
     expect(data.expires_at).toBe(new Date(start + 60_000).toISOString().replace(/\.\d{3}Z$/, "+00:00"));
 
     s.clock.now = start + 59_999;
@@ -25,7 +35,16 @@ describe("expiry", () => {
     for (const url of [data.src, data.path]) expect((await s.call(pathOf(url))).status, url).toBe(404);
     expect((await s.call(`/api/${data.id}`, { key: account.full })).status).toBe(404);
     expect((await s.call(`/api/${data.id}`, { method: "DELETE", key: account.full })).status).toBe(404);
-    expect((await s.call(`/api/${data.id}`, { method: "PATCH", key: account.full, headers: { "Content-Type": "application/json" }, body: '{"title":"x"}' })).status).toBe(404);
+    expect(
+      (
+        await s.call(`/api/${data.id}`, {
+          method: "PATCH",
+          key: account.full,
+          headers: { "Content-Type": "application/json" },
+          body: '{"title":"x"}',
+        })
+      ).status,
+    ).toBe(404);
     const list = (await (await s.call("/api", { key: account.full })).json()) as any;
     expect(list.data.map((u: { id: string }) => u.id)).not.toContain(data.id);
     const page = await s.call(pathOf(data.direct));
@@ -36,10 +55,7 @@ describe("expiry", () => {
 
   it("has its files removed by the cron job; the page says 410 until the record is forgotten", async () => {
     const s = service();
-    const account = await newAccount();
-    const start = s.clock.now;
-    const res = await s.call("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng("swept"), { expires_in: "60" }) });
-    const { data } = (await res.json()) as any;
+    const { start, data } = await expiringUpload(s, "swept");
     const stored = async () => (await env.FILES.list({ prefix: `uploads/${data.id}/` })).objects.length;
     expect(await stored()).toBeGreaterThan(0);
 
@@ -58,7 +74,11 @@ describe("expiry", () => {
   it("takes expires_in from 60 s to a year, or to the configured maximum, which the OpenAPI document states", async () => {
     const account = await newAccount();
     const upload = async (s: ReturnType<typeof service>, value: string) => {
-      const res = await s.call("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng(`bound-${value}-${Math.random()}`), { expires_in: value }) });
+      const res = await s.call("/api", {
+        method: "POST",
+        key: account.full,
+        body: uploadForm(await uniquePng(`bound-${value}-${Math.random()}`), { expires_in: value }),
+      });
       return { status: res.status, body: (await res.json()) as any };
     };
     const spec = service();

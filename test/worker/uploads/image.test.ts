@@ -1,7 +1,15 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import {
-  DEAD_SERVICE, fixture, json, newAccount, request, scheduledInline, type TestAccount, bytesOf, upload,
+  DEAD_SERVICE,
+  fixture,
+  json,
+  newAccount,
+  request,
+  scheduledInline,
+  type TestAccount,
+  bytesOf,
+  upload,
 } from "../helpers";
 
 /** Uploads a new copy (allow_duplicate), waiting for its media job. */
@@ -17,7 +25,8 @@ async function webpSize(bytes: Uint8Array) {
   const view = new DataView(bytes.buffer, bytes.byteOffset);
   expect(new TextDecoder().decode(bytes.subarray(8, 12))).toBe("WEBP");
   const chunk = new TextDecoder().decode(bytes.subarray(12, 16));
-  if (chunk === "VP8X") return { width: 1 + (view.getUint32(24, true) & 0xffffff), height: 1 + (view.getUint32(27, true) & 0xffffff) };
+  if (chunk === "VP8X")
+    return { width: 1 + (view.getUint32(24, true) & 0xffffff), height: 1 + (view.getUint32(27, true) & 0xffffff) };
   if (chunk === "VP8 ") return { width: view.getUint16(26, true) & 0x3fff, height: view.getUint16(28, true) & 0x3fff };
   const bits = view.getUint32(21, true);
   return { width: 1 + (bits & 0x3fff), height: 1 + ((bits >>> 14) & 0x3fff) };
@@ -79,7 +88,9 @@ describe("image conversion and thumbnails", () => {
     const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
     expect(body.data).toMatchObject({ thumb: null, path: uploaded.path, width: 11330, height: 446 });
     expect((await bytesOf(request(body.data.src))).res.status).toBe(200);
-    const job = await env.DB.prepare("SELECT status, last_error FROM media_jobs WHERE upload_id = ?").bind(uploaded.id).first<{ status: string; last_error: string }>();
+    const job = await env.DB.prepare("SELECT status, last_error FROM media_jobs WHERE upload_id = ?")
+      .bind(uploaded.id)
+      .first<{ status: string; last_error: string }>();
     // Failed at once with the decoder's reason, not retried: the file will not get better.
     expect(job?.status).toBe("failed");
     expect(job?.last_error).toMatch(/webp/i);
@@ -87,7 +98,8 @@ describe("image conversion and thumbnails", () => {
 });
 
 describe("thumbnails made in the upload request", () => {
-  const jobsOf = (id: string) => env.DB.prepare("SELECT count(*) AS n FROM media_jobs WHERE upload_id = ?").bind(id).first<number>("n");
+  const jobsOf = (id: string) =>
+    env.DB.prepare("SELECT count(*) AS n FROM media_jobs WHERE upload_id = ?").bind(id).first<number>("n");
 
   it("answers a small image's upload with its thumbnail, and gives it no media job", async () => {
     const account = await newAccount();
@@ -144,7 +156,9 @@ describe("which images become WebP", () => {
 
   it("stores BMP as lossless WebP (served meanwhile: BMP has no metadata)", async () => {
     const account = await newAccount();
-    const uploaded = await uploadWith(account, await fixture("generated/photo.bmp"), { MEDIA_SERVICE_URL: DEAD_SERVICE });
+    const uploaded = await uploadWith(account, await fixture("generated/photo.bmp"), {
+      MEDIA_SERVICE_URL: DEAD_SERVICE,
+    });
     expect((await request(new URL(uploaded.src).pathname)).headers.get("Content-Type")).toBe("image/bmp");
     await scheduledInline(env, () => Date.now() + 61_000);
     const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
@@ -156,7 +170,9 @@ describe("which images become WebP", () => {
 
   it("stores AVIF as WebP, and does not serve it before (it may carry GPS)", async () => {
     const account = await newAccount();
-    const uploaded = await uploadWith(account, await fixture("generated/gps.avif"), { MEDIA_SERVICE_URL: DEAD_SERVICE });
+    const uploaded = await uploadWith(account, await fixture("generated/gps.avif"), {
+      MEDIA_SERVICE_URL: DEAD_SERVICE,
+    });
     expect((await request(new URL(uploaded.src).pathname)).status).toBe(503);
     await scheduledInline(env, () => Date.now() + 61_000);
     const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));

@@ -26,7 +26,16 @@ it("converts a 200 MB video", async () => {
     id,
     accountId: account.id,
     file: file!,
-    options: { expiresIn: null, allowDuplicate: false, keepOriginal: false, visibility: "unlisted", title: null, description: null, passwordHash: null, maxViews: null },
+    options: {
+      expiresIn: null,
+      allowDuplicate: false,
+      keepOriginal: false,
+      visibility: "unlisted",
+      title: null,
+      description: null,
+      passwordHash: null,
+      maxViews: null,
+    },
   });
   expect(created.duplicate).toBe(false);
   if (created.duplicate || !created.jobId) throw new Error("expected a media job");

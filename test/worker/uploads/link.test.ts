@@ -5,7 +5,12 @@ import { fixture, newAccount, type TestAccount, request, json, bytesOf } from ".
 /** Links point at the loopback fixture server (test/support/link-server.ts). */
 const LINKS = env.LINK_SERVER_URL;
 
-function uploadLink(account: TestAccount, url: string, fields: Record<string, string> = {}, overrides: Partial<Cloudflare.Env> = {}) {
+function uploadLink(
+  account: TestAccount,
+  url: string,
+  fields: Record<string, string> = {},
+  overrides: Partial<Cloudflare.Env> = {},
+) {
   const form = new FormData();
   form.append("url", url);
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
@@ -53,10 +58,26 @@ describe("POST /api with url", () => {
 
   it("checks every redirect hop's address and scheme", async () => {
     const account = await newAccount();
-    await refused(account, `${LINKS}/redirect-to?to=${encodeURIComponent("http://10.0.0.1/x.png")}`, /address not allowed: 10\.0\.0\.1 is a private address/);
-    await refused(account, `${LINKS}/redirect-to?to=${encodeURIComponent("http://[::ffff:169.254.169.254]/")}`, /address not allowed.*link-local/);
-    await refused(account, `${LINKS}/redirect-to?to=${encodeURIComponent("file:///etc/passwd")}`, /only http and https/);
-    await refused(account, `${LINKS}/redirect-to?to=${encodeURIComponent("http://private.test/x.png")}`, /10\.0\.0\.7, a private address/);
+    await refused(
+      account,
+      `${LINKS}/redirect-to?to=${encodeURIComponent("http://10.0.0.1/x.png")}`,
+      /address not allowed: 10\.0\.0\.1 is a private address/,
+    );
+    await refused(
+      account,
+      `${LINKS}/redirect-to?to=${encodeURIComponent("http://[::ffff:169.254.169.254]/")}`,
+      /address not allowed.*link-local/,
+    );
+    await refused(
+      account,
+      `${LINKS}/redirect-to?to=${encodeURIComponent("file:///etc/passwd")}`,
+      /only http and https/,
+    );
+    await refused(
+      account,
+      `${LINKS}/redirect-to?to=${encodeURIComponent("http://private.test/x.png")}`,
+      /10\.0\.0\.7, a private address/,
+    );
   });
 
   it.each([
@@ -79,8 +100,12 @@ describe("POST /api with url", () => {
 
   it("refuses loopback addresses unless the unsafe test allowance is on", async () => {
     const account = await newAccount();
-    await refused(account, `${LINKS}/file/tiny/gif.gif`, /127\.0\.0\.1 is a loopback address/, { UNSAFE_ALLOW_LOOPBACK_LINKS: "" });
-    await refused(account, `${LINKS.replace("127.0.0.1", "2130706433")}/file/tiny/gif.gif`, /loopback address/, { UNSAFE_ALLOW_LOOPBACK_LINKS: "" });
+    await refused(account, `${LINKS}/file/tiny/gif.gif`, /127\.0\.0\.1 is a loopback address/, {
+      UNSAFE_ALLOW_LOOPBACK_LINKS: "",
+    });
+    await refused(account, `${LINKS.replace("127.0.0.1", "2130706433")}/file/tiny/gif.gif`, /loopback address/, {
+      UNSAFE_ALLOW_LOOPBACK_LINKS: "",
+    });
   });
 
   it("says which HTTP status the link answered", async () => {
@@ -100,7 +125,9 @@ describe("POST /api with url", () => {
     const account = await newAccount();
     await refused(account, `${LINKS}/declared-huge`, /too large \(314572800 bytes; the limit is 200MB\)/);
     await refused(account, `${LINKS}/endless`, /too large \(over 200MB\)/);
-    expect((await env.FILES.list({ prefix: "uploads/" })).objects.filter((o) => o.size > 100 * 1024 * 1024)).toEqual([]);
+    expect((await env.FILES.list({ prefix: "uploads/" })).objects.filter((o) => o.size > 100 * 1024 * 1024)).toEqual(
+      [],
+    );
   });
 
   it("gives up on a server that is too slow, with headers or with the body", async () => {

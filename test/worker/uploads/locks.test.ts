@@ -17,14 +17,23 @@ const stored = (_png: Uint8Array) => fixture("tiny/png-transparent.png");
 
 const local = (url: string) => url.replace(/^https?:\/\/[^/]+/, "");
 const patch = (s: ReturnType<typeof service>, key: string, id: string, body: object) =>
-  s.json(`/api/${id}`, { method: "PATCH", key, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  s.json(`/api/${id}`, {
+    method: "PATCH",
+    key,
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 describe("password", () => {
   it("locks the upload: src and the page need the password, path and thumb are signed links", async () => {
     const s = service();
     const account = await newAccount();
     const png = await uniquePng("locked");
-    const { body } = await s.json("/api", { method: "POST", key: account.full, body: uploadForm(png, { password: "s3cret pass" }) });
+    const { body } = await s.json("/api", {
+      method: "POST",
+      key: account.full,
+      body: uploadForm(png, { password: "s3cret pass" }),
+    });
     const upload = body.data;
     expect(upload.locked).toBe(true);
     expect(upload.src).toBe(`${ORIGIN}/i/${upload.id}`);
@@ -60,7 +69,9 @@ describe("password", () => {
     const s = service();
     const account = await newAccount();
     const png = await uniquePng("locked-page");
-    const upload = (await s.json("/api", { method: "POST", key: account.full, body: uploadForm(png, { password: "right" }) })).body.data;
+    const upload = (
+      await s.json("/api", { method: "POST", key: account.full, body: uploadForm(png, { password: "right" }) })
+    ).body.data;
     const form = (password: string) => new URLSearchParams({ password });
     const wrong = await s.call(local(upload.direct), { method: "POST", body: form("wrong") });
     expect(wrong.status).toBe(401);
@@ -77,7 +88,9 @@ describe("password", () => {
   it("is set and cleared with PATCH", async () => {
     const s = service();
     const account = await newAccount();
-    const upload = (await s.json("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng("patch-lock")) })).body.data;
+    const upload = (
+      await s.json("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng("patch-lock")) })
+    ).body.data;
     expect(upload.locked).toBe(false);
     expect((await patch(s, account.full, upload.id, { password: "now locked" })).body.data.locked).toBe(true);
     expect((await s.call(local(upload.src))).status).toBe(302);
@@ -92,7 +105,9 @@ describe("duplicates", () => {
     const s = service();
     const account = await newAccount();
     const png = await uniquePng("locked-duplicate");
-    const created = (await s.json("/api", { method: "POST", key: account.full, body: uploadForm(png, { password: "s3cret" }) })).body.data;
+    const created = (
+      await s.json("/api", { method: "POST", key: account.full, body: uploadForm(png, { password: "s3cret" }) })
+    ).body.data;
     const owner = (await s.json(`/api/${created.id}`, { key: account.full })).body.data;
     expect(owner.thumb).toMatch(/sig=/);
 
@@ -121,10 +136,18 @@ describe("view limit", () => {
   it("serves the file max_views times, counting exactly under concurrency, then no more", async () => {
     const s = service();
     const account = await newAccount();
-    const upload = (await s.json("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng("views"), { max_views: "3" }) })).body.data;
+    const upload = (
+      await s.json("/api", {
+        method: "POST",
+        key: account.full,
+        body: uploadForm(await uniquePng("views"), { max_views: "3" }),
+      })
+    ).body.data;
     // Range requests past the start (a player seeking) are not views.
     expect((await s.call(local(upload.src), { headers: { Range: "bytes=10-" } })).status).toBe(206);
-    const statuses = (await Promise.all(Array.from({ length: 10 }, () => s.call(local(upload.src))))).map((r) => r.status);
+    const statuses = (await Promise.all(Array.from({ length: 10 }, () => s.call(local(upload.src))))).map(
+      (r) => r.status,
+    );
     expect(statuses.filter((x) => x === 200)).toHaveLength(3);
     expect(statuses.filter((x) => x === 410)).toHaveLength(7);
     expect((await s.json(local(upload.path))).status).toBe(410);
@@ -143,7 +166,13 @@ describe("view limit, used up", () => {
   /** A view-limited upload with its thumbnail made, and the owner's view of it. */
   async function limited(s: ReturnType<typeof service>, maxViews: number) {
     const account = await newAccount();
-    const created = (await s.json("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng(crypto.randomUUID()), { max_views: String(maxViews) }) })).body.data;
+    const created = (
+      await s.json("/api", {
+        method: "POST",
+        key: account.full,
+        body: uploadForm(await uniquePng(crypto.randomUUID()), { max_views: String(maxViews) }),
+      })
+    ).body.data;
     const upload = (await s.json(`/api/${created.id}`, { key: account.full })).body.data;
     expect(upload.thumb).toBeTruthy();
     return { account, upload, src: local(upload.src), path: local(upload.path), thumb: local(upload.thumb) };
@@ -178,7 +207,13 @@ describe("view limit, used up", () => {
 
   it("counts any request that is answered from the first byte as a view: malformed, multiple or stale ranges, whole-file suffixes", async () => {
     const s = service();
-    const variants: Record<string, string>[] = [{ Range: "none" }, { Range: "bytes= 0-" }, { Range: "bytes=0-1,5-9" }, { Range: "bytes=-100000" }, { Range: "bytes=5-", "If-Range": '"stale"' }];
+    const variants: Record<string, string>[] = [
+      { Range: "none" },
+      { Range: "bytes= 0-" },
+      { Range: "bytes=0-1,5-9" },
+      { Range: "bytes=-100000" },
+      { Range: "bytes=5-", "If-Range": '"stale"' },
+    ];
     for (const headers of variants) {
       const { src } = await limited(s, 1);
       const first = await s.call(src, { headers });
@@ -204,8 +239,18 @@ describe("replace", () => {
     const s = service();
     const account = await newAccount();
     for (const fields of [{ password: "x" }, { max_views: "5" }] as Record<string, string>[]) {
-      const upload = (await s.json("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng(JSON.stringify(fields)), fields) })).body.data;
-      const res = await s.json(`/api/${upload.id}/replace`, { method: "POST", key: account.full, body: uploadForm(await uniquePng("new")) });
+      const upload = (
+        await s.json("/api", {
+          method: "POST",
+          key: account.full,
+          body: uploadForm(await uniquePng(JSON.stringify(fields)), fields),
+        })
+      ).body.data;
+      const res = await s.json(`/api/${upload.id}/replace`, {
+        method: "POST",
+        key: account.full,
+        body: uploadForm(await uniquePng("new")),
+      });
       expect(res.status).toBe(409);
       expect(res.body.errors).toMatch(/password-protected or view-limited/);
     }

@@ -5,7 +5,16 @@ import { processDeps } from "../../../src/bindings";
 import { mediaServiceVars } from "../../../src/media/container";
 import { mediaService, MediaServiceError, type MediaService } from "../../../src/media/service";
 import { MEDIA_CALL_TIMEOUT_MS, MEDIA_JOB_TIMEOUT_MS } from "../../../src/media/timeouts";
-import { BUSY_RETRY_MS, JOB_TIME_LIMIT_MS, PLATFORM_RETRY_MS, spread, LEASE_MS, LEASE_RENEW_MS, MEDIA_CALLS_PER_JOB, runMediaJob } from "../../../src/uploads/media-jobs/jobs";
+import {
+  BUSY_RETRY_MS,
+  JOB_TIME_LIMIT_MS,
+  PLATFORM_RETRY_MS,
+  spread,
+  LEASE_MS,
+  LEASE_RENEW_MS,
+  MEDIA_CALLS_PER_JOB,
+  runMediaJob,
+} from "../../../src/uploads/media-jobs/jobs";
 import { DEAD_SERVICE, fixture, newAccount, upload } from "../helpers";
 
 /**
@@ -110,7 +119,9 @@ describe("calls to the media service", () => {
     await runWith(jobId, media);
     expect(calls.map(route)).toEqual([expected]);
     expect(new URL(calls[0]!).searchParams.get("thumbnail")).toBe("280");
-    const row = await env.DB.prepare("SELECT object_key, thumb_key FROM uploads WHERE id = ?").bind(uploadId).first<{ object_key: string; thumb_key: string }>();
+    const row = await env.DB.prepare("SELECT object_key, thumb_key FROM uploads WHERE id = ?")
+      .bind(uploadId)
+      .first<{ object_key: string; thumb_key: string }>();
     expect(new Uint8Array(await (await env.FILES.get(row!.object_key))!.arrayBuffer())).toEqual(video);
     expect(new Uint8Array(await (await env.FILES.get(row!.thumb_key))!.arrayBuffer())).toEqual(thumb);
   });
@@ -121,7 +132,9 @@ describe("calls to the media service", () => {
     const now = Date.now() + 2 * 3600_000;
     const busy = standIn(() => serviceError(503, "busy: 2 jobs running, 8 queued"));
     for (let i = 0; i < 10; i++) await runWith(jobId, busy, now);
-    const job = await env.DB.prepare("SELECT status, attempts, next_attempt_at FROM media_jobs WHERE id = ?").bind(jobId).first<{ status: string; attempts: number; next_attempt_at: number }>();
+    const job = await env.DB.prepare("SELECT status, attempts, next_attempt_at FROM media_jobs WHERE id = ?")
+      .bind(jobId)
+      .first<{ status: string; attempts: number; next_attempt_at: number }>();
     expect(job).toMatchObject({ status: "pending", attempts: before });
     expect(job!.next_attempt_at).toBeGreaterThanOrEqual(now + BUSY_RETRY_MS / 2);
     expect(job!.next_attempt_at).toBeLessThanOrEqual(now + 1.5 * BUSY_RETRY_MS);
@@ -133,7 +146,9 @@ describe("calls to the media service", () => {
     const now = Date.now() + 2 * 3600_000;
     const failing = (answer: Response) => standIn(() => answer);
     const nextAttempt = async (jobId: string) =>
-      (await env.DB.prepare("SELECT status, attempts, next_attempt_at FROM media_jobs WHERE id = ?").bind(jobId).first<{ status: string; attempts: number; next_attempt_at: number }>())!;
+      (await env.DB.prepare("SELECT status, attempts, next_attempt_at FROM media_jobs WHERE id = ?")
+        .bind(jobId)
+        .first<{ status: string; attempts: number; next_attempt_at: number }>())!;
 
     const lost = await pendingUpload("generated/clip.flv");
     // The container platform's answer: plain text, not the service's JSON.
@@ -173,8 +188,15 @@ describe("calls to the media service", () => {
     expect(await call(DEAD_SERVICE)).toMatchObject({ platform: true });
     expect(await call(`${env.LINK_SERVER_URL}/status/502`)).toMatchObject({ status: 502, platform: true });
     // The service's own JSON errors: the media work's.
-    expect(await call(`${env.LINK_SERVER_URL}/json-error/500/ffmpeg%20crashed`)).toEqual({ status: 500, platform: false, message: "ffmpeg crashed" });
-    expect(await call(`${env.LINK_SERVER_URL}/json-error/422/bad%20media`)).toMatchObject({ status: 422, platform: false });
+    expect(await call(`${env.LINK_SERVER_URL}/json-error/500/ffmpeg%20crashed`)).toEqual({
+      status: 500,
+      platform: false,
+      message: "ffmpeg crashed",
+    });
+    expect(await call(`${env.LINK_SERVER_URL}/json-error/422/bad%20media`)).toMatchObject({
+      status: 422,
+      platform: false,
+    });
   });
 
   it("fails a job for good when the service timed out (504), recording why", async () => {
@@ -226,7 +248,10 @@ describe("calls to the media service", () => {
   });
 
   it("gives up on a call the service never answers, as a failure worth retrying", async () => {
-    const stalled = mediaService({ ...env, MEDIA_SERVICE_URL: `${env.LINK_SERVER_URL}/stall-headers` }, { callTimeoutMs: 300 });
+    const stalled = mediaService(
+      { ...env, MEDIA_SERVICE_URL: `${env.LINK_SERVER_URL}/stall-headers` },
+      { callTimeoutMs: 300 },
+    );
     const start = Date.now();
     const error = await stalled.call(PROBE, new Uint8Array([1, 2, 3]), 3).catch((e) => e);
     expect(Date.now() - start).toBeLessThan(5000);

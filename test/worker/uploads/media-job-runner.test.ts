@@ -12,7 +12,9 @@ import { fixture, newAccount, startApp, uploadForm, request, json } from "../hel
  * whose start was lost.
  */
 async function jobOf(uploadId: string) {
-  return env.DB.prepare("SELECT status, attempts, last_error FROM media_jobs WHERE upload_id = ?").bind(uploadId).first<{ status: string; attempts: number; last_error: string | null }>();
+  return env.DB.prepare("SELECT status, attempts, last_error FROM media_jobs WHERE upload_id = ?")
+    .bind(uploadId)
+    .first<{ status: string; attempts: number; last_error: string | null }>();
 }
 
 async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, ms = 60_000): Promise<T> {
@@ -36,7 +38,11 @@ describe("media jobs on the Workflow", () => {
   it("converts a video in a runner started after the response", async () => {
     const account = await newAccount();
     const uploaded = await upload(account.full, await fixture("generated/clip.avi"), { MEDIA_JOBS: env.MEDIA_JOBS });
-    await until("the job", () => jobOf(uploaded.id), (job) => job?.status === "done");
+    await until(
+      "the job",
+      () => jobOf(uploaded.id),
+      (job) => job?.status === "done",
+    );
     const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
     expect(body.data.path).toMatch(/\.mp4$/);
     expect(body.data.thumb).toMatch(/\.webp$/);
@@ -45,22 +51,33 @@ describe("media jobs on the Workflow", () => {
   it("finishes a conversion longer than the 30 s that work after a response gets", async () => {
     const account = await newAccount();
     const started = Date.now();
-    const uploaded = await upload(account.full, await fixture("generated/long-1080p.avi"), { MEDIA_JOBS: env.MEDIA_JOBS });
+    const uploaded = await upload(account.full, await fixture("generated/long-1080p.avi"), {
+      MEDIA_JOBS: env.MEDIA_JOBS,
+    });
     const answered = Date.now();
-    await until("the job", () => jobOf(uploaded.id), (job) => job?.status === "done", 280_000);
+    await until(
+      "the job",
+      () => jobOf(uploaded.id),
+      (job) => job?.status === "done",
+      280_000,
+    );
     // Deployed, waitUntil work would have been cancelled long before this.
     expect(Date.now() - answered).toBeGreaterThan(30_000);
     const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
     expect(body.data.path).toMatch(/\.mp4$/);
     expect(body.data.thumb).toMatch(/\.webp$/);
-    console.log(JSON.stringify({ longConversion: { uploadMs: answered - started, conversionMs: Date.now() - answered } }));
+    console.log(
+      JSON.stringify({ longConversion: { uploadMs: answered - started, conversionMs: Date.now() - answered } }),
+    );
   }, 300_000);
 
   it("sleeps until a failed attempt's retry is due and runs it, without the cron job", async () => {
     const account = await newAccount();
     const lost = { create: () => Promise.reject(new Error("lost")) } as unknown as Workflow;
     const uploaded = await upload(account.full, await fixture("generated/clip.mkv"), { MEDIA_JOBS: lost });
-    const { id: jobId } = (await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?").bind(uploaded.id).first<{ id: string }>())!;
+    const { id: jobId } = (await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?")
+      .bind(uploaded.id)
+      .first<{ id: string }>())!;
     const instanceId = `retry-${jobId}`;
     await using instance = await introspectWorkflowInstance(env.MEDIA_JOBS, instanceId);
     // The first attempt failed (as the container restarted, say) and set its retry 2 s ahead.
@@ -82,6 +99,10 @@ describe("media jobs on the Workflow", () => {
     await scheduled(env, () => Date.now() + FIRST_RUN_GRACE_MS / 2);
     expect(await jobOf(uploaded.id)).toMatchObject({ status: "pending", attempts: 0 });
     await scheduled(env, () => Date.now() + FIRST_RUN_GRACE_MS + 1000);
-    await until("the job", () => jobOf(uploaded.id), (job) => job?.status === "done");
+    await until(
+      "the job",
+      () => jobOf(uploaded.id),
+      (job) => job?.status === "done",
+    );
   });
 });

@@ -8,13 +8,22 @@ function service() {
   const clock = app.clock;
   const call = (path: string, { ip, ...init }: Call = {}) => app.call(path, { ip: ip ?? ownIp, ...init });
   async function lockedUpload(account: { full: string }, password: string) {
-    const res = await call("/api", { method: "POST", key: account.full, body: uploadForm(await uniquePng(crypto.randomUUID()), { password }) });
+    const res = await call("/api", {
+      method: "POST",
+      key: account.full,
+      body: uploadForm(await uniquePng(crypto.randomUUID()), { password }),
+    });
     return ((await res.json()) as any).data as { id: string };
   }
   /** A password given on the upload's page, as its form sends it. */
   async function givePassword(id: string, password: string, ip?: string) {
     const res = await call(`/v/${id}`, { method: "POST", ip, body: new URLSearchParams({ password }) });
-    return { status: res.status, retryAfter: res.headers.get("Retry-After"), type: res.headers.get("Content-Type"), html: await res.text() };
+    return {
+      status: res.status,
+      retryAfter: res.headers.get("Retry-After"),
+      type: res.headers.get("Content-Type"),
+      html: await res.text(),
+    };
   }
   return { clock, lockedUpload, givePassword, advance: (seconds: number) => (clock.now += seconds * 1000) };
 }
@@ -54,7 +63,9 @@ describe("wrong passwords on an upload's page", () => {
     const s = service();
     const { id } = await s.lockedUpload(await newAccount(), "right one");
     const pbkdf2 = vi.spyOn(crypto.subtle, "deriveBits");
-    const statuses = (await Promise.all(Array.from({ length: 20 }, (_, i) => s.givePassword(id, `guess ${i}`)))).map((r) => r.status);
+    const statuses = (await Promise.all(Array.from({ length: 20 }, (_, i) => s.givePassword(id, `guess ${i}`)))).map(
+      (r) => r.status,
+    );
     expect(statuses.filter((x) => x === 401)).toHaveLength(5);
     expect(statuses.filter((x) => x === 429)).toHaveLength(15);
     expect(pbkdf2).toHaveBeenCalledTimes(5);
@@ -77,7 +88,11 @@ describe("wrong passwords on an upload's page", () => {
     for (let i = 0; i < 5; i++) await s.givePassword(id, "guess");
     expect((await s.givePassword(id, "guess")).status).toBe(429);
     s.advance(2 * 3600);
-    expect([(await s.givePassword(id, "guess")).status, (await s.givePassword(id, "guess")).status, (await s.givePassword(id, "guess")).status]).toEqual([401, 401, 429]);
+    expect([
+      (await s.givePassword(id, "guess")).status,
+      (await s.givePassword(id, "guess")).status,
+      (await s.givePassword(id, "guess")).status,
+    ]).toEqual([401, 401, 429]);
   });
 
   it("do not hold back other clients, and the right password resets the count of its client", async () => {

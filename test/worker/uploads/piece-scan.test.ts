@@ -28,7 +28,8 @@ function countingReads(bucket: R2Bucket) {
       if (name !== "get") return Reflect.get(target, name).bind(target);
       return async (key: string, options?: R2GetOptions) => {
         const object = await target.get(key, options);
-        if (object && "body" in object && key.startsWith("uploads/")) reads.bytes += object.range && "length" in object.range ? object.range.length! : object.size;
+        if (object && "body" in object && key.startsWith("uploads/"))
+          reads.bytes += object.range && "length" in object.range ? object.range.length! : object.size;
         return object;
       };
     },
@@ -54,11 +55,16 @@ describe("pieces read as they arrive", () => {
     const account = await newAccount();
     const original = await bigPng(PIECE_BYTES + 70_000, 41);
     const sessionId = newSessionId();
-    for (const [index, bytes] of piecesOf(original).entries()) await storePiece(uploadDeps(env), { accountId: account.id, sessionId, index, total: 2, bytes });
+    for (const [index, bytes] of piecesOf(original).entries())
+      await storePiece(uploadDeps(env), { accountId: account.id, sessionId, index, total: 2, bytes });
 
     const { file, stored, readBytes } = await finishCounting(account.id, sessionId);
     expect(readBytes).toBe(0);
-    expect(file).toMatchObject({ size: original.length, media: { format: "png" }, image: { width: expect.any(Number) } });
+    expect(file).toMatchObject({
+      size: original.length,
+      media: { format: "png" },
+      image: { width: expect.any(Number) },
+    });
     expect(file.sha256).toBe(await sha256(original));
     expect(await sha256(stored)).toBe(file.sha256);
   });
@@ -68,7 +74,8 @@ describe("pieces read as they arrive", () => {
     const original = await bigPng(PIECE_BYTES + 70_000, 42);
     const sessionId = newSessionId();
     const [head, tail] = piecesOf(original);
-    for (const [index, bytes] of [head!, tail!].entries()) await storePiece(uploadDeps(env), { accountId: account.id, sessionId, index, total: 2, bytes });
+    for (const [index, bytes] of [head!, tail!].entries())
+      await storePiece(uploadDeps(env), { accountId: account.id, sessionId, index, total: 2, bytes });
 
     // The last piece again, one byte of its pixel data changed (so the chunk's CRC no longer
     // holds), stored as storePiece stores it but without this isolate's scan seeing it.
@@ -76,7 +83,11 @@ describe("pieces read as they arrive", () => {
     corrupt[1000] = corrupt[1000]! ^ 0xff;
     const deps = uploadDeps(env);
     const now = deps.now();
-    const { row, slot } = await openPieceSession(deps.db, { id: sessionId, accountId: account.id, total: 2, createdAt: now, expiresAt: now + 60_000 }, true);
+    const { row, slot } = await openPieceSession(
+      deps.db,
+      { id: sessionId, accountId: account.id, total: 2, createdAt: now, expiresAt: now + 60_000 },
+      true,
+    );
     const part = await storeAsPart(deps, row, 1, corrupt, slot);
     expect(part).not.toBeNull();
     await recordPiece(deps.db, sessionId, 1, corrupt.byteLength, part);
@@ -84,7 +95,9 @@ describe("pieces read as they arrive", () => {
     const { bucket, reads } = countingReads(env.FILES);
     const counted: UploadDeps = { ...deps, bucket };
     const session = await claimPiecedFile(counted, account.id, sessionId);
-    await expect(stageFromPieces(new Staging(bucket, session.whole!.reservedUploadId), session)).rejects.toThrow(/Unreadable image data \(png\)/);
+    await expect(stageFromPieces(new Staging(bucket, session.whole!.reservedUploadId), session)).rejects.toThrow(
+      /Unreadable image data \(png\)/,
+    );
     expect(reads.bytes).toBe(original.length);
     await session.release();
   });
@@ -106,8 +119,13 @@ describe("pieces read as they arrive", () => {
     const account = await newAccount();
     const original = await bigPng(2 * PIECE_BYTES + 70_000, 44);
     const sessionId = newSessionId();
-    const pieces = [original.subarray(0, PIECE_BYTES), original.subarray(PIECE_BYTES, 2 * PIECE_BYTES), original.subarray(2 * PIECE_BYTES)];
-    for (const index of [0, 2, 1]) await storePiece(uploadDeps(env), { accountId: account.id, sessionId, index, total: 3, bytes: pieces[index]! });
+    const pieces = [
+      original.subarray(0, PIECE_BYTES),
+      original.subarray(PIECE_BYTES, 2 * PIECE_BYTES),
+      original.subarray(2 * PIECE_BYTES),
+    ];
+    for (const index of [0, 2, 1])
+      await storePiece(uploadDeps(env), { accountId: account.id, sessionId, index, total: 3, bytes: pieces[index]! });
     const { file, readBytes } = await finishCounting(account.id, sessionId);
     expect(readBytes).toBe(original.length);
     expect(file.sha256).toBe(await sha256(original));
@@ -126,7 +144,12 @@ describe("pieces read as they arrive", () => {
     const corrupt = tail!.slice();
     corrupt[1000] = corrupt[1000]! ^ 0xff;
     const now = deps.now();
-    const open = () => openPieceSession(deps.db, { id: sessionId, accountId: account.id, total: 2, createdAt: now, expiresAt: now + 60_000 }, true);
+    const open = () =>
+      openPieceSession(
+        deps.db,
+        { id: sessionId, accountId: account.id, total: 2, createdAt: now, expiresAt: now + 60_000 },
+        true,
+      );
     const x = await open();
     const partX = await storeAsPart(deps, x.row, 1, corrupt, x.slot);
     await recordPiece(deps.db, sessionId, 1, corrupt.byteLength, partX);
@@ -154,7 +177,11 @@ describe("pieces read as they arrive", () => {
               get(stmt, method) {
                 const value = Reflect.get(stmt, method);
                 if (method === "bind") return (...values: unknown[]) => delayed(value.apply(stmt, values));
-                if (["run", "all", "raw", "first"].includes(String(method))) return async (...args: unknown[]) => (await interleave(), value.apply(stmt, args));
+                if (["run", "all", "raw", "first"].includes(String(method)))
+                  return async (...args: unknown[]) => {
+                    await interleave();
+                    return value.apply(stmt, args);
+                  };
                 return typeof value === "function" ? value.bind(stmt) : value;
               },
             });
@@ -166,7 +193,9 @@ describe("pieces read as they arrive", () => {
     const session = await claimPiecedFile(uploadDeps({ ...env, DB }), account.id, sessionId);
     expect(interleaved).toBe(true);
     // The stored file is X's, whose pixel data is broken: it must be refused, not taken on the scan's word.
-    await expect(stageFromPieces(new Staging(bucket, session.whole!.reservedUploadId), session)).rejects.toThrow(/Unreadable image data \(png\)/);
+    await expect(stageFromPieces(new Staging(bucket, session.whole!.reservedUploadId), session)).rejects.toThrow(
+      /Unreadable image data \(png\)/,
+    );
     await session.release();
   });
 });

@@ -119,7 +119,10 @@ beforeAll(async () => {
 });
 
 async function idsWhere(where: SQL) {
-  const found = await db.select({ id: uploads.id }).from(uploads).where(and(eq(uploads.accountId, accountId), where));
+  const found = await db
+    .select({ id: uploads.id })
+    .from(uploads)
+    .where(and(eq(uploads.accountId, accountId), where));
   return found.map((row) => row.id).sort();
 }
 
@@ -144,8 +147,14 @@ describe("the upload policy", () => {
 
   for (const [name, of, where] of RULES) {
     it(`${name}: the query selects exactly the rows the rule holds for, and its negation the others`, async () => {
-      const holds = rows.filter(of).map((row) => row.id).sort();
-      const fails = rows.filter((row) => !of(row)).map((row) => row.id).sort();
+      const holds = rows
+        .filter(of)
+        .map((row) => row.id)
+        .sort();
+      const fails = rows
+        .filter((row) => !of(row))
+        .map((row) => row.id)
+        .sort();
       // Each rule tells some states apart, or this test would prove nothing of it.
       expect(holds.length).toBeGreaterThan(0);
       expect(fails.length).toBeGreaterThan(0);

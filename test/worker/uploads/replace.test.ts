@@ -1,17 +1,30 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import {
-  fixture, json, newAccount, request, uniquePng, upload, uploadForm, type TestAccount, bytesOf,
+  fixture,
+  json,
+  newAccount,
+  request,
+  uniquePng,
+  upload,
+  uploadForm,
+  type TestAccount,
+  bytesOf,
 } from "../helpers";
 
 function replace(key: string, id: string, file: Uint8Array | null, fields: Record<string, string> = {}) {
-  return json(request(`/api/${id}/replace`, { method: "POST", headers: { "X-API-Key": key }, body: uploadForm(file, fields) }));
+  return json(
+    request(`/api/${id}/replace`, { method: "POST", headers: { "X-API-Key": key }, body: uploadForm(file, fields) }),
+  );
 }
 
 const stored = async (id: string) => (await env.FILES.list({ prefix: `uploads/${id}/` })).objects.map((o) => o.key);
 
 async function original(account: TestAccount) {
-  const { body } = await upload(account.full, await fixture("pngsuite/basn6a08.png"), { title: "Kept", allow_duplicate: "1" });
+  const { body } = await upload(account.full, await fixture("pngsuite/basn6a08.png"), {
+    title: "Kept",
+    allow_duplicate: "1",
+  });
   return body.data;
 }
 
@@ -24,7 +37,15 @@ describe("POST /api/{id}/replace", () => {
     const jpeg = await fixture("orientation/landscape_1.jpg");
     const res = await replace(account.full, before.id, jpeg);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data).toMatchObject({ id: before.id, src: before.src, direct: before.direct, title: "Kept", type: "image", width: 600, height: 450 });
+    expect(res.body.data).toMatchObject({
+      id: before.id,
+      src: before.src,
+      direct: before.direct,
+      title: "Kept",
+      type: "image",
+      width: 600,
+      height: 450,
+    });
     expect(res.body.data.created_at).toBeDefined();
     expect(res.body.data.path).not.toBe(before.path);
     const now = await bytesOf(request(before.src));
@@ -53,7 +74,10 @@ describe("POST /api/{id}/replace", () => {
     const form = new FormData();
     for (const [k, v] of Object.entries({ upload_id: uploadId, index: "0", total: "1" })) form.append(k, v);
     form.append("chunk", new Blob([gif]));
-    expect((await json(request("/api/chunk", { method: "POST", headers: { "X-API-Key": account.full }, body: form }))).status).toBe(200);
+    expect(
+      (await json(request("/api/chunk", { method: "POST", headers: { "X-API-Key": account.full }, body: form })))
+        .status,
+    ).toBe(200);
     const res = await replace(account.full, before.id, null, { upload_id: uploadId });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect((await bytesOf(request(before.src))).bytes).toEqual(gif);
@@ -74,8 +98,13 @@ describe("POST /api/{id}/replace", () => {
     }
     // Only the upload's own file and (once made) its thumbnail are stored.
     const { data } = (await json(request(`/api/${before.id}`, { key: account.full }))).body;
-    const own = [data.path, data.thumb].filter(Boolean).map((url: string) => `uploads/${before.id}/${url.split("/").pop()}`);
-    expect((await stored(before.id)).every((key) => own.includes(key)), JSON.stringify({ own, stored: await stored(before.id) })).toBe(true);
+    const own = [data.path, data.thumb]
+      .filter(Boolean)
+      .map((url: string) => `uploads/${before.id}/${url.split("/").pop()}`);
+    expect(
+      (await stored(before.id)).every((key) => own.includes(key)),
+      JSON.stringify({ own, stored: await stored(before.id) }),
+    ).toBe(true);
     expect((await bytesOf(request(before.src))).bytes).toEqual(oldBytes);
   });
 
@@ -87,7 +116,9 @@ describe("POST /api/{id}/replace", () => {
     expect((await replace(other.full, before.id, png)).status).toBe(404);
     expect((await replace(owner.full, "nosuchid00", png)).status).toBe(404);
     expect((await replace(owner.upload, before.id, png)).status).toBe(401);
-    expect((await json(request(`/api/${before.id}/replace`, { headers: { "X-API-Key": owner.full } }))).status).toBe(405);
+    expect((await json(request(`/api/${before.id}/replace`, { headers: { "X-API-Key": owner.full } }))).status).toBe(
+      405,
+    );
   });
 
   it("hands duplicate detection to the new bytes", async () => {

@@ -27,9 +27,15 @@ async function servedBeforeAnyJob(original: Uint8Array) {
 /** Bytes that differ between two files of the same length lie only inside boxes that became `free`. */
 function expectOnlyFreedBoxesChanged(original: Uint8Array, stored: Uint8Array) {
   expect(stored.length).toBe(original.length);
-  const freed = walkBoxes(stored).filter((b) => b.type === "free" && walkBoxes(original).some((o) => o.start === b.start && o.type !== "free"));
+  const freed = walkBoxes(stored).filter(
+    (b) => b.type === "free" && walkBoxes(original).some((o) => o.start === b.start && o.type !== "free"),
+  );
   for (let i = 0; i < stored.length; i++) {
-    if (stored[i] !== original[i]) expect(freed.some((b) => i >= b.start && i < b.end), `byte ${i}`).toBe(true);
+    if (stored[i] !== original[i])
+      expect(
+        freed.some((b) => i >= b.start && i < b.end),
+        `byte ${i}`,
+      ).toBe(true);
   }
   return freed;
 }
@@ -38,7 +44,10 @@ function expectOnlyFreedBoxesChanged(original: Uint8Array, stored: Uint8Array) {
 function quickTimeMeta(key: string, value: string) {
   const hdlr = box("hdlr", u32be(0), u32be(0), latin1("mdta"), new Uint8Array(13));
   const keys = box("keys", u32be(0), u32be(1), box("mdta", latin1(key)));
-  const ilst = box("ilst", join(u32be(8 + 16 + value.length), u32be(1), box("data", u32be(1), u32be(0), latin1(value))));
+  const ilst = box(
+    "ilst",
+    join(u32be(8 + 16 + value.length), u32be(1), box("data", u32be(1), u32be(0), latin1(value))),
+  );
   return box("meta", hdlr, keys, ilst);
 }
 
@@ -68,44 +77,67 @@ describe("video location, removed as the upload streams in", () => {
     ["rotated.mp4", [240, 320], [90, 270]],
     ["rotated.mov", [240, 320], [90, 270]],
     ["phone.mov", [320, 240], [0]],
-  ])("%s is served without its location before any media job, and still plays", async (name, [width, height], rotations) => {
-    const original = await fixture(`generated/${name}`);
-    // MP4 keeps it in a 3GPP `loci` box (binary), QuickTime as ISO 6709 text.
-    expect(contains(original, LOCATION) || contains(original, "loci")).toBe(true);
-    const stored = await servedBeforeAnyJob(original);
-    expect(contains(stored, LOCATION)).toBe(false);
-    expect(contains(stored, "loci")).toBe(false);
-    expect(contains(stored, COPYRIGHT_XYZ)).toBe(false);
-    expect(contains(stored, "com.apple.quicktime.location")).toBe(false);
-    const freed = expectOnlyFreedBoxesChanged(original, stored);
-    expect(freed.map((b) => b.path)).toEqual(["moov/free"]);
-    // The playback structure is all there: the movie header and both tracks, as they were.
-    const paths = walkBoxes(stored).map((b) => b.path);
-    expect(paths.filter((p) => p === "moov/trak")).toHaveLength(2);
-    expect(paths).toContain("moov/mvhd");
-    expect(paths).toContain("moov/trak/mdia/minf/stbl/stco");
-    const probed = await probe(stored, name.split(".")[1]!);
-    // The rotation lives in the track header, which is kept.
-    expect(probed).toMatchObject({ videoCodec: "h264", audioCodec: "aac", width, height });
-    expect(rotations).toContain(probed.rotation);
-  });
+  ])(
+    "%s is served without its location before any media job, and still plays",
+    async (name, [width, height], rotations) => {
+      const original = await fixture(`generated/${name}`);
+      // MP4 keeps it in a 3GPP `loci` box (binary), QuickTime as ISO 6709 text.
+      expect(contains(original, LOCATION) || contains(original, "loci")).toBe(true);
+      const stored = await servedBeforeAnyJob(original);
+      expect(contains(stored, LOCATION)).toBe(false);
+      expect(contains(stored, "loci")).toBe(false);
+      expect(contains(stored, COPYRIGHT_XYZ)).toBe(false);
+      expect(contains(stored, "com.apple.quicktime.location")).toBe(false);
+      const freed = expectOnlyFreedBoxesChanged(original, stored);
+      expect(freed.map((b) => b.path)).toEqual(["moov/free"]);
+      // The playback structure is all there: the movie header and both tracks, as they were.
+      const paths = walkBoxes(stored).map((b) => b.path);
+      expect(paths.filter((p) => p === "moov/trak")).toHaveLength(2);
+      expect(paths).toContain("moov/mvhd");
+      expect(paths).toContain("moov/trak/mdia/minf/stbl/stco");
+      const probed = await probe(stored, name.split(".")[1]!);
+      // The rotation lives in the track header, which is kept.
+      expect(probed).toMatchObject({ videoCodec: "h264", audioCodec: "aac", width, height });
+      expect(rotations).toContain(probed.rotation);
+    },
+  );
 
   it("blanks Apple's moov/meta keys, a track's user data and an XMP box, leaving other uuid boxes", async () => {
     const clip = await fixture("generated/clip.mov");
-    const xmp = box("uuid", XMP_UUID, latin1(`<x:xmpmeta><exif:GPSLatitude>${LOCATION}</exif:GPSLatitude></x:xmpmeta>`));
+    const xmp = box(
+      "uuid",
+      XMP_UUID,
+      latin1(`<x:xmpmeta><exif:GPSLatitude>${LOCATION}</exif:GPSLatitude></x:xmpmeta>`),
+    );
     const other = box("uuid", new Uint8Array(16).fill(7), latin1("kept"));
-    const original = join(withInMoov(clip, quickTimeMeta("com.apple.quicktime.location.ISO6709", `${LOCATION}+002.2945/`)), xmp, other);
+    const original = join(
+      withInMoov(clip, quickTimeMeta("com.apple.quicktime.location.ISO6709", `${LOCATION}+002.2945/`)),
+      xmp,
+      other,
+    );
     const stored = await servedBeforeAnyJob(original);
     expect(contains(stored, LOCATION)).toBe(false);
     expect(contains(stored, "com.apple.quicktime")).toBe(false);
-    expect(expectOnlyFreedBoxesChanged(original, stored).map((b) => b.path)).toEqual(["moov/free", "moov/free", "free"]);
+    expect(expectOnlyFreedBoxesChanged(original, stored).map((b) => b.path)).toEqual([
+      "moov/free",
+      "moov/free",
+      "free",
+    ]);
     expect(contains(stored, "kept")).toBe(true);
   });
 
   it.each([
-    ["a box larger than the file", (f: Uint8Array) => join(f, u32be(1_000_000), latin1("mdat"), new Uint8Array(100)), "the file is truncated"],
+    [
+      "a box larger than the file",
+      (f: Uint8Array) => join(f, u32be(1_000_000), latin1("mdat"), new Uint8Array(100)),
+      "the file is truncated",
+    ],
     ["a box of 4 bytes", (f: Uint8Array) => join(f, u32be(4), latin1("free")), "a box of 4 bytes"],
-    ["a box larger than its parent", (f: Uint8Array) => withInMoov(f, join(u32be(64), latin1("udta"))), "a box larger than the box it is in"],
+    [
+      "a box larger than its parent",
+      (f: Uint8Array) => withInMoov(f, join(u32be(64), latin1("udta"))),
+      "a box larger than the box it is in",
+    ],
   ])("refuses an MP4 with %s, storing nothing", async (_name, corrupt, reason) => {
     const account = await newAccount();
     const before = (await env.FILES.list()).objects.length;

@@ -3,7 +3,15 @@ import { describe, expect, it } from "vitest";
 import { callHeaders, callPath, type VideoFormat } from "../../../container/src/contract";
 import { readImageHeader } from "../../../src/media/image-info";
 import {
-  DEAD_SERVICE, fixture, newAccount, scheduledInline, type TestAccount, request, json, bytesOf, upload,
+  DEAD_SERVICE,
+  fixture,
+  newAccount,
+  scheduledInline,
+  type TestAccount,
+  request,
+  json,
+  bytesOf,
+  upload,
 } from "../helpers";
 
 const uploadWith = async (account: TestAccount, bytes: Uint8Array, bindings: Partial<Cloudflare.Env> = {}) =>
@@ -23,7 +31,14 @@ async function probe(bytes: Uint8Array, format: VideoFormat = "mp4") {
     body: bytes,
   });
   expect(res.status).toBe(200);
-  return res.json<{ container: string; videoCodec: string; audioCodec: string | null; width: number; height: number; rotation: number }>();
+  return res.json<{
+    container: string;
+    videoCodec: string;
+    audioCodec: string | null;
+    width: number;
+    height: number;
+    rotation: number;
+  }>();
 }
 
 /** MP4 keeps a location in a `loci` box (3GPP) or a `©xyz` atom (QuickTime). */
@@ -76,7 +91,7 @@ describe("video uploads", () => {
     const probed = await probe(bytes);
     expect(probed).toMatchObject({ videoCodec: "h264", audioCodec: "aac" });
     expect([probed.width, probed.height]).toEqual([data.width, data.height]);
-    expect(probed.width % 2 + probed.height % 2).toBe(0);
+    expect((probed.width % 2) + (probed.height % 2)).toBe(0);
     expect(hasLocation(bytes)).toBe(false);
 
     const thumb = await bytesOf(request(data.thumb));
@@ -85,7 +100,10 @@ describe("video uploads", () => {
     expect("width" in thumbInfo && thumbInfo.width).toBe(Math.min(280, data.width));
     // Only the converted file and its thumbnail remain.
     expect((await objectsOf(uploaded.id)).sort()).toEqual(
-      [new URL(data.path).pathname.replace("/f/", "uploads/"), new URL(data.thumb).pathname.replace("/t/", "uploads/")].sort(),
+      [
+        new URL(data.path).pathname.replace("/f/", "uploads/"),
+        new URL(data.thumb).pathname.replace("/t/", "uploads/"),
+      ].sort(),
     );
   });
 
@@ -172,7 +190,9 @@ describe("durable conversion", () => {
 
   it("takes over a job whose runner died (lease expired)", async () => {
     const account = await newAccount();
-    const uploaded = await uploadWith(account, await fixture("generated/clip.mkv"), { MEDIA_SERVICE_URL: DEAD_SERVICE });
+    const uploaded = await uploadWith(account, await fixture("generated/clip.mkv"), {
+      MEDIA_SERVICE_URL: DEAD_SERVICE,
+    });
     // As if a runner had claimed it and then vanished.
     await env.DB.prepare("UPDATE media_jobs SET status = 'running', lease_until = ? WHERE upload_id = ?")
       .bind(Date.now() + 60_000, uploaded.id)
@@ -186,7 +206,9 @@ describe("durable conversion", () => {
 
   it("drops the work of an upload deleted before it ran, leaving no files behind", async () => {
     const account = await newAccount();
-    const uploaded = await uploadWith(account, await fixture("generated/clip.wmv"), { MEDIA_SERVICE_URL: DEAD_SERVICE });
+    const uploaded = await uploadWith(account, await fixture("generated/clip.wmv"), {
+      MEDIA_SERVICE_URL: DEAD_SERVICE,
+    });
     await json(request(`/api/${uploaded.id}`, { key: account.full, method: "DELETE" }));
     await scheduledInline(env, () => Date.now() + 61_000);
     expect((await job(uploaded.id))?.status).toBe("done");

@@ -12,7 +12,26 @@ interface Box {
 }
 
 /** Boxes of boxes, and where their children start after the box's header. */
-const PLAIN = new Set(["moov", "trak", "mdia", "minf", "stbl", "udta", "edts", "dinf", "mvex", "moof", "traf", "mfra", "meco", "iprp", "ipco", "grpl", "sinf", "schi"]);
+const PLAIN = new Set([
+  "moov",
+  "trak",
+  "mdia",
+  "minf",
+  "stbl",
+  "udta",
+  "edts",
+  "dinf",
+  "mvex",
+  "moof",
+  "traf",
+  "mfra",
+  "meco",
+  "iprp",
+  "ipco",
+  "grpl",
+  "sinf",
+  "schi",
+]);
 function childrenAt(b: Uint8Array, box: Box): number | null {
   const body = box.start + box.header;
   if (PLAIN.has(box.type)) return body;
@@ -61,7 +80,8 @@ function parentsResized(b: Uint8Array, box: Box, delta: number) {
 }
 
 /** Writes a size into the box's own size field (the 64-bit one when it has one). */
-const withSize = (b: Uint8Array, x: Box, size: number) => (x.header === 16 ? write(b, x.start + 8, 8, size) : write(b, x.start, 4, size));
+const withSize = (b: Uint8Array, x: Box, size: number) =>
+  x.header === 16 ? write(b, x.start + 8, 8, size) : write(b, x.start, 4, size);
 
 /** Size 0, "to the end of the file": for a box inside another, past its parent. */
 const sizeZero: Mutation = (b, rng) => {
@@ -71,7 +91,11 @@ const sizeZero: Mutation = (b, rng) => {
 
 /** Size 1 with no 64-bit size after it: the first 8 bytes of its body are read as one. */
 const sizeOne: Mutation = (b, rng) => {
-  const x = pickKind(rng, bmffBoxes(b).filter((x) => x.header === 8), (x) => x.type);
+  const x = pickKind(
+    rng,
+    bmffBoxes(b).filter((x) => x.header === 8),
+    (x) => x.type,
+  );
   return x && { what: `${described(x)} with size 1 and no 64-bit size`, bytes: write(b, x.start, 4, 1) };
 };
 
@@ -93,11 +117,18 @@ const tooLarge: Mutation = (b, rng) => {
 
 /** A box that says it is larger than the box it is in. */
 const largerThanParent: Mutation = (b, rng) => {
-  const x = pickKind(rng, bmffBoxes(b).filter((x) => x.parents.length), (x) => x.type);
+  const x = pickKind(
+    rng,
+    bmffBoxes(b).filter((x) => x.parents.length),
+    (x) => x.type,
+  );
   if (!x) return null;
   const parent = x.parents.at(-1)!;
   const size = parent.end - x.start + pick(rng, [1, 8, 4096]);
-  return { what: `${described(x)} with size ${size}, past the end of its ${parent.type} at ${parent.end}`, bytes: withSize(b, x, size) };
+  return {
+    what: `${described(x)} with size ${size}, past the end of its ${parent.type} at ${parent.end}`,
+    bytes: withSize(b, x, size),
+  };
 };
 
 /** 64-bit sizes: a box rewritten with one (the same file), or one of 2^40 and more, or under its 16-byte header. */
@@ -107,7 +138,11 @@ const largeSize: Mutation = (b, rng) => {
   if (x.header === 8 && rng.int(2) === 0) {
     const header = join(be32(1), latin1(x.type), be32(0), be32(sizeOf(x) + 8));
     // ftyp must be first and plain for the file to be recognised at all.
-    return { what: `${described(x)} with a 64-bit size`, bytes: splice(parentsResized(b, x, 8), x.start, 8, header), valid: x.type !== "ftyp" };
+    return {
+      what: `${described(x)} with a 64-bit size`,
+      bytes: splice(parentsResized(b, x, 8), x.start, 8, header),
+      valid: x.type !== "ftyp",
+    };
   }
   const size = pick(rng, [0n, 8n, 15n, 2n ** 40n, 2n ** 53n + 1n, 2n ** 64n - 1n]);
   const header = join(be32(1), latin1(x.type), new Uint8Array(8));
@@ -122,10 +157,19 @@ const ftyp: Mutation = (b, rng) => {
   const major = ascii(b, x.start + 8, 4);
   return pick(rng, [
     () => {
-      const brand = pick(rng, ["qt  ", "heic", "mif1", "avif", "isom", "M4V ", "3gp4", "crx ", "\0\0\0\0"].filter((v) => v !== major));
-      return { what: `ftyp with major brand ${JSON.stringify(brand)} instead of ${JSON.stringify(major)}`, bytes: splice(b, x.start + 8, 4, latin1(brand)) };
+      const brand = pick(
+        rng,
+        ["qt  ", "heic", "mif1", "avif", "isom", "M4V ", "3gp4", "crx ", "\0\0\0\0"].filter((v) => v !== major),
+      );
+      return {
+        what: `ftyp with major brand ${JSON.stringify(brand)} instead of ${JSON.stringify(major)}`,
+        bytes: splice(b, x.start + 8, 4, latin1(brand)),
+      };
     },
-    () => ({ what: "ftyp without compatible brands", bytes: splice(write(b, x.start, 4, 16), x.start + 16, sizeOf(x) - 16) }),
+    () => ({
+      what: "ftyp without compatible brands",
+      bytes: splice(write(b, x.start, 4, 16), x.start + 16, sizeOf(x) - 16),
+    }),
     () => {
       const size = pick(rng, [12, 17, sizeOf(x) + 2]);
       return { what: `ftyp with size ${size}`, bytes: write(b, x.start, 4, size) };
@@ -145,14 +189,22 @@ const removed: Mutation = (b, rng) => {
 /** A box twice (two movies, two meta boxes, two sizes for an image), its parents' sizes made to fit. */
 const duplicated: Mutation = (b, rng) => {
   const x = pickKind(rng, bmffBoxes(b), (x) => x.type);
-  return x && { what: `${described(x)} twice`, bytes: splice(parentsResized(b, x, sizeOf(x)), x.end, 0, b.subarray(x.start, x.end)) };
+  return (
+    x && {
+      what: `${described(x)} twice`,
+      bytes: splice(parentsResized(b, x, sizeOf(x)), x.end, 0, b.subarray(x.start, x.end)),
+    }
+  );
 };
 
 /** A box's type: none, one that is skipped, one with an identifier after its size, another container's. */
 const type: Mutation = (b, rng) => {
   const x = pickKind(rng, bmffBoxes(b), (x) => x.type);
   if (!x) return null;
-  const value = pick(rng, ["\0\0\0\0", "free", "uuid", "moov", "meta", "cmov", "mdat", "ftyp", "\xa9xyz"].filter((t) => t !== x.type));
+  const value = pick(
+    rng,
+    ["\0\0\0\0", "free", "uuid", "moov", "meta", "cmov", "mdat", "ftyp", "\xa9xyz"].filter((t) => t !== x.type),
+  );
   return { what: `${described(x)} as ${JSON.stringify(value)}`, bytes: splice(b, x.start + 4, 4, latin1(value)) };
 };
 
@@ -167,19 +219,32 @@ const FIELDS: Record<string, [field: string, offset: number, size: 2 | 4][]> = {
   elst: [["entry count", 4, 4]],
   dref: [["entry count", 4, 4]],
   stsd: [["entry count", 4, 4]],
-  stsz: [["sample size", 4, 4], ["sample count", 8, 4]],
+  stsz: [
+    ["sample size", 4, 4],
+    ["sample count", 8, 4],
+  ],
   ipma: [["entry count", 4, 4]],
   iinf: [["entry count", 4, 2]],
   iloc: [["item count", 6, 2]],
   pitm: [["primary item", 4, 2]],
-  ispe: [["width", 4, 4], ["height", 8, 4]],
-  tkhd: [["width", -8, 4], ["height", -4, 4]],
+  ispe: [
+    ["width", 4, 4],
+    ["height", 8, 4],
+  ],
+  tkhd: [
+    ["width", -8, 4],
+    ["height", -4, 4],
+  ],
   mvhd: [["timescale", 12, 4]],
   mdhd: [["timescale", 12, 4]],
 };
 
 const fields: Mutation = (b, rng) => {
-  const x = pickKind(rng, bmffBoxes(b).filter((x) => x.type in FIELDS && sizeOf(x) >= x.header + 12), (x) => x.type);
+  const x = pickKind(
+    rng,
+    bmffBoxes(b).filter((x) => x.type in FIELDS && sizeOf(x) >= x.header + 12),
+    (x) => x.type,
+  );
   if (!x) return null;
   const [field, offset, size] = pick(rng, FIELDS[x.type]!);
   const at = offset < 0 ? x.end + offset : x.start + x.header + offset;

@@ -53,7 +53,8 @@ export function structureMutations({ name, bytes }: CorpusFile, seed: number, co
   for (let i = 0; out.length < count && i < 4 * count; i++) {
     const [family, mutate] = families[(first + i) % families.length]!;
     const mutant = mutate(bytes, rng);
-    if (mutant) out.push({ name: `${name}, ${family}: ${mutant.what}`, bytes: mutant.bytes, valid: mutant.valid ?? false });
+    if (mutant)
+      out.push({ name: `${name}, ${family}: ${mutant.what}`, bytes: mutant.bytes, valid: mutant.valid ?? false });
   }
   return out;
 }

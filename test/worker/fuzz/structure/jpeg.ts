@@ -10,10 +10,26 @@ interface Segment {
   dataEnd?: number;
 }
 
-const NAMES: Record<number, string> = { 0xc4: "DHT", 0xcc: "DAC", 0xd9: "EOI", 0xda: "SOS", 0xdb: "DQT", 0xdc: "DNL", 0xdd: "DRI", 0xde: "DHP", 0xfe: "COM" };
-const isFrame = (marker: number) => marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
+const NAMES: Record<number, string> = {
+  0xc4: "DHT",
+  0xcc: "DAC",
+  0xd9: "EOI",
+  0xda: "SOS",
+  0xdb: "DQT",
+  0xdc: "DNL",
+  0xdd: "DRI",
+  0xde: "DHP",
+  0xfe: "COM",
+};
+const isFrame = (marker: number) =>
+  marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
 const nameOf = (marker: number) =>
-  NAMES[marker] ?? (isFrame(marker) ? `SOF${marker - 0xc0}` : marker >= 0xe0 && marker <= 0xef ? `APP${marker - 0xe0}` : `FF${marker.toString(16)}`);
+  NAMES[marker] ??
+  (isFrame(marker)
+    ? `SOF${marker - 0xc0}`
+    : marker >= 0xe0 && marker <= 0xef
+      ? `APP${marker - 0xe0}`
+      : `FF${marker.toString(16)}`);
 const described = (s: Segment) => `${nameOf(s.marker)} at ${s.start}`;
 
 /** Where entropy-coded data from `from` ends: the first marker that is not a stuffed 0xFF00 or a restart. */
@@ -67,7 +83,10 @@ const removed: Mutation = (b, rng) => {
   const s = anySegment(rng, segmentsOf(b));
   if (!s) return null;
   const withData = s.dataEnd !== undefined && rng.int(2) === 0;
-  return { what: `${described(s)} removed${withData ? " with its scan data" : ""}`, bytes: splice(b, s.start, (withData ? s.dataEnd! : s.end) - s.start) };
+  return {
+    what: `${described(s)} removed${withData ? " with its scan data" : ""}`,
+    bytes: splice(b, s.start, (withData ? s.dataEnd! : s.end) - s.start),
+  };
 };
 
 /** A segment twice in a row: two frame headers, two scans, tables defined again. */
@@ -93,8 +112,14 @@ const swapped: Mutation = (b, rng) => {
 const frameSize: Mutation = (b, rng) => {
   const s = pickOr(rng, framesOf(b));
   if (!s) return null;
-  const [field, offset] = pick(rng, [["height", 5], ["width", 7]] as const);
-  const value = pick(rng, [0, 1, 8192, 30_000, 30_001, 0xffff].filter((v) => v !== u16be(b, s.start + offset)));
+  const [field, offset] = pick(rng, [
+    ["height", 5],
+    ["width", 7],
+  ] as const);
+  const value = pick(
+    rng,
+    [0, 1, 8192, 30_000, 30_001, 0xffff].filter((v) => v !== u16be(b, s.start + offset)),
+  );
   return { what: `${described(s)} with ${field} ${value}`, bytes: write(b, s.start + offset, 2, value) };
 };
 
@@ -106,7 +131,10 @@ const frameFields: Mutation = (b, rng) => {
     ["precision", 4, [0, 1, 12, 16, 255]],
     ["components", 9, [0, 2, 4, 255]],
   ] as const);
-  const value = pick(rng, values.filter((v) => v !== b[s.start + offset]));
+  const value = pick(
+    rng,
+    values.filter((v) => v !== b[s.start + offset]),
+  );
   return { what: `${described(s)} with ${field} ${value}`, bytes: write(b, s.start + offset, 1, value) };
 };
 
@@ -124,12 +152,18 @@ const STRAY_MARKERS: [string, number[]][] = [
 ];
 
 const markerInScan: Mutation = (b, rng) => {
-  const s = pickOr(rng, segmentsOf(b).filter((x) => x.dataEnd !== undefined && x.dataEnd > x.end));
+  const s = pickOr(
+    rng,
+    segmentsOf(b).filter((x) => x.dataEnd !== undefined && x.dataEnd > x.end),
+  );
   if (!s) return null;
   const at = s.end + rng.int(s.dataEnd! - s.end);
   const [name, marker] = pick(rng, STRAY_MARKERS);
   const over = rng.int(2) === 0 && at + marker.length <= s.dataEnd!;
-  return { what: `${name} ${over ? "written over" : "inserted in"} the scan data of ${described(s)} at ${at}`, bytes: splice(b, at, over ? marker.length : 0, marker) };
+  return {
+    what: `${name} ${over ? "written over" : "inserted in"} the scan data of ${described(s)} at ${at}`,
+    bytes: splice(b, at, over ? marker.length : 0, marker),
+  };
 };
 
 /** The end of the image: missing, right after the first scan's header, or a second image after it. */
@@ -139,7 +173,11 @@ const imageEnd: Mutation = (b, rng) => {
   const scan = all.find((s) => s.marker === 0xda);
   const options: (() => { what: string; bytes: Uint8Array })[] = [];
   if (eoi) options.push(() => ({ what: `EOI at ${eoi.start} removed`, bytes: splice(b, eoi.start, 2) }));
-  if (scan) options.push(() => ({ what: `EOI right after the header of ${described(scan)}`, bytes: splice(b, scan.end, 0, [0xff, 0xd9]) }));
+  if (scan)
+    options.push(() => ({
+      what: `EOI right after the header of ${described(scan)}`,
+      bytes: splice(b, scan.end, 0, [0xff, 0xd9]),
+    }));
   if (eoi) options.push(() => ({ what: "the image again after its EOI", bytes: join(b.subarray(0, eoi.end), b) }));
   return options.length ? pick(rng, options)() : null;
 };
@@ -161,7 +199,11 @@ const fill: Mutation = (b, rng) => {
   const s = anySegment(rng, jpegSegments(b));
   if (!s) return null;
   const count = pick(rng, [1, 2, 255, 70_000]);
-  return { what: `${count} fill bytes before ${described(s)}`, bytes: splice(b, s.start, 0, new Uint8Array(count).fill(0xff)), valid: true };
+  return {
+    what: `${count} fill bytes before ${described(s)}`,
+    bytes: splice(b, s.start, 0, new Uint8Array(count).fill(0xff)),
+    valid: true,
+  };
 };
 
 /** Segments a file might carry at any boundary: a second SOI, DHP and SOF headers declaring other sizes, the largest APP and COM. */
@@ -173,7 +215,10 @@ const inserted: Mutation = (b, rng) => {
     ["DHP of 65535x65535", jpegSegment(0xde, [8, 0xff, 0xff, 0xff, 0xff, 1, 1, 0x11, 0])],
     ["SOF0 of 30001x1", sof0(30_001, 1)],
     ["SOF0 of 1x1", sof0(1, 1)],
-    ["APP2 ICC_PROFILE of 64 KiB", jpegSegment(0xe2, join(latin1("ICC_PROFILE\0"), [1, 1], new Uint8Array(0xffff - 2 - 14)))],
+    [
+      "APP2 ICC_PROFILE of 64 KiB",
+      jpegSegment(0xe2, join(latin1("ICC_PROFILE\0"), [1, 1], new Uint8Array(0xffff - 2 - 14))),
+    ],
     ["COM of 64 KiB", jpegSegment(0xfe, new Uint8Array(0xffff - 2).fill(0x41))],
     ["DRI of 0", jpegSegment(0xdd, be16(0))],
   ] as const);
@@ -182,7 +227,10 @@ const inserted: Mutation = (b, rng) => {
 
 /** EXIF's own structure (a TIFF inside APP1): its first directory's offset and entry count, its byte order. */
 const exifDirectory: Mutation = (b, rng) => {
-  const s = pickOr(rng, segmentsOf(b).filter((x) => x.marker === 0xe1 && x.end - x.start >= 18 && ascii(b, x.start + 4, 6) === "Exif\0\0"));
+  const s = pickOr(
+    rng,
+    segmentsOf(b).filter((x) => x.marker === 0xe1 && x.end - x.start >= 18 && ascii(b, x.start + 4, 6) === "Exif\0\0"),
+  );
   if (!s) return null;
   const tiff = s.start + 10;
   const little = b[tiff] === 0x49;
@@ -194,7 +242,8 @@ const exifDirectory: Mutation = (b, rng) => {
     ["first directory at 0, its own header", () => write(b, tiff + 4, 4, 0, little)],
     ["byte order swapped", () => write(b, tiff, 2, little ? 0x4d4d : 0x4949)],
   ];
-  if (ifd + 2 <= size) options.push(["first directory with 65535 entries", () => write(b, tiff + ifd, 2, 0xffff, little)]);
+  if (ifd + 2 <= size)
+    options.push(["first directory with 65535 entries", () => write(b, tiff + ifd, 2, 0xffff, little)]);
   const [what, mutate] = pick(rng, options);
   return { what: `EXIF in ${described(s)}: ${what}`, bytes: mutate() };
 };

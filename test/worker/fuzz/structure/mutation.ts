@@ -27,7 +27,12 @@ export const pickOr = <T>(rng: Rng, items: readonly T[]): T | null => (items.len
  */
 export function pickKind<T>(rng: Rng, items: readonly T[], kind: (item: T) => string): T | null {
   const chosen = pickOr(rng, [...new Set(items.map(kind))]);
-  return chosen === null ? null : pick(rng, items.filter((item) => kind(item) === chosen));
+  return chosen === null
+    ? null
+    : pick(
+        rng,
+        items.filter((item) => kind(item) === chosen),
+      );
 }
 
 /** `bytes` with `count` bytes at `at` replaced by `insert`. */

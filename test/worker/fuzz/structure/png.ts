@@ -43,7 +43,15 @@ const maybeFixed = (rng: Rng, bytes: Uint8Array, c: Chunk): [Uint8Array, string]
 const length: Mutation = (b, rng) => {
   const c = pickKind(rng, pngChunks(b), (c) => c.type);
   if (!c) return null;
-  const value = pick(rng, [0, Math.max(0, c.length - 1), c.length + 1, 0x7fffffff, 0x80000000, 0xffffffff, b.length - c.data]);
+  const value = pick(rng, [
+    0,
+    Math.max(0, c.length - 1),
+    c.length + 1,
+    0x7fffffff,
+    0x80000000,
+    0xffffffff,
+    b.length - c.data,
+  ]);
   return { what: `${described(c)} with length ${value} instead of ${c.length}`, bytes: write(b, c.start, 4, value) };
 };
 
@@ -52,7 +60,10 @@ const type: Mutation = (b, rng) => {
   const c = pickKind(rng, pngChunks(b), (c) => c.type);
   if (!c) return null;
   const flipped = String.fromCharCode(c.type.charCodeAt(0) ^ 0x20) + c.type.slice(1);
-  const value = pick(rng, [flipped, "ZZZZ", "zzzz", "IH\0R", "1234", "IDAT", "IHDR", "IEND"].filter((t) => t !== c.type));
+  const value = pick(
+    rng,
+    [flipped, "ZZZZ", "zzzz", "IH\0R", "1234", "IDAT", "IHDR", "IEND"].filter((t) => t !== c.type),
+  );
   const [bytes, fixed] = maybeFixed(rng, splice(b, c.start + 4, 4, latin1(value)), c);
   return { what: `${described(c)} as ${JSON.stringify(value)}${fixed}`, bytes };
 };
@@ -78,7 +89,10 @@ const header: Mutation = (b, rng) => {
     ["interlace method", 12, 1, [1, 2, 255]],
   ] as const);
   const current = size === 4 ? u32be(b, c.data + offset) : b[c.data + offset];
-  const value = pick(rng, values.filter((v) => v !== current));
+  const value = pick(
+    rng,
+    values.filter((v) => v !== current),
+  );
   const [bytes, fixed] = maybeFixed(rng, write(b, c.data + offset, size, value), c);
   return { what: `IHDR with ${field} ${value}${fixed}`, bytes };
 };
@@ -93,7 +107,13 @@ const idatSplit: Mutation = (b, rng) => {
   const data = b.subarray(c.data, c.data + c.length);
   return {
     what: `${described(c)} split at ${cut} of its ${c.length} bytes`,
-    bytes: splice(b, c.start, c.end - c.start, pngChunk("IDAT", data.subarray(0, cut)), pngChunk("IDAT", data.subarray(cut))),
+    bytes: splice(
+      b,
+      c.start,
+      c.end - c.start,
+      pngChunk("IDAT", data.subarray(0, cut)),
+      pngChunk("IDAT", data.subarray(cut)),
+    ),
     valid: true,
   };
 };
@@ -108,7 +128,8 @@ const idatDuplicated: Mutation = (b, rng) => {
 const idatRemoved: Mutation = (b, rng) => {
   const all = idats(b);
   if (!all.length) return null;
-  if (all.length === 1 || rng.int(2) === 0) return { what: "every IDAT removed", bytes: join(b.subarray(0, all[0]!.start), b.subarray(all.at(-1)!.end)) };
+  if (all.length === 1 || rng.int(2) === 0)
+    return { what: "every IDAT removed", bytes: join(b.subarray(0, all[0]!.start), b.subarray(all.at(-1)!.end)) };
   const c = pick(rng, all);
   return { what: `${described(c)} removed`, bytes: splice(b, c.start, c.end - c.start) };
 };
@@ -119,8 +140,15 @@ const imageEnd: Mutation = (b, rng) => {
   if (!c) return null;
   return pick(rng, [
     () => ({ what: "IEND removed", bytes: splice(b, c.start, c.end - c.start) }),
-    () => ({ what: "IEND with 4 bytes of data", bytes: splice(b, c.start, c.end - c.start, pngChunk("IEND", [1, 2, 3, 4])) }),
-    () => ({ what: "a tEXt chunk after IEND", bytes: join(b.subarray(0, c.end), pngChunk("tEXt", latin1("Comment\0after the end")), b.subarray(c.end)), valid: true }),
+    () => ({
+      what: "IEND with 4 bytes of data",
+      bytes: splice(b, c.start, c.end - c.start, pngChunk("IEND", [1, 2, 3, 4])),
+    }),
+    () => ({
+      what: "a tEXt chunk after IEND",
+      bytes: join(b.subarray(0, c.end), pngChunk("tEXt", latin1("Comment\0after the end")), b.subarray(c.end)),
+      valid: true,
+    }),
   ])();
 };
 
@@ -133,12 +161,18 @@ const order: Mutation = (b, rng) => {
   const options: (() => { what: string; bytes: Uint8Array })[] = [];
   const move = (c: Chunk, to: number) => {
     const copy = b.subarray(c.start, c.end);
-    return to > c.start ? join(b.subarray(0, c.start), b.subarray(c.end, to), copy, b.subarray(to)) : join(b.subarray(0, to), copy, b.subarray(to, c.start), b.subarray(c.end));
+    return to > c.start
+      ? join(b.subarray(0, c.start), b.subarray(c.end, to), copy, b.subarray(to))
+      : join(b.subarray(0, to), copy, b.subarray(to, c.start), b.subarray(c.end));
   };
-  if (ihdr && lastIdat) options.push(() => ({ what: "IHDR moved after the last IDAT", bytes: move(ihdr, lastIdat.end) }));
-  if (ihdr) options.push(() => ({ what: "IHDR twice", bytes: splice(b, ihdr.end, 0, b.subarray(ihdr.start, ihdr.end)) }));
-  if (plte && lastIdat && plte.start < lastIdat.start) options.push(() => ({ what: "PLTE moved after the last IDAT", bytes: move(plte, lastIdat.end) }));
-  if (lastIdat && chunks.length > 1) options.push(() => ({ what: "the last IDAT moved right after the signature", bytes: move(lastIdat, 8) }));
+  if (ihdr && lastIdat)
+    options.push(() => ({ what: "IHDR moved after the last IDAT", bytes: move(ihdr, lastIdat.end) }));
+  if (ihdr)
+    options.push(() => ({ what: "IHDR twice", bytes: splice(b, ihdr.end, 0, b.subarray(ihdr.start, ihdr.end)) }));
+  if (plte && lastIdat && plte.start < lastIdat.start)
+    options.push(() => ({ what: "PLTE moved after the last IDAT", bytes: move(plte, lastIdat.end) }));
+  if (lastIdat && chunks.length > 1)
+    options.push(() => ({ what: "the last IDAT moved right after the signature", bytes: move(lastIdat, 8) }));
   return options.length ? pick(rng, options)() : null;
 };
 

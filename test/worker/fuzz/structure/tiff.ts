@@ -34,20 +34,27 @@ export function tiffStructure(b: Uint8Array): Tiff | null {
   return { little, ifds };
 }
 
-const entriesOf = (t: Tiff) => t.ifds.flatMap((ifd) => Array.from({ length: ifd.count }, (_, i) => ifd.at + 2 + 12 * i));
+const entriesOf = (t: Tiff) =>
+  t.ifds.flatMap((ifd) => Array.from({ length: ifd.count }, (_, i) => ifd.at + 2 + 12 * i));
+
+/** The directories whose next-directory offset lies within the file. */
+const chained = (t: Tiff, b: Uint8Array) => t.ifds.filter((x) => x.next + 4 <= b.length);
 
 /** The first directory's offset: zero, inside the header, odd, at and past the end, the largest. */
 const firstOffset: Mutation = (b, rng) => {
   const t = tiffStructure(b);
   if (!t?.ifds.length) return null;
   const value = pick(rng, [0, 2, 4, 7, 8, t.ifds[0]!.at + 1, b.length - 1, b.length, 0x7fffffff, 0xffffffff]);
-  return { what: `first directory offset ${value} instead of ${t.ifds[0]!.at}`, bytes: write(b, 4, 4, value, t.little) };
+  return {
+    what: `first directory offset ${value} instead of ${t.ifds[0]!.at}`,
+    bytes: write(b, 4, 4, value, t.little),
+  };
 };
 
 /** A next-directory offset pointing back: to itself, to the first directory, into the header. */
 const backwards: Mutation = (b, rng) => {
   const t = tiffStructure(b);
-  const ifd = t && pickOr(rng, t.ifds.filter((x) => x.next + 4 <= b.length));
+  const ifd = t && pickOr(rng, chained(t, b));
   if (!t || !ifd) return null;
   const [where, value] = pick(rng, [
     ["itself", ifd.at],
@@ -55,13 +62,16 @@ const backwards: Mutation = (b, rng) => {
     ["the header's end", 8],
     ["inside the header", 4],
   ] as const);
-  return { what: `directory at ${ifd.at} followed by ${where} (${value})`, bytes: write(b, ifd.next, 4, value, t.little) };
+  return {
+    what: `directory at ${ifd.at} followed by ${where} (${value})`,
+    bytes: write(b, ifd.next, 4, value, t.little),
+  };
 };
 
 /** A next-directory offset at or past the end of the file, or the largest. */
 const outOfRange: Mutation = (b, rng) => {
   const t = tiffStructure(b);
-  const ifd = t && pickOr(rng, t.ifds.filter((x) => x.next + 4 <= b.length));
+  const ifd = t && pickOr(rng, chained(t, b));
   if (!t || !ifd) return null;
   const value = pick(rng, [b.length - 2, b.length, b.length + 4096, 0xffffffff]);
   return { what: `directory at ${ifd.at} followed by one at ${value}`, bytes: write(b, ifd.next, 4, value, t.little) };
@@ -73,7 +83,10 @@ const entryCount: Mutation = (b, rng) => {
   const ifd = t && pickOr(rng, t.ifds);
   if (!t || !ifd) return null;
   const value = pick(rng, [0, 1, ifd.count + 1, Math.min(0xffff, Math.floor(b.length / 12)), 0xffff]);
-  return { what: `directory at ${ifd.at} with ${value} entries instead of ${ifd.count}`, bytes: write(b, ifd.at, 2, value, t.little) };
+  return {
+    what: `directory at ${ifd.at} with ${value} entries instead of ${ifd.count}`,
+    bytes: write(b, ifd.at, 2, value, t.little),
+  };
 };
 
 /** An entry's tag, type, value count or value offset: what no TIFF has, or pointing out of the file. */
@@ -95,18 +108,34 @@ const entry: Mutation = (b, rng) => {
 const dimensions: Mutation = (b, rng) => {
   const t = tiffStructure(b);
   const u16 = t?.little ? u16le : u16be;
-  const at = t && pickOr(rng, entriesOf(t).filter((at) => [256, 257].includes(u16(b, at))));
+  const at =
+    t &&
+    pickOr(
+      rng,
+      entriesOf(t).filter((at) => [256, 257].includes(u16(b, at))),
+    );
   if (!t || at === null) return null;
   const short = u16(b, at + 2) === 3;
   const current = short ? u16(b, at + 8) : (t.little ? u32le : u32be)(b, at + 8);
-  const value = pick(rng, [0, 1, 30_001, short ? 0xffff : 0xffffffff].filter((v) => v !== current));
-  return { what: `${u16(b, at) === 256 ? "ImageWidth" : "ImageLength"} ${value}`, bytes: write(b, at + 8, short ? 2 : 4, value, t.little) };
+  const value = pick(
+    rng,
+    [0, 1, 30_001, short ? 0xffff : 0xffffffff].filter((v) => v !== current),
+  );
+  return {
+    what: `${u16(b, at) === 256 ? "ImageWidth" : "ImageLength"} ${value}`,
+    bytes: write(b, at + 8, short ? 2 : 4, value, t.little),
+  };
 };
 
 /** An entry turned into SubIFDs: one or many directories, at the directory itself, in the header, past the end. */
 const subIfds: Mutation = (b, rng) => {
   const t = tiffStructure(b);
-  const ifd = t && pickOr(rng, t.ifds.filter((x) => x.count > 0));
+  const ifd =
+    t &&
+    pickOr(
+      rng,
+      t.ifds.filter((x) => x.count > 0),
+    );
   if (!t || !ifd) return null;
   const at = ifd.at + 2 + 12 * rng.int(ifd.count);
   const count = pick(rng, [1, 2, 257, 0xffffffff]);
@@ -132,7 +161,9 @@ const manyDirectories: Mutation = (b, rng) => {
   const count = pick(rng, [2, 300]);
   const loop = count === 2;
   // Each added directory: no entries, then the offset of the next one (the last: none, or the first for a loop).
-  const chain = Array.from({ length: count }, (_, i) => join(u16(0), u32(i + 1 < count ? b.length + 6 * (i + 1) : loop ? b.length : 0)));
+  const chain = Array.from({ length: count }, (_, i) =>
+    join(u16(0), u32(i + 1 < count ? b.length + 6 * (i + 1) : loop ? b.length : 0)),
+  );
   const out = join(b, ...chain);
   writeInto(out, last.next, 4, b.length, t.little);
   return { what: loop ? "two more directories that point at each other" : `${count} more directories`, bytes: out };
@@ -160,7 +191,15 @@ const byteOrder: Mutation = (b, rng) => {
   const t = tiffStructure(b);
   if (!t) return null;
   const order = pick(rng, [t.little ? "MM" : "II", "IM", "MI"]);
-  return { what: `byte order ${order}`, bytes: splice(b, 0, 2, Uint8Array.from(order, (c) => c.charCodeAt(0))) };
+  return {
+    what: `byte order ${order}`,
+    bytes: splice(
+      b,
+      0,
+      2,
+      Uint8Array.from(order, (c) => c.charCodeAt(0)),
+    ),
+  };
 };
 
 export const TIFF: Record<string, Mutation> = {
