@@ -17,6 +17,8 @@ export type AppEnv = {
     session: D1DatabaseSession;
     /** Set by identifyCaller (src/http/auth.ts) for the API's operations. */
     caller: Caller;
+    /** The account's last write as its full key's limiter had it, when the rate limits read it. */
+    lastWrite?: string | null;
     /** The clock of rate limits (tests inject their own). */
     now: () => number;
   };

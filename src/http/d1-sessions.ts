@@ -63,14 +63,16 @@ export const apiSession = createMiddleware<AppEnv>(async (c, next) => {
  * hold back every later read).
  */
 export const accountSession = createMiddleware<AppEnv>(async (c, next) => {
-  const lastWrite = keyLimiter(c.env, c.var.caller.fullKeyHash);
+  const account = keyLimiter(c.env, c.var.caller.fullKeyHash);
   const read = isRead(c);
   const sent = read ? sentBookmark(c) : null;
-  const noted = read ? await lastWrite.notedBookmark() : null;
+  // The rate limits read it already, from the same object, unless they are off (null: none noted).
+  const known = c.var.lastWrite;
+  const noted = !read ? null : known !== undefined ? known : await account.notedBookmark();
   if (read) useSession(c, c.env.DB.withSession(later(sent, noted) ?? "first-primary"));
   await next();
   const reached = c.var.session.getBookmark();
   if (!reached) return;
-  if (!read) await lastWrite.noteBookmark(reached);
-  else if (noted === null && sent === null) afterResponse(c, "bookmark", lastWrite.noteBookmark(reached));
+  if (!read) await account.noteBookmark(reached);
+  else if (noted === null && sent === null) afterResponse(c, "bookmark", account.noteBookmark(reached));
 });

@@ -31,7 +31,7 @@ function tooMany(budgets: BudgetState[]) {
 /**
  * Draws `cost` on the budgets of `key` (a key's object, or the one a rule set is kept in), then on
  * the client network's; a request refused by either uses neither (429). The X-RateLimit headers
- * are set from these budgets when `headers` is on.
+ * are set from these budgets when `headers` is on. Returns the bookmark `key` keeps.
  */
 export async function drawOn(
   c: Context<AppEnv>,
@@ -55,6 +55,7 @@ export async function drawOn(
   }
   if (headers) setHeaders(c, budgets);
   if (!allowed) throw tooMany(budgets);
+  return taken.bookmark;
 }
 
 /** A request with a missing or invalid key, against its client network's budget of those. */

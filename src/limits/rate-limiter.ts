@@ -12,6 +12,8 @@ export interface BudgetState {
 interface TakeResult {
   allowed: boolean;
   budgets: BudgetState[];
+  /** The latest D1 bookmark noted here (a full key's: its account's last write), if any. */
+  bookmark: string | null;
 }
 
 /** A guess let through by `guess`, to settle once its outcome is known. */
@@ -85,6 +87,8 @@ export class RateLimiter extends DurableObject<Env> {
         remaining: allowed || !decision.allowed ? decision.remaining : decision.remaining + cost,
         retryAfterMs: decision.retryAfterMs,
       })),
+      // Read in the same call, so an API read need not ask this object a second time.
+      bookmark: this.notedBookmark(),
     };
   }
 
