@@ -177,6 +177,39 @@ describe("calls to the media service", () => {
     expect(new Set(delays).size).toBeGreaterThan(100);
   });
 
+  // R2 stores only bodies of a known length: an answer that ends short of what it declared, or
+  // whose thumbnail claims more than it holds, fails the attempt, and the upload keeps its file.
+  it.each([
+    ["ends inside its video", 300, 70_000, 69_000],
+    ["ends inside its thumbnail", 300, 70_000, 200],
+    ["claims a thumbnail larger than the answer", 80_000, 70_000, 70_300],
+    ["claims a thumbnail of more than 4 MiB", 5 * 1024 * 1024, 0, 70_300],
+  ])("keeps the upload's file when the video answer %s", async (_case, thumbLength, videoLength, sent) => {
+    const { uploadId, jobId } = await pendingUpload("generated/clip.avi");
+    const fileBefore = await env.DB.prepare("SELECT object_key FROM uploads WHERE id = ?").bind(uploadId).first();
+    const attemptsBefore = (await jobOf(uploadId))!.attempts;
+    const media = standIn(() => {
+      const declared = Math.max(thumbLength + videoLength, sent);
+      const body = new Uint8Array(sent).fill(3);
+      const stream = new ReadableStream({
+        start(controller) {
+          controller.enqueue(body);
+          controller.close();
+        },
+      });
+      const headers = { "Content-Length": String(declared), ...thumbnailLengthHeader(thumbLength) };
+      return new Response(stream, { headers });
+    });
+    await runWith(jobId, media);
+    const job = await jobOf(uploadId);
+    expect(job).toMatchObject({ status: "pending", attempts: attemptsBefore + 1 });
+    expect(job?.last_error).toMatch(/thumbnail|FixedLengthStream/);
+    const fileAfter = await env.DB.prepare("SELECT object_key FROM uploads WHERE id = ?").bind(uploadId).first();
+    expect(fileAfter).toEqual(fileBefore);
+    // A request that follows is served as usual.
+    expect((await upload((await newAccount()).full, await fixture("tiny/png-transparent.png"))).status).toBe(200);
+  });
+
   it("tells the container platform's failures from the service's own", async () => {
     const call = async (url: string) => {
       const service = mediaService({ ...env, MEDIA_SERVICE_URL: url });
