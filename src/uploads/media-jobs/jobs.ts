@@ -88,7 +88,7 @@ const backoff = (base: number, attempt: number) => Math.min(60 * 60_000, base * 
  * service turned away, every call cut by a container restart); retried after the same delay they
  * would come back together, and a service that takes a few at a time would turn most away again.
  */
-export const spread = (delay: number, random = Math.random) => Math.round(delay * (0.5 + random()));
+export const spread = (delay: number, random = Math.random) => Math.floor(delay * (0.5 + random()));
 
 /**
  * What an attempt came to: "done" (or obsolete), "retry" (failed; the job's next attempt is due
