@@ -22,7 +22,8 @@ export function assertReplaceable(upload: Pick<UploadRow, "passwordHash" | "maxV
  * only the new file; then the previous file and thumbnail are removed. The new file gets the
  * same checks and conversions as a new upload (its media job), and takes over duplicate
  * detection for its bytes unless another upload of the account already answers for them.
- * If the previous files cannot be removed, the answer is a 503 (the new file is in place).
+ * If the previous files cannot be removed, `notRemoved` is the answer to give (a 503), once the
+ * new file, which is in place, is kept.
  */
 export async function replaceFile(
   deps: UploadDeps,
@@ -56,8 +57,12 @@ export async function replaceFile(
       "The upload changed while it was being replaced (another replace, or it was deleted). Try again.",
     );
   }
-  // The upload points at the new file now: a failure from here on must not undo that. Records of
-  // the previous file are harmless once it is gone, so its removal is part of the answer.
-  await removePreviousFiles(bucket, [current.objectKey, current.thumbKey]);
-  return { row, jobId: job.id };
+  // The upload points at the new file now: a failure from here on must not undo that, so the
+  // caller gets it with the answer (a 503) and keeps the new file and starts its job all the same.
+  // Records of the previous file are harmless once it is gone, so its removal is part of the answer.
+  const notRemoved = await removePreviousFiles(bucket, current).then(
+    () => null,
+    (error: unknown) => error,
+  );
+  return { row, jobId: job.id, notRemoved };
 }

@@ -111,5 +111,6 @@ export async function handleReplace(c: Context<AppEnv>, deps: UploadDeps) {
   const result = await replaceFile(deps, { accountId, id, file, keepOriginal: options.keep_original ?? false });
   await incoming.keep();
   startMediaJob(c, result.jobId);
+  if (result.notRemoved) throw result.notRemoved;
   return uploadItemResponse(c, await presentUpload(result.row, publicOrigin(c), linkSigning(c)));
 }
