@@ -45,6 +45,10 @@ export const isImageFormat = (format: string): format is ImageFormat =>
 
 export type WebpQuality = number | "lossless";
 
+/** What an image variant or a video's poster may be encoded as. */
+export const VARIANT_ENCODINGS = ["avif", "webp", "jpeg", "png"] as const;
+export type VariantEncoding = (typeof VARIANT_ENCODINGS)[number];
+
 /**
  * One call of an operation: its name and its query. A video's conversion or stripping may ask
  * for the output's first frame as a thumbnail of `thumbnailWidth` px, which then comes in front
@@ -63,14 +67,18 @@ export type MediaCall =
   /** A still image (its first frame) as WebP, upright, no metadata. */
   | { operation: "imageToWebp"; format: ImageFormat; quality: WebpQuality }
   /** An image's first frame, upright, as WebP, never upscaled. */
-  | { operation: "imageThumbnail"; format: ImageFormat; width: number };
+  | { operation: "imageThumbnail"; format: ImageFormat; width: number }
+  /** An image's first frame, upright, `width` px wide at most (never upscaled), as `to`, no metadata. */
+  | { operation: "imageVariant"; format: ImageFormat; width: number; to: VariantEncoding }
+  /** A video's first frame, upright, `width` px wide at most (never upscaled), as `to`. */
+  | { operation: "videoPoster"; format: VideoFormat; width: number; to: VariantEncoding };
 
 export type MediaOperation = MediaCall["operation"];
 export type CallOf<O extends MediaOperation> = Extract<MediaCall, { operation: O }>;
 /** Calls answered with a video (and its thumbnail in front, when asked). */
 export type VideoCall = CallOf<"videoToMp4" | "stripVideo">;
 /** Calls on a still image. */
-export type ImageCall = CallOf<"imageToWebp" | "imageThumbnail">;
+export type ImageCall = CallOf<"imageToWebp" | "imageThumbnail" | "imageVariant">;
 
 /**
  * Where each operation is served; every one takes POST with the input file as the body. The
@@ -83,6 +91,8 @@ const OPERATION_PATHS: Record<MediaOperation, string> = {
   videoThumbnail: "/thumbnail",
   imageToWebp: "/image/webp",
   imageThumbnail: "/image/thumbnail",
+  imageVariant: "/image/variant",
+  videoPoster: "/video/poster",
 };
 export const OPERATION_METHOD = "POST";
 
@@ -148,6 +158,11 @@ export function callPath(call: MediaCall): string {
     case "imageToWebp":
       query.set("quality", String(call.quality));
       break;
+    case "imageVariant":
+    case "videoPoster":
+      query.set("width", String(call.width));
+      query.set("to", call.to);
+      break;
   }
   return `${OPERATION_PATHS[call.operation]}?${query}`;
 }
@@ -175,6 +190,10 @@ export function parseCall(operation: MediaOperation, query: URLSearchParams): Me
       return { operation, format: declaredFormat(query, IMAGE_FORMATS), quality: webpQuality(query) };
     case "imageThumbnail":
       return { operation, format: declaredFormat(query, IMAGE_FORMATS), width: thumbnailWidth(query, "width") };
+    case "imageVariant":
+      return { operation, format: declaredFormat(query, IMAGE_FORMATS), ...variantOf(query) };
+    case "videoPoster":
+      return { operation, format: declaredFormat(query, VIDEO_FORMATS), ...variantOf(query) };
   }
 }
 
@@ -193,6 +212,16 @@ function thumbnailWidth(query: URLSearchParams, name: string): number {
     throw new BadCall(`${name} must be 1 to ${MAX_THUMBNAIL_WIDTH}`);
   }
   return width;
+}
+
+/** A variant's width and encoding, with no defaults: the Worker stores the answer as the variant it named. */
+function variantOf(query: URLSearchParams): { width: number; to: VariantEncoding } {
+  if (!query.has("width")) throw new BadCall(`width must be 1 to ${MAX_THUMBNAIL_WIDTH}`);
+  const to = query.get("to");
+  if (!to || !(VARIANT_ENCODINGS as readonly string[]).includes(to)) {
+    throw new BadCall(`to must be one of ${VARIANT_ENCODINGS.join(", ")}`);
+  }
+  return { width: thumbnailWidth(query, "width"), to: to as VariantEncoding };
 }
 
 function webpQuality(query: URLSearchParams): WebpQuality {

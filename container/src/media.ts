@@ -192,14 +192,19 @@ export async function stripMetadata(job: Job, source: Source, output: string, fo
   await refuseIfCut(job, output);
 }
 
+/** ffmpeg reading the source's first frame, upright (ffmpeg autorotates), `width` px wide at most. */
+const firstFrameOf = (source: Source, width: number) => [
+  ...firstVideoOf(source),
+  "-frames:v",
+  "1",
+  "-vf",
+  `scale='min(${width},iw)':-2`,
+];
+
 /** The first frame, upright, as a WebP `width` pixels wide (never upscaled). */
 export async function thumbnail(job: Job, source: Source, output: string, width: number): Promise<void> {
   await run(job, "ffmpeg", [
-    ...firstVideoOf(source),
-    "-frames:v",
-    "1",
-    "-vf",
-    `scale='min(${width},iw)':-2`,
+    ...firstFrameOf(source, width),
     "-c:v",
     "libwebp",
     "-quality",
@@ -208,6 +213,25 @@ export async function thumbnail(job: Job, source: Source, output: string, width:
     ...outputLimit(job),
     "-f",
     "webp",
+    output,
+  ]);
+}
+
+/**
+ * The first frame, upright, as an 8-bit RGB PNG `width` pixels wide at most, for sharp to encode
+ * as a poster: lossless, so that the poster is encoded once only.
+ */
+export async function firstFramePng(job: Job, source: Source, output: string, width: number): Promise<void> {
+  await run(job, "ffmpeg", [
+    ...firstFrameOf(source, width),
+    "-pix_fmt",
+    "rgb24",
+    "-c:v",
+    "png",
+    ...NO_METADATA,
+    ...outputLimit(job),
+    "-f",
+    "image2",
     output,
   ]);
 }

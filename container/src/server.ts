@@ -23,10 +23,10 @@ import {
   type VideoFormat,
 } from "./contract";
 import { VIDEO_DEMUXERS, videoDemuxer } from "./formats";
-import { imageThumbnail, toWebp } from "./image";
+import { imageThumbnail, imageVariant, toWebp } from "./image";
 import { dropRest, receive, takeDeclared } from "./intake";
 import { Limiter } from "./limiter";
-import { checkVideo, probe, stripMetadata, thumbnail, transcodeMp4, type Source } from "./media";
+import { checkVideo, firstFramePng, probe, stripMetadata, thumbnail, transcodeMp4, type Source } from "./media";
 import { JobError, type Job } from "./run";
 import { TempSpace } from "./temp-space";
 
@@ -181,6 +181,23 @@ export function createServer(config: Config) {
           const output = path.join(dir, "thumb.webp");
           const size = await imageThumbnail(job, input, call.format, output, call.width);
           await sendFile(res, output, "image/webp", sizeHeaders(size));
+        };
+      case "imageVariant":
+        return async (job, input, dir, res) => {
+          const output = path.join(dir, `variant.${call.to}`);
+          const size = await imageVariant(job, input, call.format, output, call.width, call.to);
+          await sendFile(res, output, `image/${call.to}`, sizeHeaders(size));
+        };
+      case "videoPoster":
+        // ffmpeg takes the frame out, sharp encodes it as image variants are.
+        return async (job, input, dir, res) => {
+          const source = await videoSource(call.format, input);
+          await checkVideo(job, source);
+          const frame = path.join(dir, "frame.png");
+          await firstFramePng(job, source, frame, call.width);
+          const output = path.join(dir, `poster.${call.to}`);
+          const size = await imageVariant(job, frame, "png", output, call.width, call.to);
+          await sendFile(res, output, `image/${call.to}`, sizeHeaders(size));
         };
     }
   }

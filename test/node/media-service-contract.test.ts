@@ -42,6 +42,10 @@ describe("the media service's contract", () => {
     { operation: "imageToWebp", format: "heic", quality: 82 },
     { operation: "imageToWebp", format: "bmp", quality: "lossless" },
     { operation: "imageThumbnail", format: "png", width: 120 },
+    { operation: "imageVariant", format: "heic", width: 640, to: "avif" },
+    { operation: "imageVariant", format: "png", width: 4096, to: "png" },
+    { operation: "videoPoster", format: "mov", width: 160, to: "webp" },
+    { operation: "videoPoster", format: "webm", width: 1, to: "jpeg" },
   ])("reads back the call the Worker builds: %o", (call) => {
     expect(parsed(callPath(call))).toEqual(call);
   });
@@ -51,6 +55,8 @@ describe("the media service's contract", () => {
     expect(pathOf({ operation: "videoThumbnail", format: "mp4", width: 280 })).toBe("/thumbnail");
     expect(pathOf({ operation: "imageThumbnail", format: "png", width: 280 })).toBe("/image/thumbnail");
     expect(pathOf({ operation: "stripVideo", format: "mp4" })).toBe("/video/strip");
+    expect(pathOf({ operation: "imageVariant", format: "png", width: 640, to: "avif" })).toBe("/image/variant");
+    expect(pathOf({ operation: "videoPoster", format: "mp4", width: 640, to: "avif" })).toBe("/video/poster");
     expect(operationAt("/video")).toBeUndefined();
   });
 
@@ -71,6 +77,15 @@ describe("the media service's contract", () => {
     expect(refusal("/thumbnail?format=mp4&width=0")).toBe("width must be 1 to 4096");
     expect(refusal("/video/mp4?format=mp4&thumbnail=x")).toBe("thumbnail must be 1 to 4096");
     expect(refusal("/image/webp?format=png&quality=101")).toBe("quality must be 1 to 100, or lossless");
+    const encodings = "to must be one of avif, webp, jpeg, png";
+    expect(refusal("/image/variant?format=png&width=640&to=gif")).toBe(encodings);
+    expect(refusal("/image/variant?format=png&width=640")).toBe(encodings);
+    expect(refusal("/video/poster?format=mp4&width=160&to=heic")).toBe(encodings);
+    expect(refusal("/image/variant?format=png&width=4097&to=avif")).toBe("width must be 1 to 4096");
+    expect(refusal("/image/variant?format=png&width=64.5&to=avif")).toBe("width must be 1 to 4096");
+    // No default width: the Worker stores the answer as the variant it named.
+    expect(refusal("/video/poster?format=mp4&to=avif")).toBe("width must be 1 to 4096");
+    expect(refusal("/video/poster?format=png&width=160&to=avif")).toMatch(/^format must be one of mp4,/);
   });
 
   it("takes the defaults of a call that leaves them out", () => {
