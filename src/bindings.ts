@@ -12,6 +12,8 @@ import type { ProcessDeps } from "./uploads/media-jobs/jobs";
 import { workflowRunner } from "./uploads/media-jobs/runner";
 import type { ServingDeps } from "./uploads/serving/lookup";
 import { isolateMemo, recordStore } from "./uploads/serving/record-store";
+import { VARIANT_CALL_TIMEOUT_MS, type VariantDeps } from "./uploads/variants/make";
+import { variantLeases } from "./uploads/variants/variant-locks";
 
 /** The domain's dependencies for a request: its bindings, its database handle and the app's clock. */
 export const requestDeps = (c: Context<AppEnv>) => uploadDeps(c.env, c.var.db, c.var.now);
@@ -37,6 +39,13 @@ export function processDeps(env: Env, db?: Database, now?: () => number): Proces
     retryBaseMs: settingsOf(env).media.retryBaseMs,
   };
 }
+
+/** What making a variant of upload `uploadId` needs, with the media service's shorter call time. */
+export const variantDeps = (env: Env, uploadId: string): VariantDeps => ({
+  bucket: env.FILES,
+  media: mediaService(env, { callTimeoutMs: VARIANT_CALL_TIMEOUT_MS }),
+  leases: variantLeases(env, uploadId),
+});
 
 export function linkDeps(env: Env): LinkDeps {
   const { dnsResolverUrl, allowLoopback, timeoutMs } = settingsOf(env).links;

@@ -5,6 +5,7 @@ import type { Env } from "./env";
 export { RateLimiter } from "./limits/rate-limiter";
 export { MediaContainer } from "./media/container";
 export { MediaJobWorkflow } from "./uploads/media-jobs/workflow";
+export { VariantLocks } from "./uploads/variants/variant-locks";
 
 const app = createApp();
 

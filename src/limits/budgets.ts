@@ -3,7 +3,7 @@ import type { AppEnv } from "../env";
 import { ApiError } from "../errors";
 import { clientNetwork } from "../http/request-info";
 import { settingsOf } from "../settings";
-import { badKeyRule, listingRule, pieceByteRules } from "./rules";
+import { badKeyRule, listingRule, pieceByteRules, variantRule } from "./rules";
 import type { Rule } from "./gcra";
 import { keyLimiter, networkLimiter } from "./limiters";
 import type { BudgetState, RateLimiter } from "./rate-limiter";
@@ -86,12 +86,21 @@ export async function withPieceBytes<T>(c: Context<AppEnv>, bytes: number, store
   }
 }
 
+/** One of the client network's own rules, drawn without X-RateLimit headers (see the callers). */
+async function limitNetwork(c: Context<AppEnv>, rule: Rule) {
+  if (settingsOf(c.env).limits.enabled) {
+    await drawOn(c, networkLimiter(c.env, clientNetwork(c)), { key: [rule], ip: [] }, { headers: false });
+  }
+}
+
 /**
  * A public listing about to be made afresh, against the client IP's listingRule. No X-RateLimit
  * headers: the answer is kept in the colo's cache and given to other clients.
  */
-export async function limitListing(c: Context<AppEnv>) {
-  if (settingsOf(c.env).limits.enabled) {
-    await drawOn(c, networkLimiter(c.env, clientNetwork(c)), { key: [listingRule], ip: [] }, { headers: false });
-  }
-}
+export const limitListing = (c: Context<AppEnv>) => limitNetwork(c, listingRule);
+
+/**
+ * A variant about to be made, against the client IP's variantRule. No X-RateLimit headers: a
+ * variant's answer is the same for every client.
+ */
+export const limitVariantMaking = (c: Context<AppEnv>) => limitNetwork(c, variantRule);

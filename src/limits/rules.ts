@@ -58,6 +58,13 @@ export const badKeyRule = (limits: Limits): Rule => ({
  */
 export const listingRule: Rule = { name: "listings-minute", limit: 60, periodMs: MINUTE };
 
+/**
+ * Variants made for one IP (src/uploads/variants): 60 a minute. A page of a gallery or a
+ * srcset asks for a few at once, and a variant is made once for everyone; a client walking
+ * through every upload's every width makes the encoders work no faster than one a second for it.
+ */
+export const variantRule: Rule = { name: "variants-minute", limit: 60, periodMs: MINUTE };
+
 /** "4 GiB", "5 MiB" or "1000 bytes": how a refusal names a budget of bytes. */
 function bytesLabel(bytes: number): string {
   for (const [unit, size] of [

@@ -1,5 +1,5 @@
 import { Hono, type Context } from "hono";
-import { requestDeps, servingDeps } from "../bindings";
+import { requestDeps, servingDeps, variantDeps } from "../bindings";
 import type { AppEnv } from "../env";
 import { notFound } from "../errors";
 import { immutableUntil, NO_STORE, REVALIDATE } from "../http/cache-control";
@@ -11,6 +11,7 @@ import { uploadLinks } from "../uploads/public-urls";
 import {
   admitToFile,
   assertConverted,
+  assertHasVariants,
   viewCounter,
   type FileUrl,
   type PresentedLink,
@@ -18,6 +19,10 @@ import {
 import { isNamed, srcFilename } from "../uploads/serving/file-names";
 import { fromCurrentUpload } from "../uploads/serving/lookup";
 import { factsOf, type ServingFacts, type ServingRecord } from "../uploads/serving/record";
+import { ensureVariant } from "../uploads/variants/make";
+import { variantOptions, type VariantOptions } from "../uploads/variants/options";
+import { planVariant, type Variant } from "../uploads/variants/plan";
+import { limitVariantMaking } from "../limits/budgets";
 import { methodNotAllowed } from "./method-not-allowed";
 
 /**
@@ -52,6 +57,7 @@ const serveUploadFile = (
   url: FileUrl,
   filename: string,
   beforeBody?: BeforeBody,
+  headers: Record<string, string> = {},
 ) =>
   serveObject(c, {
     key: facts.objectKey,
@@ -59,12 +65,65 @@ const serveUploadFile = (
     mime: facts.mime,
     cacheControl: caching(facts, url, c.var.now()),
     filename,
-    headers: robots(facts),
+    headers: { ...robots(facts), ...headers },
     beforeBody,
   });
 
-const serveSrc = (c: Context<AppEnv>, facts: ServingFacts, beforeBody?: BeforeBody) =>
-  serveUploadFile(c, facts, "src", srcFilename(facts), beforeBody);
+const serveSrc = (c: Context<AppEnv>, facts: ServingFacts, beforeBody?: BeforeBody, headers?: Record<string, string>) =>
+  serveUploadFile(c, facts, "src", srcFilename(facts), beforeBody, headers);
+
+/** An answer another client would get in another encoding says so, for caches (Vary). */
+const varies = (options: VariantOptions): Record<string, string> =>
+  options.format === "auto" ? { Vary: "Accept" } : {};
+
+/**
+ * A stored variant, served like `src` (the same caching: the URL is src's, whose file can be
+ * replaced), with Server-Timing saying whether this request made it; null if it is not stored.
+ */
+const serveVariant = (c: Context<AppEnv>, facts: ServingFacts, variant: Variant, outcome: string, ms?: number) =>
+  serveObject(c, {
+    key: variant.key,
+    mime: variant.mime,
+    cacheControl: caching(facts, "src", c.var.now()),
+    filename: variant.filename,
+    headers: {
+      ...robots(facts),
+      ...(variant.negotiated ? { Vary: "Accept" } : {}),
+      "Server-Timing": `variant;desc="${outcome}"${ms === undefined ? "" : `;dur=${ms}`}`,
+    },
+  });
+
+/**
+ * `src?w=`: the image at a ladder width, in the encoding Accept or `format` picks
+ * (src/uploads/variants). A stored variant of a plainly served upload is answered from its record
+ * alone; one not made yet is made on the database's row, once, while the request waits.
+ */
+async function variantAnswer(c: Context<AppEnv>, options: VariantOptions): Promise<Response> {
+  const accept = c.req.header("Accept");
+  const record = await recall(c);
+  const planned = record && planVariant(record, options, accept);
+  const fast =
+    planned &&
+    (planned === "original"
+      ? await serveSrc(c, record, undefined, varies(options))
+      : await serveVariant(c, record, planned, "stored"));
+  if (fast) return fast;
+  return fromDatabase(c, record, async (row) => {
+    assertConverted(row);
+    assertHasVariants(row);
+    const facts = factsOf(row);
+    const variant = planVariant(facts, options, accept);
+    if (variant === "original") return serveSrc(c, facts, undefined, varies(options));
+    const stored = await serveVariant(c, facts, variant, "stored");
+    if (stored) return stored;
+    await limitVariantMaking(c);
+    const started = Date.now();
+    const outcome = await ensureVariant(variantDeps(c.env, row.id), facts, variant);
+    if (outcome === "source gone") return null;
+    if (outcome === "original") return serveSrc(c, facts, undefined, varies(options));
+    return serveVariant(c, facts, variant, outcome, Date.now() - started);
+  });
+}
 
 /** The thumbnail, whose size and ETag storage tells. */
 const serveThumb = (c: Context<AppEnv>, facts: ServingFacts, name: string) =>
@@ -95,6 +154,8 @@ const fromDatabase = (
 export const files = new Hono<AppEnv>()
   // src: the current file, revalidated on every use so a replaced file shows at once.
   .get("/i/:id", async (c) => {
+    const options = variantOptions(new URL(c.req.url).searchParams);
+    if (options) return variantAnswer(c, options);
     const record = await recall(c);
     const fast = record && (await serveSrc(c, record));
     if (fast) return fast;

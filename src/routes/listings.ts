@@ -14,6 +14,7 @@ import type { Upload } from "../uploads/upload";
 import { page, PAGE_HEADERS } from "./html";
 import { methodNotAllowed } from "./method-not-allowed";
 import { thumbnailSize, visitorText } from "./site/previews";
+import { tileImageSources } from "./site/responsive-images";
 import { xml } from "./xml";
 
 /**
@@ -59,9 +60,11 @@ function tile(origin: string, row: Upload) {
   const size = thumbnailSize(row);
   const { title } = visitorText(row);
   const sizeAttributes = size ? html` width="${size.width}" height="${size.height}"` : "";
+  const sources = links.thumb && size && tileImageSources(row, links.src, { url: links.thumb, width: size.width });
+  const responsive = sources ? html` srcset="${sources.srcset}" sizes="${sources.sizes}"` : "";
   const picture =
     unrestricted.of(row) && links.thumb
-      ? html`<img src="${links.thumb}" alt="${title}" loading="lazy"${sizeAttributes}>`
+      ? html`<img src="${links.thumb}"${responsive} alt="${title}" loading="lazy"${sizeAttributes}>`
       : html`<span class="nothumb">${noThumbnail(row)}</span>`;
   return html`<li><a href="${links.direct}">${picture}<span class="caption">${title}</span></a></li>`;
 }

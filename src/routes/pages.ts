@@ -21,6 +21,7 @@ import { NO_STORE } from "../http/cache-control";
 import { oembedAnswer, readOembedRequest } from "./site/oembed";
 import { PAGE_SCRIPT } from "./site/page-script";
 import { previewTags, uploadTitle } from "./site/previews";
+import { pageImageSources } from "./site/responsive-images";
 import { shareOptions, shareSnippets } from "./site/share-options";
 import { methodNotAllowed } from "./method-not-allowed";
 import type { Upload } from "../uploads/upload";
@@ -64,14 +65,19 @@ function siteUrls(c: Context<AppEnv>, row: Upload) {
   };
 }
 
-/** The file as the page shows it: a video with its thumbnail as poster, or the image. */
-function mediaElement(row: Upload, src: string, poster: string | null, title: string) {
+/**
+ * The file as the page shows it: a video with its thumbnail as poster, or the image, through its
+ * variants where it has them (responsive-images.ts), filling the viewport when `fill`.
+ */
+function mediaElement(row: Upload, src: string, poster: string | null, title: string, fill = false) {
   const size = row.width && row.height ? html` width="${row.width}" height="${row.height}"` : "";
   if (row.type === "video") {
     const posterAttribute = poster ? html` poster="${poster}"` : "";
     return html`<video controls playsinline preload="metadata"${posterAttribute}${size} src="${src}"></video>`;
   }
-  return html`<img src="${src}"${size} alt="${title}">`;
+  const sources = pageImageSources(row, src, fill);
+  const responsive = sources ? html` srcset="${sources.srcset}" sizes="${sources.sizes}"` : "";
+  return html`<img src="${src}"${responsive}${size} alt="${title}">`;
 }
 
 /** The page showing the file at `src` (a signed link for a locked upload). */
@@ -122,7 +128,7 @@ export const pages = new Hono<AppEnv>()
       "body{margin:0;max-width:none;padding:0;background:#000}" +
       "img,video{width:100vw;height:100vh;object-fit:contain;margin:0}";
     return c.html(
-      page({ title, head: NOINDEX, body: mediaElement(row, links.src, links.thumb, title), style }),
+      page({ title, head: NOINDEX, body: mediaElement(row, links.src, links.thumb, title, true), style }),
       200,
       EMBED_HEADERS,
     );

@@ -12,6 +12,23 @@ export const newObjectKey = (uploadId: string, ext: string) => `${uploadPrefix(u
 /** The file name part of a key, as used in the upload's `path` URL. */
 export const objectName = (key: string) => key.slice(key.lastIndexOf("/") + 1);
 
+/**
+ * Variants of a stored file (src/uploads/variants) live beside it, under a folder named after it:
+ * `uploads/{id}/v/{name}/{width}.{ext}`. They are made from that one file, so they go when it
+ * goes, and a new file starts with none.
+ */
+export const variantPrefix = (objectKey: string) =>
+  `${objectKey.slice(0, objectKey.lastIndexOf("/") + 1)}v/${objectName(objectKey)}/`;
+
+export const variantKey = (objectKey: string, width: number, ext: string) =>
+  `${variantPrefix(objectKey)}${width}.${ext}`;
+
+/** The stored file a variant's key was made from, or null when the key is not a variant's. */
+export function variantSource(key: string): string | null {
+  const match = /^(uploads\/[^/]+\/)v\/([^/]+)\/[^/]+$/.exec(key);
+  return match ? `${match[1]}${match[2]}` : null;
+}
+
 /** Pieces of a file sent to /api/chunk, under the client's upload_id until the file is assembled. */
 export const PIECES_PREFIX = "chunks/";
 export const piecePrefix = (uploadId: string) => `${PIECES_PREFIX}${uploadId}/`;

@@ -61,7 +61,7 @@ export async function changeUpload(deps: UploadDeps, accountId: string, id: stri
       await moved.discard();
       continue;
     }
-    await removePreviousFiles(deps.bucket, [current.row.objectKey, current.row.thumbKey]);
+    await removePreviousFiles(deps.bucket, current.row);
     return row;
   }
   throw new ApiError(

@@ -4,6 +4,7 @@ import type { UploadRow } from "../storage/schema";
 /**
  * Public URL layout:
  *   /i/{id}              src: always the upload's current file
+ *   /i/{id}?w={width}    a variant of it: resized, and encoded as the client accepts
  *   /f/{id}/{name}       path: one stored object (its name changes when the file is converted)
  *   /t/{id}/{name}       thumb
  *   /v/{id}              direct: the upload's page
@@ -19,3 +20,7 @@ export function uploadLinks(origin: string, row: Pick<UploadRow, "id" | "objectK
 }
 
 export const deleteLink = (origin: string, id: string, token: string) => `${origin}/d/${id}/${token}`;
+
+/** A variant of the upload's image (src/uploads/variants): `src` at a ladder width, in `format`. */
+export const variantUrl = (src: string, width: number, format?: "original") =>
+  `${src}?w=${width}${format ? `&format=${format}` : ""}`;

@@ -3,6 +3,7 @@ import path from "node:path";
 import { randomFillSync } from "node:crypto";
 import chromium from "@sparticuz/chromium";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ihdr, ONE_PIXEL_IDAT, pngChunk, pngFile } from "../support/build";
 import { sizedPng } from "../support/png";
@@ -271,6 +272,32 @@ describe("the pages in a browser", () => {
     const { data } = (await res.json()) as { data: { direct: string } };
     await record("image-page", data.direct);
     await record("upload", `${bed.server.url}/upload`);
+  });
+
+  it("loads a phone-sized variant from the image's srcset, not the original", async () => {
+    // A 12 MP photo, kept as sent: the page's src is the camera's file.
+    const photo = await sharp(fixturePath("gps/DSCN0010.jpg")).resize(4000, 3000).jpeg({ quality: 90 }).toBuffer();
+    const res = await uploadFile(bed.server, bed.account.full, new Uint8Array(photo), "wide.jpg", {
+      visibility: "public",
+      keep_original: "1",
+    });
+    const { data } = (await res.json()) as { data: { direct: string; src: string } };
+    const page = await newPage("phone");
+    const images: { url: string; type: string | undefined; bytes: number }[] = [];
+    page.on("response", async (response) => {
+      if (response.request().resourceType() !== "image") return;
+      const bytes = (await response.buffer().catch(() => Buffer.alloc(0))).length;
+      images.push({ url: response.url(), type: response.headers()["content-type"], bytes });
+    });
+    await page.goto(data.direct, { waitUntil: "networkidle0" });
+    const current = await page.$eval("main img", (img: Dom) => img.currentSrc);
+    // 390 CSS px less the margins, at 2 device pixels per CSS pixel: the 960 px copy.
+    expect(current).toBe(`${data.src}?w=960`);
+    expect(images.map((image) => image.url)).toEqual([current]);
+    expect(images[0]!.type).toBe("image/avif");
+    expect(images[0]!.bytes).toBeLessThan(photo.length / 10);
+    expect(errorsOf(page)).toEqual([]);
+    await page.close();
   });
 
   it("plays a video's first second, poster first", async () => {

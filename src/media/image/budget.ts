@@ -1,5 +1,6 @@
 import { MiB } from "../../spec-limits";
 import { ISOLATE_BASELINE_BYTES, ISOLATE_LIMIT_BYTES, ISOLATE_MEMORY_BUDGET_BYTES } from "../../limits/isolate-memory";
+import type { VariantEncoding } from "../../../container/src/contract";
 import type { Codec } from "./codecs";
 import { needsResample, thumbnailGeometry } from "./geometry";
 
@@ -37,7 +38,18 @@ export interface SourceImage {
   bytes: number;
 }
 
-export type ImageJob = { kind: "thumbnail"; width: number } | { kind: "webp"; quality: number | "lossless" };
+/**
+ * A thumbnail (WebP, `width` wide at most), the whole image as WebP, or a variant: the image at
+ * most `width` wide in `to` (src/uploads/variants). The Worker encodes WebP only; the other
+ * encodings are the media service's.
+ */
+export type ImageJob =
+  | { kind: "thumbnail"; width: number }
+  | { kind: "webp"; quality: number | "lossless" }
+  | { kind: "variant"; width: number; to: VariantEncoding };
+
+/** The width a scaling job asks for, or null for a job on the whole image. */
+export const scaledWidth = (job: ImageJob) => (job.kind === "webp" ? null : job.width);
 
 /** WebAssembly memory of a codec after a job: `pixels` it handles, from `input` encoded bytes. */
 const CODEC_MEMORY: Record<Codec, (pixels: number, input: number) => number> = {
@@ -86,13 +98,16 @@ export function planImageJob(
   if (image.unsupported) return { where: "service", reason: image.unsupported };
   if (job.kind === "webp" && job.quality === "lossless")
     return { where: "service", reason: "lossless WebP needs about 46 B/px" };
+  if (job.kind === "variant" && job.to !== "webp")
+    return { where: "service", reason: `no ${job.to} encoder in the Worker` };
 
   const pixels = image.storedWidth * image.storedHeight;
   // What this job needs of each codec it uses (pixels through it), and its own JS buffers.
   const needs = new Map<Codec, number>([[decoder, codecMemoryModel(decoder, pixels, image.bytes)]]);
   let jsBytes = image.bytes + 4 * pixels;
-  if (job.kind === "thumbnail") {
-    const g = thumbnailGeometry(image.storedWidth, image.storedHeight, image.orientation, job.width);
+  const width = scaledWidth(job);
+  if (width !== null) {
+    const g = thumbnailGeometry(image.storedWidth, image.storedHeight, image.orientation, width);
     const shrunk = g.shrunk.width * g.shrunk.height;
     const thumb = g.width * g.height;
     if (needsResample(g)) needs.set("resize", codecMemoryModel("resize", shrunk));

@@ -68,10 +68,16 @@ interface StoredImage {
 }
 
 /** The service reads the file as the format named here, and refuses it if its bytes are another. */
-const serviceCall = (job: ImageJob, format: ImageFormat): ImageCall =>
-  job.kind === "thumbnail"
-    ? { operation: "imageThumbnail", format, width: job.width }
-    : { operation: "imageToWebp", format, quality: job.quality };
+function serviceCall(job: ImageJob, format: ImageFormat): ImageCall {
+  switch (job.kind) {
+    case "thumbnail":
+      return { operation: "imageThumbnail", format, width: job.width };
+    case "webp":
+      return { operation: "imageToWebp", format, quality: job.quality };
+    case "variant":
+      return { operation: "imageVariant", format, width: job.width, to: job.to };
+  }
+}
 
 /**
  * Runs image work where it fits: in this Worker when the budget rule says its memory allows

@@ -1,5 +1,5 @@
 import { isolateMemory } from "../../limits/isolate-memory";
-import { planImageJob, type ImageJob, type SourceImage, type WorkerPlan } from "./budget";
+import { planImageJob, scaledWidth, type ImageJob, type SourceImage, type WorkerPlan } from "./budget";
 import { codecMemory, decode, encodeWebp, resize } from "./codecs";
 import { needsResample, thumbnailGeometry } from "./geometry";
 import { applyOrientation, shrinkByFactor } from "./pixels";
@@ -10,6 +10,7 @@ interface RenderedImage {
   height: number;
 }
 
+/** Thumbnails and WebP variants alike; the media service uses the same. */
 export const THUMBNAIL_QUALITY = 80;
 
 /**
@@ -49,11 +50,13 @@ export async function render(image: SourceImage, job: ImageJob, bytes: Uint8Arra
       `decoded ${decoded.width}x${decoded.height}, header said ${image.storedWidth}x${image.storedHeight}`,
     );
   }
-  if (job.kind === "webp") {
+  const width = scaledWidth(job);
+  if (width === null) {
     const upright = applyOrientation(decoded, image.orientation);
-    return { bytes: await encodeWebp(upright, job.quality as number), width: upright.width, height: upright.height };
+    const quality = (job as { quality: number }).quality;
+    return { bytes: await encodeWebp(upright, quality), width: upright.width, height: upright.height };
   }
-  const g = thumbnailGeometry(image.storedWidth, image.storedHeight, image.orientation, job.width);
+  const g = thumbnailGeometry(image.storedWidth, image.storedHeight, image.orientation, width);
   let pixels = shrinkByFactor(decoded, g.shrinkFactor);
   if (needsResample(g)) pixels = resize(pixels, g.storedTarget.width, g.storedTarget.height);
   pixels = applyOrientation(pixels, image.orientation);

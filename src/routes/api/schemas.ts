@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { VARIANT_WIDTHS } from "../../uploads/variants/options";
 import { DESCRIPTION_MAX, EXPIRES_IN_MAX, EXPIRES_IN_MIN, PIECE_BYTES, TITLE_MAX } from "../../spec-limits";
 import { MAX_PIECES, SESSION_ID_PATTERN } from "../../uploads/intake/piece-sessions";
 import { VISIBILITIES } from "../../uploads/visibility";
@@ -136,7 +137,18 @@ const uploadSchema = z
     id: z.string(),
     type: z.enum(["image", "video"]),
     path: url.meta({ description: "URL of the stored object; changes when the file is converted." }),
-    src: url.meta({ description: "Permanent direct URL; always serves the current file." }),
+    src: url.meta({
+      description:
+        "Permanent direct URL; always serves the current file. `src?w=W` (W one of " +
+        `${VARIANT_WIDTHS.join(", ")}) serves an image at most W px wide, never wider than the image, ` +
+        "as AVIF to clients whose Accept names image/avif, else WebP if it names image/webp, else in the " +
+        "file's own format (`format=auto`, the default); `format=avif|webp|original` fixes it. A video's " +
+        "`src?w=W` is its first frame. Variants are made on their first request and stored; answers carry " +
+        "`Vary: Accept` (with format=auto), ETag, Range and src's Cache-Control. An animated GIF, PNG or WebP " +
+        "is served whole. Any other w, a repeated option, or format without w is a 400; a password-protected " +
+        "or view-limited upload's variants are a 403; a file the media tools cannot read is a 422; no media " +
+        "service right now is a 503 with Retry-After.",
+    }),
     direct: url.meta({ description: "The upload's page." }),
     thumb: url.nullable().meta({ description: "WebP thumbnail 280 px wide; null until made." }),
     width: z.number().int().nullable(),

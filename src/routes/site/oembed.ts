@@ -2,6 +2,7 @@ import { ApiError, badRequest, notFound, unauthorized } from "../../errors";
 import { embeddable } from "../../uploads/policy";
 import type { Upload } from "../../uploads/upload";
 import { playerIframe, thumbnailSize, uploadTitle, type Links } from "./previews";
+import { fittingVariant } from "./responsive-images";
 
 /**
  * oEmbed 1.0 (https://oembed.com) for upload pages: `photo` for an image, `video` for a video
@@ -74,9 +75,12 @@ export function oembedAnswer(
   }
   if (!row.width || !row.height) throw notFound("This image has no known size to embed.");
   const full = { width: row.width, height: row.height };
-  // A photo's url must be an image of the size given: the file when it fits, else its thumbnail.
+  // A photo's url must be an image of the size given: the file when it fits, else the wider of
+  // the widest variant that fits and the thumbnail.
   if (fits(full, maxWidth, maxHeight)) return { ...common, type: "photo", url: links.src, ...full };
-  if (links.thumb && thumb && fits(thumb, maxWidth, maxHeight))
-    return { ...common, type: "photo", url: links.thumb, ...thumb };
+  const smaller = [fittingVariant(row, links.src, maxWidth, maxHeight)];
+  if (links.thumb && thumb && fits(thumb, maxWidth, maxHeight)) smaller.push({ url: links.thumb, ...thumb });
+  const widest = smaller.reduce((a, b) => (b && (!a || b.width > a.width) ? b : a), null);
+  if (widest) return { ...common, type: "photo", ...widest };
   throw notFound("No image of this upload fits maxwidth and maxheight.");
 }

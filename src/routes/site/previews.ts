@@ -4,6 +4,7 @@ import { locked, unrestricted } from "../../uploads/policy";
 import type { uploadLinks } from "../../uploads/public-urls";
 import type { Upload } from "../../uploads/upload";
 import type { Markup } from "../html";
+import { previewImage } from "./responsive-images";
 
 export type Links = ReturnType<typeof uploadLinks>;
 
@@ -58,7 +59,8 @@ const named = (name: string, content: string | number | null | undefined) =>
 
 /**
  * Open Graph and Twitter card tags, and oEmbed discovery, for an upload's page. An image is
- * previewed by itself (type and size given) with its thumbnail as a fallback; a video as
+ * previewed by itself, or its 1200 px variant when wider (type and size given), with its
+ * thumbnail as a fallback; a video as
  * og:video (the MP4, with the thumbnail as poster) and as a Twitter player card on the embed
  * page. `embed` and `oembed` are the URLs of the player page and of the page's oEmbed answer.
  */
@@ -107,12 +109,13 @@ export function previewTags(row: Upload, links: Links, urls: { embed: string; oe
       discovery,
     ]}`;
   }
+  const preview = previewImage(row, links.src);
   const full = PREVIEWABLE_IMAGES.has(row.mime)
     ? html`${[
-        property("og:image", links.src),
+        property("og:image", preview.url),
         property("og:image:type", row.mime),
-        property("og:image:width", row.width),
-        property("og:image:height", row.height),
+        property("og:image:width", preview.width),
+        property("og:image:height", preview.height),
         property("og:image:alt", title),
       ]}`
     : "";
@@ -122,7 +125,7 @@ export function previewTags(row: Upload, links: Links, urls: { embed: string; oe
     full,
     thumbTags,
     named("twitter:card", "summary_large_image"),
-    named("twitter:image", PREVIEWABLE_IMAGES.has(row.mime) ? links.src : links.thumb),
+    named("twitter:image", PREVIEWABLE_IMAGES.has(row.mime) ? preview.url : links.thumb),
     named("twitter:image:alt", title),
     discovery,
   ]}`;

@@ -1,4 +1,5 @@
 import { randomBase62 } from "../../crypto";
+import { variantSource } from "../../storage/keys";
 import { pieceSessionsMaking } from "../../storage/piece-sessions";
 import { uploadFilesOf } from "../../storage/uploads";
 import { stillAssembling } from "../intake/piece-parts";
@@ -8,8 +9,9 @@ import type { UploadDeps } from "../upload-deps";
  * Every operation writes new files under new names before one database update points at them,
  * and removes old files after it; a crash between those steps can leave files nothing points at
  * (never a row pointing at a missing file). This finds them: an object under uploads/{id}/ that
- * is not the upload's current file or thumbnail, or whose upload does not exist, is deleted once
- * it is older than the grace period, which outlasts any upload or media job still writing it.
+ * is not the upload's current file, thumbnail or a variant of its file, or whose upload does not
+ * exist, is deleted once it is older than the grace period, which outlasts any upload or media
+ * job still writing it.
  */
 export const ORPHAN_GRACE_MS = 60 * 60_000;
 /** Objects looked at per run. */
@@ -75,7 +77,8 @@ export async function sweepOrphanFiles(deps: UploadDeps): Promise<number> {
   const kept = await keptOf(deps, [...new Set(old.map(uploadIdOf))]);
   const doomed = old.filter((key) => {
     const keep = kept.get(uploadIdOf(key))!;
-    return keep !== "all" && !keep.has(key);
+    // A variant stays while the file it was made of does.
+    return keep !== "all" && !keep.has(variantSource(key) ?? key);
   });
   for (let i = 0; i < doomed.length; i += 1000) await deps.bucket.delete(doomed.slice(i, i + 1000));
   return doomed.length;

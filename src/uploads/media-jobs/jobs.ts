@@ -11,7 +11,8 @@ import {
   renewMediaJobLease,
   type NewMediaJob,
 } from "../../storage/media-jobs";
-import { deleteObjects } from "../../storage/objects";
+import { variantPrefix } from "../../storage/keys";
+import { deleteObjects, deletePrefix } from "../../storage/objects";
 import { swapUploadFile } from "../../storage/uploads";
 import type { UploadDeps } from "../upload-deps";
 import { processImage, processVideo } from "./processing";
@@ -133,6 +134,8 @@ async function attempt(deps: ProcessDeps, job: Claimed["job"], upload: Claimed["
         // job's sweep removes files nothing points at.
         try {
           if (old.length) await deleteObjects(deps.bucket, old);
+          // Variants were made of the file it replaced (src/uploads/serving/previous-files.ts).
+          if (before.objectKey !== file.objectKey) await deletePrefix(deps.bucket, variantPrefix(before.objectKey));
         } catch (error) {
           console.error(JSON.stringify({ job: job.id, removePrevious: String(error) }));
         }

@@ -2,7 +2,7 @@ import { ApiError, forbidden, unauthorized } from "../../errors";
 import type { UploadRow } from "../../storage/schema";
 import { takeView } from "../../storage/uploads";
 import { checkSignedUrl } from "../access/signed-links";
-import { awaitsConversion, locked, usedUp, viewLimited } from "../policy";
+import { awaitsConversion, locked, unrestricted, usedUp, viewLimited } from "../policy";
 import type { UploadDeps } from "../upload-deps";
 
 /** Which of an upload's file URLs a request is for: `src`, or a stored object by its name (`path`, `thumb`). */
@@ -19,6 +19,16 @@ export function assertConverted(row: Pick<UploadRow, "mime">) {
   if (awaitsConversion.of(row)) {
     const retry = { "Retry-After": "5" };
     throw new ApiError(503, "This upload is still being converted; try again in a few seconds.", retry);
+  }
+}
+
+/**
+ * Variants are public copies: a locked upload's would need signed links of their own, and a
+ * view-limited upload's would be views no one counts. Such uploads have none.
+ */
+export function assertHasVariants(row: Pick<UploadRow, "passwordHash" | "maxViews">) {
+  if (!unrestricted.of(row)) {
+    throw forbidden("This upload is password-protected or view-limited: it has no resized copies; use its src.");
   }
 }
 

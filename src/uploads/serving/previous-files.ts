@@ -1,6 +1,6 @@
 import { ApiError } from "../../errors";
 import { deleteObjects, deletePrefix } from "../../storage/objects";
-import { uploadPrefix } from "../../storage/keys";
+import { uploadPrefix, variantPrefix } from "../../storage/keys";
 import type { UploadRow } from "../../storage/schema";
 
 /**
@@ -16,22 +16,33 @@ const notRemoved = (error: unknown) => {
   );
 };
 
-/** Removes the files an upload pointed at before a change; called once the row points elsewhere. */
-export async function removePreviousFiles(bucket: R2Bucket, keys: (string | null)[]): Promise<void> {
-  const present = keys.filter((key): key is string => !!key);
-  if (present.length) await deleteObjects(bucket, present).catch((error) => Promise.reject(notRemoved(error)));
-}
+/** An upload's file and thumbnail, as a row names them. */
+type NamedFiles = Pick<UploadRow, "objectKey" | "thumbKey">;
 
-/** The files records of an upload name. */
-const namedFiles = (row: UploadRow) => [row.objectKey, row.thumbKey].filter((key): key is string => !!key);
+const keysOf = (files: NamedFiles) => [files.objectKey, files.thumbKey].filter((key): key is string => !!key);
+
+/**
+ * Removes the files an upload pointed at before a change, then the variants made of its file;
+ * called once the row points elsewhere. The file goes first: a variant is stored only while its
+ * file is still there (src/uploads/variants/make.ts), so one stored after this listing saw no
+ * file and removes itself.
+ */
+export async function removePreviousFiles(bucket: R2Bucket, previous: NamedFiles): Promise<void> {
+  try {
+    await deleteObjects(bucket, keysOf(previous));
+    await deletePrefix(bucket, variantPrefix(previous.objectKey));
+  } catch (error) {
+    throw notRemoved(error);
+  }
+}
 
 /**
  * Removes every file of a deleted upload; called once its row is gone. Its file and thumbnail
- * are what records name, so they go first and must; anything else under its prefix (left by an
- * earlier crash) is the sweep's if it cannot be removed now.
+ * are what records name, so they go first and must; everything else under its prefix (its
+ * variants, anything left by an earlier crash) is the sweep's if it cannot be removed now.
  */
 export async function removeFiles(bucket: R2Bucket, row: UploadRow): Promise<void> {
-  await removePreviousFiles(bucket, namedFiles(row));
+  await deleteObjects(bucket, keysOf(row)).catch((error) => Promise.reject(notRemoved(error)));
   await deletePrefix(bucket, uploadPrefix(row.id)).catch((error) =>
     console.error(JSON.stringify({ upload: row.id, removeRest: String(error) })),
   );
@@ -45,6 +56,6 @@ export async function removeFiles(bucket: R2Bucket, row: UploadRow): Promise<voi
  */
 export async function removeFilesOfEach(bucket: R2Bucket, rows: UploadRow[]): Promise<string[]> {
   const left: string[] = [];
-  for (const row of rows) await removeFiles(bucket, row).catch(() => left.push(...namedFiles(row)));
+  for (const row of rows) await removeFiles(bucket, row).catch(() => left.push(...keysOf(row)));
   return left;
 }

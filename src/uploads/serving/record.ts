@@ -4,8 +4,11 @@ import { filesIndexable, live, unrestricted } from "../policy";
 /** What serving one of an upload's files needs to know, from its row or from a record of it. */
 export interface ServingFacts {
   id: string;
+  type: UploadRow["type"];
   objectKey: string;
   mime: string;
+  /** Display width, when known: what a variant may be at most (src/uploads/variants). */
+  width: number | null;
   size: number;
   etag: string;
   thumbKey: string | null;
@@ -30,7 +33,7 @@ export interface ServingRecord extends ServingFacts {
 }
 
 /** Changes whenever the record's shape does, so records of another shape are never read. */
-const RECORD_VERSION = 1;
+const RECORD_VERSION = 2;
 
 /**
  * How long a record is used after its database read. Only bounds how long a record outlives a
@@ -40,8 +43,10 @@ export const RECORD_TTL_MS = 60_000;
 
 export const factsOf = (row: UploadRow): ServingFacts => ({
   id: row.id,
+  type: row.type,
   objectKey: row.objectKey,
   mime: row.mime,
+  width: row.width,
   size: row.size,
   etag: row.etag,
   thumbKey: row.thumbKey,

@@ -1,0 +1,68 @@
+import type { VariantEncoding } from "../../../container/src/contract";
+import { variantKey } from "../../storage/keys";
+import type { UploadRow } from "../../storage/schema";
+import { chooseEncoding, type VariantOptions } from "./options";
+
+/** What a variant is made of: the upload's current file, as a row or a serving record names it. */
+export type VariantSource = Pick<UploadRow, "id" | "type" | "mime" | "objectKey" | "width">;
+
+const ENCODINGS: Record<VariantEncoding, { mime: string; ext: string }> = {
+  avif: { mime: "image/avif", ext: "avif" },
+  webp: { mime: "image/webp", ext: "webp" },
+  jpeg: { mime: "image/jpeg", ext: "jpg" },
+  png: { mime: "image/png", ext: "png" },
+};
+
+/** The stored formats a variant can be written in as they are. */
+const WRITABLE: Record<string, VariantEncoding> = {
+  "image/avif": "avif",
+  "image/webp": "webp",
+  "image/jpeg": "jpeg",
+  "image/png": "png",
+};
+
+export interface Variant {
+  key: string;
+  /** At most the width asked for, and never wider than the image. */
+  width: number;
+  encoding: VariantEncoding;
+  mime: string;
+  /** What it is downloaded as: the upload's id, its width and its encoding. */
+  filename: string;
+  /** Chosen by the request's Accept header: the answer varies with it. */
+  negotiated: boolean;
+}
+
+/**
+ * What a variant request is served: a variant, or the file itself ("original") where a variant
+ * would be no smaller, or would lose what the file is. An animated GIF stays whole rather than
+ * cut to its first frame (animated WebP and PNG are found out only from their bytes: make.ts).
+ * A video's variants are of its poster frame, in AVIF or WebP (its "original" format is WebP,
+ * as its thumbnail's).
+ */
+export function planVariant(
+  source: VariantSource,
+  options: VariantOptions,
+  accept: string | undefined,
+): Variant | "original" {
+  const negotiated = options.format === "auto";
+  const width = source.width ? Math.min(options.width, source.width) : options.width;
+  if (source.type === "video") {
+    const encoding = chooseEncoding(options.format, accept, "webp");
+    return variantOf(source, width, encoding === "avif" ? "avif" : "webp", negotiated);
+  }
+  if (source.mime === "image/gif") return "original";
+  const original = WRITABLE[source.mime] ?? null;
+  const encoding = chooseEncoding(options.format, accept, original);
+  if (width === source.width && encoding === original) return "original";
+  return variantOf(source, width, encoding, negotiated);
+}
+
+const variantOf = (source: VariantSource, width: number, encoding: VariantEncoding, negotiated: boolean) => ({
+  key: variantKey(source.objectKey, width, ENCODINGS[encoding].ext),
+  width,
+  encoding,
+  mime: ENCODINGS[encoding].mime,
+  filename: `${source.id}-${width}.${ENCODINGS[encoding].ext}`,
+  negotiated,
+});

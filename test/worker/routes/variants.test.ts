@@ -1,0 +1,351 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { sweepOrphanFiles } from "../../../src/uploads/cleanup/orphan-files";
+import { uploadDeps } from "../../../src/bindings";
+import { VARIANT_WIDTHS } from "../../../src/uploads/variants/options";
+import { actl, fctl, ihdr, join, ONE_PIXEL_IDAT, pngFile } from "../../support/build";
+import { bytesOf, DEAD_SERVICE, fixture, json, newAccount, request, upload, uploadForm } from "../helpers";
+
+const AVIF_AND_WEBP = "image/avif,image/webp,image/apng,*/*;q=0.8";
+const WEBP = "image/webp,*/*";
+
+async function uploaded(file: Uint8Array, fields: Record<string, string> = {}) {
+  const account = await newAccount();
+  const res = await upload(account.full, file, { allow_duplicate: "1", ...fields });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  const data = res.body.data;
+  return { account, data, src: new URL(data.src).pathname, id: data.id as string };
+}
+
+/** An upload whose media job has run (its thumbnail made), as the API shows it then. */
+async function processed(file: Uint8Array, fields: Record<string, string> = {}) {
+  const account = await newAccount();
+  const res = await upload(account.full, file, { allow_duplicate: "1", ...fields }, { app: {} });
+  const { body } = await json(request(`/api/${res.body.data.id}`, { key: account.full }));
+  expect(body.data.thumb).toBeTruthy();
+  return { data: body.data, src: new URL(body.data.src).pathname };
+}
+
+const variant = (src: string, query: string, accept = AVIF_AND_WEBP, init: RequestInit = {}) =>
+  request(`${src}?${query}`, { ...init, headers: { Accept: accept, ...init.headers } });
+
+const timing = (res: Response) => /desc="([^"]+)"/.exec(res.headers.get("Server-Timing") ?? "")?.[1];
+
+const variantKeys = async (id: string) =>
+  (await env.FILES.list({ prefix: `uploads/${id}/v/` })).objects.map((object) => object.key);
+
+/** The width and height an AVIF (HEIF) says in its image's `ispe` box. */
+function avifSize(bytes: Uint8Array) {
+  const at = new TextDecoder("latin1").decode(bytes).indexOf("ispe");
+  const view = new DataView(bytes.buffer, bytes.byteOffset + at + 8);
+  return { width: view.getUint32(0), height: view.getUint32(4) };
+}
+
+/** The size a WebP's VP8 / VP8L / VP8X header gives. */
+function webpSize(bytes: Uint8Array) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset);
+  const chunk = new TextDecoder("latin1").decode(bytes.subarray(12, 16));
+  if (chunk === "VP8X")
+    return { width: 1 + (view.getUint32(24, true) & 0xffffff), height: 1 + (view.getUint32(27, true) & 0xffffff) };
+  if (chunk === "VP8L") {
+    const bits = view.getUint32(21, true);
+    return { width: 1 + (bits & 0x3fff), height: 1 + ((bits >> 14) & 0x3fff) };
+  }
+  return { width: view.getUint16(26, true) & 0x3fff, height: view.getUint16(28, true) & 0x3fff };
+}
+
+describe("src?w= options", () => {
+  it("refuse widths off the ladder, repeated or malformed options, and format without w, naming what is allowed", async () => {
+    const { src } = await uploaded(await fixture("gps/DSCN0010.jpg"));
+    for (const query of ["w=641", "w=0640", "w=640&w=320", "w=", "w=1e3", "format=avif", "w=640&format=gif"]) {
+      const res = await variant(src, query);
+      expect(res.status, query).toBe(400);
+      const body = await res.json<{ type: string; errors: string }>();
+      expect(body.type, query).toBe("error");
+      if (query === "w=641" || query === "w=0640") expect(body.errors).toContain(VARIANT_WIDTHS.join(", "));
+    }
+    // Other parameters are ignored, as on plain src.
+    expect((await variant(src, "w=320&utm_source=x")).status).toBe(200);
+  });
+});
+
+describe("src?w= on a photo", () => {
+  it("serves AVIF, WebP or the original format by Accept, each with its own ETag, Vary: Accept and src's caching", async () => {
+    const { src } = await uploaded(await fixture("gps/DSCN0010.jpg"));
+    const plain = await request(src);
+    const answers = new Map<string, Response>();
+    for (const [accept, type] of [
+      [AVIF_AND_WEBP, "image/avif"],
+      [WEBP, "image/webp"],
+      ["*/*", "image/jpeg"],
+      ["image/avif;q=0, image/webp", "image/webp"],
+    ] as const) {
+      const res = await variant(src, "w=320", accept);
+      expect(res.status, accept).toBe(200);
+      expect(res.headers.get("Content-Type"), accept).toBe(type);
+      expect(res.headers.get("Vary")).toBe("Accept");
+      expect(res.headers.get("Cache-Control")).toBe(plain.headers.get("Cache-Control"));
+      expect(res.headers.get("ETag")).toMatch(/^"[^"]+"$/);
+      expect(res.headers.get("X-Content-Type-Options")).toBe("nosniff");
+      answers.set(accept, res);
+    }
+    const etags = [...answers.values()].slice(0, 3).map((res) => res.headers.get("ETag"));
+    expect(new Set([...etags, plain.headers.get("ETag")]).size).toBe(4);
+    const avif = new Uint8Array(await answers.get(AVIF_AND_WEBP)!.arrayBuffer());
+    expect(avifSize(avif)).toEqual({ width: 320, height: 240 });
+    expect(webpSize(new Uint8Array(await answers.get(WEBP)!.arrayBuffer()))).toEqual({ width: 320, height: 240 });
+    // The camera's EXIF (and its GPS) is not in the variant.
+    expect(new TextDecoder("latin1").decode(avif)).not.toContain("Exif");
+  });
+
+  it("is made once: a second request reads it from storage, with the same ETag", async () => {
+    const { src, id } = await uploaded(await fixture("gps/DSCN0021.jpg"));
+    const first = await variant(src, "w=160");
+    expect(timing(first)).toBe("made-service");
+    const stored = (await env.FILES.list({ prefix: `uploads/${id}/v/` })).objects;
+    expect(stored).toHaveLength(1);
+    const second = await variant(src, "w=160");
+    expect(timing(second)).toBe("stored");
+    expect(second.headers.get("ETag")).toBe(first.headers.get("ETag"));
+    expect((await env.FILES.head(stored[0]!.key))!.uploaded).toEqual(stored[0]!.uploaded);
+    // WebP is made in the Worker when the image fits its memory, and is stored the same way.
+    expect(timing(await variant(src, "w=160", WEBP))).toBe("made-worker");
+    expect(timing(await variant(src, "w=160", WEBP))).toBe("stored");
+  });
+
+  it("makes a variant once for concurrent first requests", async () => {
+    const { src, id } = await uploaded(await fixture("orientation/landscape_3.jpg"));
+    const answers = await Promise.all(Array.from({ length: 6 }, () => variant(src, "w=320")));
+    const outcomes = answers.map(timing);
+    expect(outcomes.filter((outcome) => outcome?.startsWith("made"))).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome === "stored")).toHaveLength(5);
+    expect(new Set(answers.map((res) => res.headers.get("ETag"))).size).toBe(1);
+    expect(await variantKeys(id)).toHaveLength(1);
+  });
+
+  it("is never wider than the image: larger widths share one variant, and the original when nothing changes", async () => {
+    const { src, id } = await uploaded(await fixture("gps/DSCN0010.jpg"));
+    const wide = await variant(src, "w=1920");
+    const wider = await variant(src, "w=2560");
+    expect(avifSize(new Uint8Array(await wide.arrayBuffer())).width).toBe(640);
+    expect(timing(wider)).toBe("stored");
+    expect(await variantKeys(id)).toEqual([expect.stringMatching(/\/640\.avif$/)]);
+    // Its own width in its own format is the file itself.
+    const same = await variant(src, "w=960", "*/*");
+    expect(same.headers.get("ETag")).toBe((await request(src)).headers.get("ETag"));
+    expect(same.headers.get("Vary")).toBe("Accept");
+  });
+
+  it("turns the image upright as its EXIF orientation says", async () => {
+    const { src } = await uploaded(await fixture("orientation/landscape_6.jpg"));
+    const res = await variant(src, "w=320", WEBP);
+    expect(webpSize(new Uint8Array(await res.arrayBuffer()))).toEqual({ width: 320, height: 240 });
+  });
+
+  it("takes format= over Accept, and says no Vary then", async () => {
+    const { src } = await uploaded(await fixture("gps/DSCN0010.jpg"));
+    for (const [format, type] of [
+      ["avif", "image/avif"],
+      ["webp", "image/webp"],
+      ["original", "image/jpeg"],
+    ]) {
+      const res = await variant(src, `w=160&format=${format}`, "*/*");
+      expect(res.headers.get("Content-Type"), format).toBe(type);
+      expect(res.headers.get("Vary"), format).toBeNull();
+    }
+  });
+
+  it("answers conditional and range requests as files do", async () => {
+    const { src } = await uploaded(await fixture("gps/DSCN0010.jpg"));
+    const full = await bytesOf(variant(src, "w=320"));
+    const etag = full.res.headers.get("ETag")!;
+    const unchanged = await variant(src, "w=320", AVIF_AND_WEBP, { headers: { "If-None-Match": etag } });
+    expect(unchanged.status).toBe(304);
+    expect(unchanged.headers.get("Vary")).toBe("Accept");
+    const part = await variant(src, "w=320", AVIF_AND_WEBP, { headers: { Range: "bytes=0-99" } });
+    expect(part.status).toBe(206);
+    expect(new Uint8Array(await part.arrayBuffer())).toEqual(full.bytes.slice(0, 100));
+    const head = await variant(src, "w=320", AVIF_AND_WEBP, { method: "HEAD" });
+    expect(head.headers.get("Content-Length")).toBe(String(full.bytes.length));
+  });
+});
+
+describe("src?w= on what has no variants", () => {
+  it("serves an animated GIF or PNG whole, never its first frame", async () => {
+    const gif = await uploaded(await fixture("tiny/gif.gif"));
+    const res = await variant(gif.src, "w=160");
+    expect(res.headers.get("Content-Type")).toBe("image/gif");
+    expect(res.headers.get("ETag")).toBe((await request(gif.src)).headers.get("ETag"));
+    const frames = join(ihdr(1, 1), actl(2), fctl(0, 1, 1));
+    const apng = await uploaded(pngFile(frames, ONE_PIXEL_IDAT));
+    const answer = await variant(apng.src, "w=160", WEBP);
+    expect(answer.headers.get("Content-Type")).toBe("image/png");
+    expect(await variantKeys(apng.id)).toEqual([]);
+  });
+
+  it("refuses a password-protected or view-limited upload's variants, spending no view", async () => {
+    const file = await fixture("gps/DSCN0010.jpg");
+    const locked = await uploaded(file, { password: "open sesame" });
+    const limited = await uploaded(file, { max_views: "1" });
+    for (const { src, id } of [locked, limited]) {
+      const res = await variant(src, "w=320");
+      expect(res.status).toBe(403);
+      expect((await res.json<{ type: string }>()).type).toBe("error");
+      expect(await variantKeys(id)).toEqual([]);
+    }
+    expect((await request(limited.src)).status).toBe(200);
+  });
+});
+
+describe("variants follow their file", () => {
+  it("are removed when the file is replaced, and made afresh from the new one", async () => {
+    const { src, id, account } = await uploaded(await fixture("gps/DSCN0010.jpg"));
+    await variant(src, "w=160", WEBP);
+    const before = await variantKeys(id);
+    expect(before).toHaveLength(1);
+    const replaced = await json(
+      request(`/api/${id}/replace`, {
+        method: "POST",
+        headers: { "X-API-Key": account.full },
+        body: uploadForm(await fixture("orientation/landscape_1.jpg")),
+      }),
+    );
+    expect(replaced.status).toBe(200);
+    expect(await variantKeys(id)).toEqual([]);
+    const after = await variant(src, "w=160", WEBP);
+    expect(timing(after)).toBe("made-worker");
+    expect(webpSize(new Uint8Array(await after.arrayBuffer()))).toEqual({ width: 160, height: 120 });
+  });
+
+  it("are removed when the upload is locked, and then refused", async () => {
+    const { src, id, account } = await uploaded(await fixture("gps/DSCN0010.jpg"), { visibility: "public" });
+    await variant(src, "w=160", WEBP);
+    const changed = await request(`/api/${id}`, {
+      method: "PATCH",
+      key: account.full,
+      json: { password: "now locked" },
+    });
+    expect(changed.status).toBe(200);
+    expect(await variantKeys(id)).toEqual([]);
+    expect((await variant(src, "w=160", WEBP)).status).toBe(403);
+  });
+
+  it("are removed with the upload", async () => {
+    const { src, id, account } = await uploaded(await fixture("gps/DSCN0010.jpg"));
+    await variant(src, "w=160", WEBP);
+    expect((await request(`/api/${id}`, { method: "DELETE", key: account.full })).status).toBe(200);
+    expect((await env.FILES.list({ prefix: `uploads/${id}/` })).objects).toEqual([]);
+    expect((await variant(src, "w=160", WEBP)).status).toBe(404);
+  });
+
+  it("stay through the orphan sweep while their file is current; a variant of an old file goes", async () => {
+    const { src, id, data } = await uploaded(await fixture("gps/DSCN0010.jpg"));
+    await variant(src, "w=160", WEBP);
+    const [current] = await variantKeys(id);
+    const stale = `uploads/${id}/v/gone1234.jpg/160.webp`;
+    await env.FILES.put(stale, "old");
+    const later = Date.now() + 2 * 60 * 60_000;
+    await sweepOrphanFiles({ ...uploadDeps(env), now: () => later });
+    expect(await variantKeys(id)).toEqual([current]);
+    expect((await request(new URL(data.path).pathname)).status).toBe(200);
+  });
+});
+
+describe("src?w= when making fails", () => {
+  it("answers 503 with Retry-After when the media service is down, stores nothing, and the Worker goes on", async () => {
+    const { src, id } = await uploaded(await fixture("gps/DSCN0010.jpg"));
+    const res = await request(`${src}?w=320`, {
+      headers: { Accept: AVIF_AND_WEBP },
+      app: { bindings: { MEDIA_SERVICE_URL: DEAD_SERVICE } },
+    });
+    expect(res.status).toBe(503);
+    expect(res.headers.get("Retry-After")).toBeTruthy();
+    expect((await res.json<{ type: string }>()).type).toBe("error");
+    expect(await variantKeys(id)).toEqual([]);
+    expect(timing(await variant(src, "w=320"))).toBe("made-service");
+  });
+});
+
+describe("src?w= on a 12 MP JPEG, as a phone asks", () => {
+  it("gets an AVIF at most 640 px wide, and a second request reads it with no new encode", async () => {
+    const { src, id } = await uploaded(await fixture("generated/optimisable.jpg"), { keep_original: "1" });
+    const first = await variant(src, "w=640", "image/avif,image/webp");
+    expect(first.status).toBe(200);
+    expect(first.headers.get("Content-Type")).toBe("image/avif");
+    expect(timing(first)).toBe("made-service");
+    const bytes = new Uint8Array(await first.arrayBuffer());
+    expect(avifSize(bytes)).toEqual({ width: 640, height: 480 });
+    const second = await variant(src, "w=640", "image/avif,image/webp");
+    expect(timing(second)).toBe("stored");
+    expect(new Uint8Array(await second.arrayBuffer())).toEqual(bytes);
+    expect(await variantKeys(id)).toHaveLength(1);
+  });
+});
+
+describe("src?w= on a video", () => {
+  it("serves its poster frame at that width", async () => {
+    const { src } = await uploaded(await fixture("generated/clip.mp4"));
+    const webp = await variant(src, "w=160", WEBP);
+    expect(webp.status).toBe(200);
+    expect(webp.headers.get("Content-Type")).toBe("image/webp");
+    expect(webpSize(new Uint8Array(await webp.arrayBuffer()))).toEqual({ width: 160, height: 120 });
+    const avif = await variant(src, "w=160");
+    expect(avif.headers.get("Content-Type")).toBe("image/avif");
+  });
+});
+
+describe("pages and previews use variants", () => {
+  const attribute = (html: string, tag: string, name: string) =>
+    new RegExp(`<${tag}[^>]*\\s${name}="([^"]*)"`).exec(html)?.[1]?.replace(/&amp;/g, "&");
+  const meta = (html: string, property: string) =>
+    [...html.matchAll(new RegExp(`<meta property="${property}" content="([^"]*)"`, "g"))].map((m) =>
+      m[1]!.replace(/&amp;/g, "&"),
+    );
+
+  it("give the page's image a srcset of ladder widths up to its own, and sizes", async () => {
+    const { data } = await uploaded(await fixture("generated/photo-2mp.webp"), { visibility: "public" });
+    const html = await (await request(new URL(data.direct).pathname)).text();
+    expect(attribute(html, "img", "src")).toBe(data.src);
+    const srcset = attribute(html, "img", "srcset")!.split(", ");
+    expect(srcset).toEqual([
+      ...[160, 320, 480, 640, 960, 1200].map((w) => `${data.src}?w=${w} ${w}w`),
+      `${data.src}?w=1600 1600w`,
+    ]);
+    expect(attribute(html, "img", "sizes")).toBe("(max-width: 960px) calc(100vw - 2rem), 928px");
+    // Every candidate answers.
+    expect((await variant(new URL(data.src).pathname, "w=480", WEBP)).status).toBe(200);
+  });
+
+  it("point og:image at the 1200 px variant of a wider image, in its own format", async () => {
+    const { data, src } = await processed(await fixture("generated/photo-2mp.webp"), { visibility: "public" });
+    const html = await (await request(new URL(data.direct).pathname)).text();
+    expect(meta(html, "og:image")).toEqual([`${data.src}?w=1200&format=original`, data.thumb]);
+    expect(meta(html, "og:image:width")).toEqual(["1200", "280"]);
+    expect(meta(html, "og:image:height")).toEqual(["900", "210"]);
+    const preview = await variant(src, "w=1200&format=original", "*/*");
+    expect(preview.headers.get("Content-Type")).toBe(meta(html, "og:image:type")[0]);
+    expect(webpSize(new Uint8Array(await preview.arrayBuffer()))).toEqual({ width: 1200, height: 900 });
+  });
+
+  it("answer oEmbed with the widest variant that fits maxwidth", async () => {
+    const { data } = await uploaded(await fixture("generated/photo-2mp.webp"), { visibility: "public" });
+    const answer = await json(request(`/oembed?url=${encodeURIComponent(data.direct)}&maxwidth=1000`));
+    expect(answer.body).toMatchObject({ type: "photo", url: `${data.src}?w=960`, width: 960, height: 720 });
+  });
+
+  it("give gallery tiles wider variants for dense screens", async () => {
+    const { data } = await processed(await fixture("generated/photo-2mp.webp"), { visibility: "public" });
+    const html = await (await request("/gallery", { headers: { "Cache-Control": "no-cache" } })).text();
+    const tile = new RegExp(`<img src="${data.thumb}" srcset="([^"]*)" sizes="([^"]*)"`).exec(html);
+    expect(tile?.[1]?.replace(/&amp;/g, "&")).toBe(
+      `${data.thumb} 280w, ${[320, 480, 640].map((w) => `${data.src}?w=${w} ${w}w`).join(", ")}`,
+    );
+  });
+
+  it("show a locked or view-limited upload's image without variants", async () => {
+    const { data } = await uploaded(await fixture("generated/photo-2mp.webp"), { max_views: "3" });
+    const html = await (await request(new URL(data.direct).pathname)).text();
+    expect(attribute(html, "img", "src")).toBe(data.src);
+    expect(attribute(html, "img", "srcset")).toBeUndefined();
+  });
+});
