@@ -15,6 +15,7 @@ import { fixture } from "../helpers";
 
 const MiB = 1024 * 1024;
 const THUMB: ImageJob = { kind: "thumbnail", width: 280 };
+const VARIANTS: ImageJob[] = [640, 1920].map((width) => ({ kind: "variant", width, to: "webp" }));
 const WEBP: ImageJob = { kind: "webp", quality: 82 };
 const none = new Map<Codec, number>();
 const image = (
@@ -80,7 +81,7 @@ describe("the budget rule", () => {
           for (const orientation of [1, 6]) {
             const width = Math.max(1, Math.round(Math.sqrt(megapixels * 1e6 * aspect)));
             const height = Math.max(1, Math.round((megapixels * 1e6) / width));
-            for (const job of [THUMB, WEBP]) {
+            for (const job of [THUMB, WEBP, ...VARIANTS]) {
               for (const loaded of states) {
                 const plan = planImageJob(image(format, width, height, { orientation }), job, loaded);
                 if (plan.where !== "worker") continue;
@@ -95,6 +96,20 @@ describe("the budget rule", () => {
       }
     }
     expect(admitted).toBeGreaterThan(100);
+  });
+
+  it("plans a WebP variant as a thumbnail of its width, and leaves AVIF, JPEG and PNG to the media service", () => {
+    const photo = image("jpeg", 1000, 750);
+    expect(planImageJob(photo, { kind: "variant", width: 640, to: "webp" }, none)).toMatchObject({
+      where: "worker",
+      peakBytes: (planImageJob(photo, { kind: "thumbnail", width: 640 }, none) as { peakBytes: number }).peakBytes,
+    });
+    for (const to of ["avif", "jpeg", "png"] as const) {
+      expect(planImageJob(photo, { kind: "variant", width: 640, to }, none)).toEqual({
+        where: "service",
+        reason: `no ${to} encoder in the Worker`,
+      });
+    }
   });
 
   it("is monotonic: more memory already held never moves a job into the Worker", () => {

@@ -4,7 +4,20 @@ import { sweepOrphanFiles } from "../../../src/uploads/cleanup/orphan-files";
 import { uploadDeps } from "../../../src/bindings";
 import { VARIANT_WIDTHS } from "../../../src/uploads/variants/options";
 import { actl, fctl, ihdr, join, ONE_PIXEL_IDAT, pngFile } from "../../support/build";
-import { bytesOf, DEAD_SERVICE, fixture, json, newAccount, request, upload, uploadForm } from "../helpers";
+import { networkLimiter } from "../../../src/limits/limiters";
+import { variantRule } from "../../../src/limits/rules";
+import {
+  bytesOf,
+  type Call,
+  DEAD_SERVICE,
+  ownNetwork,
+  fixture,
+  json,
+  newAccount,
+  request,
+  upload,
+  uploadForm,
+} from "../helpers";
 
 const AVIF_AND_WEBP = "image/avif,image/webp,image/apng,*/*;q=0.8";
 const WEBP = "image/webp,*/*";
@@ -26,7 +39,7 @@ async function processed(file: Uint8Array, fields: Record<string, string> = {}) 
   return { data: body.data, src: new URL(body.data.src).pathname };
 }
 
-const variant = (src: string, query: string, accept = AVIF_AND_WEBP, init: RequestInit = {}) =>
+const variant = (src: string, query: string, accept = AVIF_AND_WEBP, init: Call = {}) =>
   request(`${src}?${query}`, { ...init, headers: { Accept: accept, ...init.headers } });
 
 const timing = (res: Response) => /desc="([^"]+)"/.exec(res.headers.get("Server-Timing") ?? "")?.[1];
@@ -263,6 +276,24 @@ describe("src?w= when making fails", () => {
     expect((await res.json<{ type: string }>()).type).toBe("error");
     expect(await variantKeys(id)).toEqual([]);
     expect(timing(await variant(src, "w=320"))).toBe("made-service");
+  });
+});
+
+describe("src?w= for one client", () => {
+  it("makes at most the variant rule's worth a minute, and serves stored ones past it", async () => {
+    const { src } = await uploaded(await fixture("gps/DSCN0010.jpg"));
+    // An IPv4 address is its own network (an IPv6 one counts as its /64).
+    const ip = `198.18.${Math.floor(Math.random() * 256)}.${Math.floor(Math.random() * 256)}`;
+    const limited = { ip, app: { bindings: { RATE_LIMITS: "on" } } };
+    expect(timing(await variant(src, "w=160", WEBP, limited))).toBe("made-worker");
+    // The rest of the minute's budget, spent as 59 more makings would.
+    await networkLimiter(env, ip).take([variantRule], Date.now(), variantRule.limit - 1);
+    const refused = await variant(src, "w=320", WEBP, limited);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThan(0);
+    expect((await refused.json<{ type: string }>()).type).toBe("error");
+    expect(timing(await variant(src, "w=160", WEBP, limited))).toBe("stored");
+    expect(timing(await variant(src, "w=320", WEBP))).toBe("made-worker");
   });
 });
 
