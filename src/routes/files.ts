@@ -114,7 +114,11 @@ async function variantAnswer(c: Context<AppEnv>, options: VariantOptions): Promi
     const facts = factsOf(row);
     const variant = planVariant(facts, options, accept);
     if (variant === "original") return serveSrc(c, facts, undefined, varies(options));
-    const stored = await serveVariant(c, facts, variant, "stored");
+    // Looked for already, unless the record named another file.
+    const stored =
+      planned && planned !== "original" && planned.key === variant.key
+        ? null
+        : await serveVariant(c, facts, variant, "stored");
     if (stored) return stored;
     await limitVariantMaking(c);
     const started = Date.now();

@@ -17,6 +17,7 @@ export interface Costs {
   r2BytesIn: number;
   r2BytesOut: number;
   rateLimiterCalls: number;
+  variantLockCalls: number;
   mediaContainerCalls: number;
   fetches: number;
 }
@@ -32,6 +33,7 @@ export const emptyCosts = (): Costs => ({
   r2BytesIn: 0,
   r2BytesOut: 0,
   rateLimiterCalls: 0,
+  variantLockCalls: 0,
   mediaContainerCalls: 0,
   fetches: 0,
 });
@@ -200,7 +202,7 @@ function countingR2(real: R2Bucket, costs: Costs): R2Bucket {
 function countingNamespace<T extends Rpc.DurableObjectBranded | undefined>(
   real: DurableObjectNamespace<T>,
   costs: Costs,
-  field: "rateLimiterCalls" | "mediaContainerCalls",
+  field: "rateLimiterCalls" | "variantLockCalls" | "mediaContainerCalls",
 ): DurableObjectNamespace<T> {
   const wrapper = {
     idFromName: (name: string) => real.idFromName(name),
@@ -230,6 +232,7 @@ export function countingBindings(costs: Costs): Partial<Cloudflare.Env> {
     DB: countingD1(env.DB, costs),
     FILES: countingR2(env.FILES, costs),
     RATE_LIMITER: countingNamespace(env.RATE_LIMITER, costs, "rateLimiterCalls"),
+    VARIANT_LOCKS: countingNamespace(env.VARIANT_LOCKS, costs, "variantLockCalls"),
     MEDIA_CONTAINER: countingNamespace(env.MEDIA_CONTAINER, costs, "mediaContainerCalls"),
   };
 }

@@ -26,6 +26,7 @@ const COLUMNS: [keyof Costs, string][] = [
   ["r2BytesIn", "R2 bytes in"],
   ["r2BytesOut", "R2 bytes out"],
   ["rateLimiterCalls", "RATE_LIMITER calls"],
+  ["variantLockCalls", "VARIANT_LOCKS calls"],
   ["mediaContainerCalls", "MEDIA_CONTAINER calls"],
   ["fetches", "fetches"],
 ];
@@ -185,6 +186,14 @@ describe("operation costs", () => {
     await measure("path GET, record remembered", (bindings) => call(bindings, pathOf(changed.path)));
     await measure("thumb GET, record remembered", (bindings) => call(bindings, pathOf(changed.thumb)));
     await measure("upload page GET", (bindings) => call(bindings, `/v/${direct.id}`));
+    // A variant: made in the Worker on its first request (WebP of a small image), then read.
+    const variant = { headers: { Accept: "image/webp" } };
+    await measure("src?w=160 GET, WebP made in the Worker", (bindings) =>
+      call(bindings, `${pathOf(changed.src)}?w=160`, variant),
+    );
+    await measure("src?w=160 GET, stored, record remembered", (bindings) =>
+      call(bindings, `${pathOf(changed.src)}?w=160`, variant),
+    );
 
     const jobId = await rearmedJob(finished.id);
     await measure(
