@@ -3,11 +3,9 @@ import path from "node:path";
 import { deflateSync } from "node:zlib";
 import ExifReader from "exifreader";
 import sharp from "sharp";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startMediaService } from "../../scripts/lib/media.mjs";
-import { freePort } from "../../scripts/lib/server.mjs";
+import { describe, expect, it } from "vitest";
 import { ihdr, pngChunk, pngFile } from "../support/build";
-import { MEDIA_TOOLS_ENV } from "../support/tools";
+import { mediaServiceForTests } from "../support/media-service";
 import rootPackage from "../../package.json";
 import containerPackage from "../../container/package.json";
 
@@ -15,31 +13,9 @@ import containerPackage from "../../container/package.json";
  * The media service's image engine on its own (sharp in-process, libheif for HEIC, ffmpeg for
  * BMP), with the npm-shipped ffmpeg. Outputs are checked with sharp and exifreader.
  */
-const SECRET = "media-images-test-secret-0123456789";
-let media: Awaited<ReturnType<typeof startMediaService>>;
-
-beforeAll(async () => {
-  media = await startMediaService({ port: await freePort(), secret: SECRET, env: MEDIA_TOOLS_ENV });
-});
-afterAll(() => media?.stop());
+const { job } = mediaServiceForTests("media-images-test-secret-0123456789");
 
 const fixture = (name: string) => readFile(path.join(import.meta.dirname, "../fixtures", name));
-
-async function job(route: string, body: Uint8Array) {
-  const res = await fetch(`${media.url}${route}`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${SECRET}` },
-    body,
-  });
-  const bytes = new Uint8Array(await res.arrayBuffer());
-  const size = { width: Number(res.headers.get("X-Media-Width")), height: Number(res.headers.get("X-Media-Height")) };
-  return {
-    status: res.status,
-    bytes,
-    size,
-    error: res.ok ? undefined : (JSON.parse(new TextDecoder().decode(bytes)) as { error: string }).error,
-  };
-}
 
 /** Every tag exifreader finds beyond the file type itself: EXIF, XMP, ICC, GPS... */
 const metadataTags = (bytes: Uint8Array) =>

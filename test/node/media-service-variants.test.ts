@@ -5,39 +5,22 @@ import ExifReader from "exifreader";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { VariantEncoding } from "../../container/src/contract";
-import { startMediaService } from "../../scripts/lib/media.mjs";
-import { freePort } from "../../scripts/lib/server.mjs";
-import { ffmpeg, MEDIA_TOOLS_ENV } from "../support/tools";
+import { mediaServiceForTests } from "../support/media-service";
+import { ffmpeg } from "../support/tools";
 
 /**
  * Image variants and video posters from the media service: each encoding at a width, upright,
  * never upscaled, without the camera's metadata. Outputs are checked with sharp and exifreader.
  */
-const SECRET = "media-variants-test-secret-0123456789";
+const { job } = mediaServiceForTests("media-variants-test-secret-0123456789");
 let dir: string;
-let media: Awaited<ReturnType<typeof startMediaService>>;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "media-variants-"));
-  media = await startMediaService({ port: await freePort(), secret: SECRET, env: MEDIA_TOOLS_ENV });
 });
-afterAll(async () => {
-  await media?.stop();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => rm(dir, { recursive: true, force: true }));
 
 const fixture = (name: string) => readFile(path.join(import.meta.dirname, "../fixtures", name));
-
-async function job(route: string, body: Uint8Array) {
-  const res = await fetch(`${media.url}${route}`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${SECRET}` },
-    body,
-  });
-  const bytes = new Uint8Array(await res.arrayBuffer());
-  const size = { width: Number(res.headers.get("X-Media-Width")), height: Number(res.headers.get("X-Media-Height")) };
-  return { status: res.status, type: res.headers.get("Content-Type"), bytes, size };
-}
 
 /** The encoding a file's first bytes say it is. */
 function magic(bytes: Uint8Array): string {
