@@ -351,6 +351,13 @@ export const ratio = (a, b) => (b > 0 ? a / b : NaN);
 export const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
 export const mib = (bytes) => (Number.isFinite(bytes) ? `${(bytes / 1024 / 1024).toFixed(1)} MiB` : "-");
 
+/** The `p`th percentile (0 to 100, nearest rank) of the finite values, NaN if there are none. */
+export function percentile(values, p) {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
 /** Median of the finite values, NaN if there are none. */
 export function median(values) {
   const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);

@@ -18,6 +18,7 @@ const SUITES = {
   http: () => import("./http-throughput.mjs"),
   conversion: () => import("./conversion.mjs"),
   images: () => import("./images.mjs"),
+  variants: () => import("./variants.mjs"),
   large: () => import("./large.mjs"),
   limits: () => import("./limits.mjs"),
   hostile: () => import("./hostile.mjs"),
