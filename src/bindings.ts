@@ -13,7 +13,7 @@ import { workflowRunner } from "./uploads/media-jobs/runner";
 import type { ServingDeps } from "./uploads/serving/lookup";
 import { isolateMemo, recordStore } from "./uploads/serving/record-store";
 import { VARIANT_CALL_TIMEOUT_MS, type VariantDeps } from "./uploads/variants/make";
-import { variantLeases } from "./uploads/variants/variant-locks";
+import { variantLeases } from "./uploads/variants/variant-leases";
 
 /** The domain's dependencies for a request: its bindings, its database handle and the app's clock. */
 export const requestDeps = (c: Context<AppEnv>) => uploadDeps(c.env, c.var.db, c.var.now);

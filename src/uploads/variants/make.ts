@@ -5,7 +5,7 @@ import { describeImage, renderImage } from "../../media/image/render";
 import { MediaServiceError, type MediaService } from "../../media/service";
 import { formatOfMime } from "../../media/sniff";
 import type { Variant, VariantSource } from "./plan";
-import type { VariantLeases } from "./variant-locks";
+import type { VariantLeases } from "./variant-leases";
 
 export interface VariantDeps {
   bucket: R2Bucket;

@@ -61,19 +61,3 @@ export class VariantLocks extends DurableObject<Env> {
     held.end();
   }
 }
-
-/** What the making of a variant needs of the leases: one object per upload. */
-export interface VariantLeases {
-  take(name: string, leaseMs: number): Promise<Turn>;
-  release(name: string, lease: number): Promise<void>;
-}
-
-export function variantLeases(env: Env, uploadId: string): VariantLeases {
-  const stub = env.VARIANT_LOCKS.get(env.VARIANT_LOCKS.idFromName(uploadId));
-  return {
-    take: (name, leaseMs) => stub.take(name, leaseMs),
-    release: async (name, lease) => {
-      await stub.release(name, lease);
-    },
-  };
-}
