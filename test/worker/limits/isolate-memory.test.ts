@@ -119,4 +119,35 @@ describe("the isolate's memory account", () => {
     expect((await canary.response).status).toBe(200);
     await canary.settled();
   }, 120_000);
+
+  it("sends a WebP variant to the media service when other work holds the isolate's memory", async () => {
+    const { full } = await newAccount();
+    const uploaded = await startApp("/api", {
+      method: "POST",
+      key: full,
+      body: uploadForm(await fixture("gps/DSCN0010.jpg"), { allow_duplicate: "1" }),
+    });
+    const src = new URL(((await (await uploaded.response).json()) as { data: { src: string } }).data.src).pathname;
+    await uploaded.settled();
+    const made = async (width: number) => {
+      const started = startApp(`${src}?w=${width}`, { headers: { Accept: "image/webp" } });
+      const res = await started.response;
+      await res.arrayBuffer();
+      await started.settled();
+      expect(res.status).toBe(200);
+      return /desc="([^"]+)"/.exec(res.headers.get("Server-Timing") ?? "")?.[1];
+    };
+    // Another request's buffers, all the account has left but a mebibyte.
+    isolateMemory.resetPeak();
+    const held = isolateMemory.tryReserve(isolateMemory.budget - isolateMemory.held - MiB);
+    expect(held).not.toBeNull();
+    try {
+      expect(await made(320)).toBe("made-service");
+    } finally {
+      held!.release();
+    }
+    expect(isolateMemory.peak).toBeLessThanOrEqual(isolateMemory.budget);
+    // With the memory back, the same image's next width is made in the Worker.
+    expect(await made(480)).toBe("made-worker");
+  }, 60_000);
 });
