@@ -48,9 +48,6 @@ export type ImageJob =
   | { kind: "webp"; quality: number | "lossless" }
   | { kind: "variant"; width: number; to: VariantEncoding };
 
-/** The width a scaling job asks for, or null for a job on the whole image. */
-export const scaledWidth = (job: ImageJob) => (job.kind === "webp" ? null : job.width);
-
 /** WebAssembly memory of a codec after a job: `pixels` it handles, from `input` encoded bytes. */
 const CODEC_MEMORY: Record<Codec, (pixels: number, input: number) => number> = {
   "jpeg-decode": (pixels, input) => Math.max(16.2 * MiB, 5 * pixels + input + MiB),
@@ -105,9 +102,8 @@ export function planImageJob(
   // What this job needs of each codec it uses (pixels through it), and its own JS buffers.
   const needs = new Map<Codec, number>([[decoder, codecMemoryModel(decoder, pixels, image.bytes)]]);
   let jsBytes = image.bytes + 4 * pixels;
-  const width = scaledWidth(job);
-  if (width !== null) {
-    const g = thumbnailGeometry(image.storedWidth, image.storedHeight, image.orientation, width);
+  if (job.kind !== "webp") {
+    const g = thumbnailGeometry(image.storedWidth, image.storedHeight, image.orientation, job.width);
     const shrunk = g.shrunk.width * g.shrunk.height;
     const thumb = g.width * g.height;
     if (needsResample(g)) needs.set("resize", codecMemoryModel("resize", shrunk));

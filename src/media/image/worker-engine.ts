@@ -1,5 +1,5 @@
 import { isolateMemory } from "../../limits/isolate-memory";
-import { planImageJob, scaledWidth, type ImageJob, type SourceImage, type WorkerPlan } from "./budget";
+import { planImageJob, type ImageJob, type SourceImage, type WorkerPlan } from "./budget";
 import { codecMemory, decode, encodeWebp, resize } from "./codecs";
 import { needsResample, thumbnailGeometry } from "./geometry";
 import { applyOrientation, shrinkByFactor } from "./pixels";
@@ -50,13 +50,12 @@ export async function render(image: SourceImage, job: ImageJob, bytes: Uint8Arra
       `decoded ${decoded.width}x${decoded.height}, header said ${image.storedWidth}x${image.storedHeight}`,
     );
   }
-  const width = scaledWidth(job);
-  if (width === null) {
+  if (job.kind === "webp") {
     const upright = applyOrientation(decoded, image.orientation);
-    const quality = (job as { quality: number }).quality;
-    return { bytes: await encodeWebp(upright, quality), width: upright.width, height: upright.height };
+    return { bytes: await encodeWebp(upright, job.quality as number), width: upright.width, height: upright.height };
   }
-  const g = thumbnailGeometry(image.storedWidth, image.storedHeight, image.orientation, width);
+  // A thumbnail, or a WebP variant: the same scaling.
+  const g = thumbnailGeometry(image.storedWidth, image.storedHeight, image.orientation, job.width);
   let pixels = shrinkByFactor(decoded, g.shrinkFactor);
   if (needsResample(g)) pixels = resize(pixels, g.storedTarget.width, g.storedTarget.height);
   pixels = applyOrientation(pixels, image.orientation);

@@ -2,6 +2,7 @@ import { unrestricted } from "../../uploads/policy";
 import { variantUrl } from "../../uploads/public-urls";
 import type { Upload } from "../../uploads/upload";
 import { widthsFor } from "../../uploads/variants/options";
+import { servedWhole } from "../../uploads/variants/plan";
 
 /**
  * How pages and previews show an image through its variants (src/uploads/variants): a srcset of
@@ -16,7 +17,7 @@ type Shown = Pick<Upload, "type" | "mime" | "width" | "height" | "passwordHash" 
  * and a GIF is always served whole (src/uploads/variants/plan.ts).
  */
 const hasVariants = (row: Shown): row is Shown & { width: number; height: number } =>
-  row.type === "image" && row.mime !== "image/gif" && unrestricted.of(row) && !!row.width && !!row.height;
+  row.type === "image" && !servedWhole(row.mime) && unrestricted.of(row) && !!row.width && !!row.height;
 
 /** `srcset` candidates: each ladder width, the widest at the image's own width. */
 const candidates = (src: string, row: { width: number }, widths: number[]) =>

@@ -1,9 +1,9 @@
-import { isImageFormat, isVideoFormat, type ImageFormat } from "../../../container/src/contract";
+import { isImageFormat, isVideoFormat } from "../../../container/src/contract";
 import { ApiError, unprocessable } from "../../errors";
-import { HEADER_LIMIT } from "../../media/image-info";
-import { describeImage, renderImage } from "../../media/image/render";
+import { describeStoredImage, renderImage } from "../../media/image/render";
 import { MediaServiceError, type MediaService } from "../../media/service";
 import { formatOfMime } from "../../media/sniff";
+import { storedFile } from "../../storage/stored-file";
 import type { Variant, VariantSource } from "./plan";
 import type { VariantLeases } from "./variant-leases";
 
@@ -62,10 +62,11 @@ async function makeVariant(deps: VariantDeps, source: VariantSource, variant: Va
   try {
     made = await render(deps, source, variant);
   } catch (error) {
+    // Its file was replaced or removed while it was read: the caller reads the row again.
     if (!(await deps.bucket.head(source.objectKey))) return "source gone";
     throw asApiError(error);
   }
-  if (made === "original" || made === "source gone") return made;
+  if (made === "original") return made;
   await deps.bucket.put(variant.key, made.body, { httpMetadata: { contentType: variant.mime } });
   if (!(await deps.bucket.head(source.objectKey))) {
     await deps.bucket.delete(variant.key);
@@ -74,26 +75,23 @@ async function makeVariant(deps: VariantDeps, source: VariantSource, variant: Va
   return made.engine === "worker" ? "made-worker" : "made-service";
 }
 
+/** The variant's bytes, or "original" for an animated image. A missing file throws (see makeVariant). */
 async function render(deps: VariantDeps, source: VariantSource, variant: Variant) {
   const format = formatOfMime(source.mime);
   if (source.type === "video") {
     if (!format || !isVideoFormat(format)) throw new Error(`upload ${source.id} is a video of type ${source.mime}`);
-    const file = await deps.bucket.get(source.objectKey);
-    if (!file) return "source gone";
+    const file = await storedFile(deps.bucket, source.objectKey);
     const call = { operation: "videoPoster", format, width: variant.width, to: variant.encoding } as const;
     const poster = await deps.media.call(call, file.body, file.size);
     return { body: poster.body, engine: "service" as const };
   }
-  const head = await deps.bucket.get(source.objectKey, { range: { offset: 0, length: HEADER_LIMIT } });
-  if (!head) return "source gone";
-  const image = describeImage(new Uint8Array(await head.arrayBuffer()), head.size);
+  const image = await describeStoredImage(deps.bucket, source.objectKey);
   // Never cut to its first frame: served whole instead.
   if (image?.animated) return "original";
   const sniffed = image?.format ?? format;
   if (!sniffed || !isImageFormat(sniffed)) throw new Error(`upload ${source.id} is an image of type ${source.mime}`);
-  const stored = { key: source.objectKey, format: sniffed as ImageFormat };
   const job = { kind: "variant", width: variant.width, to: variant.encoding } as const;
-  return renderImage(deps, stored, job, image);
+  return renderImage(deps, { key: source.objectKey, format: sniffed }, job, image);
 }
 
 /** The media service's refusal as the client sees it: the file cannot be made smaller, or not now. */

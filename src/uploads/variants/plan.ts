@@ -21,6 +21,9 @@ const WRITABLE: Record<string, VariantEncoding> = {
   "image/png": "png",
 };
 
+/** An animated GIF is never cut to its first frame: a GIF is always served whole. */
+export const servedWhole = (mime: string) => mime === "image/gif";
+
 export interface Variant {
   key: string;
   /** At most the width asked for, and never wider than the image. */
@@ -51,7 +54,7 @@ export function planVariant(
     const encoding = chooseEncoding(options.format, accept, "webp");
     return variantOf(source, width, encoding === "avif" ? "avif" : "webp", negotiated);
   }
-  if (source.mime === "image/gif") return "original";
+  if (servedWhole(source.mime)) return "original";
   const original = WRITABLE[source.mime] ?? null;
   const encoding = chooseEncoding(options.format, accept, original);
   if (width === source.width && encoding === original) return "original";
