@@ -16,6 +16,8 @@ export interface StartServerOptions {
   inspectorPort?: number;
   stateDir: string;
   config?: string;
+  /** Another entry point than the config's `main`, run with the config's bindings. */
+  script?: string;
   cwd?: string;
   /** Override wrangler.toml vars (and .dev.vars secrets). */
   vars?: Record<string, string>;

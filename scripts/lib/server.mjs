@@ -60,13 +60,15 @@ export async function portInUse(port) {
  * Starts `wrangler dev` in its own process group (so stopping it also ends workerd) and resolves
  * once the service answers. `vars` override wrangler.toml vars (and .dev.vars secrets).
  * `inspectorPort` is the devtools port; by default a free one, so that a server started by a test
- * or a benchmark never collides with another `wrangler dev` (whose default is 9229).
+ * or a benchmark never collides with another `wrangler dev` (whose default is 9229). `script`
+ * runs another entry point (a test's wrapper of the Worker) with the config's bindings.
  */
 export async function startServer({
   port,
   inspectorPort,
   stateDir,
   config = "wrangler.toml",
+  script,
   cwd = ROOT,
   vars = {},
   migrate = true,
@@ -81,6 +83,7 @@ export async function startServer({
   const args = [
     WRANGLER,
     "dev",
+    ...(script ? [script] : []),
     "--config",
     config,
     "--ip",

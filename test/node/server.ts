@@ -19,13 +19,17 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-/** `wrangler dev` on a free port with a fresh, temporary state directory. */
-export async function startTestServer(vars: Record<string, string> = {}): Promise<TestServer> {
+/**
+ * `wrangler dev` on a free port with a fresh, temporary state directory; `script` runs another
+ * entry point than the config's (a test's wrapper of the Worker).
+ */
+export async function startTestServer(vars: Record<string, string> = {}, script?: string): Promise<TestServer> {
   const stateDir = await mkdtemp(path.join(os.tmpdir(), "media-host-test-"));
   try {
     const server = await startServer({
       port: await freePort(),
       stateDir,
+      script,
       vars: { ADMIN_TOKEN, LINK_SIGNING_SECRET: "node-test-link-signing-secret", ...GENEROUS_LIMITS, ...vars },
     });
     return {

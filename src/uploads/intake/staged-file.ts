@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { concatBytes } from "../../bytes";
 import { unprocessable } from "../../errors";
 import { HEADER_LIMIT, readImageHeader, type ImageInfo } from "../../media/image-info";
@@ -8,7 +9,6 @@ import { ObjectWriter, PART_BYTES, type WrittenObject } from "../../storage/obje
 import { isolateMemory, type Reservation } from "../../limits/isolate-memory";
 import { MiB } from "../../spec-limits";
 import { stripperFor, type Stripper } from "../../media/strip";
-import { toHex } from "../../crypto";
 
 /** A file streamed into storage for an upload that may not exist yet. */
 export interface StagedFile extends WrittenObject {
@@ -159,28 +159,6 @@ class UnchangedCheck implements FileSink {
   async abort() {}
 }
 
-/** SHA-256 of a stream, fed as it goes. */
-function hasher() {
-  const digest = new crypto.DigestStream("SHA-256");
-  const writer = digest.getWriter();
-  // The stream's promises are touched only by the request that ends the reading, which for
-  // pieces is not the one that began it: one made in an earlier request and settled in a later
-  // one would leave the later one waiting for good.
-  return {
-    write: (chunk: Uint8Array) => writer.write(chunk),
-    async hex() {
-      await writer.close();
-      return toHex(await digest.digest);
-    },
-    async abort() {
-      // An abandoned file leaves these rejected with nobody waiting; that must not surface as unhandled.
-      writer.closed.catch(() => {});
-      digest.digest.catch(() => {});
-      await writer.abort().catch(() => {});
-    },
-  };
-}
-
 /**
  * What reading a file may hold once `received` bytes have come: the part being gathered for
  * storage and the copy made when it is written (ObjectWriter), and room for the chunk in hand
@@ -199,7 +177,14 @@ export class FileReading {
   // The head is joined and identified each time it has doubled: linear in its size, however small the pieces.
   private identifyAt = SNIFF_BYTES;
   private received = 0;
-  private readonly hash = hasher();
+  /**
+   * SHA-256 of the bytes as received. node:crypto's hash keeps its state in the runtime and
+   * settles no promise: a reading of pieces is fed by one request and ended by a later one, and a
+   * promise made by a request that has ended can never settle (the runtime's
+   * handle_cross_request_promise_resolution, on by compatibility date; docs/architecture.md,
+   * "Pieces").
+   */
+  private readonly hash = createHash("sha256");
   private opened: { sink: FileSink; identified: Identified } | null = null;
 
   constructor(
@@ -220,7 +205,7 @@ export class FileReading {
     this.received += chunk.byteLength;
     if (this.limit && this.received > this.limit.maxBytes) throw this.limit.error();
     await this.memory?.growTo(stagingBytes(this.received));
-    await this.hash.write(chunk);
+    this.hash.update(chunk);
     if (this.opened) return this.opened.sink.write(chunk);
     this.head.push(chunk);
     this.headBytes += chunk.byteLength;
@@ -235,20 +220,16 @@ export class FileReading {
   /** The file as staged; null for an empty one. */
   async end(): Promise<StagedFile | null> {
     if (!this.opened) {
-      if (this.headBytes === 0) {
-        await this.hash.abort();
-        return null;
-      }
+      if (this.headBytes === 0) return null;
       const bytes = concatBytes(this.head);
       await this.start(bytes, identify(bytes, true)!);
     }
     const { sink, identified } = this.opened!;
     const stored = await sink.finish();
-    return { ...stored, sha256: await this.hash.hex(), media: identified.media, image: identified.image };
+    return { ...stored, sha256: this.hash.digest("hex"), media: identified.media, image: identified.image };
   }
 
   async abort(): Promise<void> {
-    await this.hash.abort();
     await this.opened?.sink.abort();
   }
 }

@@ -14,22 +14,7 @@ import { ihdr, pngChunk, pngFile, prng } from "../../support/build";
 import { DEAD_SERVICE, fixture, newAccount, scheduledInline, uniquePng, uploadForm, request, upload } from "../helpers";
 import { type Costs, countingBindings, countingFetches, emptyCosts } from "./counting-bindings";
 import capacityDoc from "../../../docs/capacity.md?raw";
-
-const COLUMNS: [keyof Costs, string][] = [
-  ["d1Statements", "D1 statements"],
-  ["d1RoundTrips", "D1 round trips"],
-  ["d1RowsRead", "D1 rows read"],
-  ["d1RowsWritten", "D1 rows written"],
-  ["r2ClassA", "R2 class A"],
-  ["r2ClassB", "R2 class B"],
-  ["r2Free", "R2 free"],
-  ["r2BytesIn", "R2 bytes in"],
-  ["r2BytesOut", "R2 bytes out"],
-  ["rateLimiterCalls", "RATE_LIMITER calls"],
-  ["variantLockCalls", "VARIANT_LOCKS calls"],
-  ["mediaContainerCalls", "MEDIA_CONTAINER calls"],
-  ["fetches", "fetches"],
-];
+import { COST_COLUMNS, costDifferences, documentedCosts } from "../../support/capacity-table";
 
 const measured = new Map<string, Costs>();
 
@@ -90,30 +75,11 @@ async function rearmedJob(uploadId: string) {
   return row!.id;
 }
 
-/** The doc's table: operation name, then a cell per column; a cell starting with "~" is not compared. */
-function documentedCosts(): Map<string, string[]> {
-  const section = /<!-- operation-costs:start -->([\s\S]*?)<!-- operation-costs:end -->/.exec(capacityDoc)?.[1];
-  if (!section) throw new Error("docs/capacity.md has no operation-costs table");
-  const rows = section
-    .split("\n")
-    .filter((line) => line.startsWith("|"))
-    .slice(2);
-  return new Map(
-    rows.map((line) => {
-      const cells = line
-        .split("|")
-        .slice(1, -1)
-        .map((cell) => cell.trim());
-      return [cells[0]!, cells.slice(1)];
-    }),
-  );
-}
-
 function markdownTable(documented: Map<string, string[]>): string {
-  const header = `| operation | ${COLUMNS.map(([, title]) => title).join(" | ")} |`;
-  const rule = `|---|${COLUMNS.map(() => "--:").join("|")}|`;
+  const header = `| operation | ${COST_COLUMNS.map(([, title]) => title).join(" | ")} |`;
+  const rule = `|---|${COST_COLUMNS.map(() => "--:").join("|")}|`;
   const rows = [...measured].map(([name, costs]) => {
-    const cells = COLUMNS.map(([column], i) => {
+    const cells = COST_COLUMNS.map(([column], i) => {
       const doc = documented.get(name)?.[i];
       // An approximate cell keeps its mark, with the value measured now.
       return doc?.startsWith("~") ? `~${costs[column]}` : String(costs[column]);
@@ -225,16 +191,8 @@ describe("operation costs", () => {
       .first<{ mime: string }>();
     expect(converted?.mime).toBe("video/mp4");
 
-    const documented = documentedCosts();
-    const differences = [...measured].flatMap(([name, costs]) => {
-      const cells = documented.get(name);
-      if (!cells) return [`${name}: not in the doc`];
-      return COLUMNS.flatMap(([column, title], i) =>
-        cells[i]?.startsWith("~") || cells[i] === String(costs[column])
-          ? []
-          : [`${name}, ${title}: doc ${cells[i]}, measured ${costs[column]}`],
-      );
-    });
+    const documented = documentedCosts(capacityDoc);
+    const differences = [...measured].flatMap(([name, costs]) => costDifferences(documented, name, costs));
     const stale = [...documented.keys()]
       .filter((name) => !measured.has(name))
       .map((name) => `${name}: in the doc, not measured`);
