@@ -112,21 +112,36 @@ let tableMade: Promise<unknown> | null = null;
 const THUMBNAIL = new Uint8Array(1024);
 
 async function uploadFloor(env: Env, request: Request): Promise<Response> {
+  // Time waiting on D1 and R2, for the scale suite's breakdown (the runtime's clock moves only across I/O).
+  const waited = { d1: 0, r2: 0 };
+  const timed = async <T>(store: "d1" | "r2", call: () => Promise<T>): Promise<T> => {
+    const started = Date.now();
+    try {
+      return await call();
+    } finally {
+      waited[store] += Date.now() - started;
+    }
+  };
   tableMade ??= env.DB.exec(
     "CREATE TABLE IF NOT EXISTS uploads (id TEXT PRIMARY KEY, key TEXT NOT NULL, size INTEGER NOT NULL)",
   );
   await tableMade;
   const key = request.headers.get("X-API-Key") ?? "";
-  await env.DB.prepare("SELECT ?1 AS key").bind(key).first();
+  await timed("d1", () => env.DB.prepare("SELECT ?1 AS key").bind(key).first());
   const file = (await request.formData()).get("uploads");
   if (!(file instanceof File)) return new Response("No file", { status: 422 });
   const id = crypto.randomUUID();
-  const stored = await env.FILES.put(id, await file.arrayBuffer(), { httpMetadata: { contentType: file.type } });
-  await env.DB.batch([
-    env.DB.prepare("SELECT ?1 AS flagged").bind(id),
-    env.DB.prepare("SELECT ?1 AS duplicate").bind(id),
-  ]);
-  await env.FILES.put(`${id}.thumb`, THUMBNAIL, { httpMetadata: { contentType: "image/webp" } });
-  await env.DB.prepare("INSERT INTO uploads (id, key, size) VALUES (?1, ?2, ?3)").bind(id, id, stored.size).run();
-  return Response.json({ id, size: stored.size }, { status: 200 });
+  const bytes = await file.arrayBuffer();
+  const stored = await timed("r2", () => env.FILES.put(id, bytes, { httpMetadata: { contentType: file.type } }));
+  await timed("d1", () =>
+    env.DB.batch([env.DB.prepare("SELECT ?1 AS flagged").bind(id), env.DB.prepare("SELECT ?1 AS duplicate").bind(id)]),
+  );
+  await timed("r2", () => env.FILES.put(`${id}.thumb`, THUMBNAIL, { httpMetadata: { contentType: "image/webp" } }));
+  await timed("d1", () =>
+    env.DB.prepare("INSERT INTO uploads (id, key, size) VALUES (?1, ?2, ?3)").bind(id, id, stored.size).run(),
+  );
+  return Response.json(
+    { id, size: stored.size },
+    { status: 200, headers: { "Server-Timing": `d1;dur=${waited.d1}, r2;dur=${waited.r2}` } },
+  );
 }

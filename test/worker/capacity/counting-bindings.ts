@@ -20,6 +20,16 @@ export interface Costs {
   variantLockCalls: number;
   mediaContainerCalls: number;
   fetches: number;
+  /**
+   * Milliseconds spent waiting on each, summed over calls (the runtime's clock moves only across
+   * I/O, so this is the calls' own time plus any wait for the thread): for the benchmarks'
+   * breakdown of a request, never compared by a test.
+   */
+  d1Ms: number;
+  r2Ms: number;
+  rateLimiterMs: number;
+  variantLockMs: number;
+  mediaContainerMs: number;
 }
 
 export const emptyCosts = (): Costs => ({
@@ -36,7 +46,20 @@ export const emptyCosts = (): Costs => ({
   variantLockCalls: 0,
   mediaContainerCalls: 0,
   fetches: 0,
+  d1Ms: 0,
+  r2Ms: 0,
+  rateLimiterMs: 0,
+  variantLockMs: 0,
+  mediaContainerMs: 0,
 });
+
+/** `call`'s promise, its time added to `costs[field]` when it settles. */
+function timed<T>(costs: Costs, field: "d1Ms" | "r2Ms", call: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  return call().finally(() => {
+    costs[field] += Date.now() - started;
+  });
+}
 
 type Meta = { rows_read?: number; rows_written?: number };
 
@@ -61,7 +84,7 @@ class CountingStatement {
   }
 
   private async run1<T>(): Promise<D1Result<T>> {
-    const result = await this.real.all<T>();
+    const result = await timed(this.costs, "d1Ms", () => this.real.all<T>());
     this.costs.d1Statements++;
     this.costs.d1RoundTrips++;
     countRows(this.costs, result.meta);
@@ -95,7 +118,7 @@ function countingQueries(real: D1Database | D1DatabaseSession, costs: Costs) {
   return {
     prepare: (sql: string) => new CountingStatement(real.prepare(sql), costs),
     async batch(statements: CountingStatement[]) {
-      const results = await real.batch(statements.map((s) => s.real));
+      const results = await timed(costs, "d1Ms", () => real.batch(statements.map((s) => s.real)));
       costs.d1RoundTrips++;
       costs.d1Statements += statements.length;
       for (const result of results) countRows(costs, result.meta);
@@ -150,46 +173,46 @@ function countingR2(real: R2Bucket, costs: Costs): R2Bucket {
     async uploadPart(partNumber, value, options) {
       costs.r2ClassA++;
       costs.r2BytesIn += byteLength(value);
-      return upload.uploadPart(partNumber, value, options);
+      return timed(costs, "r2Ms", () => upload.uploadPart(partNumber, value, options));
     },
     async complete(parts) {
       costs.r2ClassA++;
-      return upload.complete(parts);
+      return timed(costs, "r2Ms", () => upload.complete(parts));
     },
     async abort() {
       costs.r2Free++;
-      return upload.abort();
+      return timed(costs, "r2Ms", () => upload.abort());
     },
   });
   const wrapper: Partial<R2Bucket> = {
     async head(key) {
       costs.r2ClassB++;
-      return real.head(key);
+      return timed(costs, "r2Ms", () => real.head(key));
     },
     async get(key: string, options?: R2GetOptions) {
       costs.r2ClassB++;
-      const object = await real.get(key, options);
+      const object = await timed(costs, "r2Ms", () => real.get(key, options));
       bytesOut(object, options);
       return object;
     },
     async put(key: string, value: Parameters<R2Bucket["put"]>[1], options?: R2PutOptions) {
       costs.r2ClassA++;
-      const stored = await real.put(key, value, options);
+      const stored = await timed(costs, "r2Ms", () => real.put(key, value, options));
       // A stream's length is what was stored.
       costs.r2BytesIn += stored?.size ?? 0;
       return stored;
     },
     async delete(keys) {
       costs.r2Free += Array.isArray(keys) ? keys.length : 1;
-      return real.delete(keys);
+      return timed(costs, "r2Ms", () => real.delete(keys));
     },
     async list(options) {
       costs.r2ClassA++;
-      return real.list(options);
+      return timed(costs, "r2Ms", () => real.list(options));
     },
     async createMultipartUpload(key, options) {
       costs.r2ClassA++;
-      return multipart(await real.createMultipartUpload(key, options));
+      return multipart(await timed(costs, "r2Ms", () => real.createMultipartUpload(key, options)));
     },
     resumeMultipartUpload(key, uploadId) {
       return multipart(real.resumeMultipartUpload(key, uploadId));
@@ -203,6 +226,7 @@ function countingNamespace<T extends Rpc.DurableObjectBranded | undefined>(
   real: DurableObjectNamespace<T>,
   costs: Costs,
   field: "rateLimiterCalls" | "variantLockCalls" | "mediaContainerCalls",
+  msField: "rateLimiterMs" | "variantLockMs" | "mediaContainerMs",
 ): DurableObjectNamespace<T> {
   const wrapper = {
     idFromName: (name: string) => real.idFromName(name),
@@ -216,8 +240,18 @@ function countingNamespace<T extends Rpc.DurableObjectBranded | undefined>(
           if (typeof stubProperty !== "function") return stubProperty;
           return (...args: unknown[]) => {
             costs[field]++;
+            const started = Date.now();
             // Called on the stub itself: an RPC method must not be detached from it.
-            return (target as unknown as Record<string | symbol, (...a: unknown[]) => unknown>)[property]!(...args);
+            const result = (target as unknown as Record<string | symbol, (...a: unknown[]) => unknown>)[property]!(
+              ...args,
+            );
+            // Timed on the side: the caller gets the RPC promise itself, and its failure.
+            const settled = () => {
+              costs[msField] += Date.now() - started;
+            };
+            if (result instanceof Promise || typeof (result as PromiseLike<unknown>)?.then === "function")
+              (result as PromiseLike<unknown>).then(settled, settled);
+            return result;
           };
         },
       });
@@ -231,9 +265,9 @@ export function countingBindings(costs: Costs): Partial<Cloudflare.Env> {
   return {
     DB: countingD1(env.DB, costs),
     FILES: countingR2(env.FILES, costs),
-    RATE_LIMITER: countingNamespace(env.RATE_LIMITER, costs, "rateLimiterCalls"),
-    VARIANT_LOCKS: countingNamespace(env.VARIANT_LOCKS, costs, "variantLockCalls"),
-    MEDIA_CONTAINER: countingNamespace(env.MEDIA_CONTAINER, costs, "mediaContainerCalls"),
+    RATE_LIMITER: countingNamespace(env.RATE_LIMITER, costs, "rateLimiterCalls", "rateLimiterMs"),
+    VARIANT_LOCKS: countingNamespace(env.VARIANT_LOCKS, costs, "variantLockCalls", "variantLockMs"),
+    MEDIA_CONTAINER: countingNamespace(env.MEDIA_CONTAINER, costs, "mediaContainerCalls", "mediaContainerMs"),
   };
 }
 

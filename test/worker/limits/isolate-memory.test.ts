@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { isolateMemory, MemoryLedger } from "../../../src/limits/isolate-memory";
 import { MiB, PIECE_BYTES } from "../../../src/spec-limits";
+import type { MediaJobParams } from "../../../src/uploads/media-jobs/runner";
+import { countingBindings, emptyCosts } from "../capacity/counting-bindings";
 import { bigPng, fixture, newAccount, startApp, uploadForm } from "../helpers";
 
 /**
@@ -149,5 +151,65 @@ describe("the isolate's memory account", () => {
     expect(isolateMemory.peak).toBeLessThanOrEqual(isolateMemory.budget);
     // With the memory back, the same image's next width is made in the Worker.
     expect(await made(480)).toBe("made-worker");
+  }, 60_000);
+
+  it("finishes pieces without reading the file back while other work holds the isolate's memory", async () => {
+    const { full } = await newAccount();
+    const file = await bigPng(2 * PIECE_BYTES + 70_000, 990);
+    const sessionId = crypto.randomUUID().replaceAll("-", "");
+    const costs = emptyCosts();
+    // The finish's job is not this test's: its start is dropped, so its reads are not counted.
+    const jobs = { create: async () => ({ id: "dropped" }) } as unknown as Workflow<MediaJobParams>;
+    const app = { bindings: { ...countingBindings(costs), MEDIA_JOBS: jobs } };
+    const send = async (index: number) => {
+      const form = new FormData();
+      form.append("upload_id", sessionId);
+      form.append("index", String(index));
+      form.append("total", "3");
+      form.append("chunk", new Blob([file.subarray(index * PIECE_BYTES, (index + 1) * PIECE_BYTES)]), "blob");
+      const started = startApp("/api/chunk", { method: "POST", key: full, body: form, app });
+      const res = await started.response;
+      await started.settled();
+      return res;
+    };
+    // A piece holds twice its bytes while it is read (the chunks and their joined copy): with
+    // less room than that, it waits, then is turned away before anything is stored.
+    const room = (bytes: number) => {
+      // A reservation that cannot fit first makes idle codecs give their memory back, so the room
+      // left is what the piece will find.
+      expect(isolateMemory.tryReserve(isolateMemory.budget)).toBeNull();
+      return isolateMemory.tryReserve(isolateMemory.budget - isolateMemory.held - bytes)!;
+    };
+    let held = room(11 * MiB);
+    try {
+      expect((await send(0)).status).toBe(200);
+    } finally {
+      held.release();
+    }
+    held = room(8 * MiB);
+    try {
+      const refused = await send(1);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("Retry-After")).toBe("5");
+    } finally {
+      held.release();
+    }
+    // Sent again once there is room for one piece, it is read where the scan left off, and the
+    // finish, which reserves nothing when the scan vouches for the file, reads nothing back.
+    held = room(11 * MiB);
+    try {
+      for (const index of [1, 2]) expect((await send(index)).status).toBe(200);
+      const form = new FormData();
+      form.append("upload_id", sessionId);
+      const before = costs.r2BytesOut;
+      const finish = startApp("/api", { method: "POST", key: full, body: form, app });
+      const res = await finish.response;
+      expect(res.status, await res.clone().text()).toBe(200);
+      await finish.settled();
+      expect(costs.r2BytesOut - before).toBe(0);
+    } finally {
+      held.release();
+    }
+    expect(isolateMemory.reserved).toBe(0);
   }, 60_000);
 });
