@@ -85,5 +85,8 @@ export async function run(ctx, log) {
     "The scan itself reserves nothing (it reads the piece already held, in 64 KiB slices), nor does a",
     "finish whose scan vouches for the file: it reads nothing back whatever the account holds.",
   ].join("\n");
-  return { report: `${report}\n${underPressure}\n\n${breakdown.report}`, results: { src, pieces, upload, breakdown, rows } };
+  return {
+    report: `${report}\n${underPressure}\n\n${breakdown.report}`,
+    results: { src, pieces, upload, breakdown, rows },
+  };
 }
