@@ -13,7 +13,7 @@ import {
   sql,
   type SQL,
 } from "drizzle-orm";
-import { expired, listed, live, servedPlain, usedUp, viewLimited } from "../uploads/policy";
+import { expired, listed, live, servedPlain, unrestricted, usedUp, viewLimited } from "../uploads/policy";
 import type { Database } from "./db";
 import { uploads, type NewUploadRow, type UploadRow } from "./schema";
 
@@ -235,14 +235,15 @@ type ReplacedFile = Pick<
 
 /**
  * Points the upload at a new file, if it still points at `previousKey` (no other replace or
- * conversion got there first). One UPDATE: readers see the old file or the new one, never a mix.
- * Returns the row as it is now, in a list (empty when it did not apply).
+ * conversion got there first) and is still unrestricted (not locked or view-limited since the
+ * replace checked it: the spec keeps such an upload's file). One UPDATE: readers see the old file
+ * or the new one, never a mix. Returns the row as it is now, in a list (empty when it did not apply).
  */
 export const fileReplacement = (db: Database, id: string, previousKey: string, file: ReplacedFile, now: number) =>
   db
     .update(uploads)
     .set({ ...file, updatedAt: now })
-    .where(and(eq(uploads.id, id), eq(uploads.objectKey, previousKey), live.where(now)))
+    .where(and(eq(uploads.id, id), eq(uploads.objectKey, previousKey), live.where(now), unrestricted.where()))
     .returning();
 
 /** Whether another upload of the account already answers duplicates of these bytes. */

@@ -108,6 +108,69 @@ describe("POST /api/{id}/replace", () => {
     expect((await bytesOf(request(before.src))).bytes).toEqual(oldBytes);
   });
 
+  it("answers 409 and keeps the file when a password is set while the replace runs", async () => {
+    const account = await newAccount();
+    const before = await original(account);
+    const keyBefore = await env.DB.prepare("SELECT object_key FROM uploads WHERE id = ?")
+      .bind(before.id)
+      .first<{ object_key: string }>();
+    // The upload is locked (a PATCH with a password, say) after the replace checked it and
+    // before its one UPDATE points the upload at the new file.
+    const swaps = new WeakSet<object>();
+    const watched = (statement: D1PreparedStatement): D1PreparedStatement =>
+      new Proxy(statement, {
+        get(target, name) {
+          const value = Reflect.get(target, name);
+          if (name === "bind") {
+            return (...values: unknown[]) => {
+              const bound = watched(value.apply(target, values));
+              swaps.add(bound);
+              return bound;
+            };
+          }
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    // The database, and each session of it the app opens (src/http/d1-sessions.ts).
+    const interleaving = <T extends D1Database | D1DatabaseSession>(real: T): T =>
+      new Proxy(real, {
+        get(target, name) {
+          if (name === "prepare")
+            return (query: string) => {
+              const statement = target.prepare(query);
+              return /^update "uploads" set .*"object_key"/i.test(query) ? watched(statement) : statement;
+            };
+          if (name === "batch")
+            return async (statements: D1PreparedStatement[]) => {
+              if (statements.some((statement) => swaps.has(statement)))
+                await env.DB.prepare("UPDATE uploads SET password_hash = 'locked' WHERE id = ?").bind(before.id).run();
+              return target.batch(statements);
+            };
+          if (name === "withSession")
+            return (bookmark?: string) => interleaving((target as D1Database).withSession(bookmark));
+          const value = Reflect.get(target, name);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    const DB = interleaving(env.DB);
+    const res = await json(
+      request(`/api/${before.id}/replace`, {
+        method: "POST",
+        key: account.full,
+        body: uploadForm(await uniquePng("replace-race")),
+        app: { bindings: { DB } },
+      }),
+    );
+    expect(res.status).toBe(409);
+    const after = await env.DB.prepare("SELECT object_key, password_hash FROM uploads WHERE id = ?")
+      .bind(before.id)
+      .first<{ object_key: string; password_hash: string }>();
+    expect(after).toEqual({ object_key: keyBefore!.object_key, password_hash: "locked" });
+    // Only the upload's own file and thumbnail are left: the new file was removed.
+    expect((await stored(before.id)).filter((k) => k === keyBefore!.object_key)).toHaveLength(1);
+    expect(await stored(before.id)).toHaveLength(2);
+  });
+
   it("answers 404 for another account's upload or an unknown id, and 401 to the upload-only key", async () => {
     const owner = await newAccount();
     const other = await newAccount();
