@@ -1,4 +1,4 @@
-import { and, eq, gte, inArray, lt, lte, or, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "./db";
 import { mediaJobs, uploads, type MediaJobRow } from "./schema";
@@ -56,7 +56,12 @@ const claim = (db: Database, id: string, now: number, leaseMs: number, maxAttemp
       and(
         eq(mediaJobs.id, id),
         lt(mediaJobs.attempts, maxAttempts),
-        or(eq(mediaJobs.status, "pending"), and(eq(mediaJobs.status, "running"), lt(mediaJobs.leaseUntil, now))),
+        or(
+          // A job never tried yet is due at once for the runner its upload started (its
+          // next_attempt_at is the cron job's grace); a tried one only once its retry is due.
+          and(eq(mediaJobs.status, "pending"), or(isNull(mediaJobs.lastError), lte(mediaJobs.nextAttemptAt, now))),
+          and(eq(mediaJobs.status, "running"), lt(mediaJobs.leaseUntil, now)),
+        ),
       ),
     )
     .returning();
@@ -118,12 +123,22 @@ export async function renewMediaJobLease(db: Database, job: MediaJobRow, now: nu
 }
 
 /** Whether another runner holds the job: running, with a lease that has not run out. */
-export async function mediaJobHeld(db: Database, id: string, now: number): Promise<boolean> {
-  const [held] = await db
-    .select({ id: mediaJobs.id })
+/**
+ * Why a job could not be claimed: "held" by another runner whose lease has not run out, "early"
+ * (pending, its retry due in `dueInMs`), or "none" (finished, failed, or out of attempts).
+ */
+export async function unclaimedMediaJob(
+  db: Database,
+  id: string,
+  now: number,
+): Promise<{ state: "held" | "none" } | { state: "early"; dueInMs: number }> {
+  const [job] = await db
+    .select({ status: mediaJobs.status, leaseUntil: mediaJobs.leaseUntil, nextAttemptAt: mediaJobs.nextAttemptAt })
     .from(mediaJobs)
-    .where(and(eq(mediaJobs.id, id), eq(mediaJobs.status, "running"), gte(mediaJobs.leaseUntil, now)));
-  return !!held;
+    .where(eq(mediaJobs.id, id));
+  if (job?.status === "running" && (job.leaseUntil ?? 0) >= now) return { state: "held" };
+  if (job?.status === "pending" && job.nextAttemptAt > now) return { state: "early", dueInMs: job.nextAttemptAt - now };
+  return { state: "none" };
 }
 
 /** Jobs due for a (re)try: pending and due, or running with a lease that ran out. */

@@ -7,7 +7,7 @@ import {
   dueMediaJobs,
   failExhaustedMediaJobs,
   finishMediaJob,
-  mediaJobHeld,
+  unclaimedMediaJob,
   renewMediaJobLease,
   type NewMediaJob,
 } from "../../storage/media-jobs";
@@ -92,15 +92,23 @@ const backoff = (base: number, attempt: number) => Math.min(60 * 60_000, base * 
 export const spread = (delay: number, random = Math.random) => Math.floor(delay * (0.5 + random()));
 
 /**
- * What an attempt came to: "done" (or obsolete), "retry" (failed; the job's next attempt is due
- * at `retryAt`), "failed" (for good), "held" (another runner holds the job and its lease has not
- * run out), "none" (nothing to do: finished, or out of attempts).
+ * What an attempt came to: "done" (or obsolete), "retry" (failed, or not due yet; the job's next
+ * attempt is due in `retryInMs`, a delay rather than a time, so that a runner re-run from the top
+ * sleeps the same on every run), "failed" (for good), "held" (another runner holds the job and
+ * its lease has not run out), "none" (nothing to do: finished, or out of attempts).
  */
-type AttemptOutcome = { outcome: "done" | "failed" | "held" | "none" } | { outcome: "retry"; retryAt: number };
+type AttemptOutcome = { outcome: "done" | "failed" | "held" | "none" } | { outcome: "retry"; retryInMs: number };
 
 export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<AttemptOutcome> {
   const claimed = await claimMediaJobWithUpload(deps.db, jobId, deps.now(), LEASE_MS, MAX_ATTEMPTS);
-  if (!claimed) return { outcome: (await mediaJobHeld(deps.db, jobId, deps.now())) ? "held" : "none" };
+  if (!claimed) {
+    // A runner never runs an attempt before its time: one started early (by the cron job while
+    // another slept, or a step the platform retried) waits for it.
+    const unclaimed = await unclaimedMediaJob(deps.db, jobId, deps.now());
+    return unclaimed.state === "early"
+      ? { outcome: "retry", retryInMs: unclaimed.dueInMs }
+      : { outcome: unclaimed.state };
+  }
   const { job, upload } = claimed;
   const heartbeat = setInterval(() => {
     renewMediaJobLease(deps.db, job, deps.now(), LEASE_MS).catch((error) =>
@@ -150,14 +158,15 @@ async function attempt(deps: ProcessDeps, job: Claimed["job"], upload: Claimed["
     if (written.length) await deps.bucket.delete(written).catch(() => {});
     if (error instanceof MediaServiceError && error.busy) {
       // The service (or every container) is busy: the job waits its turn, its attempt given back.
-      const retryAt = deps.now() + spread(BUSY_RETRY_MS);
+      const retryInMs = spread(BUSY_RETRY_MS);
+      const nextAttemptAt = deps.now() + retryInMs;
       await finishMediaJob(
         deps.db,
         job,
-        { status: "pending", error: failure(error), nextAttemptAt: retryAt, attemptGivenBack: true },
+        { status: "pending", error: failure(error), nextAttemptAt, attemptGivenBack: true },
         deps.now(),
       );
-      return { outcome: "retry", retryAt };
+      return { outcome: "retry", retryInMs };
     }
     const permanent = error instanceof MediaServiceError && error.permanent;
     const exhausted = job.attempts >= MAX_ATTEMPTS;
@@ -168,11 +177,12 @@ async function attempt(deps: ProcessDeps, job: Claimed["job"], upload: Claimed["
       return { outcome: "failed" };
     }
     const platform = error instanceof MediaServiceError && error.platform;
-    const retryAt =
-      deps.now() +
-      spread(backoff(platform ? Math.min(PLATFORM_RETRY_MS, deps.retryBaseMs) : deps.retryBaseMs, job.attempts));
-    await finishMediaJob(deps.db, job, { status: "pending", error: message, nextAttemptAt: retryAt }, deps.now());
-    return { outcome: "retry", retryAt };
+    const retryInMs = spread(
+      backoff(platform ? Math.min(PLATFORM_RETRY_MS, deps.retryBaseMs) : deps.retryBaseMs, job.attempts),
+    );
+    const nextAttemptAt = deps.now() + retryInMs;
+    await finishMediaJob(deps.db, job, { status: "pending", error: message, nextAttemptAt }, deps.now());
+    return { outcome: "retry", retryInMs };
   }
 }
 

@@ -19,7 +19,8 @@ const RUNNER_ROUNDS = 2 * MAX_ATTEMPTS;
  * A step is retried by the platform only when the job is held by another runner whose lease may
  * yet run out (this one then takes it over), or when the attempt itself could not run (D1
  * unreachable). If the cron job starts a second runner for the same attempt, the job's lease
- * lets one of them work and the other ends ("held", then "none").
+ * lets one of them work and the other ends ("held", then "none"); a runner that finds the job's
+ * retry not yet due sleeps until it is, so no attempt runs before its time.
  */
 export class MediaJobWorkflow extends WorkflowEntrypoint<Env, MediaJobParams> {
   override async run(event: Readonly<WorkflowEvent<MediaJobParams>>, step: WorkflowStep) {
@@ -35,7 +36,10 @@ export class MediaJobWorkflow extends WorkflowEntrypoint<Env, MediaJobParams> {
         },
       );
       if (result.outcome !== "retry" || round === RUNNER_ROUNDS) return result.outcome;
-      await step.sleepUntil(`wait for attempt ${round + 1}`, result.retryAt);
+      // A delay from the step's cached result, under a name fixed by the round: the same sleep on
+      // every re-run of run(), which the platform makes from the top after each one (a time in
+      // the past would be refused on such a re-run).
+      await step.sleep(`wait for attempt ${round + 1}`, result.retryInMs);
     }
   }
 }

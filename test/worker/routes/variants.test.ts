@@ -6,18 +6,7 @@ import { VARIANT_WIDTHS } from "../../../src/uploads/variants/options";
 import { actl, fctl, ihdr, join, ONE_PIXEL_IDAT, pngFile } from "../../support/build";
 import { networkLimiter } from "../../../src/limits/limiters";
 import { variantRule } from "../../../src/limits/rules";
-import {
-  bytesOf,
-  type Call,
-  DEAD_SERVICE,
-  ownNetwork,
-  fixture,
-  json,
-  newAccount,
-  request,
-  upload,
-  uploadForm,
-} from "../helpers";
+import { bytesOf, type Call, DEAD_SERVICE, fixture, json, newAccount, request, upload, uploadForm } from "../helpers";
 
 const AVIF_AND_WEBP = "image/avif,image/webp,image/apng,*/*;q=0.8";
 const WEBP = "image/webp,*/*";

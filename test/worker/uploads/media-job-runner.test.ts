@@ -2,7 +2,8 @@ import { introspectWorkflowInstance } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { scheduled } from "../../../src/cron";
-import { FIRST_RUN_GRACE_MS } from "../../../src/uploads/media-jobs/jobs";
+import { processDeps } from "../../../src/bindings";
+import { FIRST_RUN_GRACE_MS, runMediaJob } from "../../../src/uploads/media-jobs/jobs";
 import { fixture, newAccount, startApp, uploadForm, request, json } from "../helpers";
 
 /**
@@ -82,12 +83,43 @@ describe("media jobs on the Workflow", () => {
     await using instance = await introspectWorkflowInstance(env.MEDIA_JOBS, instanceId);
     // The first attempt failed (as the container restarted, say) and set its retry 2 s ahead.
     const retryAt = Date.now() + 2000;
-    await instance.modify(async (m) => m.mockStepResult({ name: "attempt 1" }, { outcome: "retry", retryAt }));
+    await instance.modify(async (m) =>
+      m.mockStepResult({ name: "attempt 1" }, { outcome: "retry", retryInMs: retryAt - Date.now() }),
+    );
     await env.MEDIA_JOBS.create({ id: instanceId, params: { jobId } });
     await instance.waitForStatus("complete");
     expect(await instance.getOutput()).toBe("done");
     expect(Date.now()).toBeGreaterThanOrEqual(retryAt);
     expect(await jobOf(uploaded.id)).toMatchObject({ status: "done", attempts: 1 });
+  });
+
+  it("never runs an attempt before its retry is due: an early runner is told to wait", async () => {
+    const account = await newAccount();
+    const lost = { create: () => Promise.reject(new Error("lost")) } as unknown as Workflow;
+    const uploaded = await upload(account.full, await fixture("generated/clip.mkv"), { MEDIA_JOBS: lost });
+    // Its first attempt failed, and its retry is a minute away.
+    const dueAt = Date.now() + 60_000;
+    await env.DB.prepare(
+      "UPDATE media_jobs SET status = 'pending', attempts = 1, last_error = 'media service 500', next_attempt_at = ? WHERE upload_id = ?",
+    )
+      .bind(dueAt, uploaded.id)
+      .run();
+    const { id: jobId } = (await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?")
+      .bind(uploaded.id)
+      .first<{ id: string }>())!;
+    // A second runner (the cron job's, or a step the platform retried) comes now.
+    const early = await runMediaJob(processDeps(env), jobId);
+    expect(early).toMatchObject({ outcome: "retry" });
+    const waitMs = (early as { retryInMs: number }).retryInMs;
+    expect(waitMs).toBeGreaterThan(55_000);
+    expect(waitMs).toBeLessThanOrEqual(60_000);
+    expect(await jobOf(uploaded.id)).toMatchObject({ status: "pending", attempts: 1 });
+    // Once due, the attempt runs.
+    await env.DB.prepare("UPDATE media_jobs SET next_attempt_at = ? WHERE id = ?")
+      .bind(Date.now() - 1, jobId)
+      .run();
+    expect(await runMediaJob(processDeps(env), jobId)).toEqual({ outcome: "done" });
+    expect(await jobOf(uploaded.id)).toMatchObject({ status: "done", attempts: 2 });
   });
 
   it("starts a runner from the cron job when the request's start was lost", async () => {
