@@ -54,7 +54,7 @@ export async function replaceFile(
     await cancelProcessing(deps, job.id);
     throw new ApiError(
       409,
-      "The upload changed while it was being replaced (another replace, it was deleted, or it was locked or view-limited).",
+      "The upload changed while it was being replaced (another replace, a delete, a password or a view limit).",
     );
   }
   // The upload points at the new file now: a failure from here on must not undo that, so the
