@@ -93,6 +93,36 @@ describe("media jobs on the Workflow", () => {
     expect(await jobOf(uploaded.id)).toMatchObject({ status: "done", attempts: 1 });
   });
 
+  it("sleeps the same after a re-run from the top: paused in its sleep and resumed past the retry's time", async () => {
+    // Deployed, a runner that hibernates in its sleep is run again from the top, its finished
+    // steps from their cache. Locally, resuming a paused instance does the same. (A restart of
+    // the local engine would not: it has no alarms, so nothing wakes a sleeping instance.)
+    const account = await newAccount();
+    const lost = { create: () => Promise.reject(new Error("lost")) } as unknown as Workflow;
+    const uploaded = await upload(account.full, await fixture("generated/clip.mkv"), { MEDIA_JOBS: lost });
+    const { id: jobId } = (await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?")
+      .bind(uploaded.id)
+      .first<{ id: string }>())!;
+    const instanceId = `replay-${jobId}`;
+    await using instance = await introspectWorkflowInstance(env.MEDIA_JOBS, instanceId);
+    await instance.modify(async (m) => m.mockStepResult({ name: "attempt 1" }, { outcome: "retry", retryInMs: 1500 }));
+    await env.MEDIA_JOBS.create({ id: instanceId, params: { jobId } });
+    const handle = await env.MEDIA_JOBS.get(instanceId);
+    await until(
+      "the runner's sleep",
+      () => handle.status(),
+      (s) => s.status === "running" || s.status === "waiting",
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    await handle.pause();
+    // Past the time the sleep would have ended, then run again from the top.
+    await new Promise((r) => setTimeout(r, 2000));
+    await handle.resume();
+    await instance.waitForStatus("complete");
+    expect(await instance.getOutput()).toBe("done");
+    expect(await jobOf(uploaded.id)).toMatchObject({ status: "done", attempts: 1 });
+  });
+
   it("never runs an attempt before its retry is due: an early runner is told to wait", async () => {
     const account = await newAccount();
     const lost = { create: () => Promise.reject(new Error("lost")) } as unknown as Workflow;
