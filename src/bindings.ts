@@ -13,7 +13,8 @@ import { workflowRunner } from "./uploads/media-jobs/runner";
 import type { ServingDeps } from "./uploads/serving/lookup";
 import { isolateMemo, recordStore } from "./uploads/serving/record-store";
 import { VARIANT_CALL_TIMEOUT_MS, type VariantDeps } from "./uploads/variants/make";
-import { variantLeases } from "./uploads/variants/variant-leases";
+import { serviceShare, variantLeases } from "./uploads/variants/variant-leases";
+import { VARIANT_SERVICE_SLOTS } from "./media/container-size";
 
 /** The domain's dependencies for a request: its bindings, its database handle and the app's clock. */
 export const requestDeps = (c: Context<AppEnv>) => uploadDeps(c.env, c.var.db, c.var.now);
@@ -40,11 +41,16 @@ export function processDeps(env: Env, db?: Database, now?: () => number): Proces
   };
 }
 
-/** What making a variant of upload `uploadId` needs, with the media service's shorter call time. */
-export const variantDeps = (env: Env, uploadId: string): VariantDeps => ({
+/**
+ * What making a variant of upload `uploadId` needs, with the media service's shorter call time;
+ * `charge` charges the client for a making (limits/budgets.ts, limitVariantMaking).
+ */
+export const variantDeps = (env: Env, uploadId: string, charge: () => Promise<void>): VariantDeps => ({
   bucket: env.FILES,
   media: mediaService(env, { callTimeoutMs: VARIANT_CALL_TIMEOUT_MS }),
   leases: variantLeases(env, uploadId),
+  share: serviceShare(env, VARIANT_SERVICE_SLOTS),
+  charge,
 });
 
 export function linkDeps(env: Env): LinkDeps {

@@ -16,3 +16,9 @@ export const MEDIA_INSTANCE_TYPE = "standard-1";
 export const MEDIA_INSTANCES = 3;
 /** Jobs one container runs at once; more wait in its queue. */
 export const MEDIA_CONCURRENT_JOBS = 2;
+/**
+ * Of the places the containers offer (each runs MEDIA_CONCURRENT_JOBS and queues more), variants
+ * take at most this many at once, one per container: a variant is made while a client waits, and
+ * a flood of them (one unreadable file asked at every width) must leave media jobs their room.
+ */
+export const VARIANT_SERVICE_SLOTS = MEDIA_INSTANCES;

@@ -31,6 +31,8 @@ export class MediaServiceError extends Error {
      * file that brings the container down does so every time.
      */
     readonly platform = false,
+    /** No answer came within the call's own time limit (the Worker's, not the service's 504). */
+    readonly timedOut = false,
   ) {
     super(message);
     this.name = "MediaServiceError";
@@ -84,7 +86,7 @@ export interface MediaService {
 }
 
 /** A stored file's stream that was not (fully) sent must be cancelled, or its read stays open. */
-async function release(input: MediaInput) {
+export async function cancelInput(input: MediaInput) {
   if (input instanceof ReadableStream) await input.cancel().catch(() => {});
 }
 
@@ -213,15 +215,15 @@ export function mediaService(env: Env, options: MediaServiceOptions = {}): Media
         });
         response = await Promise.race([send(request), abandoned]);
       } catch (error) {
-        await release(input);
+        await cancelInput(input);
         // No answer in time is not the media's fault (the service may be busy): worth a retry.
         if (deadline.aborted) {
-          throw new MediaServiceError(0, `media service did not answer within ${callTimeoutMs / 1000} s`);
+          throw new MediaServiceError(0, `media service did not answer within ${callTimeoutMs / 1000} s`, false, true);
         }
         throw new MediaServiceError(0, `media service unreachable: ${String(error)}`, true);
       }
       if (!response.ok) {
-        await release(input);
+        await cancelInput(input);
         // The service answers JSON; the container's runtime and its proxy answer plain text.
         const text = await response.text().catch(() => "");
         const reason = errorReason(text);

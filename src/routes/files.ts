@@ -120,9 +120,12 @@ async function variantAnswer(c: Context<AppEnv>, options: VariantOptions): Promi
         ? null
         : await serveVariant(c, facts, variant, "stored");
     if (stored) return stored;
-    await limitVariantMaking(c);
     const started = Date.now();
-    const outcome = await ensureVariant(variantDeps(c.env, row.id), facts, variant);
+    const outcome = await ensureVariant(
+      variantDeps(c.env, row.id, () => limitVariantMaking(c)),
+      facts,
+      variant,
+    );
     if (outcome === "source gone") return null;
     if (outcome === "original") return serveSrc(c, facts, undefined, varies(options));
     return serveVariant(c, facts, variant, outcome, Date.now() - started);

@@ -1,16 +1,20 @@
 import { isImageFormat, isVideoFormat } from "../../../container/src/contract";
 import { ApiError, unprocessable } from "../../errors";
 import { describeStoredImage, renderImage } from "../../media/image/render";
-import { MediaServiceError, type MediaService } from "../../media/service";
+import { cancelInput, MediaServiceError, type MediaService } from "../../media/service";
 import { formatOfMime } from "../../media/sniff";
 import { storedFile } from "../../storage/stored-file";
 import type { Variant, VariantSource } from "./plan";
-import type { VariantLeases } from "./variant-leases";
+import type { ServiceShare, VariantLeases } from "./variant-leases";
 
 export interface VariantDeps {
   bucket: R2Bucket;
   media: MediaService;
   leases: VariantLeases;
+  /** The media service's share for variants (a slot per making there). */
+  share: ServiceShare;
+  /** Charges the client one making (its per-IP rule; 429 when spent): only an actual encode is charged. */
+  charge(): Promise<void>;
 }
 
 /**
@@ -28,28 +32,56 @@ export const VARIANT_CALL_TIMEOUT_MS = 60_000;
 const LEASE_MS = VARIANT_CALL_TIMEOUT_MS + 10_000;
 /** A lead that ended without storing the variant (it failed) is taken over this many times. */
 const ROUNDS = 3;
+/** Makings of one upload's variants at once: a file that is slow or cannot be made holds no more. */
+export const MAX_MAKINGS_PER_UPLOAD = 2;
+
+const notNow = (message: string) => new ApiError(503, message, { "Retry-After": "5" });
 
 /**
  * Makes `variant` of `source` and stores it, once however many requests ask at the same moment:
- * one leads and makes it, the others wait for it (variant-locks.ts) and then find it stored.
+ * one leads and makes it, the others wait for it (variant-locks.ts) and then find it stored. A
+ * variant that could not be made is answered from what was remembered, without another try, until
+ * the upload's file changes.
  */
 export async function ensureVariant(deps: VariantDeps, source: VariantSource, variant: Variant): Promise<Outcome> {
   for (let round = 1; round <= ROUNDS; round++) {
-    const turn = await deps.leases.take(variant.key, LEASE_MS);
+    const turn = await deps.leases.take(variant.key, LEASE_MS, {
+      file: source.objectKey,
+      maxLeads: MAX_MAKINGS_PER_UPLOAD,
+    });
+    if (turn === "busy") throw notNow("Resized copies of this file are being made; try again in a few seconds.");
+    if (typeof turn === "object" && "failed" in turn)
+      throw unprocessable(`This file cannot be resized: ${turn.failed}`);
     if (typeof turn === "object") {
+      let ended = false;
+      const fail = (message: string, file?: string) => {
+        ended = true;
+        return deps.leases.fail(variant.key, turn.lease, message, file);
+      };
       try {
         // A lead that ended just before this one began has stored it already.
         if (await deps.bucket.head(variant.key)) return "stored";
-        return await makeVariant(deps, source, variant);
+        return await makeVariant(deps, source, variant, fail);
       } finally {
-        await deps.leases.release(variant.key, turn.lease).catch(() => {});
+        if (!ended) await deps.leases.release(variant.key, turn.lease).catch(() => {});
       }
     }
     if (await deps.bucket.head(variant.key)) return "stored";
   }
-  throw new ApiError(503, "This variant could not be made just now; try again in a few seconds.", {
-    "Retry-After": "5",
-  });
+  throw notNow("This variant could not be made just now; try again in a few seconds.");
+}
+
+/**
+ * What is remembered of a failed making: a file the media service refuses (it cannot read it, or
+ * it is too large) fails every width and encoding; a making that ran out of time fails that
+ * variant. Anything else (the service busy or restarting) may go another time.
+ */
+function lastingFailure(error: unknown): { message: string; wholeFile: boolean } | null {
+  if (!(error instanceof MediaServiceError)) return null;
+  if (error.timedOut || error.status === 504)
+    return { message: `it took too long (${error.message})`, wholeFile: false };
+  if (error.permanent) return { message: error.message, wholeFile: true };
+  return null;
 }
 
 /**
@@ -57,17 +89,40 @@ export async function ensureVariant(deps: VariantDeps, source: VariantSource, va
  * a change that removes the file removes its variants after it (previous-files.ts), so a variant
  * stored after that finds the file gone and removes itself rather than outlive it.
  */
-async function makeVariant(deps: VariantDeps, source: VariantSource, variant: Variant): Promise<Outcome> {
+async function makeVariant(
+  deps: VariantDeps,
+  source: VariantSource,
+  variant: Variant,
+  fail: (message: string, file?: string) => Promise<void>,
+): Promise<Outcome> {
   let made: Awaited<ReturnType<typeof render>>;
+  let slot: { release(): Promise<void> } | null = null;
+  // The service is called only within its share for variants, one slot per making.
+  const media: MediaService = {
+    async call(call, input, length) {
+      slot = await deps.share.take(LEASE_MS);
+      if (!slot) {
+        await cancelInput(input);
+        throw new MediaServiceError(503, "the media service's share for variants is taken");
+      }
+      return deps.media.call(call, input, length);
+    },
+  };
   try {
-    made = await render(deps, source, variant);
-  } catch (error) {
-    // Its file was replaced or removed while it was read: the caller reads the row again.
-    if (!(await deps.bucket.head(source.objectKey))) return "source gone";
-    throw asApiError(error);
+    try {
+      made = await render({ ...deps, media }, source, variant);
+    } catch (error) {
+      // Its file was replaced or removed while it was read: the caller reads the row again.
+      if (!(await deps.bucket.head(source.objectKey))) return "source gone";
+      const lasting = lastingFailure(error);
+      if (lasting) await fail(lasting.message, lasting.wholeFile ? source.objectKey : undefined).catch(() => {});
+      throw asApiError(error);
+    }
+    if (made === "original") return made;
+    await deps.bucket.put(variant.key, made.body, { httpMetadata: { contentType: variant.mime } });
+  } finally {
+    await (slot as { release(): Promise<void> } | null)?.release().catch(() => {});
   }
-  if (made === "original") return made;
-  await deps.bucket.put(variant.key, made.body, { httpMetadata: { contentType: variant.mime } });
   if (!(await deps.bucket.head(source.objectKey))) {
     await deps.bucket.delete(variant.key);
     return "source gone";
@@ -80,6 +135,7 @@ async function render(deps: VariantDeps, source: VariantSource, variant: Variant
   const format = formatOfMime(source.mime);
   if (source.type === "video") {
     if (!format || !isVideoFormat(format)) throw new Error(`upload ${source.id} is a video of type ${source.mime}`);
+    await deps.charge();
     const file = await storedFile(deps.bucket, source.objectKey);
     const call = { operation: "videoPoster", format, width: variant.width, to: variant.encoding } as const;
     const poster = await deps.media.call(call, file.body, file.size);
@@ -91,14 +147,13 @@ async function render(deps: VariantDeps, source: VariantSource, variant: Variant
   const sniffed = image?.format ?? format;
   if (!sniffed || !isImageFormat(sniffed)) throw new Error(`upload ${source.id} is an image of type ${source.mime}`);
   const job = { kind: "variant", width: variant.width, to: variant.encoding } as const;
+  await deps.charge();
   return renderImage(deps, { key: source.objectKey, format: sniffed }, job, image);
 }
 
 /** The media service's refusal as the client sees it: the file cannot be made smaller, or not now. */
 function asApiError(error: unknown): unknown {
   if (!(error instanceof MediaServiceError)) return error;
-  if (error.permanent) return unprocessable(`This file cannot be resized: ${error.message}`);
-  return new ApiError(503, "Resized copies cannot be made just now; try again in a few seconds.", {
-    "Retry-After": "5",
-  });
+  if (error.permanent || error.timedOut) return unprocessable(`This file cannot be resized: ${error.message}`);
+  return notNow("Resized copies cannot be made just now; try again in a few seconds.");
 }

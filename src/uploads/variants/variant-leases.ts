@@ -3,8 +3,19 @@ import type { Turn } from "./variant-locks";
 
 /** What the making of a variant needs of the leases: one object per upload. */
 export interface VariantLeases {
-  take(name: string, leaseMs: number): Promise<Turn>;
+  take(name: string, leaseMs: number, options: { file: string; maxLeads: number }): Promise<Turn>;
   release(name: string, lease: number): Promise<void>;
+  /** Ends the lease and remembers that `name` (or, with `file`, every variant of that file) cannot be made. */
+  fail(name: string, lease: number, message: string, file?: string): Promise<void>;
+}
+
+/**
+ * The media service's share for variants: a slot held while one variant is made there, so that
+ * variants never take more of the service than `slots` calls at once and media jobs always find
+ * room. Null when every slot is taken.
+ */
+export interface ServiceShare {
+  take(leaseMs: number): Promise<{ release(): Promise<void> } | null>;
 }
 
 /**
@@ -14,9 +25,22 @@ export interface VariantLeases {
 export function variantLeases(env: Env, uploadId: string): VariantLeases {
   const stub = env.VARIANT_LOCKS.get(env.VARIANT_LOCKS.idFromName(uploadId));
   return {
-    take: (name, leaseMs) => stub.take(name, leaseMs),
-    release: async (name, lease) => {
-      await stub.release(name, lease);
+    take: (name, leaseMs, options) => stub.take(name, leaseMs, options),
+    release: (name, lease) => stub.release(name, lease),
+    fail: (name, lease, message, file) => stub.fail(name, lease, message, file),
+  };
+}
+
+/** The object that holds the service share's slots: one for the whole service. */
+const SHARE_OBJECT = "media-service-share";
+
+export function serviceShare(env: Env, slots: number): ServiceShare {
+  const stub = env.VARIANT_LOCKS.get(env.VARIANT_LOCKS.idFromName(SHARE_OBJECT));
+  const names = Array.from({ length: slots }, (_, i) => `slot ${i + 1}`);
+  return {
+    async take(leaseMs) {
+      const slot = await stub.tryTake(names, leaseMs);
+      return slot && { release: () => stub.release(slot.name, slot.lease) };
     },
   };
 }

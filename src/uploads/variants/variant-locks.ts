@@ -3,61 +3,125 @@ import type { Env } from "../../env";
 
 /**
  * Who makes a variant: this caller (it leads, under lease number `lease`), or another, which has
- * now ended its lead ("done") or let its lease lapse.
+ * now ended its lead ("done") or let its lease lapse; or nobody: it cannot be made ("failed",
+ * remembered until its file changes), or as many makings as one upload may have are under way
+ * ("busy").
  */
-export type Turn = { lease: number } | "done" | "lapsed";
+export type Turn = { lease: number } | "done" | "lapsed" | "busy" | { failed: string };
 
-interface Lease {
+/** A lease as stored: it outlives the object's eviction, and ends by itself at `until`. */
+interface StoredLease {
   number: number;
   until: number;
-  ended: Promise<void>;
-  end: () => void;
 }
+
+const LEASE = "lease:";
+const FAILED = "failed:";
+const ISSUED = "issued";
 
 /**
  * One per upload: the leases that make each of its variants once, however many requests ask for
- * it at the same moment and in whichever isolates. The first caller leads and makes it; the
- * others wait here for the lead to end and then read what it stored. A Durable Object runs one
- * call at a time, so two callers can never both lead, and its calls may wait on one another's
- * promises (a Worker's requests may not). Leases are held in memory only: an object evicted
- * while one is held forgets it, and at worst the variant is made twice, never served wrong.
+ * it at the same moment and in whichever isolates, and what could not be made. The first caller
+ * leads and makes it; the others wait here for the lead to end and then read what it stored. A
+ * Durable Object runs one call at a time, so two callers can never both lead, and its calls may
+ * wait on one another's promises (a Worker's requests may not).
+ *
+ * Leases, their numbers and failures are in the object's storage: an object with no call in
+ * flight may be evicted about 10 s after its last one, while a making (16 s for a large AVIF)
+ * still runs, and a lease kept in memory alone would be forgotten, letting a second making start
+ * and the first lead's release end the second's lease. Only the waiters' wake-ups are in memory,
+ * as only a live call waits. Every lease ends by itself at its time, whatever happens to its
+ * holder (a request whose continuations were dropped).
+ *
+ * The same class, under one well-known name, holds the leases of the media service's share
+ * for variants (`tryTake`): a few slots, each a lease.
  */
 export class VariantLocks extends DurableObject<Env> {
-  private readonly leases = new Map<string, Lease>();
-  private issued = 0;
+  private readonly endings = new Map<string, { ended: Promise<void>; end: () => void }>();
 
-  /** Leads the making of `name` for at most `leaseMs`, or waits for the one who does. */
-  async take(name: string, leaseMs: number): Promise<Turn> {
+  /**
+   * Leads the making of `name` for at most `leaseMs`, or waits for the one who does. A variant
+   * of file `file` that could not be made, or any variant of a file that cannot be read, answers
+   * its failure. With `maxLeads`, a new lead is refused ("busy") while that many leases are live.
+   */
+  async take(name: string, leaseMs: number, options: { file?: string; maxLeads?: number } = {}): Promise<Turn> {
+    const failures = await this.ctx.storage.get<string>([
+      FAILED + name,
+      ...(options.file ? [FAILED + options.file] : []),
+    ]);
+    const failed = [...failures.values()][0];
+    if (failed !== undefined) return { failed };
     const now = Date.now();
-    const held = this.leases.get(name);
+    const held = await this.ctx.storage.get<StoredLease>(LEASE + name);
     if (!held || held.until <= now) {
-      let end!: () => void;
-      const ended = new Promise<void>((resolve) => {
-        end = resolve;
-      });
-      const number = ++this.issued;
-      this.leases.set(name, { number, until: now + leaseMs, ended, end });
-      return { lease: number };
+      if (options.maxLeads !== undefined && (await this.liveLeases(now)) >= options.maxLeads) return "busy";
+      return { lease: await this.lease(name, now + leaseMs) };
     }
+    const ending = this.ending(name);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const lapsed = new Promise<Turn>((resolve) => {
       timer = setTimeout(() => resolve("lapsed"), held.until - now);
     });
     try {
-      return await Promise.race([held.ended.then((): Turn => "done"), lapsed]);
+      return await Promise.race([ending.ended.then((): Turn => "done"), lapsed]);
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** A lease of the first of `names` that is free, for at most `leaseMs`; null when none is. */
+  async tryTake(names: string[], leaseMs: number): Promise<{ name: string; lease: number } | null> {
+    const now = Date.now();
+    const leases = await this.ctx.storage.get<StoredLease>(names.map((name) => LEASE + name));
+    const free = names.find((name) => (leases.get(LEASE + name)?.until ?? 0) <= now);
+    return free === undefined ? null : { name: free, lease: await this.lease(free, now + leaseMs) };
   }
 
   /**
    * Ends lease `number` of `name`, made or not: the callers waiting look for it in storage. A
    * lease that lapsed and was given to another caller is that caller's to end.
    */
-  release(name: string, number: number): void {
-    const held = this.leases.get(name);
+  async release(name: string, number: number): Promise<void> {
+    const held = await this.ctx.storage.get<StoredLease>(LEASE + name);
     if (held?.number !== number) return;
-    this.leases.delete(name);
-    held.end();
+    await this.ctx.storage.delete(LEASE + name);
+    this.endings.get(name)?.end();
+    this.endings.delete(name);
+  }
+
+  /**
+   * Ends lease `number` of `name`, which could not be made, and remembers why: for this variant
+   * alone, or for every variant of `file` (a file the media service cannot read). A new file has
+   * a new key, so what is remembered lasts until the upload's file changes.
+   */
+  async fail(name: string, number: number, message: string, file?: string): Promise<void> {
+    const held = await this.ctx.storage.get<StoredLease>(LEASE + name);
+    if (held?.number !== number) return;
+    await this.ctx.storage.put(FAILED + (file ?? name), message);
+    await this.release(name, number);
+  }
+
+  private async lease(name: string, until: number): Promise<number> {
+    const number = ((await this.ctx.storage.get<number>(ISSUED)) ?? 0) + 1;
+    await this.ctx.storage.put<number | StoredLease>({ [ISSUED]: number, [LEASE + name]: { number, until } });
+    return number;
+  }
+
+  private async liveLeases(now: number): Promise<number> {
+    const leases = await this.ctx.storage.list<StoredLease>({ prefix: LEASE });
+    return [...leases.values()].filter((lease) => lease.until > now).length;
+  }
+
+  private ending(name: string) {
+    let ending = this.endings.get(name);
+    if (!ending) {
+      let end!: () => void;
+      const ended = new Promise<void>((resolve) => {
+        end = resolve;
+      });
+      ending = { ended, end };
+      this.endings.set(name, ending);
+    }
+    return ending;
   }
 }

@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { sweepOrphanFiles } from "../../../src/uploads/cleanup/orphan-files";
 import { uploadDeps } from "../../../src/bindings";
 import { VARIANT_WIDTHS } from "../../../src/uploads/variants/options";
-import { actl, fctl, ihdr, join, ONE_PIXEL_IDAT, pngFile } from "../../support/build";
+import { actl, fctl, ihdr, join, ONE_PIXEL_IDAT, pngChunk, pngFile, prng } from "../../support/build";
+import { countingBindings, emptyCosts } from "../capacity/counting-bindings";
+import { MAX_MAKINGS_PER_UPLOAD } from "../../../src/uploads/variants/make";
 import { networkLimiter } from "../../../src/limits/limiters";
 import { variantRule } from "../../../src/limits/rules";
 import { bytesOf, type Call, DEAD_SERVICE, fixture, json, newAccount, request, upload, uploadForm } from "../helpers";
@@ -265,6 +267,63 @@ describe("src?w= when making fails", () => {
     expect((await res.json<{ type: string }>()).type).toBe("error");
     expect(await variantKeys(id)).toEqual([]);
     expect(timing(await variant(src, "w=320"))).toBe("made-service");
+  });
+});
+
+describe("src?w= of a file that cannot be made", () => {
+  /** A PNG whose chunks and CRCs are sound but whose image data is not: 8000x6000 declared. */
+  function junkPng(seed: number) {
+    const random = prng(seed);
+    const data = Uint8Array.from({ length: 64 * 1024 }, () => random.int(256));
+    return pngFile(ihdr(8000, 6000, 2), pngChunk("IDAT", data));
+  }
+  const ipOf = () => `198.18.${Math.floor(Math.random() * 256)}.${Math.floor(Math.random() * 256)}`;
+  const WIDTHS = [160, 320, 480, 640, 960, 1200, 1600];
+
+  it("keeps a flood of its variants to a bounded share of the service: another client's first variant is made", async () => {
+    const junk = await uploaded(junkPng(31), { keep_original: "1" });
+    const healthy = await uploaded(await fixture("gps/DSCN0021.jpg"));
+    const costs = emptyCosts();
+    const flooder = { ip: ipOf(), app: { bindings: countingBindings(costs) } };
+    // Fourteen distinct variants of the unreadable file at once from one address, and meanwhile
+    // another address's first variant of a healthy photo, made on the service (AVIF).
+    const flood = WIDTHS.flatMap((w) =>
+      ["format=avif", "format=webp"].map((format) => variant(junk.src, `w=${w}&${format}`, AVIF_AND_WEBP, flooder)),
+    );
+    const other = variant(healthy.src, "w=480", "image/avif", { ip: ipOf() });
+    const [answers, made] = await Promise.all([Promise.all(flood), other]);
+    expect(made.status).toBe(200);
+    expect(timing(made)).toBe("made-service");
+    for (const res of answers) {
+      // Refused for good (its file cannot be read), or turned away while others of it are made.
+      expect([422, 503]).toContain(res.status);
+      expect((await res.json<{ type: string }>()).type).toBe("error");
+    }
+    expect(costs.mediaContainerCalls).toBeGreaterThan(0);
+    expect(costs.mediaContainerCalls).toBeLessThanOrEqual(MAX_MAKINGS_PER_UPLOAD);
+  });
+
+  it("answers a variant that could not be made from what was remembered, without calling the service", async () => {
+    const junk = await uploaded(junkPng(32), { keep_original: "1" });
+    const first = await variant(junk.src, "w=320&format=avif");
+    expect(first.status).toBe(422);
+    const costs = emptyCosts();
+    const counted = { app: { bindings: countingBindings(costs) } };
+    // That width again, and any other: the file cannot be read at any.
+    for (const query of ["w=320&format=avif", "w=640&format=webp", "w=160&format=original"]) {
+      const again = await variant(junk.src, query, AVIF_AND_WEBP, counted);
+      expect(again.status, query).toBe(422);
+      expect((await again.json<{ errors: string }>()).errors).toMatch(/cannot be resized/);
+    }
+    expect(costs.mediaContainerCalls).toBe(0);
+    // A new file is a new start: its variants are made.
+    const replaced = await request(`/api/${junk.id}/replace`, {
+      method: "POST",
+      key: junk.account.full,
+      body: uploadForm(await fixture("gps/DSCN0010.jpg")),
+    });
+    expect(replaced.status).toBe(200);
+    expect(timing(await variant(junk.src, "w=320&format=avif"))).toBe("made-service");
   });
 });
 
