@@ -1,0 +1,42 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { VariantLocks } from "../../../src/uploads/variants/variant-locks";
+
+/**
+ * A VariantLocks object evicted while a making runs (it may be, about 10 s after its last call)
+ * comes back as a new instance over the same storage: it still knows the lease, goes on numbering
+ * leases where it was, and a late release by the old lead cannot end the new one's lease.
+ */
+describe("variant leases across an eviction", () => {
+  it("keeps a lease, its number and failures in storage, not in the instance", async () => {
+    const stub = env.VARIANT_LOCKS.get(env.VARIANT_LOCKS.idFromName(`evicted-${crypto.randomUUID()}`));
+    expect(await stub.take("w320", 300)).toEqual({ lease: 1 });
+    await runInDurableObject(stub, async (_instance: VariantLocks, state) => {
+      // The instance after an eviction: nothing in memory.
+      const fresh = new VariantLocks(state, env);
+      // The first lead's lease is still live: this caller waits for it to lapse rather than lead.
+      expect(await fresh.take("w320", 60_000)).toBe("lapsed");
+      expect(await fresh.take("w320", 60_000)).toEqual({ lease: 2 });
+      // The first lead, back late, cannot end the second's lease.
+      await fresh.release("w320", 1);
+      expect(await state.storage.get("lease:w320")).toMatchObject({ number: 2 });
+      await fresh.fail("w320", 2, "unreadable", "uploads/x/a.png");
+    });
+    await runInDurableObject(stub, async (_instance: VariantLocks, state) => {
+      const fresh = new VariantLocks(state, env);
+      expect(await fresh.take("w640", 60_000, { file: "uploads/x/a.png" })).toEqual({ failed: "unreadable" });
+      // Another file of the upload starts anew.
+      expect(await fresh.take("w640-b", 60_000, { file: "uploads/x/b.png" })).toEqual({ lease: 3 });
+    });
+  });
+
+  it("refuses a new lead while an upload has as many makings as it may", async () => {
+    const stub = env.VARIANT_LOCKS.get(env.VARIANT_LOCKS.idFromName(`bounded-${crypto.randomUUID()}`));
+    expect(await stub.take("a", 60_000, { maxLeads: 2 })).toEqual({ lease: 1 });
+    expect(await stub.take("b", 60_000, { maxLeads: 2 })).toEqual({ lease: 2 });
+    expect(await stub.take("c", 60_000, { maxLeads: 2 })).toBe("busy");
+    await stub.release("a", 1);
+    expect(await stub.take("c", 60_000, { maxLeads: 2 })).toEqual({ lease: 3 });
+  });
+});
