@@ -15,6 +15,7 @@ import { isolateMemo, recordStore } from "./uploads/serving/record-store";
 import { VARIANT_CALL_TIMEOUT_MS, type VariantDeps } from "./uploads/variants/make";
 import { serviceShare, variantLeases } from "./uploads/variants/variant-leases";
 import { VARIANT_SERVICE_SLOTS } from "./media/container-size";
+import { limitVariantMaking } from "./limits/budgets";
 
 /** The domain's dependencies for a request: its bindings, its database handle and the app's clock. */
 export const requestDeps = (c: Context<AppEnv>) => uploadDeps(c.env, c.var.db, c.var.now);
@@ -43,14 +44,15 @@ export function processDeps(env: Env, db?: Database, now?: () => number): Proces
 
 /**
  * What making a variant of upload `uploadId` needs, with the media service's shorter call time;
- * `charge` charges the client for a making (limits/budgets.ts, limitVariantMaking).
+ * a making is charged to the requesting client's network (limitVariantMaking).
  */
-export const variantDeps = (env: Env, uploadId: string, charge: () => Promise<void>): VariantDeps => ({
-  bucket: env.FILES,
-  media: mediaService(env, { callTimeoutMs: VARIANT_CALL_TIMEOUT_MS }),
-  leases: variantLeases(env, uploadId),
-  share: serviceShare(env, VARIANT_SERVICE_SLOTS),
-  charge,
+export const variantDeps = (c: Context<AppEnv>, uploadId: string): VariantDeps => ({
+  db: c.var.db,
+  bucket: c.env.FILES,
+  media: mediaService(c.env, { callTimeoutMs: VARIANT_CALL_TIMEOUT_MS }),
+  leases: variantLeases(c.env, uploadId),
+  share: serviceShare(c.env, VARIANT_SERVICE_SLOTS),
+  charge: () => limitVariantMaking(c),
 });
 
 export function linkDeps(env: Env): LinkDeps {

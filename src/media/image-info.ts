@@ -190,6 +190,19 @@ const TIFF_SUB_IFDS = 330;
  * The most of a file any image's header is read from, on upload and by later jobs alike: what
  * lies past it is not waited for.
  */
+/** An animated WebP (VP8X animation flag) or PNG (acTL before the image data). */
+export function isAnimated(format: string, head: Uint8Array): boolean {
+  if (format === "gif") return true; // decided by its frames; GIF never goes to the Worker anyway
+  const text = new TextDecoder("latin1").decode(head.subarray(0, 64 * 1024));
+  if (format === "webp") return text.slice(12, 16) === "VP8X" && (head[20]! & 0x02) !== 0;
+  if (format === "png") {
+    const actl = text.indexOf("acTL");
+    const idat = text.indexOf("IDAT");
+    return actl !== -1 && (idat === -1 || actl < idat);
+  }
+  return false;
+}
+
 export const HEADER_LIMIT = 1024 * 1024;
 
 /**

@@ -22,7 +22,6 @@ import { factsOf, type ServingFacts, type ServingRecord } from "../uploads/servi
 import { ensureVariant } from "../uploads/variants/make";
 import { variantOptions, type VariantOptions } from "../uploads/variants/options";
 import { planVariant, type Variant } from "../uploads/variants/plan";
-import { limitVariantMaking } from "../limits/budgets";
 import { methodNotAllowed } from "./method-not-allowed";
 
 /**
@@ -121,11 +120,7 @@ async function variantAnswer(c: Context<AppEnv>, options: VariantOptions): Promi
         : await serveVariant(c, facts, variant, "stored");
     if (stored) return stored;
     const started = Date.now();
-    const outcome = await ensureVariant(
-      variantDeps(c.env, row.id, () => limitVariantMaking(c)),
-      facts,
-      variant,
-    );
+    const outcome = await ensureVariant(variantDeps(c, row.id), facts, variant);
     if (outcome === "source gone") return null;
     if (outcome === "original") return serveSrc(c, facts, undefined, varies(options));
     return serveVariant(c, facts, variant, outcome, Date.now() - started);

@@ -49,6 +49,12 @@ export const uploads = sqliteTable(
     etag: text("etag").notNull(),
     width: integer("width"),
     height: integer("height"),
+    /**
+     * An animated image (GIF, an animated PNG or WebP): served whole, never cut to a frame, so it
+     * has no variants. Known from the file's first bytes at upload; a row from before this column
+     * learns it on its first variant request.
+     */
+    animated: integer("animated", { mode: "boolean" }).notNull().default(false),
     thumbKey: text("thumb_key"),
     /** SHA-256 (hex) of the bytes as received. */
     contentHash: text("content_hash").notNull(),

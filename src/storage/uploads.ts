@@ -227,6 +227,7 @@ type ReplacedFile = Pick<
   | "etag"
   | "width"
   | "height"
+  | "animated"
   | "thumbKey"
   | "contentHash"
   | "dedupHash"
@@ -245,6 +246,14 @@ export const fileReplacement = (db: Database, id: string, previousKey: string, f
     .set({ ...file, updatedAt: now })
     .where(and(eq(uploads.id, id), eq(uploads.objectKey, previousKey), live.where(now), unrestricted.where()))
     .returning();
+
+/** Notes that the upload's file `objectKey` is animated (served whole), if it is still its file. */
+export async function markAnimated(db: Database, id: string, objectKey: string) {
+  await db
+    .update(uploads)
+    .set({ animated: true })
+    .where(and(eq(uploads.id, id), eq(uploads.objectKey, objectKey)));
+}
 
 /** Whether another upload of the account already answers duplicates of these bytes. */
 export async function dedupSlotTaken(db: Database, accountId: string, contentHash: string, exceptId: string) {

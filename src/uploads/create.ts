@@ -38,6 +38,7 @@ export function fileColumns(file: StagedFile) {
     etag: file.etag,
     width: file.image?.width ?? null,
     height: file.image?.height ?? null,
+    animated: file.animated,
     thumbKey: null,
     contentHash: file.sha256,
   };

@@ -1,6 +1,6 @@
 import type { ImageCall, ImageFormat } from "../../../container/src/contract";
 import { storedFile } from "../../storage/stored-file";
-import { HEADER_LIMIT, readImageHeader } from "../image-info";
+import { HEADER_LIMIT, isAnimated, readImageHeader } from "../image-info";
 import type { MediaService } from "../service";
 import { sniff } from "../sniff";
 import type { ImageJob, SourceImage } from "./budget";
@@ -17,19 +17,6 @@ interface ImageOutput {
 interface RenderDeps {
   bucket: R2Bucket;
   media: MediaService;
-}
-
-/** An animated WebP (VP8X animation flag) or PNG (acTL before the image data). */
-function isAnimated(format: string, head: Uint8Array): boolean {
-  if (format === "gif") return true; // decided by its frames; GIF never goes to the Worker anyway
-  const text = new TextDecoder("latin1").decode(head.subarray(0, 64 * 1024));
-  if (format === "webp") return text.slice(12, 16) === "VP8X" && (head[20]! & 0x02) !== 0;
-  if (format === "png") {
-    const actl = text.indexOf("acTL");
-    const idat = text.indexOf("IDAT");
-    return actl !== -1 && (idat === -1 || actl < idat);
-  }
-  return false;
 }
 
 /** What the budget rule needs of a stored image, from its first bytes; null if unreadable. */

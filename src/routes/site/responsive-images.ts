@@ -10,14 +10,14 @@ import { servedWhole } from "../../uploads/variants/plan";
  * hundred pixels of AVIF rather than the camera's file.
  */
 
-type Shown = Pick<Upload, "type" | "mime" | "width" | "height" | "passwordHash" | "maxViews">;
+type Shown = Pick<Upload, "type" | "mime" | "animated" | "width" | "height" | "passwordHash" | "maxViews">;
 
 /**
  * A still image anyone may see, of known size: a locked or view-limited upload has no variants,
- * and a GIF is always served whole (src/uploads/variants/plan.ts).
+ * and an animated image (every GIF) is always served whole (src/uploads/variants/plan.ts).
  */
 const hasVariants = (row: Shown): row is Shown & { width: number; height: number } =>
-  row.type === "image" && !servedWhole(row.mime) && unrestricted.of(row) && !!row.width && !!row.height;
+  row.type === "image" && !servedWhole(row) && unrestricted.of(row) && !!row.width && !!row.height;
 
 /** `srcset` candidates: each ladder width, the widest at the image's own width. */
 const candidates = (src: string, row: { width: number }, widths: number[]) =>

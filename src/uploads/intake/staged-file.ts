@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { concatBytes } from "../../bytes";
 import { unprocessable } from "../../errors";
-import { HEADER_LIMIT, readImageHeader, type ImageInfo } from "../../media/image-info";
+import { HEADER_LIMIT, isAnimated, readImageHeader, type ImageInfo } from "../../media/image-info";
 import { assertWithinSideLimit } from "../../media/side-limit";
 import { ACCEPTED_FORMATS_TEXT, SNIFF_BYTES, sniff, type Sniffed } from "../../media/sniff";
 import { newObjectKey, objectName } from "../../storage/keys";
@@ -17,6 +17,8 @@ export interface StagedFile extends WrittenObject {
   media: Sniffed;
   /** Images only: size and orientation from the header. */
   image: ImageInfo | null;
+  /** An animated image (a GIF, an animated PNG or WebP), as its first bytes say. */
+  animated: boolean;
 }
 
 interface StagingLimit {
@@ -31,7 +33,7 @@ interface StagingLimit {
  */
 const MAX_HEADER_BYTES = HEADER_LIMIT;
 
-type Identified = { media: Sniffed; image: ImageInfo | null };
+type Identified = { media: Sniffed; image: ImageInfo | null; animated: boolean };
 
 /**
  * Decides what the file is from its first bytes, and for an image its size, refusing what the
@@ -41,7 +43,7 @@ function identify(head: Uint8Array, complete: boolean): Identified | null {
   if (head.length < SNIFF_BYTES && !complete) return null;
   const media = sniff(head);
   if (!media) throw unprocessable(`Unsupported file type. Accepted: ${ACCEPTED_FORMATS_TEXT}.`);
-  if (media.type !== "image") return { media, image: null };
+  if (media.type !== "image") return { media, image: null, animated: false };
   const bounded = head.subarray(0, MAX_HEADER_BYTES);
   const header = readImageHeader(media.format, bounded, complete && bounded.length === head.length);
   if ("invalid" in header) throw unprocessable(`Unreadable image data (${media.ext}): ${header.invalid}.`);
@@ -53,7 +55,7 @@ function identify(head: Uint8Array, complete: boolean): Identified | null {
   }
   assertWithinSideLimit(header.width, header.height);
   if (header.largest) assertWithinSideLimit(header.largest.width, header.largest.height);
-  return { media, image: header };
+  return { media, image: header, animated: isAnimated(media.format, head) };
 }
 
 /** Where a file's bytes go once its type is known: written to storage, or checked against it. */
@@ -226,7 +228,8 @@ export class FileReading {
     }
     const { sink, identified } = this.opened!;
     const stored = await sink.finish();
-    return { ...stored, sha256: this.hash.digest("hex"), media: identified.media, image: identified.image };
+    const { media, image, animated } = identified;
+    return { ...stored, sha256: this.hash.digest("hex"), media, image, animated };
   }
 
   async abort(): Promise<void> {

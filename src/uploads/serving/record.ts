@@ -9,6 +9,8 @@ export interface ServingFacts {
   mime: string;
   /** Display width, when known: what a variant may be at most (src/uploads/variants). */
   width: number | null;
+  /** Served whole: no variants (src/uploads/variants/plan.ts). */
+  animated: boolean;
   size: number;
   etag: string;
   thumbKey: string | null;
@@ -33,7 +35,7 @@ export interface ServingRecord extends ServingFacts {
 }
 
 /** Changes whenever the record's shape does, so records of another shape are never read. */
-const RECORD_VERSION = 2;
+const RECORD_VERSION = 3;
 
 /**
  * How long a record is used after its database read. Only bounds how long a record outlives a
@@ -47,6 +49,7 @@ export const factsOf = (row: UploadRow): ServingFacts => ({
   objectKey: row.objectKey,
   mime: row.mime,
   width: row.width,
+  animated: row.animated,
   size: row.size,
   etag: row.etag,
   thumbKey: row.thumbKey,

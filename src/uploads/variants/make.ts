@@ -3,11 +3,14 @@ import { ApiError, unprocessable } from "../../errors";
 import { describeStoredImage, renderImage } from "../../media/image/render";
 import { cancelInput, MediaServiceError, type MediaService } from "../../media/service";
 import { formatOfMime } from "../../media/sniff";
+import type { Database } from "../../storage/db";
 import { storedFile } from "../../storage/stored-file";
+import { markAnimated } from "../../storage/uploads";
 import type { Variant, VariantSource } from "./plan";
 import type { ServiceShare, VariantLeases } from "./variant-leases";
 
 export interface VariantDeps {
+  db: Database;
   bucket: R2Bucket;
   media: MediaService;
   leases: VariantLeases;
@@ -118,7 +121,11 @@ async function makeVariant(
       if (lasting) await fail(lasting.message, lasting.wholeFile ? source.objectKey : undefined).catch(() => {});
       throw asApiError(error);
     }
-    if (made === "original") return made;
+    if (made === "original") {
+      // A row from before animation was known at upload: its next requests skip this path.
+      await markAnimated(deps.db, source.id, source.objectKey);
+      return made;
+    }
     await deps.bucket.put(variant.key, made.body, { httpMetadata: { contentType: variant.mime } });
   } finally {
     await (slot as { release(): Promise<void> } | null)?.release().catch(() => {});

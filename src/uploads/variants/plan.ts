@@ -4,7 +4,7 @@ import type { UploadRow } from "../../storage/schema";
 import { chooseEncoding, type VariantOptions } from "./options";
 
 /** What a variant is made of: the upload's current file, as a row or a serving record names it. */
-export type VariantSource = Pick<UploadRow, "id" | "type" | "mime" | "objectKey" | "width">;
+export type VariantSource = Pick<UploadRow, "id" | "type" | "mime" | "objectKey" | "width" | "animated">;
 
 const ENCODINGS: Record<VariantEncoding, { mime: string; ext: string }> = {
   avif: { mime: "image/avif", ext: "avif" },
@@ -21,8 +21,11 @@ const WRITABLE: Record<string, VariantEncoding> = {
   "image/png": "png",
 };
 
-/** An animated GIF is never cut to its first frame: a GIF is always served whole. */
-export const servedWhole = (mime: string) => mime === "image/gif";
+/**
+ * An animated image is never cut to its first frame: it is served whole, as is every GIF (whose
+ * frames only its whole file tells).
+ */
+export const servedWhole = (row: Pick<UploadRow, "mime" | "animated">) => row.animated || row.mime === "image/gif";
 
 export interface Variant {
   key: string;
@@ -38,8 +41,9 @@ export interface Variant {
 
 /**
  * What a variant request is served: a variant, or the file itself ("original") where a variant
- * would be no smaller, or would lose what the file is. An animated GIF stays whole rather than
- * cut to its first frame (animated WebP and PNG are found out only from their bytes: make.ts).
+ * would be no smaller, or would lose what the file is. An animated image stays whole rather than
+ * cut to its first frame (known at upload; a row from before that is found out from its bytes:
+ * make.ts).
  * A video's variants are of its poster frame, in AVIF or WebP (its "original" format is WebP,
  * as its thumbnail's).
  */
@@ -54,7 +58,7 @@ export function planVariant(
     const encoding = chooseEncoding(options.format, accept, "webp");
     return variantOf(source, width, encoding === "avif" ? "avif" : "webp", negotiated);
   }
-  if (servedWhole(source.mime)) return "original";
+  if (servedWhole(source)) return "original";
   const original = WRITABLE[source.mime] ?? null;
   const encoding = chooseEncoding(options.format, accept, original);
   if (width === source.width && encoding === original) return "original";

@@ -3,7 +3,22 @@ import { describe, expect, it } from "vitest";
 import { sweepOrphanFiles } from "../../../src/uploads/cleanup/orphan-files";
 import { uploadDeps } from "../../../src/bindings";
 import { VARIANT_WIDTHS } from "../../../src/uploads/variants/options";
-import { actl, fctl, ihdr, join, ONE_PIXEL_IDAT, pngChunk, pngFile, prng } from "../../support/build";
+import {
+  actl,
+  anmf,
+  fctl,
+  ihdr,
+  join,
+  ONE_PIXEL_IDAT,
+  pngChunk,
+  pngFile,
+  prng,
+  VP8X_ANIMATION,
+  vp8l,
+  vp8x,
+  webpChunk,
+  webpFile,
+} from "../../support/build";
 import { countingBindings, emptyCosts } from "../capacity/counting-bindings";
 import { MAX_MAKINGS_PER_UPLOAD } from "../../../src/uploads/variants/make";
 import { networkLimiter } from "../../../src/limits/limiters";
@@ -32,6 +47,9 @@ async function processed(file: Uint8Array, fields: Record<string, string> = {}) 
 
 const variant = (src: string, query: string, accept = AVIF_AND_WEBP, init: Call = {}) =>
   request(`${src}?${query}`, { ...init, headers: { Accept: accept, ...init.headers } });
+
+/** An IPv4 address of its own network (an IPv6 one counts as its /64). */
+const ipOf = () => `198.18.${Math.floor(Math.random() * 256)}.${Math.floor(Math.random() * 256)}`;
 
 const timing = (res: Response) => /desc="([^"]+)"/.exec(res.headers.get("Server-Timing") ?? "")?.[1];
 
@@ -187,6 +205,46 @@ describe("src?w= on what has no variants", () => {
     expect(await variantKeys(apng.id)).toEqual([]);
   });
 
+  it("serves an animated WebP's variant URL whole every time, from one address, never charged or made", async () => {
+    const webp = webpFile(
+      vp8x(640, 480, VP8X_ANIMATION),
+      webpChunk("ANIM", [0, 0, 0, 0, 0, 0]),
+      anmf(0, 0, 640, 480, vp8l(640, 480)),
+      anmf(0, 0, 640, 480, vp8l(640, 480)),
+    );
+    const { src, id } = await uploaded(webp);
+    // Its page links no variants.
+    const page = await (await request(`/v/${id}`)).text();
+    expect(page).not.toContain("?w=");
+    const costs = emptyCosts();
+    // As a page's srcset would be asked by everyone behind one address (an office, a carrier's NAT).
+    const viewer = { ip: ipOf(), app: { bindings: { ...countingBindings(costs), RATE_LIMITS: "on" } } };
+    for (let view = 0; view < 100; view++) {
+      const res = await variant(src, "w=320", WEBP, viewer);
+      expect(res.status, `view ${view + 1}`).toBe(200);
+      expect(res.headers.get("Content-Type")).toBe("image/webp");
+      await res.arrayBuffer();
+    }
+    // Never the making path: no lease, no limiter, no service.
+    expect(costs).toMatchObject({ variantLockCalls: 0, rateLimiterCalls: 0, mediaContainerCalls: 0 });
+    expect(await variantKeys(id)).toEqual([]);
+  });
+
+  it("learns a row's animation on its first variant request when the upload did not record it", async () => {
+    const frames = join(ihdr(1, 1), actl(2), fctl(0, 1, 1));
+    const { src, id } = await uploaded(pngFile(frames, ONE_PIXEL_IDAT));
+    // A row from before animation was recorded at upload.
+    await env.DB.prepare("UPDATE uploads SET animated = 0 WHERE id = ?").bind(id).run();
+    expect((await variant(src, "w=160", WEBP, { app: {} })).headers.get("Content-Type")).toBe("image/png");
+    const row = await env.DB.prepare("SELECT animated FROM uploads WHERE id = ?")
+      .bind(id)
+      .first<{ animated: number }>();
+    expect(row?.animated).toBe(1);
+    const costs = emptyCosts();
+    await variant(src, "w=160", WEBP, { app: { bindings: countingBindings(costs) } });
+    expect(costs.variantLockCalls).toBe(0);
+  });
+
   it("refuses a password-protected or view-limited upload's variants, spending no view", async () => {
     const file = await fixture("gps/DSCN0010.jpg");
     const locked = await uploaded(file, { password: "open sesame" });
@@ -277,7 +335,6 @@ describe("src?w= of a file that cannot be made", () => {
     const data = Uint8Array.from({ length: 64 * 1024 }, () => random.int(256));
     return pngFile(ihdr(8000, 6000, 2), pngChunk("IDAT", data));
   }
-  const ipOf = () => `198.18.${Math.floor(Math.random() * 256)}.${Math.floor(Math.random() * 256)}`;
   const WIDTHS = [160, 320, 480, 640, 960, 1200, 1600];
 
   it("keeps a flood of its variants to a bounded share of the service: another client's first variant is made", async () => {

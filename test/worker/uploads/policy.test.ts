@@ -78,6 +78,7 @@ beforeAll(async () => {
       type: "image",
       objectKey,
       mime,
+      animated: false,
       size: 100,
       etag: `"${id}"`,
       width: 1,

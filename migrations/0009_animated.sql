@@ -1,0 +1,1 @@
+ALTER TABLE `uploads` ADD `animated` integer DEFAULT false NOT NULL;
