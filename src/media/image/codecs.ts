@@ -34,10 +34,19 @@ isolateMemory.addResident(
     for (const memory of memories.values()) bytes += memory.buffer.byteLength;
     return bytes;
   },
-  () => {
-    for (const codec of emscripten.keys()) forget(codec);
-  },
+  () => void dropIdleCodecs(),
 );
+
+/**
+ * Drops the Emscripten codecs: made again by the next job that uses one. A codec is in use only
+ * within a synchronous call (callEmscripten), so between a job's awaits every one is idle, and a
+ * job that used one has reserved what it grew. Whether any was dropped.
+ */
+export function dropIdleCodecs(): boolean {
+  const loaded = [...emscripten.keys()];
+  for (const codec of loaded) forget(codec);
+  return loaded.length > 0;
+}
 
 /** Bytes of WebAssembly memory each loaded codec holds now. */
 export function codecMemory(): Map<Codec, number> {

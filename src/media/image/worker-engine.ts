@@ -1,6 +1,6 @@
 import { isolateMemory } from "../../limits/isolate-memory";
 import { planImageJob, type ImageJob, type SourceImage, type WorkerPlan } from "./budget";
-import { codecMemory, decode, encodeWebp, resize } from "./codecs";
+import { codecMemory, decode, dropIdleCodecs, encodeWebp, resize } from "./codecs";
 import { needsResample, thumbnailGeometry } from "./geometry";
 import { applyOrientation, shrinkByFactor } from "./pixels";
 
@@ -29,7 +29,11 @@ export async function renderInWorker(
   job: ImageJob,
   read: () => Promise<Uint8Array>,
 ): Promise<{ plan: WorkerPlan; result?: RenderedImage }> {
-  const plan = planImageJob(image, job, codecMemory(), isolateMemory.reserved);
+  let plan = planImageJob(image, job, codecMemory(), isolateMemory.reserved);
+  // Short of room only because of idle codecs: they are dropped (made again when next needed)
+  // before the work is sent away.
+  if (plan.where === "service" && plan.peakBytes !== undefined && dropIdleCodecs())
+    plan = planImageJob(image, job, codecMemory(), isolateMemory.reserved);
   if (plan.where === "service") return { plan };
   // Planned against this very account, with no await between: it fits. Its codecs' growth
   // stays resident afterwards, counted from then on through their memory.

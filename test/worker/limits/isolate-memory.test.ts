@@ -4,6 +4,10 @@ import { MiB, PIECE_BYTES } from "../../../src/spec-limits";
 import type { MediaJobParams } from "../../../src/uploads/media-jobs/runner";
 import { countingBindings, emptyCosts } from "../capacity/counting-bindings";
 import { bigPng, fixture, newAccount, startApp, uploadForm } from "../helpers";
+import { describeImage } from "../../../src/media/image/render";
+import { renderInWorker } from "../../../src/media/image/worker-engine";
+import { planImageJob } from "../../../src/media/image/budget";
+import { codecMemory } from "../../../src/media/image/codecs";
 
 /**
  * One memory account per isolate (src/limits/isolate-memory.ts): every request that holds a
@@ -110,10 +114,16 @@ describe("the isolate's memory account", () => {
     // media job (which makes it on the service when the Worker has no room either).
     const photos = responses.slice(-4);
     for (const response of photos) expect(response.status).toBe(200);
-    const thumbs = await Promise.all(
-      photos.map(async (r) => ((await r.json()) as { data: { thumb: string | null } }).data.thumb),
+    const answered = await Promise.all(
+      photos.map(async (r) => ((await r.json()) as { data: { id: string; thumb: string | null } }).data),
     );
-    for (const thumb of thumbs) if (thumb !== null) expect(thumb).toMatch(/\.webp$/);
+    // Either way, once the requests' work is done, every photo has its thumbnail.
+    for (const { id, thumb } of answered) {
+      const res = await startApp(`/api/${id}`, { key: account.full }).response;
+      const now = ((await res.json()) as { data: { thumb: string | null } }).data.thumb;
+      expect(now, `upload ${id}, answered with thumb ${thumb}`).toMatch(/\.webp$/);
+      if (thumb !== null) expect(now).toBe(thumb);
+    }
 
     // And the isolate goes on serving: the next upload is taken as usual.
     const body = uploadForm(photo, { allow_duplicate: "1" });
@@ -212,4 +222,29 @@ describe("the isolate's memory account", () => {
     }
     expect(isolateMemory.reserved).toBe(0);
   }, 60_000);
+
+  it("drops idle codecs before it sends image work away for want of room", async () => {
+    const described = async (name: string) => {
+      const bytes = await fixture(name);
+      return { bytes, image: describeImage(bytes.subarray(0, 1024 * 1024), bytes.length)! };
+    };
+    const thumbnail = { kind: "thumbnail", width: 280 } as const;
+    // Two photos' thumbnails leave their decoders and encoder loaded, and idle.
+    for (const name of ["generated/photo-5mp.jpg", "generated/photo-2mp.webp"]) {
+      const { bytes, image } = await described(name);
+      expect((await renderInWorker(image, thumbnail, async () => bytes)).plan.where, name).toBe("worker");
+    }
+    const screenshot = await described("generated/screenshot-1mp.png");
+    const variant = { kind: "variant", width: 960, to: "webp" } as const;
+    // Counted with the idle codecs, the screenshot's variant would not fit...
+    const idle = [...codecMemory().values()].reduce((a, b) => a + b, 0);
+    const counted = planImageJob(screenshot.image, variant, codecMemory(), isolateMemory.reserved);
+    console.log(JSON.stringify({ idleCodecsMiB: +(idle / MiB).toFixed(1), plannedWithThem: counted }));
+    expect(counted.where).toBe("service");
+    // ...and is made in the Worker once they are dropped.
+    const { plan, result } = await renderInWorker(screenshot.image, variant, async () => screenshot.bytes);
+    expect(plan.where).toBe("worker");
+    expect(result?.width).toBe(960);
+    expect(isolateMemory.reserved).toBe(0);
+  });
 });
