@@ -93,6 +93,8 @@ describe("operation costs", () => {
   // First, on this file's empty storage: what the cron job costs when there is nothing to do.
   it("measures the cron job with nothing to do", async () => {
     await measure("cron run, nothing to do", async (bindings) => scheduledInline({ ...env, ...bindings }));
+    const row = "cron run, nothing to do";
+    expect(costDifferences(documentedCosts(capacityDoc), row, measured.get(row)!)).toEqual([]);
   });
 
   it("measures every operation and matches docs/capacity.md", async () => {

@@ -64,6 +64,17 @@ describe("per key, per minute", () => {
     expect((await list(s, full)).remaining).toBe("19");
   });
 
+  it("banks no credit while idle: after ten quiet minutes a burst still gets 20 through", async () => {
+    const s = service();
+    const { full } = await newAccount();
+    expect((await list(s, full)).status).toBe(200);
+    s.advance(600);
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) statuses.push((await list(s, full)).status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(20);
+    expect(statuses.slice(20)).toEqual(Array(20).fill(429));
+  });
+
   it("is exact under concurrency: of 40 simultaneous requests, 20 succeed", async () => {
     const s = service();
     const { full } = await newAccount();
