@@ -187,7 +187,7 @@ export function findUploadInAnyState(db: Database, id: string) {
   return db.select().from(uploads).where(eq(uploads.id, id)).get();
 }
 
-/** The files of the uploads among `ids` (up to 100: D1 binds at most that many values a query). */
+/** The files of the uploads among `ids` (at most ID_BATCH of them: D1 binds at most 100 values a query). */
 export function uploadFilesOf(db: Database, ids: string[]) {
   return db
     .select({

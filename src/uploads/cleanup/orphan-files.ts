@@ -1,5 +1,6 @@
 import { randomBase62 } from "../../crypto";
 import { variantSource } from "../../storage/keys";
+import { ID_BATCH } from "../../storage/db";
 import { pieceSessionsMaking } from "../../storage/piece-sessions";
 import { uploadFilesOf } from "../../storage/uploads";
 import { stillAssembling } from "../intake/piece-parts";
@@ -40,19 +41,16 @@ async function* uploadObjects(bucket: R2Bucket, startAfter: string) {
   }
 }
 
-/** Upload ids looked up together: D1 binds at most 100 values a query. */
-const LOOKUP_BATCH = 100;
-
 /**
  * The objects of each upload id that stay: its row's files, or everything while a piece session
  * that reserved the id is still putting its file together (a finish that failed after
- * completing it keeps it for the next try). Two queries per LOOKUP_BATCH ids, so that a run's
- * queries stay within what one invocation may make (about 100 for SCAN_LIMIT objects).
+ * completing it keeps it for the next try). Two queries per ID_BATCH ids, so that a run's
+ * queries stay within what one invocation may make (about 110 for SCAN_LIMIT objects).
  */
 async function keptOf(deps: UploadDeps, ids: string[]): Promise<Map<string, Set<string> | "all">> {
   const kept = new Map<string, Set<string> | "all">();
-  for (let i = 0; i < ids.length; i += LOOKUP_BATCH) {
-    const batch = ids.slice(i, i + LOOKUP_BATCH);
+  for (let i = 0; i < ids.length; i += ID_BATCH) {
+    const batch = ids.slice(i, i + ID_BATCH);
     const [rows, sessions] = await Promise.all([uploadFilesOf(deps.db, batch), pieceSessionsMaking(deps.db, batch)]);
     for (const id of batch) kept.set(id, new Set());
     for (const session of sessions)

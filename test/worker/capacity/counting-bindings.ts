@@ -10,6 +10,8 @@ export interface Costs {
   d1RoundTrips: number;
   d1RowsRead: number;
   d1RowsWritten: number;
+  /** The most parameters bound to one statement (D1 takes at most 100). */
+  d1MostBound: number;
   r2ClassA: number;
   r2ClassB: number;
   /** Deletes and aborted multipart uploads, which R2 does not charge. */
@@ -37,6 +39,7 @@ export const emptyCosts = (): Costs => ({
   d1RoundTrips: 0,
   d1RowsRead: 0,
   d1RowsWritten: 0,
+  d1MostBound: 0,
   r2ClassA: 0,
   r2ClassB: 0,
   r2Free: 0,
@@ -80,6 +83,7 @@ class CountingStatement {
   ) {}
 
   bind(...values: unknown[]) {
+    this.costs.d1MostBound = Math.max(this.costs.d1MostBound, values.length);
     return new CountingStatement(this.real.bind(...values), this.costs);
   }
 
