@@ -64,7 +64,7 @@ export function loadConfig(env: Variables = process.env): Config {
     tmpDir: env.MEDIA_TMP_DIR ?? os.tmpdir(),
     jobTimeoutMs: Number(given.JOB_TIMEOUT_MS ?? 15 * 60_000),
     maxConcurrentJobs,
-    maxQueuedJobs: Number(env.MAX_QUEUED_JOBS ?? 8),
+    maxQueuedJobs: Number(given.MAX_QUEUED_JOBS ?? 8),
     maxInputBytes,
     // Inputs of the largest size for every running job and two waiting (840 MiB by default), or
     // more smaller ones; the running jobs' outputs need about as much again at most.

@@ -21,6 +21,8 @@ export type ServiceVars = {
   MEDIA_SECRET: string;
   PORT: string;
   MAX_CONCURRENT_JOBS: string;
+  /** Jobs admitted to wait beyond those running; more are refused with 503 (busy). */
+  MAX_QUEUED_JOBS: string;
   /** One job's time for all its tools, in milliseconds. */
   JOB_TIMEOUT_MS: string;
 };

@@ -22,3 +22,12 @@ export const MEDIA_CONCURRENT_JOBS = 2;
  * a flood of them (one unreadable file asked at every width) must leave media jobs their room.
  */
 export const VARIANT_SERVICE_SLOTS = MEDIA_INSTANCES;
+/** Jobs each container queues beyond those it runs (the service's MAX_QUEUED_JOBS default). */
+export const MEDIA_QUEUED_JOBS = 8;
+/**
+ * Media job runners working at once: wrangler.toml's `[workflows.concurrency] limit`. The
+ * platform queues instances past it and starts them as others finish (a sleeping runner holds no
+ * place), so a burst of uploads waits there rather than polling a full service. It is every
+ * place the containers offer, less the variants' share.
+ */
+export const MEDIA_JOB_RUNNERS = MEDIA_INSTANCES * (MEDIA_CONCURRENT_JOBS + MEDIA_QUEUED_JOBS) - VARIANT_SERVICE_SLOTS;

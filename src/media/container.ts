@@ -2,7 +2,7 @@ import { Container } from "@cloudflare/containers";
 import { MEDIA_PORT, type ServiceVars } from "../../container/src/contract";
 import type { Env } from "../env";
 import { settingsOf } from "../settings";
-import { MEDIA_CONCURRENT_JOBS } from "./container-size";
+import { MEDIA_CONCURRENT_JOBS, MEDIA_QUEUED_JOBS } from "./container-size";
 import { withLocalContainer } from "./local-container";
 import { MEDIA_JOB_TIMEOUT_MS } from "./timeouts";
 
@@ -14,6 +14,7 @@ export const mediaServiceVars = (env: Env): ServiceVars => ({
   MEDIA_SECRET: settingsOf(env).media.secret,
   PORT: String(MEDIA_PORT),
   MAX_CONCURRENT_JOBS: String(MEDIA_CONCURRENT_JOBS),
+  MAX_QUEUED_JOBS: String(MEDIA_QUEUED_JOBS),
   JOB_TIMEOUT_MS: String(MEDIA_JOB_TIMEOUT_MS),
 });
 
