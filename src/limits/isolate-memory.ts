@@ -40,16 +40,25 @@ const memoryBusy = () =>
 /** How long a request waits for memory before it is refused. */
 const MEMORY_WAIT_MS = 10_000;
 const POLL_MS = 50;
+/**
+ * The longest a reservation is held. A request whose continuations the runtime drops (cancelled
+ * deployed) never releases what it reserved; past this, far beyond any request's work on its
+ * buffers, the account takes it back rather than stay short for the isolate's life.
+ */
+export const RESERVATION_CEILING_MS = 15 * 60_000;
 
 export class MemoryLedger {
   private reservedBytes = 0;
   private peakBytes = 0;
+  /** Live reservations: when each was opened, and how to take it back at its ceiling. */
+  private readonly live = new Map<object, { since: number; expire: () => void }>();
   private readonly residents: (() => number)[] = [];
   private readonly reclaimers: (() => void)[] = [];
 
   constructor(
     readonly budget = ISOLATE_MEMORY_BUDGET_BYTES,
     readonly baseline = ISOLATE_BASELINE_BYTES,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /**
@@ -86,6 +95,7 @@ export class MemoryLedger {
   }
 
   private take(bytes: number): boolean {
+    this.expireStale();
     if (this.held + bytes > this.budget) {
       for (const reclaim of this.reclaimers) reclaim();
       if (this.held + bytes > this.budget) return false;
@@ -105,11 +115,30 @@ export class MemoryLedger {
     return this.take(bytes) ? this.reservation(bytes) : null;
   }
 
+  private expireStale() {
+    const oldest = this.now() - RESERVATION_CEILING_MS;
+    for (const [reservation, { since, expire }] of this.live) {
+      if (since > oldest) continue;
+      console.error(JSON.stringify({ isolateMemory: "reservation held past its ceiling, taken back" }));
+      expire();
+      this.live.delete(reservation);
+    }
+  }
+
   /** A reservation holding `taken` bytes already taken from the account. */
   private reservation(taken: number): Reservation {
     let held = taken;
     let released = false;
     const ledger = this;
+    const key = {};
+    ledger.live.set(key, {
+      since: ledger.now(),
+      expire() {
+        released = true;
+        ledger.reservedBytes -= held;
+        held = 0;
+      },
+    });
     return {
       get bytes() {
         return held;
@@ -132,6 +161,7 @@ export class MemoryLedger {
       release() {
         if (released) return;
         released = true;
+        ledger.live.delete(key);
         ledger.reservedBytes -= held;
         held = 0;
       },

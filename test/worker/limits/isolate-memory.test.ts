@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isolateMemory, MemoryLedger } from "../../../src/limits/isolate-memory";
+import { isolateMemory, MemoryLedger, RESERVATION_CEILING_MS } from "../../../src/limits/isolate-memory";
 import { MiB, PIECE_BYTES } from "../../../src/spec-limits";
 import type { MediaJobParams } from "../../../src/uploads/media-jobs/runner";
 import { countingBindings, emptyCosts } from "../capacity/counting-bindings";
@@ -35,6 +35,23 @@ describe("the isolate's memory account", () => {
     third.release();
     expect(ledger.reserved).toBe(0);
     expect(ledger.peak).toBeLessThanOrEqual(40 * MiB);
+  });
+
+  it("takes back a reservation held past its ceiling, as one whose request was dropped would be", () => {
+    let now = 0;
+    const ledger = new MemoryLedger(40 * MiB, 10 * MiB, () => now);
+    const forgotten = ledger.tryReserve(25 * MiB)!;
+    expect(ledger.tryReserve(20 * MiB)).toBeNull();
+    now += RESERVATION_CEILING_MS - 1;
+    expect(ledger.tryReserve(20 * MiB)).toBeNull();
+    now += 1;
+    const next = ledger.tryReserve(20 * MiB);
+    expect(next?.bytes).toBe(20 * MiB);
+    // Its request, back after all, gives back nothing twice.
+    forgotten.release();
+    expect(ledger.reserved).toBe(20 * MiB);
+    next!.release();
+    expect(ledger.reserved).toBe(0);
   });
 
   it("counts resident memory (the codecs') against what may be reserved", () => {
