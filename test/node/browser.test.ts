@@ -269,8 +269,31 @@ describe("the pages in a browser", () => {
       description: "Houses among pines and vines.",
       visibility: "public",
     });
-    const { data } = (await res.json()) as { data: { direct: string } };
-    await record("image-page", data.direct);
+    const { data } = (await res.json()) as { data: { direct: string; src: string } };
+    await record("image-page", data.direct, async (page) => {
+      // What a visitor sees: the title, the description, the photo drawn, and the links to copy.
+      const shown = await page.evaluate(() => {
+        const document = (globalThis as Dom).document;
+        const image = document.querySelector("main img") ?? document.querySelector("img");
+        const shares = [...document.querySelectorAll(".share")].map((share: Dom) => ({
+          name: share.querySelector("label")?.textContent,
+          value: share.querySelector("input")?.value,
+        }));
+        return {
+          heading: document.querySelector("h1")?.textContent,
+          text: document.body.innerText,
+          drawnWidth: image?.naturalWidth ?? 0,
+          shares,
+        };
+      });
+      expect(shown.heading).toBe("Hillside in autumn");
+      expect(shown.text).toContain("Houses among pines and vines.");
+      expect(shown.drawnWidth).toBeGreaterThan(0);
+      const shares = Object.fromEntries(shown.shares.map((share: Dom) => [share.name, share.value]));
+      expect(Object.values(shares)).toContain(data.direct);
+      expect(Object.values(shares)).toContain(data.src);
+      expect(shares.Markdown).toBe(`![Hillside in autumn](${data.src})`);
+    });
     await record("upload", `${bed.server.url}/upload`);
   });
 
