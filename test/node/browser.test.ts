@@ -281,7 +281,7 @@ describe("the pages in a browser", () => {
         }));
         return {
           heading: document.querySelector("h1")?.textContent,
-          text: document.body.innerText,
+          text: document.body.textContent,
           drawnWidth: image?.naturalWidth ?? 0,
           shares,
         };
