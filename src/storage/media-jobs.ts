@@ -144,7 +144,11 @@ export async function unclaimedMediaJob(
 /** Jobs due for a (re)try: pending and due, or running with a lease that ran out. */
 export async function dueMediaJobs(db: Database, now: number, maxAttempts: number, limit: number) {
   return db
-    .select({ id: mediaJobs.id })
+    .select({
+      id: mediaJobs.id,
+      /** Since when it has been due: its next attempt's time, or its lease's end. */
+      dueAt: sql<number>`CASE WHEN ${mediaJobs.status} = 'pending' THEN ${mediaJobs.nextAttemptAt} ELSE ${mediaJobs.leaseUntil} END`,
+    })
     .from(mediaJobs)
     .where(
       and(

@@ -16,7 +16,7 @@ import { deleteObjects, deletePrefix } from "../../storage/objects";
 import { swapUploadFile } from "../../storage/uploads";
 import type { UploadDeps } from "../upload-deps";
 import { processImage, processVideo } from "./processing";
-import type { MediaJobRunner } from "./runner";
+import type { MediaJobRunner, RunnerState } from "./runner";
 
 /**
  * Work done on a file after the upload response: videos that are not MP4/WebM become MP4,
@@ -196,19 +196,38 @@ function failure(error: unknown): string {
 }
 
 /**
- * The cron job's part: a new runner for each job whose run failed, crashed or never started
- * (pending and due, or running with a lease that ran out). Starting one is quick; the work is
- * the runner's, so a cron run stays short however long the jobs are.
+ * A runner alive (by the platform's word) whose job has been due this long without being
+ * claimed is taken as lost and run again: no runner sleeps, or has its step retried, past it.
+ * It happens where an engine stops and forgets to wake its sleepers (the local one, restarted).
+ */
+export const RUNNER_LOST_MS = 10 * 60_000;
+
+/**
+ * The cron job's part: a runner for each job whose run failed, crashed or never started
+ * (pending and due, or running with a lease that ran out). A job has one runner, whose id is the
+ * job's: one that does not exist is created (in batches), one that ended is run again, and one
+ * still alive is left to it (it sleeps until the job is due, or is about to take it over), unless
+ * the job has waited past RUNNER_LOST_MS. Starting one is quick; the work is the runner's, so a
+ * cron run stays short however long the jobs are.
  */
 export async function redriveMediaJobs(deps: ProcessDeps, limit = REDRIVE_BATCH): Promise<number> {
-  await failExhaustedMediaJobs(deps.db, deps.now(), MAX_ATTEMPTS);
-  const due = await dueMediaJobs(deps.db, deps.now(), MAX_ATTEMPTS, limit);
-  const started = await Promise.allSettled(due.map(({ id }) => deps.runner.start(id)));
+  const now = deps.now();
+  await failExhaustedMediaJobs(deps.db, now, MAX_ATTEMPTS);
+  const due = await dueMediaJobs(deps.db, now, MAX_ATTEMPTS, limit);
+  const states = await Promise.allSettled(due.map((job) => deps.runner.state(job.id)));
+  const create: string[] = [];
+  const restarts: Promise<void>[] = [];
+  due.forEach((job, i) => {
+    const state = states[i]!.status === "fulfilled" ? (states[i] as PromiseFulfilledResult<RunnerState>).value : "none";
+    if (state === "none") create.push(job.id);
+    else if (state === "ended" || now - job.dueAt > RUNNER_LOST_MS) restarts.push(deps.runner.restart(job.id));
+  });
+  const started = await Promise.allSettled([deps.runner.startMany(create), ...restarts]);
   const failed = started.filter((s): s is PromiseRejectedResult => s.status === "rejected");
   if (failed.length)
     throw new AggregateError(
       failed.map((f) => f.reason),
-      `${failed.length} of ${due.length} media job runners did not start`,
+      `${failed.length} starts of the runners of ${due.length} due media jobs failed`,
     );
-  return due.length;
+  return create.length + restarts.length;
 }

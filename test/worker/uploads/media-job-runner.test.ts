@@ -3,7 +3,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { scheduled } from "../../../src/cron";
 import { processDeps } from "../../../src/bindings";
-import { FIRST_RUN_GRACE_MS, runMediaJob } from "../../../src/uploads/media-jobs/jobs";
+import { FIRST_RUN_GRACE_MS, RUNNER_LOST_MS, runMediaJob } from "../../../src/uploads/media-jobs/jobs";
+import { runnerId, type MediaJobParams } from "../../../src/uploads/media-jobs/runner";
 import { fixture, newAccount, startApp, uploadForm, request, json } from "../helpers";
 
 /**
@@ -166,5 +167,69 @@ describe("media jobs on the Workflow", () => {
       () => jobOf(uploaded.id),
       (job) => job?.status === "done",
     );
+  });
+
+  it("gives a job one runner: the cron job starts none while it sleeps, and runs it again once it is lost", async () => {
+    const account = await newAccount();
+    const lost = { create: () => Promise.reject(new Error("lost")) } as unknown as Workflow;
+    const uploaded = await upload(account.full, await fixture("generated/clip.mkv"), { MEDIA_JOBS: lost });
+    const { id: jobId } = (await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?")
+      .bind(uploaded.id)
+      .first<{ id: string }>())!;
+    // Its runner, under the job's own id, failed its first attempt and sleeps a minute.
+    await using instance = await introspectWorkflowInstance(env.MEDIA_JOBS, runnerId(jobId));
+    await instance.modify(async (m) =>
+      m.mockStepResult({ name: "attempt 1" }, { outcome: "retry", retryInMs: 60_000 }),
+    );
+    await env.MEDIA_JOBS.create({ id: runnerId(jobId), params: { jobId } });
+    const handle = await env.MEDIA_JOBS.get(runnerId(jobId));
+    // Asleep (the local engine says "running" for a sleeping instance, the platform "waiting").
+    await until(
+      "the runner's sleep",
+      () => handle.status(),
+      (s) => s.status === "running" || s.status === "waiting",
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    // The cron job, with the runner's calls counted.
+    const calls = { create: 0, createBatch: 0, restart: 0 };
+    const counted = new Proxy(env.MEDIA_JOBS, {
+      get(target, name) {
+        if (name === "create" || name === "createBatch")
+          return (...args: unknown[]) => {
+            calls[name]++;
+            return (target[name] as (...a: unknown[]) => unknown)(...args);
+          };
+        if (name === "get")
+          return async (id: string) => {
+            const found = await target.get(id);
+            return new Proxy(found, {
+              get(inner, method) {
+                if (method === "restart") calls.restart++;
+                const value = Reflect.get(inner, method);
+                return typeof value === "function" ? value.bind(inner) : value;
+              },
+            });
+          };
+        const value = Reflect.get(target, name);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as Workflow<MediaJobParams>;
+    const due = (at: number) =>
+      env.DB.prepare(
+        "UPDATE media_jobs SET status = 'pending', attempts = 1, last_error = 'media service 500', next_attempt_at = ? WHERE id = ?",
+      )
+        .bind(at, jobId)
+        .run();
+    // Due while its runner sleeps (as at the moment it wakes): no second runner.
+    await due(Date.now());
+    await scheduled({ ...env, MEDIA_JOBS: counted }, Date.now, { orphans: false });
+    expect(calls).toEqual({ create: 0, createBatch: 0, restart: 0 });
+    expect(["running", "waiting"]).toContain((await handle.status()).status);
+    // Due for longer than any runner sleeps: taken as lost, and run again under the same id.
+    await due(Date.now() - RUNNER_LOST_MS - 1000);
+    await scheduled({ ...env, MEDIA_JOBS: counted }, Date.now, { orphans: false });
+    expect(calls).toEqual({ create: 0, createBatch: 0, restart: 1 });
+    // A second runner of the job cannot be made.
+    await expect(env.MEDIA_JOBS.create({ id: runnerId(jobId), params: { jobId } })).rejects.toThrow();
   });
 });
