@@ -36,6 +36,17 @@ async function upload(key: string, bytes: Uint8Array, bindings: Partial<Cloudfla
   return ((await response.json()) as { data: { id: string; src: string } }).data;
 }
 
+/** A video uploaded while its runner's start was lost (the first start fails): its upload and job. */
+async function uploadWithLostStart() {
+  const account = await newAccount();
+  const lost = { create: () => Promise.reject(new Error("lost")) } as unknown as Workflow;
+  const uploaded = await upload(account.full, await fixture("generated/clip.mkv"), { MEDIA_JOBS: lost });
+  const { id: jobId } = (await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?")
+    .bind(uploaded.id)
+    .first<{ id: string }>())!;
+  return { uploaded, jobId };
+}
+
 describe("media jobs on the Workflow", () => {
   it("converts a video in a runner started after the response", async () => {
     const account = await newAccount();
@@ -74,12 +85,7 @@ describe("media jobs on the Workflow", () => {
   }, 300_000);
 
   it("sleeps until a failed attempt's retry is due and runs it, without the cron job", async () => {
-    const account = await newAccount();
-    const lost = { create: () => Promise.reject(new Error("lost")) } as unknown as Workflow;
-    const uploaded = await upload(account.full, await fixture("generated/clip.mkv"), { MEDIA_JOBS: lost });
-    const { id: jobId } = (await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?")
-      .bind(uploaded.id)
-      .first<{ id: string }>())!;
+    const { uploaded, jobId } = await uploadWithLostStart();
     const instanceId = `retry-${jobId}`;
     await using instance = await introspectWorkflowInstance(env.MEDIA_JOBS, instanceId);
     // The first attempt failed (as the container restarted, say) and set its retry 2 s ahead.
@@ -98,12 +104,7 @@ describe("media jobs on the Workflow", () => {
     // Deployed, a runner that hibernates in its sleep is run again from the top, its finished
     // steps from their cache. Locally, resuming a paused instance does the same. (A restart of
     // the local engine would not: it has no alarms, so nothing wakes a sleeping instance.)
-    const account = await newAccount();
-    const lost = { create: () => Promise.reject(new Error("lost")) } as unknown as Workflow;
-    const uploaded = await upload(account.full, await fixture("generated/clip.mkv"), { MEDIA_JOBS: lost });
-    const { id: jobId } = (await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?")
-      .bind(uploaded.id)
-      .first<{ id: string }>())!;
+    const { uploaded, jobId } = await uploadWithLostStart();
     const instanceId = `replay-${jobId}`;
     await using instance = await introspectWorkflowInstance(env.MEDIA_JOBS, instanceId);
     await instance.modify(async (m) => m.mockStepResult({ name: "attempt 1" }, { outcome: "retry", retryInMs: 1500 }));
@@ -125,19 +126,14 @@ describe("media jobs on the Workflow", () => {
   });
 
   it("never runs an attempt before its retry is due: an early runner is told to wait", async () => {
-    const account = await newAccount();
-    const lost = { create: () => Promise.reject(new Error("lost")) } as unknown as Workflow;
-    const uploaded = await upload(account.full, await fixture("generated/clip.mkv"), { MEDIA_JOBS: lost });
+    const { uploaded, jobId } = await uploadWithLostStart();
     // Its first attempt failed, and its retry is a minute away.
     const dueAt = Date.now() + 60_000;
     await env.DB.prepare(
-      "UPDATE media_jobs SET status = 'pending', attempts = 1, last_error = 'media service 500', next_attempt_at = ? WHERE upload_id = ?",
+      "UPDATE media_jobs SET status = 'pending', attempts = 1, last_error = 'media service 500', next_attempt_at = ? WHERE id = ?",
     )
-      .bind(dueAt, uploaded.id)
+      .bind(dueAt, jobId)
       .run();
-    const { id: jobId } = (await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?")
-      .bind(uploaded.id)
-      .first<{ id: string }>())!;
     // A second runner (the cron job's, or a step the platform retried) comes now.
     const early = await runMediaJob(processDeps(env), jobId);
     expect(early).toMatchObject({ outcome: "retry" });
@@ -154,9 +150,7 @@ describe("media jobs on the Workflow", () => {
   });
 
   it("starts a runner from the cron job when the request's start was lost", async () => {
-    const account = await newAccount();
-    const lost = { create: () => Promise.reject(new Error("lost")) } as unknown as Workflow;
-    const uploaded = await upload(account.full, await fixture("generated/clip.mkv"), { MEDIA_JOBS: lost });
+    const { uploaded } = await uploadWithLostStart();
     expect(await jobOf(uploaded.id)).toMatchObject({ status: "pending", attempts: 0 });
     // The cron job leaves a job alone while its first runner may still start, then starts one.
     await scheduled(env, () => Date.now() + FIRST_RUN_GRACE_MS / 2);
@@ -170,12 +164,7 @@ describe("media jobs on the Workflow", () => {
   });
 
   it("gives a job one runner: the cron job starts none while it sleeps, and runs it again once it is lost", async () => {
-    const account = await newAccount();
-    const lost = { create: () => Promise.reject(new Error("lost")) } as unknown as Workflow;
-    const uploaded = await upload(account.full, await fixture("generated/clip.mkv"), { MEDIA_JOBS: lost });
-    const { id: jobId } = (await env.DB.prepare("SELECT id FROM media_jobs WHERE upload_id = ?")
-      .bind(uploaded.id)
-      .first<{ id: string }>())!;
+    const { jobId } = await uploadWithLostStart();
     // Its runner, under the job's own id, failed its first attempt and sleeps a minute.
     await using instance = await introspectWorkflowInstance(env.MEDIA_JOBS, runnerId(jobId));
     await instance.modify(async (m) =>
