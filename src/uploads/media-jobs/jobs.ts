@@ -197,10 +197,12 @@ function failure(error: unknown): string {
 
 /**
  * A runner alive (by the platform's word) whose job has been due this long without being
- * claimed is taken as lost and run again: no runner sleeps, or has its step retried, past it.
- * It happens where an engine stops and forgets to wake its sleepers (the local one, restarted).
+ * claimed is taken as lost and run again from the top: a sleeping runner claims its job within
+ * seconds of waking. It happens where an engine stops and forgets its sleepers (the local one,
+ * restarted, keeps no alarms). Running a live one again by mistake (one whose step waits to
+ * retry) costs an attempt's start, never a second runner or an early attempt.
  */
-export const RUNNER_LOST_MS = 10 * 60_000;
+export const RUNNER_LOST_MS = 60_000;
 
 /**
  * The cron job's part: a runner for each job whose run failed, crashed or never started
