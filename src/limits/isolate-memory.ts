@@ -41,9 +41,10 @@ const memoryBusy = () =>
 const MEMORY_WAIT_MS = 10_000;
 const POLL_MS = 50;
 /**
- * The longest a reservation is held. A request whose continuations the runtime drops (cancelled
- * deployed) never releases what it reserved; past this, far beyond any request's work on its
- * buffers, the account takes it back rather than stay short for the isolate's life.
+ * The longest a reservation is held unused. A request whose continuations the runtime drops
+ * (cancelled deployed) never releases what it reserved; past this since its last growth (work
+ * that streams grows it as it goes), far beyond any request's work on its buffers, the account
+ * takes it back rather than stay short for the isolate's life.
  */
 export const RESERVATION_CEILING_MS = 15 * 60_000;
 
@@ -131,20 +132,23 @@ export class MemoryLedger {
     let released = false;
     const ledger = this;
     const key = {};
-    ledger.live.set(key, {
+    const entry = {
       since: ledger.now(),
       expire() {
         released = true;
         ledger.reservedBytes -= held;
         held = 0;
       },
-    });
+    };
+    ledger.live.set(key, entry);
     return {
       get bytes() {
         return held;
       },
       async growTo(bytes, waitMs = MEMORY_WAIT_MS) {
         if (released) throw new Error("a released reservation cannot grow");
+        // In use: its ceiling counts from its last growth (a slow upload is still working).
+        entry.since = ledger.now();
         if (bytes <= held) return;
         if (ledger.baseline + bytes > ledger.budget) throw memoryBusy();
         // Each waiter polls on its own timer: a promise settled by another request's code would

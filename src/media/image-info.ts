@@ -190,10 +190,24 @@ const TIFF_SUB_IFDS = 330;
  * The most of a file any image's header is read from, on upload and by later jobs alike: what
  * lies past it is not waited for.
  */
+export const HEADER_LIMIT = 1024 * 1024;
+/** How much of a file's head says whether it is animated: as much as is read for its header. */
+const ANIMATION_HEAD_BYTES = HEADER_LIMIT;
+
+/**
+ * Whether `head` says enough to tell animation: a PNG's acTL comes before its image data, after
+ * any other chunks (a large colour profile, text), so a head holding neither acTL nor IDAT may
+ * not yet tell; past ANIMATION_HEAD_BYTES it is taken as still.
+ */
+export const animationKnown = (format: string, head: Uint8Array) =>
+  format !== "png" ||
+  head.length >= ANIMATION_HEAD_BYTES ||
+  /acTL|IDAT/.test(new TextDecoder("latin1").decode(head.subarray(0, ANIMATION_HEAD_BYTES)));
+
 /** An animated WebP (VP8X animation flag) or PNG (acTL before the image data). */
 export function isAnimated(format: string, head: Uint8Array): boolean {
   if (format === "gif") return true; // decided by its frames; GIF never goes to the Worker anyway
-  const text = new TextDecoder("latin1").decode(head.subarray(0, 64 * 1024));
+  const text = new TextDecoder("latin1").decode(head.subarray(0, ANIMATION_HEAD_BYTES));
   if (format === "webp") return text.slice(12, 16) === "VP8X" && (head[20]! & 0x02) !== 0;
   if (format === "png") {
     const actl = text.indexOf("acTL");
@@ -202,8 +216,6 @@ export function isAnimated(format: string, head: Uint8Array): boolean {
   }
   return false;
 }
-
-export const HEADER_LIMIT = 1024 * 1024;
 
 /**
  * Every directory of a TIFF (the chain of pages and their sub-directories), since a decoder may

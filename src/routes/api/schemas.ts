@@ -146,10 +146,10 @@ const uploadSchema = z
         "`src?w=W` is its first frame. Variants are made on their first request and stored; answers carry " +
         "`Vary: Accept` (with format=auto), ETag, Range and src's Cache-Control. An animated GIF, PNG or WebP " +
         "is served whole. Any other w, a repeated option, or format without w is a 400; a password-protected " +
-        "or view-limited upload's variants are a 403; a file the media tools cannot read (or a variant that " +
-        "took over 60 s to make) is a 422, remembered until the file is replaced; no media service right now, " +
-        "or as many variants of the upload (2) or on the service (3) being made already, is a 503 with " +
-        "Retry-After. Only an actual encode counts toward the client's 60 makings a minute.",
+        "or view-limited upload's variants are a 403; a file the media tools cannot read is a 422, remembered " +
+        "until the file is replaced; no media service right now, a variant not made within 60 s (for 10 " +
+        "minutes), or as many variants of the upload (2) or on the service (3) being made already, is a 503 " +
+        "with Retry-After. Only an actual encode counts toward the client's 60 makings a minute.",
     }),
     direct: url.meta({ description: "The upload's page." }),
     thumb: url.nullable().meta({ description: "WebP thumbnail 280 px wide; null until made." }),

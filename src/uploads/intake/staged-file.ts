@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { concatBytes } from "../../bytes";
 import { unprocessable } from "../../errors";
-import { HEADER_LIMIT, isAnimated, readImageHeader, type ImageInfo } from "../../media/image-info";
+import { animationKnown, HEADER_LIMIT, isAnimated, readImageHeader, type ImageInfo } from "../../media/image-info";
 import { assertWithinSideLimit } from "../../media/side-limit";
 import { ACCEPTED_FORMATS_TEXT, SNIFF_BYTES, sniff, type Sniffed } from "../../media/sniff";
 import { newObjectKey, objectName } from "../../storage/keys";
@@ -55,6 +55,8 @@ function identify(head: Uint8Array, complete: boolean): Identified | null {
   }
   assertWithinSideLimit(header.width, header.height);
   if (header.largest) assertWithinSideLimit(header.largest.width, header.largest.height);
+  // Its size is known, but perhaps not yet whether it moves (a PNG's acTL after large chunks).
+  if (!complete && !animationKnown(media.format, head)) return null;
   return { media, image: header, animated: isAnimated(media.format, head) };
 }
 

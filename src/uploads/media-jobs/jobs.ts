@@ -220,9 +220,12 @@ export async function redriveMediaJobs(deps: ProcessDeps, limit = REDRIVE_BATCH)
   const create: string[] = [];
   const restarts: Promise<void>[] = [];
   due.forEach((job, i) => {
-    const state = states[i]!.status === "fulfilled" ? (states[i] as PromiseFulfilledResult<RunnerState>).value : "none";
+    const state =
+      states[i]!.status === "fulfilled" ? (states[i] as PromiseFulfilledResult<RunnerState>).value : "unknown";
     if (state === "none") create.push(job.id);
-    else if (state === "ended" || now - job.dueAt > RUNNER_LOST_MS) restarts.push(deps.runner.restart(job.id));
+    // A queued runner waits its turn, and one the platform did not tell of is asked again next run.
+    else if (state === "ended" || (state === "alive" && now - job.dueAt > RUNNER_LOST_MS))
+      restarts.push(deps.runner.restart(job.id));
   });
   const started = await Promise.allSettled([deps.runner.startMany(create), ...restarts]);
   const failed = started.filter((s): s is PromiseRejectedResult => s.status === "rejected");

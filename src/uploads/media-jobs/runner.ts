@@ -4,10 +4,11 @@ export interface MediaJobParams {
 }
 
 /**
- * A job's runner, as the cron job finds it: none was ever made (or it is gone), one is alive
- * (queued, working or asleep until the job's next attempt), or it has ended.
+ * A job's runner, as the cron job finds it: none was ever made (or it is gone), one waits its
+ * turn under the Workflow's concurrency limit ("queued"), one is working or asleep until the
+ * job's next attempt ("alive"), or it has ended; "unknown" when the platform did not say.
  */
-export type RunnerState = "none" | "alive" | "ended";
+export type RunnerState = "none" | "queued" | "alive" | "ended" | "unknown";
 
 /**
  * The runner of a job. Deployed, it is a MediaJobWorkflow instance whose id is the job's
@@ -28,26 +29,38 @@ export const runnerId = (jobId: string) => `job-${jobId}`;
 /** The platform takes at most 100 instances in one createBatch. */
 const BATCH = 100;
 
-const ALIVE = new Set(["queued", "running", "waiting", "waitingForPause", "paused"]);
+const ALIVE = new Set(["running", "waiting", "waitingForPause", "paused"]);
+const notFound = (error: unknown) => /not.?found/i.test(String(error));
 
 export const workflowRunner = (workflow: Workflow<MediaJobParams>): MediaJobRunner => ({
   async start(jobId) {
     await workflow.create({ id: runnerId(jobId), params: { jobId } });
   },
   async startMany(jobIds) {
-    for (let i = 0; i < jobIds.length; i += BATCH)
-      await workflow.createBatch(
-        jobIds.slice(i, i + BATCH).map((jobId) => ({ id: runnerId(jobId), params: { jobId } })),
-      );
+    for (let i = 0; i < jobIds.length; i += BATCH) {
+      const batch = jobIds.slice(i, i + BATCH);
+      await workflow.createBatch(batch.map((jobId) => ({ id: runnerId(jobId), params: { jobId } }))).catch(async () => {
+        // One refused (made meanwhile, say) must not hold back the others: each on its own.
+        const each = await Promise.allSettled(
+          batch.map((jobId) => workflow.create({ id: runnerId(jobId), params: { jobId } })),
+        );
+        const failed = each.filter((e): e is PromiseRejectedResult => e.status === "rejected");
+        if (failed.some((f) => !/already.?exists/i.test(String(f.reason))))
+          throw new AggregateError(
+            failed.map((f) => f.reason),
+            "media job runners did not start",
+          );
+      });
+    }
   },
   async state(jobId) {
-    let instance: WorkflowInstance;
     try {
-      instance = await workflow.get(runnerId(jobId));
-    } catch {
-      return "none";
+      const { status } = await (await workflow.get(runnerId(jobId))).status();
+      if (status === "queued") return "queued";
+      return ALIVE.has(status) ? "alive" : "ended";
+    } catch (error) {
+      return notFound(error) ? "none" : "unknown";
     }
-    return ALIVE.has((await instance.status()).status) ? "alive" : "ended";
   },
   async restart(jobId) {
     await (await workflow.get(runnerId(jobId))).restart();

@@ -53,13 +53,20 @@ export async function ensureVariant(deps: VariantDeps, source: VariantSource, va
       maxLeads: MAX_MAKINGS_PER_UPLOAD,
     });
     if (turn === "busy") throw notNow("Resized copies of this file are being made; try again in a few seconds.");
-    if (typeof turn === "object" && "failed" in turn)
-      throw unprocessable(`This file cannot be resized: ${turn.failed}`);
+    if (typeof turn === "object" && "failed" in turn) {
+      if (turn.retryInMs === undefined) throw unprocessable(`This file cannot be resized: ${turn.failed}`);
+      throw new ApiError(503, `This size cannot be made just now: ${turn.failed}.`, {
+        "Retry-After": String(Math.ceil(turn.retryInMs / 1000)),
+      });
+    }
     if (typeof turn === "object") {
       let ended = false;
-      const fail = (message: string, file?: string) => {
+      const fail: Fail = async (message, options) => {
         ended = true;
-        return deps.leases.fail(variant.key, turn.lease, message, file);
+        // Not remembered after all: the lease is still ended, so waiters need not wait it out.
+        await deps.leases.fail(variant.key, turn.lease, message, options).catch(async () => {
+          await deps.leases.release(variant.key, turn.lease).catch(() => {});
+        });
       };
       try {
         // A lead that ended just before this one began has stored it already.
@@ -74,16 +81,26 @@ export async function ensureVariant(deps: VariantDeps, source: VariantSource, va
   throw notNow("This variant could not be made just now; try again in a few seconds.");
 }
 
+type Fail = (message: string, options?: { file?: string; forMs?: number }) => Promise<void>;
+
+/**
+ * A variant whose making got no answer within the call's 60 s is not tried again for this long:
+ * the time may have gone waiting in a busy container's queue, so it is not refused for good, but
+ * every request for it would otherwise hold a place on the service as long again.
+ */
+export const TIMED_OUT_MEMORY_MS = 10 * 60_000;
+
 /**
  * What is remembered of a failed making: a file the media service refuses (it cannot read it, or
- * it is too large) fails every width and encoding; a making that ran out of time fails that
- * variant. Anything else (the service busy or restarting) may go another time.
+ * it is too large) fails every width and encoding for good; a making that used the service's own
+ * time limit (504) fails that variant for good; one the Worker gave up waiting for fails it for
+ * TIMED_OUT_MEMORY_MS. Anything else (the service busy or restarting) may go another time.
  */
-function lastingFailure(error: unknown): { message: string; wholeFile: boolean } | null {
+function lastingFailure(error: unknown, file: string): { message: string; file?: string; forMs?: number } | null {
   if (!(error instanceof MediaServiceError)) return null;
-  if (error.timedOut || error.status === 504)
-    return { message: `it took too long (${error.message})`, wholeFile: false };
-  if (error.permanent) return { message: error.message, wholeFile: true };
+  if (error.timedOut) return { message: `it took too long (${error.message})`, forMs: TIMED_OUT_MEMORY_MS };
+  if (error.status === 504) return { message: `it took too long (${error.message})` };
+  if (error.permanent) return { message: error.message, file };
   return null;
 }
 
@@ -92,12 +109,7 @@ function lastingFailure(error: unknown): { message: string; wholeFile: boolean }
  * a change that removes the file removes its variants after it (previous-files.ts), so a variant
  * stored after that finds the file gone and removes itself rather than outlive it.
  */
-async function makeVariant(
-  deps: VariantDeps,
-  source: VariantSource,
-  variant: Variant,
-  fail: (message: string, file?: string) => Promise<void>,
-): Promise<Outcome> {
+async function makeVariant(deps: VariantDeps, source: VariantSource, variant: Variant, fail: Fail): Promise<Outcome> {
   let made: Awaited<ReturnType<typeof render>>;
   let slot: { release(): Promise<void> } | null = null;
   // The service is called only within its share for variants, one slot per making.
@@ -117,13 +129,15 @@ async function makeVariant(
     } catch (error) {
       // Its file was replaced or removed while it was read: the caller reads the row again.
       if (!(await deps.bucket.head(source.objectKey))) return "source gone";
-      const lasting = lastingFailure(error);
-      if (lasting) await fail(lasting.message, lasting.wholeFile ? source.objectKey : undefined).catch(() => {});
+      const lasting = lastingFailure(error, source.objectKey);
+      if (lasting) await fail(lasting.message, lasting);
       throw asApiError(error);
     }
     if (made === "original") {
       // A row from before animation was known at upload: its next requests skip this path.
-      await markAnimated(deps.db, source.id, source.objectKey);
+      await markAnimated(deps.db, source.id, source.objectKey).catch((error) =>
+        console.error(JSON.stringify({ upload: source.id, markAnimated: String(error) })),
+      );
       return made;
     }
     await deps.bucket.put(variant.key, made.body, { httpMetadata: { contentType: variant.mime } });
@@ -161,6 +175,10 @@ async function render(deps: VariantDeps, source: VariantSource, variant: Variant
 /** The media service's refusal as the client sees it: the file cannot be made smaller, or not now. */
 function asApiError(error: unknown): unknown {
   if (!(error instanceof MediaServiceError)) return error;
-  if (error.permanent || error.timedOut) return unprocessable(`This file cannot be resized: ${error.message}`);
+  if (error.permanent) return unprocessable(`This file cannot be resized: ${error.message}`);
+  if (error.timedOut)
+    return new ApiError(503, `This size cannot be made just now: ${error.message}.`, {
+      "Retry-After": String(TIMED_OUT_MEMORY_MS / 1000),
+    });
   return notNow("Resized copies cannot be made just now; try again in a few seconds.");
 }

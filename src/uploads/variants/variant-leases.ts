@@ -5,8 +5,11 @@ import type { Turn } from "./variant-locks";
 export interface VariantLeases {
   take(name: string, leaseMs: number, options: { file: string; maxLeads: number }): Promise<Turn>;
   release(name: string, lease: number): Promise<void>;
-  /** Ends the lease and remembers that `name` (or, with `file`, every variant of that file) cannot be made. */
-  fail(name: string, lease: number, message: string, file?: string): Promise<void>;
+  /**
+   * Ends the lease and remembers that `name` (or, with `file`, every variant of that file) cannot
+   * be made: for good, or for `forMs`.
+   */
+  fail(name: string, lease: number, message: string, options?: { file?: string; forMs?: number }): Promise<void>;
 }
 
 /**
@@ -27,7 +30,7 @@ export function variantLeases(env: Env, uploadId: string): VariantLeases {
   return {
     take: (name, leaseMs, options) => stub.take(name, leaseMs, options),
     release: (name, lease) => stub.release(name, lease),
-    fail: (name, lease, message, file) => stub.fail(name, lease, message, file),
+    fail: (name, lease, message, options) => stub.fail(name, lease, message, options),
   };
 }
 

@@ -4,10 +4,16 @@ import type { Env } from "../../env";
 /**
  * Who makes a variant: this caller (it leads, under lease number `lease`), or another, which has
  * now ended its lead ("done") or let its lease lapse; or nobody: it cannot be made ("failed",
- * remembered until its file changes), or as many makings as one upload may have are under way
- * ("busy").
+ * remembered until its file changes, or for `retryInMs` more), or as many makings as one upload
+ * may have are under way ("busy").
  */
-export type Turn = { lease: number } | "done" | "lapsed" | "busy" | { failed: string };
+export type Turn = { lease: number } | "done" | "lapsed" | "busy" | { failed: string; retryInMs?: number };
+
+/** A failure as stored: for good (until its file changes), or until `until`. */
+interface StoredFailure {
+  message: string;
+  until: number | null;
+}
 
 /** A lease as stored: it outlives the object's eviction, and ends by itself at `until`. */
 interface StoredLease {
@@ -45,13 +51,16 @@ export class VariantLocks extends DurableObject<Env> {
    * its failure. With `maxLeads`, a new lead is refused ("busy") while that many leases are live.
    */
   async take(name: string, leaseMs: number, options: { file?: string; maxLeads?: number } = {}): Promise<Turn> {
-    const failures = await this.ctx.storage.get<string>([
+    const now = Date.now();
+    const failures = await this.ctx.storage.get<StoredFailure>([
       FAILED + name,
       ...(options.file ? [FAILED + options.file] : []),
     ]);
-    const failed = [...failures.values()][0];
-    if (failed !== undefined) return { failed };
-    const now = Date.now();
+    const failed = [...failures.values()].find((failure) => failure.until === null || failure.until > now);
+    if (failed)
+      return failed.until === null
+        ? { failed: failed.message }
+        : { failed: failed.message, retryInMs: failed.until - now };
     const held = await this.ctx.storage.get<StoredLease>(LEASE + name);
     if (!held || held.until <= now) {
       if (options.maxLeads !== undefined && (await this.liveLeases(now)) >= options.maxLeads) return "busy";
@@ -91,13 +100,14 @@ export class VariantLocks extends DurableObject<Env> {
 
   /**
    * Ends lease `number` of `name`, which could not be made, and remembers why: for this variant
-   * alone, or for every variant of `file` (a file the media service cannot read). A new file has
-   * a new key, so what is remembered lasts until the upload's file changes.
+   * alone, or for every variant of `file` (a file the media service cannot read); for good, or
+   * for `forMs`. A new file has a new key, so nothing remembered outlasts the upload's file.
    */
-  async fail(name: string, number: number, message: string, file?: string): Promise<void> {
+  async fail(name: string, number: number, message: string, options: { file?: string; forMs?: number } = {}) {
     const held = await this.ctx.storage.get<StoredLease>(LEASE + name);
     if (held?.number !== number) return;
-    await this.ctx.storage.put(FAILED + (file ?? name), message);
+    const until = options.forMs === undefined ? null : Date.now() + options.forMs;
+    await this.ctx.storage.put<StoredFailure>(FAILED + (options.file ?? name), { message, until });
     await this.release(name, number);
   }
 

@@ -54,6 +54,19 @@ describe("the isolate's memory account", () => {
     expect(ledger.reserved).toBe(0);
   });
 
+  it("counts a reservation's ceiling from its last growth: a slow upload still working keeps it", async () => {
+    let now = 0;
+    const ledger = new MemoryLedger(40 * MiB, 10 * MiB, () => now);
+    const streaming = ledger.open();
+    await streaming.growTo(5 * MiB);
+    now += RESERVATION_CEILING_MS - 1;
+    await streaming.growTo(6 * MiB);
+    now += RESERVATION_CEILING_MS - 1;
+    expect(ledger.tryReserve(MiB)?.bytes).toBe(MiB);
+    expect(streaming.bytes).toBe(6 * MiB);
+    expect(ledger.reserved).toBe(7 * MiB);
+  });
+
   it("counts resident memory (the codecs') against what may be reserved", () => {
     const ledger = new MemoryLedger(40 * MiB, 10 * MiB);
     let codecs = 20 * MiB;

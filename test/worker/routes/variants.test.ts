@@ -230,6 +230,15 @@ describe("src?w= on what has no variants", () => {
     expect(await variantKeys(id)).toEqual([]);
   });
 
+  it("knows an APNG as animated at upload even when a large chunk comes before its acTL", async () => {
+    const comment = pngChunk("tEXt", new TextEncoder().encode(`Comment\0${"x".repeat(200 * 1024)}`));
+    const { id } = await uploaded(pngFile(join(ihdr(1, 1), comment, actl(2), fctl(0, 1, 1)), ONE_PIXEL_IDAT));
+    const row = await env.DB.prepare("SELECT animated FROM uploads WHERE id = ?")
+      .bind(id)
+      .first<{ animated: number }>();
+    expect(row?.animated).toBe(1);
+  });
+
   it("learns a row's animation on its first variant request when the upload did not record it", async () => {
     const frames = join(ihdr(1, 1), actl(2), fctl(0, 1, 1));
     const { src, id } = await uploaded(pngFile(frames, ONE_PIXEL_IDAT));

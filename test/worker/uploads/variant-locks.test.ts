@@ -21,13 +21,21 @@ describe("variant leases across an eviction", () => {
       // The first lead, back late, cannot end the second's lease.
       await fresh.release("w320", 1);
       expect(await state.storage.get("lease:w320")).toMatchObject({ number: 2 });
-      await fresh.fail("w320", 2, "unreadable", "uploads/x/a.png");
+      await fresh.fail("w320", 2, "unreadable", { file: "uploads/x/a.png" });
     });
     await runInDurableObject(stub, async (_instance: VariantLocks, state) => {
       const fresh = new VariantLocks(state, env);
       expect(await fresh.take("w640", 60_000, { file: "uploads/x/a.png" })).toEqual({ failed: "unreadable" });
       // Another file of the upload starts anew.
       expect(await fresh.take("w640-b", 60_000, { file: "uploads/x/b.png" })).toEqual({ lease: 3 });
+      // A failure remembered for a while (a making that timed out) ends by itself.
+      await fresh.fail("w640-b", 3, "it took too long", { forMs: 200 });
+      expect(await fresh.take("w640-b", 60_000)).toMatchObject({
+        failed: "it took too long",
+        retryInMs: expect.any(Number),
+      });
+      await new Promise((r) => setTimeout(r, 250));
+      expect(await fresh.take("w640-b", 60_000)).toEqual({ lease: 4 });
     });
   });
 
