@@ -147,7 +147,8 @@ export async function dueMediaJobs(db: Database, now: number, maxAttempts: numbe
     .select({
       id: mediaJobs.id,
       /** Since when it has been due: its next attempt's time, or its lease's end. */
-      dueAt: sql<number>`CASE WHEN ${mediaJobs.status} = 'pending' THEN ${mediaJobs.nextAttemptAt} ELSE ${mediaJobs.leaseUntil} END`,
+      dueAt: sql<number>`CASE WHEN ${mediaJobs.status} = 'pending'
+        THEN ${mediaJobs.nextAttemptAt} ELSE ${mediaJobs.leaseUntil} END`,
     })
     .from(mediaJobs)
     .where(
