@@ -122,7 +122,6 @@ export async function renewMediaJobLease(db: Database, job: MediaJobRow, now: nu
     .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.attempts, job.attempts), eq(mediaJobs.status, "running")));
 }
 
-/** Whether another runner holds the job: running, with a lease that has not run out. */
 /**
  * Why a job could not be claimed: "held" by another runner whose lease has not run out, "early"
  * (pending, its retry due in `dueInMs`), or "none" (finished, failed, or out of attempts).

@@ -38,7 +38,9 @@ const ROUNDS = 3;
 /** Makings of one upload's variants at once: a file that is slow or cannot be made holds no more. */
 export const MAX_MAKINGS_PER_UPLOAD = 2;
 
-const notNow = (message: string) => new ApiError(503, message, { "Retry-After": "5" });
+/** The 503 of a variant that cannot be made now, with when to ask again. */
+const notNow = (message: string, retryAfterSeconds = 5) =>
+  new ApiError(503, message, { "Retry-After": String(retryAfterSeconds) });
 
 /**
  * Makes `variant` of `source` and stores it, once however many requests ask at the same moment:
@@ -55,9 +57,7 @@ export async function ensureVariant(deps: VariantDeps, source: VariantSource, va
     if (turn === "busy") throw notNow("Resized copies of this file are being made; try again in a few seconds.");
     if (typeof turn === "object" && "failed" in turn) {
       if (turn.retryInMs === undefined) throw unprocessable(`This file cannot be resized: ${turn.failed}`);
-      throw new ApiError(503, `This size cannot be made just now: ${turn.failed}.`, {
-        "Retry-After": String(Math.ceil(turn.retryInMs / 1000)),
-      });
+      throw notNow(`This size cannot be made just now: ${turn.failed}.`, Math.ceil(turn.retryInMs / 1000));
     }
     if (typeof turn === "object") {
       let ended = false;
@@ -111,12 +111,12 @@ function lastingFailure(error: unknown, file: string): { message: string; file?:
  */
 async function makeVariant(deps: VariantDeps, source: VariantSource, variant: Variant, fail: Fail): Promise<Outcome> {
   let made: Awaited<ReturnType<typeof render>>;
-  let slot: { release(): Promise<void> } | null = null;
+  const held: { slot: { release(): Promise<void> } | null } = { slot: null };
   // The service is called only within its share for variants, one slot per making.
   const media: MediaService = {
     async call(call, input, length) {
-      slot = await deps.share.take(LEASE_MS);
-      if (!slot) {
+      held.slot = await deps.share.take(LEASE_MS);
+      if (!held.slot) {
         await cancelInput(input);
         throw new MediaServiceError(503, "the media service's share for variants is taken");
       }
@@ -142,7 +142,7 @@ async function makeVariant(deps: VariantDeps, source: VariantSource, variant: Va
     }
     await deps.bucket.put(variant.key, made.body, { httpMetadata: { contentType: variant.mime } });
   } finally {
-    await (slot as { release(): Promise<void> } | null)?.release().catch(() => {});
+    await held.slot?.release().catch(() => {});
   }
   if (!(await deps.bucket.head(source.objectKey))) {
     await deps.bucket.delete(variant.key);
@@ -176,9 +176,6 @@ async function render(deps: VariantDeps, source: VariantSource, variant: Variant
 function asApiError(error: unknown): unknown {
   if (!(error instanceof MediaServiceError)) return error;
   if (error.permanent) return unprocessable(`This file cannot be resized: ${error.message}`);
-  if (error.timedOut)
-    return new ApiError(503, `This size cannot be made just now: ${error.message}.`, {
-      "Retry-After": String(TIMED_OUT_MEMORY_MS / 1000),
-    });
+  if (error.timedOut) return notNow(`This size cannot be made just now: ${error.message}.`, TIMED_OUT_MEMORY_MS / 1000);
   return notNow("Resized copies cannot be made just now; try again in a few seconds.");
 }
