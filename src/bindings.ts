@@ -16,6 +16,7 @@ import { VARIANT_CALL_TIMEOUT_MS, type VariantDeps } from "./uploads/variants/ma
 import { serviceShare, variantLeases } from "./uploads/variants/variant-leases";
 import { VARIANT_SERVICE_SLOTS } from "./media/container-size";
 import { limitVariantMaking } from "./limits/budgets";
+import { clientNetwork } from "./http/request-info";
 
 /** The domain's dependencies for a request: its bindings, its database handle and the app's clock. */
 export const requestDeps = (c: Context<AppEnv>) => uploadDeps(c.env, c.var.db, c.var.now);
@@ -53,6 +54,7 @@ export const variantDeps = (c: Context<AppEnv>, uploadId: string): VariantDeps =
   leases: variantLeases(c.env, uploadId),
   share: serviceShare(c.env, VARIANT_SERVICE_SLOTS),
   charge: () => limitVariantMaking(c),
+  client: clientNetwork(c),
 });
 
 export function linkDeps(env: Env): LinkDeps {

@@ -18,6 +18,8 @@ export interface VariantDeps {
   share: ServiceShare;
   /** Charges the client one making (its per-IP rule; 429 when spent): only an actual encode is charged. */
   charge(): Promise<void>;
+  /** The requesting client's network: it holds at most one slot of the service share at a time. */
+  client: string;
 }
 
 /**
@@ -115,7 +117,7 @@ async function makeVariant(deps: VariantDeps, source: VariantSource, variant: Va
   // The service is called only within its share for variants, one slot per making.
   const media: MediaService = {
     async call(call, input, length) {
-      held.slot = await deps.share.take(LEASE_MS);
+      held.slot = await deps.share.take(LEASE_MS, deps.client);
       if (!held.slot) {
         await cancelInput(input);
         throw new MediaServiceError(503, "the media service's share for variants is taken");

@@ -15,10 +15,11 @@ export interface VariantLeases {
 /**
  * The media service's share for variants: a slot held while one variant is made there, so that
  * variants never take more of the service than `slots` calls at once and media jobs always find
- * room. Null when every slot is taken.
+ * room, and one client (`holder`, its network) holds at most one slot at a time. Null when every
+ * slot is taken, or the client holds one already.
  */
 export interface ServiceShare {
-  take(leaseMs: number): Promise<{ release(): Promise<void> } | null>;
+  take(leaseMs: number, holder: string): Promise<{ release(): Promise<void> } | null>;
 }
 
 /**
@@ -41,8 +42,8 @@ export function serviceShare(env: Env, slots: number): ServiceShare {
   const stub = env.VARIANT_LOCKS.get(env.VARIANT_LOCKS.idFromName(SHARE_OBJECT));
   const names = Array.from({ length: slots }, (_, i) => `slot ${i + 1}`);
   return {
-    async take(leaseMs) {
-      const slot = await stub.tryTake(names, leaseMs);
+    async take(leaseMs, holder) {
+      const slot = await stub.tryTake(names, leaseMs, holder);
       return slot && { release: () => stub.release(slot.name, slot.lease) };
     },
   };

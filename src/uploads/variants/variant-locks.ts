@@ -19,6 +19,8 @@ interface StoredFailure {
 interface StoredLease {
   number: number;
   until: number;
+  /** Who holds it, where that matters (a slot of the service share: the client's network). */
+  holder?: string;
 }
 
 const LEASE = "lease:";
@@ -78,12 +80,17 @@ export class VariantLocks extends DurableObject<Env> {
     }
   }
 
-  /** A lease of the first of `names` that is free, for at most `leaseMs`; null when none is. */
-  async tryTake(names: string[], leaseMs: number): Promise<{ name: string; lease: number } | null> {
+  /**
+   * A lease of the first of `names` that is free, for at most `leaseMs`, to `holder`; null when
+   * none is, or when `holder` already holds one of them (one slot per client at a time).
+   */
+  async tryTake(names: string[], leaseMs: number, holder: string): Promise<{ name: string; lease: number } | null> {
     const now = Date.now();
     const leases = await this.ctx.storage.get<StoredLease>(names.map((name) => LEASE + name));
+    const live = [...leases.values()].filter((lease) => lease.until > now);
+    if (live.some((lease) => lease.holder === holder)) return null;
     const free = names.find((name) => (leases.get(LEASE + name)?.until ?? 0) <= now);
-    return free === undefined ? null : { name: free, lease: await this.lease(free, now + leaseMs) };
+    return free === undefined ? null : { name: free, lease: await this.lease(free, now + leaseMs, holder) };
   }
 
   /**
@@ -111,9 +118,9 @@ export class VariantLocks extends DurableObject<Env> {
     await this.release(name, number);
   }
 
-  private async lease(name: string, until: number): Promise<number> {
+  private async lease(name: string, until: number, holder?: string): Promise<number> {
     const number = ((await this.ctx.storage.get<number>(ISSUED)) ?? 0) + 1;
-    await this.ctx.storage.put<number | StoredLease>({ [ISSUED]: number, [LEASE + name]: { number, until } });
+    await this.ctx.storage.put<number | StoredLease>({ [ISSUED]: number, [LEASE + name]: { number, until, holder } });
     return number;
   }
 

@@ -47,4 +47,17 @@ describe("variant leases across an eviction", () => {
     await stub.release("a", 1);
     expect(await stub.take("c", 60_000, { maxLeads: 2 })).toEqual({ lease: 3 });
   });
+
+  it("gives one client at most one slot of the media service's share, and no more slots than there are", async () => {
+    const share = env.VARIANT_LOCKS.get(env.VARIANT_LOCKS.idFromName(`share-${crypto.randomUUID()}`));
+    const slots = ["slot 1", "slot 2"];
+    const first = await share.tryTake(slots, 60_000, "198.51.100.7");
+    expect(first).toMatchObject({ name: "slot 1" });
+    // The same client again (another upload of its, say): turned away while it holds one.
+    expect(await share.tryTake(slots, 60_000, "198.51.100.7")).toBeNull();
+    expect(await share.tryTake(slots, 60_000, "203.0.113.9")).toMatchObject({ name: "slot 2" });
+    expect(await share.tryTake(slots, 60_000, "192.0.2.1")).toBeNull();
+    await share.release(first!.name, first!.lease);
+    expect(await share.tryTake(slots, 60_000, "198.51.100.7")).toMatchObject({ name: "slot 1" });
+  });
 });
