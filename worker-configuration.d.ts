@@ -22,14 +22,14 @@ interface __BaseEnv_Env {
 	ADMIN_TOKEN: string;
 	MEDIA_SECRET: string;
 	LINK_SIGNING_SECRET: string;
-	MEDIA_CONTAINER: DurableObjectNamespace<import("./src/index").MediaContainer>;
-	RATE_LIMITER: DurableObjectNamespace<import("./src/index").RateLimiter>;
-	VARIANT_LOCKS: DurableObjectNamespace<import("./src/index").VariantLocks>;
-	MEDIA_JOBS: Workflow<Parameters<import("./src/index").MediaJobWorkflow['run']>[0]['payload']>;
+	MEDIA_CONTAINER: DurableObjectNamespace<import("./src/entry/index").MediaContainer>;
+	RATE_LIMITER: DurableObjectNamespace<import("./src/entry/index").RateLimiter>;
+	VARIANT_LOCKS: DurableObjectNamespace<import("./src/entry/index").VariantLocks>;
+	MEDIA_JOBS: Workflow<Parameters<import("./src/entry/index").MediaJobWorkflow['run']>[0]['payload']>;
 }
 declare namespace Cloudflare {
 	interface GlobalProps {
-		mainModule: typeof import("./src/index");
+		mainModule: typeof import("./src/entry/index");
 		durableNamespaces: "MediaContainer" | "RateLimiter" | "VariantLocks";
 	}
 	interface Env extends __BaseEnv_Env {}

@@ -24,7 +24,7 @@ if (!existsSync(devVars)) {
 }
 let secrets = readFileSync(devVars, "utf8");
 let adminToken = /^ADMIN_TOKEN=(.*)$/m.exec(secrets)?.[1]?.trim();
-// The Worker leaves /admin off with a token under 32 characters (src/routes/admin.ts); an older
+// The Worker leaves /admin off with a token under 32 characters (src/api/admin.ts); an older
 // .dev.vars may hold one that short: it gets a random one, kept in .dev.vars.
 if (adminToken && adminToken.length < 32) {
   adminToken = randomBytes(24).toString("hex");

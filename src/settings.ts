@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EXPIRES_IN_MAX, EXPIRES_IN_MIN, GiB } from "./spec-limits";
+import { EXPIRES_IN_MAX, EXPIRES_IN_MIN, GiB } from "./model/spec-limits";
 import type { Env } from "./env";
 import type { Limits } from "./limits/rules";
 

@@ -2,7 +2,8 @@ import { randomBase62 } from "../crypto";
 import { notFound } from "../errors";
 import * as store from "../storage/accounts";
 import type { Database } from "../storage/db";
-import { generateKey, hashKey, type KeyKind } from "./keys";
+import type { KeyKind } from "../model/key-kinds";
+import { generateKey, hashKey } from "./keys";
 
 export async function createAccount(db: Database, name: string, now: number) {
   const id = randomBase62(12);

@@ -1,8 +1,5 @@
 import { randomBase62, sha256Hex } from "../crypto";
-
-/** An account's two keys: the full key, and the upload-only key meant for browsers. */
-export const KEY_KINDS = ["full", "upload"] as const;
-export type KeyKind = (typeof KEY_KINDS)[number];
+import type { KeyKind } from "../model/key-kinds";
 
 /**
  * API keys: a kind prefix and 32 base62 characters (about 190 random bits). The prefix lets a

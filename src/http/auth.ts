@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { findCaller } from "../accounts/callers";
 import type { AppEnv } from "../env";
 import { forbidden, unauthorized } from "../errors";
-import { countBadKey } from "../limits/budgets";
+import { countBadKey } from "./throttles/budgets";
 import { clientIp } from "./request-info";
 
 /** The key from `X-API-Key`, or from `?key=` for older integrations; the header wins. */

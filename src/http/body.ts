@@ -1,6 +1,6 @@
 import { bodyLimit } from "hono/body-limit";
 import { concatBytes } from "../bytes";
-import { MAX_TEXT_BODY_BYTES } from "../spec-limits";
+import { MAX_TEXT_BODY_BYTES } from "../model/spec-limits";
 import { badRequest, tooLarge, unprocessable } from "../errors";
 
 const TOO_LARGE = () => tooLarge(`Request body over ${MAX_TEXT_BODY_BYTES} bytes.`);

@@ -1,4 +1,4 @@
-import { MAX_REQUEST_BYTES, MAX_TEXT_BODY_BYTES, MiB } from "../spec-limits";
+import { MAX_REQUEST_BYTES, MAX_TEXT_BODY_BYTES, MiB } from "../model/spec-limits";
 import { tooLarge, unprocessable } from "../errors";
 import { readFields } from "./body";
 import { multipartBoundary } from "./multipart";

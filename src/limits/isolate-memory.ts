@@ -1,5 +1,5 @@
 import { ApiError } from "../errors";
-import { MiB } from "../spec-limits";
+import { MiB } from "../model/spec-limits";
 
 /**
  * One account of the memory that the requests of this isolate hold at once.

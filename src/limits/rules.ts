@@ -1,4 +1,4 @@
-import { GiB, MiB } from "../spec-limits";
+import { GiB, MiB } from "../model/spec-limits";
 import type { GuessRule } from "./backoff";
 import type { Rule } from "./gcra";
 

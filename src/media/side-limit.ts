@@ -1,4 +1,4 @@
-import { MAX_IMAGE_SIDE } from "../spec-limits";
+import { MAX_IMAGE_SIDE } from "../model/spec-limits";
 import { unprocessable } from "../errors";
 
 /**

@@ -1,5 +1,5 @@
 import { ascii, u32be, u32le } from "../bytes";
-import type { MediaType } from "../storage/schema";
+import type { MediaType } from "../model/schema";
 
 /** What a file is, decided from its first bytes only (never its name or Content-Type). */
 export interface Sniffed {

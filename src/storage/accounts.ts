@@ -1,8 +1,8 @@
 import { and, eq, exists, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "./db";
-import type { KeyKind } from "../accounts/keys";
-import { accounts, apiKeys, ipBans } from "./schema";
+import type { KeyKind } from "../model/key-kinds";
+import { accounts, apiKeys, ipBans } from "../model/schema";
 
 export interface KeyOwner {
   accountId: string;

@@ -1,7 +1,7 @@
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "./db";
 import { flagOf, listBlockedTerms } from "./moderation";
-import type { BlockedTermRow, UploadRow } from "./schema";
+import type { BlockedTermRow, UploadRow } from "../model/schema";
 import { duplicateOf } from "./uploads";
 
 interface IntakeChecks {

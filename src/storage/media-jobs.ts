@@ -1,8 +1,8 @@
 import { and, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "./db";
-import { mediaJobs, uploads, type MediaJobRow } from "./schema";
-import { live } from "../uploads/policy";
+import { mediaJobs, uploads, type MediaJobRow } from "../model/schema";
+import { live } from "../model/policy";
 
 export interface NewMediaJob {
   id: string;

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { Database } from "./db";
-import { blockedTerms, flaggedContent } from "./schema";
+import { blockedTerms, flaggedContent } from "../model/schema";
 
 export function listBlockedTerms(db: Database) {
   return db.select().from(blockedTerms).orderBy(blockedTerms.normalized);

@@ -1,5 +1,5 @@
 import { concatBytes } from "../bytes";
-import { MiB } from "../spec-limits";
+import { MiB } from "../model/spec-limits";
 
 /**
  * Writes a stream of unknown length to R2 with bounded memory. R2's put() needs a known length,

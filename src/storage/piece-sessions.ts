@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import type { Database } from "./db";
-import { storedPieces, pieceSessions, type PieceSessionRow } from "./schema";
+import { storedPieces, pieceSessions, type PieceSessionRow } from "../model/schema";
 
 export interface PartRecord {
   number: number;

@@ -13,9 +13,9 @@ import {
   sql,
   type SQL,
 } from "drizzle-orm";
-import { expired, listed, live, servedPlain, unrestricted, usedUp, viewLimited } from "../uploads/policy";
+import { expired, listed, live, servedPlain, unrestricted, usedUp, viewLimited } from "../model/policy";
 import type { Database } from "./db";
-import { uploads, type NewUploadRow, type UploadRow } from "./schema";
+import { uploads, type NewUploadRow, type UploadRow } from "../model/schema";
 
 /** Inserts the row, returning its id; none when the account's dedup slot for that content is already taken. */
 export const uploadInsert = (db: Database, row: NewUploadRow) =>
@@ -42,7 +42,7 @@ export async function findUpload(db: Database, id: string, now: number): Promise
     .get();
 }
 
-/** The live upload and whether it is served plainly (servedPlain in src/uploads/policy.ts). */
+/** The live upload and whether it is served plainly (servedPlain in src/model/policy.ts). */
 export async function findServingUpload(db: Database, id: string, now: number) {
   const found = await db
     .select({ ...getTableColumns(uploads), plain: sql<number>`${servedPlain.where()}` })
@@ -278,7 +278,7 @@ export async function takeView(db: Database, id: string) {
   return !!row;
 }
 
-/** Listed uploads (listed in src/uploads/policy.ts), newest first: the gallery, the sitemap and the feed. */
+/** Listed uploads (listed in src/model/policy.ts), newest first: the gallery, the sitemap and the feed. */
 export function listedUploads(db: Database, now: number, limit: number, offset = 0) {
   return db
     .select()

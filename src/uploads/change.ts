@@ -1,7 +1,7 @@
 import { ApiError, notFound } from "../errors";
 import { assertAcceptableText } from "../moderation/moderate";
 import { hashPassword } from "./access/passwords";
-import type { UploadRow } from "../storage/schema";
+import type { UploadRow } from "../model/schema";
 import {
   findOwnedServingUpload,
   moveUploadFiles,
@@ -9,10 +9,10 @@ import {
   updateUploadMetaUnlessPlain,
   type UploadMetaPatch,
 } from "../storage/uploads";
-import { filesIndexable } from "./policy";
+import { filesIndexable } from "../model/policy";
 import { copyFiles } from "./serving/move-files";
 import { removePreviousFiles } from "./serving/previous-files";
-import type { UploadDeps } from "./upload-deps";
+import type { Stores } from "../storage/stores";
 
 interface UploadChange extends Pick<UploadMetaPatch, "visibility" | "title" | "description"> {
   /** A new password, or null to remove it. */
@@ -38,7 +38,7 @@ const changesServing = (row: UploadRow, patch: UploadMetaPatch) =>
  * current files, and is changed in place as long as that is still so. Titles and descriptions
  * never move anything.
  */
-export async function changeUpload(deps: UploadDeps, accountId: string, id: string, change: UploadChange) {
+export async function changeUpload(deps: Stores, accountId: string, id: string, change: UploadChange) {
   const { password, max_views, ...text } = change;
   await assertAcceptableText(deps.db, { title: text.title, description: text.description });
   const patch: UploadMetaPatch = { ...text };

@@ -4,10 +4,10 @@ import { assertFreeOfTerms, textToModerate } from "../moderation/moderate";
 import { readIntakeChecks } from "../storage/intake-checks";
 import { writeUploadWithJob } from "../storage/media-jobs";
 import { isFlaggedContent } from "../storage/moderation";
-import type { UploadRow } from "../storage/schema";
+import type { UploadRow } from "../model/schema";
 import { findDuplicate, uploadInsert } from "../storage/uploads";
-import type { UploadDeps } from "./upload-deps";
-import type { Visibility } from "./visibility";
+import type { Stores } from "../storage/stores";
+import type { Visibility } from "../model/visibility";
 import type { StagedFile } from "./intake/staged-file";
 import { cancelProcessing, planProcessing } from "./media-jobs/jobs";
 import { thumbnailInline } from "./inline-thumbnail";
@@ -47,7 +47,7 @@ export function fileColumns(file: StagedFile) {
 const flaggedContent = () => unprocessable("This content was previously flagged and cannot be uploaded.");
 
 /** Flagged bytes are refused, whichever way they arrive. */
-export async function assertNotFlagged(deps: UploadDeps, file: StagedFile) {
+export async function assertNotFlagged(deps: Stores, file: StagedFile) {
   if (await isFlaggedContent(deps.db, file.sha256)) throw flaggedContent();
 }
 
@@ -64,7 +64,7 @@ export const newUploadId = () => randomBase62(10);
  * its media job and its row. A small image gets its thumbnail here and no media job.
  */
 export async function createUpload(
-  deps: UploadDeps,
+  deps: Stores,
   input: { id: string; accountId: string; file: StagedFile; options: UploadOptions },
 ): Promise<CreateResult> {
   const { db } = deps;

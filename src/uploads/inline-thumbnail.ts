@@ -4,8 +4,9 @@ import { renderInWorker } from "../media/image/worker-engine";
 import { newObjectKey } from "../storage/keys";
 import { KEPT_BYTES } from "../storage/object-writer";
 import type { StagedFile } from "./intake/staged-file";
-import type { UploadDeps } from "./upload-deps";
-import { THUMB_WIDTH, webpPlan } from "./media-jobs/webp-policy";
+import type { Stores } from "../storage/stores";
+import { THUMB_WIDTH } from "../model/spec-limits";
+import { webpPlan } from "./media-jobs/webp-plan";
 
 /**
  * A small image's thumbnail, made in its upload's own request: all a media job would do for
@@ -22,7 +23,7 @@ const INLINE_MAX_PIXELS = 1_000_000;
 
 /** The thumbnail's key once written, or null when the media job is to make it. */
 export async function thumbnailInline(
-  deps: UploadDeps,
+  deps: Stores,
   uploadId: string,
   file: StagedFile,
   keepOriginal: boolean,

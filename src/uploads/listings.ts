@@ -1,5 +1,5 @@
 import { countListedUploads, listedUploads } from "../storage/uploads";
-import type { UploadDeps } from "./upload-deps";
+import type { Stores } from "../storage/stores";
 
 /**
  * The site's listings of uploads (listed in policy.ts): the gallery, the sitemap and the feed,
@@ -17,7 +17,7 @@ const FEED_ENTRIES = 50;
 const pagesOf = (total: number, size: number) => Math.max(1, Math.ceil(total / size));
 
 /** Page `number` of the gallery (from 1), and the number of its last page. */
-export async function galleryPage(deps: UploadDeps, number: number) {
+export async function galleryPage(deps: Stores, number: number) {
   const now = deps.now();
   const [uploads, total] = await Promise.all([
     listedUploads(deps.db, now, GALLERY_PAGE_SIZE, (number - 1) * GALLERY_PAGE_SIZE),
@@ -27,12 +27,12 @@ export async function galleryPage(deps: UploadDeps, number: number) {
 }
 
 /** How many pages the sitemap has: at least one, which lists the gallery. */
-export const sitemapPages = async (deps: UploadDeps) =>
+export const sitemapPages = async (deps: Stores) =>
   pagesOf(await countListedUploads(deps.db, deps.now()), SITEMAP_PAGE_URLS);
 
 /** The uploads of sitemap page `number` (from 1); none past the last. */
-export const sitemapPage = (deps: UploadDeps, number: number) =>
+export const sitemapPage = (deps: Stores, number: number) =>
   listedUploads(deps.db, deps.now(), SITEMAP_PAGE_URLS, (number - 1) * SITEMAP_PAGE_URLS);
 
 /** The feed's uploads: the newest. */
-export const feedUploads = (deps: UploadDeps) => listedUploads(deps.db, deps.now(), FEED_ENTRIES);
+export const feedUploads = (deps: Stores) => listedUploads(deps.db, deps.now(), FEED_ENTRIES);

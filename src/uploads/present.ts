@@ -1,8 +1,8 @@
-import type { UploadRow } from "../storage/schema";
+import type { UploadRow } from "../model/schema";
 import { isoTimestamp } from "../time";
 import { deleteLink, uploadLinks } from "./public-urls";
 import { signUrl } from "./access/signed-links";
-import { locked } from "./policy";
+import { locked } from "../model/policy";
 
 /** How to sign a locked upload's links: the secret, and the time they count from. */
 export interface Signing {

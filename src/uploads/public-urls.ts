@@ -1,5 +1,5 @@
 import { objectName } from "../storage/keys";
-import type { UploadRow } from "../storage/schema";
+import type { UploadRow } from "../model/schema";
 
 /**
  * Public URL layout:

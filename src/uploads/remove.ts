@@ -2,26 +2,26 @@ import { secretsEqual, sha256Hex } from "../crypto";
 import { notFound } from "../errors";
 import { deleteOwnedUpload, deleteUploadByToken, findUpload } from "../storage/uploads";
 import { removeFiles } from "./serving/previous-files";
-import type { UploadDeps } from "./upload-deps";
+import type { Stores } from "../storage/stores";
 
 /**
  * The row goes first: from that moment every URL read from the database answers 404. The files
  * follow before the answer, which makes every record of them elsewhere harmless.
  */
-export async function removeOwnedUpload(deps: UploadDeps, accountId: string, id: string) {
+export async function removeOwnedUpload(deps: Stores, accountId: string, id: string) {
   const row = await deleteOwnedUpload(deps.db, accountId, id, deps.now());
   if (!row) throw notFound("No upload with that id on this account.");
   await removeFiles(deps.bucket, row);
 }
 
-export async function removeUploadByToken(deps: UploadDeps, id: string, token: string) {
+export async function removeUploadByToken(deps: Stores, id: string, token: string) {
   const row = await deleteUploadByToken(deps.db, id, await sha256Hex(token), deps.now());
   if (!row) throw invalidLink();
   await removeFiles(deps.bucket, row);
 }
 
 /** The upload a delete link points at, for the confirmation page; 404 for any invalid link. */
-export async function uploadForDeleteLink(deps: UploadDeps, id: string, token: string) {
+export async function uploadForDeleteLink(deps: Stores, id: string, token: string) {
   const row = await findUpload(deps.db, id, deps.now());
   if (!row || !(await secretsEqual(await sha256Hex(token), row.deleteTokenHash))) throw invalidLink();
   return row;

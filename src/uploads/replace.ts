@@ -1,12 +1,12 @@
 import { ApiError, notFound } from "../errors";
-import type { UploadRow } from "../storage/schema";
+import type { UploadRow } from "../model/schema";
 import { writeUploadWithJob } from "../storage/media-jobs";
 import { dedupSlotTaken, fileReplacement, findOwnedUpload } from "../storage/uploads";
 import { assertNotFlagged, fileColumns } from "./create";
-import type { UploadDeps } from "./upload-deps";
+import type { Stores } from "../storage/stores";
 import type { StagedFile } from "./intake/staged-file";
 import { cancelProcessing, planProcessing } from "./media-jobs/jobs";
-import { unrestricted } from "./policy";
+import { unrestricted } from "../model/policy";
 import { removePreviousFiles } from "./serving/previous-files";
 
 /** The spec's 409: a password-protected or view-limited upload keeps its file. */
@@ -26,7 +26,7 @@ export function assertReplaceable(upload: Pick<UploadRow, "passwordHash" | "maxV
  * new file, which is in place, is kept.
  */
 export async function replaceFile(
-  deps: UploadDeps,
+  deps: Stores,
   input: { accountId: string; id: string; file: StagedFile; keepOriginal: boolean },
 ) {
   const { db, bucket } = deps;

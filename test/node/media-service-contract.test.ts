@@ -19,7 +19,7 @@ import { loadConfig } from "../../container/src/config";
 import { MEDIA_CONCURRENT_JOBS } from "../../src/media/container-size";
 import type { Format } from "../../src/media/sniff";
 import { MEDIA_JOB_TIMEOUT_MS } from "../../src/media/timeouts";
-import { MAX_FILE_BYTES } from "../../src/spec-limits";
+import { MAX_FILE_BYTES } from "../../src/model/spec-limits";
 
 /**
  * The contract the Worker and the media service share (container/src/contract.ts): a call the

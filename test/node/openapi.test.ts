@@ -1,7 +1,7 @@
 import { compileErrors, validate } from "@readme/openapi-parser";
 import Ajv2020 from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createApp } from "../../src/app";
+import { createApp } from "../../src/entry/app";
 import { createAccount, fixture, startTestServer, uploadFile, type TestAccount, type TestServer } from "./server";
 
 type Method = "get" | "post" | "patch" | "delete";

@@ -1,9 +1,9 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { createAccount } from "../../scripts/lib/accounts.mjs";
-import { createApp } from "../../src/app";
-import { scheduled } from "../../src/cron";
-import { processDeps } from "../../src/bindings";
+import { createApp } from "../../src/entry/app";
+import { scheduled } from "../../src/entry/cron";
+import { mediaJobDeps } from "../../src/deps";
 import { runMediaJob } from "../../src/uploads/media-jobs/jobs";
 import type { MediaJobParams } from "../../src/uploads/media-jobs/runner";
 import { PNG_OVERHEAD, sizedPng } from "../support/png";
@@ -172,7 +172,7 @@ const afterResponseWork = (ctx: ExecutionContext) =>
  */
 export function inlineJobs(bindings: Cloudflare.Env, now?: () => number): Workflow<MediaJobParams> {
   const run = async (options?: { params?: MediaJobParams }) => {
-    await runMediaJob(processDeps({ ...bindings, MEDIA_JOBS: workflow }, undefined, now), options!.params!.jobId);
+    await runMediaJob(mediaJobDeps({ ...bindings, MEDIA_JOBS: workflow }, undefined, now), options!.params!.jobId);
     return { id: options!.params!.jobId };
   };
   const runner = {

@@ -1,4 +1,4 @@
-import { MiB } from "../../spec-limits";
+import { MiB } from "../../model/spec-limits";
 import { ISOLATE_BASELINE_BYTES, ISOLATE_LIMIT_BYTES, ISOLATE_MEMORY_BUDGET_BYTES } from "../../limits/isolate-memory";
 import type { VariantEncoding } from "../../../container/src/contract";
 import type { Codec } from "./codecs";

@@ -1,7 +1,7 @@
 import { uploadPrefix } from "../../storage/keys";
 import { deletePrefix } from "../../storage/objects";
 import { expiredWithFiles, markFilesRemoved, purgeExpiredRows } from "../../storage/uploads";
-import type { UploadDeps } from "../upload-deps";
+import type { Stores } from "../../storage/stores";
 
 /**
  * Expiry. An upload stops being served and vanishes from the API the moment its expires_at
@@ -11,7 +11,7 @@ import type { UploadDeps } from "../upload-deps";
  */
 const KEEP_EXPIRED_MS = 30 * 24 * 60 * 60_000;
 
-export async function sweepExpiredUploads(deps: UploadDeps, limit = 200): Promise<number> {
+export async function sweepExpiredUploads(deps: Stores, limit = 200): Promise<number> {
   const now = deps.now();
   const due = await expiredWithFiles(deps.db, now, limit);
   for (const row of due) {

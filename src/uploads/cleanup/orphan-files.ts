@@ -4,7 +4,7 @@ import { ID_BATCH } from "../../storage/db";
 import { pieceSessionsMaking } from "../../storage/piece-sessions";
 import { uploadFilesOf } from "../../storage/uploads";
 import { stillAssembling } from "../intake/piece-parts";
-import type { UploadDeps } from "../upload-deps";
+import type { Stores } from "../../storage/stores";
 
 /**
  * Every operation writes new files under new names before one database update points at them,
@@ -47,7 +47,7 @@ async function* uploadObjects(bucket: R2Bucket, startAfter: string) {
  * completing it keeps it for the next try). Two queries per ID_BATCH ids, so that a run's
  * queries stay within what one invocation may make (about 110 for SCAN_LIMIT objects).
  */
-async function keptOf(deps: UploadDeps, ids: string[]): Promise<Map<string, Set<string> | "all">> {
+async function keptOf(deps: Stores, ids: string[]): Promise<Map<string, Set<string> | "all">> {
   const kept = new Map<string, Set<string> | "all">();
   for (let i = 0; i < ids.length; i += ID_BATCH) {
     const batch = ids.slice(i, i + ID_BATCH);
@@ -63,7 +63,7 @@ async function keptOf(deps: UploadDeps, ids: string[]): Promise<Map<string, Set<
 
 const uploadIdOf = (key: string) => key.slice("uploads/".length, key.indexOf("/", "uploads/".length));
 
-export async function sweepOrphanFiles(deps: UploadDeps): Promise<number> {
+export async function sweepOrphanFiles(deps: Stores): Promise<number> {
   const cutoff = deps.now() - ORPHAN_GRACE_MS;
   const old: string[] = [];
   let seen = 0;

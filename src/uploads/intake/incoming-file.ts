@@ -1,5 +1,5 @@
 import { unprocessable } from "../../errors";
-import type { UploadDeps } from "../upload-deps";
+import type { Stores } from "../../storage/stores";
 import type { LinkDeps } from "./link-download";
 import { claimPiecedFile, type PiecedFile } from "./piece-sessions";
 import { stageFromLink, stageFromPieces } from "./sources";
@@ -61,7 +61,7 @@ export class IncomingFile implements AsyncDisposable {
   private ended = false;
 
   constructor(
-    private readonly deps: UploadDeps,
+    private readonly deps: Stores,
     private readonly target: FileTarget,
   ) {
     this.staging = new Staging(deps.bucket, target.uploadId);

@@ -1,4 +1,4 @@
-import { MAX_FILE_BYTES, MiB } from "../../spec-limits";
+import { MAX_FILE_BYTES, MiB } from "../../model/spec-limits";
 import { unprocessable } from "../../errors";
 import { checkAddress, isIpLiteral } from "../../net/address";
 import { ResolveError, type Resolver } from "../../net/resolve";

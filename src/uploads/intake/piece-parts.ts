@@ -1,4 +1,4 @@
-import { MAX_FILE_BYTES, PIECE_BYTES } from "../../spec-limits";
+import { MAX_FILE_BYTES, PIECE_BYTES } from "../../model/spec-limits";
 import { SNIFF_BYTES, sniff } from "../../media/sniff";
 import { newObjectKey, pieceKey, piecePrefix } from "../../storage/keys";
 import { deletePrefix } from "../../storage/objects";
@@ -11,9 +11,9 @@ import {
   takePartSlot,
   type PartRecord,
 } from "../../storage/piece-sessions";
-import type { PieceSessionRow, StoredPieceRow } from "../../storage/schema";
+import type { PieceSessionRow, StoredPieceRow } from "../../model/schema";
 import { newUploadId } from "../create";
-import type { UploadDeps } from "../upload-deps";
+import type { Stores } from "../../storage/stores";
 
 /**
  * Pieces as parts of the file itself. When a session's first piece (index 0) is a full 5 MiB
@@ -47,7 +47,7 @@ const partNumber = (index: number, slot: number) => index * SLOTS_PER_PIECE + sl
 const multipartOf = (bucket: R2Bucket, session: PieceSessionRow) =>
   bucket.resumeMultipartUpload(session.objectKey!, session.multipartId!);
 
-async function startMultipart(deps: UploadDeps, session: PieceSessionRow, bytes: Uint8Array): Promise<PieceSessionRow> {
+async function startMultipart(deps: Stores, session: PieceSessionRow, bytes: Uint8Array): Promise<PieceSessionRow> {
   const media = sniff(bytes.subarray(0, SNIFF_BYTES));
   if (!media) return session;
   const reservedUploadId = newUploadId();
@@ -75,7 +75,7 @@ export const mayBePart = (index: number, size: number, total: number) => fitsAsP
  * `slot` is the part slot taken when the session was opened, if one was.
  */
 export async function storeAsPart(
-  deps: UploadDeps,
+  deps: Stores,
   session: PieceSessionRow,
   index: number,
   bytes: Uint8Array,
@@ -107,7 +107,7 @@ export async function storeAsPart(
  * again while it ran may have changed its row since, but not the object.
  */
 export async function assembleParts(
-  deps: UploadDeps,
+  deps: Stores,
   session: PieceSessionRow,
   pieces: StoredPieceRow[],
 ): Promise<{ pieces: StoredPieceRow[]; completedFrom: StoredPieceRow[] | null }> {

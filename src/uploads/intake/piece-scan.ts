@@ -1,5 +1,5 @@
 import type { WrittenObject } from "../../storage/object-writer";
-import type { StoredPieceRow } from "../../storage/schema";
+import type { StoredPieceRow } from "../../model/schema";
 import { readingAsStored, type FileReading, type StagedFile } from "./staged-file";
 
 /**

@@ -1,4 +1,4 @@
-import { MAX_FILE_BYTES, MiB, PIECE_BYTES } from "../../spec-limits";
+import { MAX_FILE_BYTES, MiB, PIECE_BYTES } from "../../model/spec-limits";
 import { tooLarge, unprocessable } from "../../errors";
 import {
   claimPieceSession,
@@ -14,13 +14,13 @@ import {
 } from "../../storage/piece-sessions";
 import { PIECES_PREFIX, pieceKey } from "../../storage/keys";
 import { deletePrefix } from "../../storage/objects";
-import type { PieceSessionRow } from "../../storage/schema";
+import type { PieceSessionRow } from "../../model/schema";
 import { findUploadInAnyState } from "../../storage/uploads";
 import type { WrittenObject } from "../../storage/object-writer";
 import { assembleParts, getStoredPiece, mayBePart, removePieceStorage, storeAsPart } from "./piece-parts";
 import { scanPiece, scannedFile } from "./piece-scan";
 import type { StagedFile } from "./staged-file";
-import type { UploadDeps } from "../upload-deps";
+import type { Stores } from "../../storage/stores";
 
 /**
  * Large files sent in pieces (POST /api/chunk) under a client-chosen upload_id, then finished
@@ -57,7 +57,7 @@ export interface Piece {
 }
 
 /** Stores one piece; sending the same index again replaces it. */
-export async function storePiece(deps: UploadDeps, piece: Piece): Promise<void> {
+export async function storePiece(deps: Stores, piece: Piece): Promise<void> {
   const { db, bucket } = deps;
   const now = deps.now();
   const expiresAt = now + SESSION_LIFETIME_MS;
@@ -134,7 +134,7 @@ const missingPieces = (indices: number[], total: number) =>
  * pieces together where they were parts. Whatever the reason it cannot be finished, the answer
  * is a 422 that says which.
  */
-export async function claimPiecedFile(deps: UploadDeps, accountId: string, sessionId: string): Promise<PiecedFile> {
+export async function claimPiecedFile(deps: Stores, accountId: string, sessionId: string): Promise<PiecedFile> {
   const { db, bucket } = deps;
   const now = deps.now();
   if (!SESSION_ID_PATTERN.test(sessionId)) throw unprocessable("upload_id must be 32 hexadecimal characters.");
@@ -208,7 +208,7 @@ export async function claimPiecedFile(deps: UploadDeps, accountId: string, sessi
 }
 
 /** The cron job's part: discard sessions left unfinished past their lifetime, with their pieces. */
-export async function sweepPieceSessions(deps: UploadDeps, limit = 100): Promise<number> {
+export async function sweepPieceSessions(deps: Stores, limit = 100): Promise<number> {
   const now = deps.now();
   const due = await expiredPieceSessions(deps.db, now, limit);
   for (const session of due) {
@@ -227,7 +227,7 @@ export async function sweepPieceSessions(deps: UploadDeps, limit = 100): Promise
  * Pieces whose session is spent or unknown: left by a finish whose clean-up failed after the
  * upload was made, or by a piece stored just as its session ended.
  */
-async function sweepLeftoverPieces(deps: UploadDeps, limit = 100) {
+async function sweepLeftoverPieces(deps: Stores, limit = 100) {
   const listing = await deps.bucket.list({ prefix: PIECES_PREFIX, delimiter: "/", limit });
   for (const prefix of listing.delimitedPrefixes) {
     const id = prefix.slice(PIECES_PREFIX.length, -1);

@@ -1,4 +1,4 @@
-import { MAX_FILE_BYTES, MiB } from "../../spec-limits";
+import { MAX_FILE_BYTES, MiB } from "../../model/spec-limits";
 import { ApiError, tooLarge, unprocessable } from "../../errors";
 import { openLink, tooLargeLink, type LinkDeps } from "./link-download";
 import type { PiecedFile } from "./piece-sessions";

@@ -7,7 +7,7 @@ import { ACCEPTED_FORMATS_TEXT, SNIFF_BYTES, sniff, type Sniffed } from "../../m
 import { newObjectKey, objectName } from "../../storage/keys";
 import { ObjectWriter, PART_BYTES, type WrittenObject } from "../../storage/object-writer";
 import { isolateMemory, type Reservation } from "../../limits/isolate-memory";
-import { MiB } from "../../spec-limits";
+import { MiB } from "../../model/spec-limits";
 import { stripperFor, type Stripper } from "../../media/strip";
 
 /** A file streamed into storage for an upload that may not exist yet. */

@@ -1,5 +1,5 @@
 import { randomBase62 } from "../../crypto";
-import { MediaServiceError, type MediaService } from "../../media/service";
+import { MediaServiceError } from "../../media/service";
 import { MEDIA_CALL_TIMEOUT_MS } from "../../media/timeouts";
 import {
   claimMediaJobWithUpload,
@@ -14,8 +14,8 @@ import {
 import { variantPrefix } from "../../storage/keys";
 import { deleteObjects, deletePrefix } from "../../storage/objects";
 import { swapUploadFile } from "../../storage/uploads";
-import type { UploadDeps } from "../upload-deps";
-import { processImage, processVideo } from "./processing";
+import type { Stores } from "../../storage/stores";
+import { processImage, processVideo, type MediaDeps } from "./processing";
 import type { MediaJobRunner, RunnerState } from "./runner";
 
 /**
@@ -54,7 +54,7 @@ export const BUSY_RETRY_MS = 10_000;
  * First retry delay after a call that never reached the service's own code or lost it midway
  * (MediaServiceError.platform: a container restarting or replaced); each later one doubles. Such
  * a failure says nothing about the file, so the job tries again soon, rather than on the slower
- * schedule kept for failures of the media work itself (ProcessDeps.retryBaseMs), and never later
+ * schedule kept for failures of the media work itself (MediaJobDeps.retryBaseMs), and never later
  * than that schedule would.
  */
 export const PLATFORM_RETRY_MS = 30_000;
@@ -63,8 +63,7 @@ const REDRIVE_BATCH = 50;
 /** A job's first run is the one started right after the upload; the cron job waits this long before stepping in. */
 export const FIRST_RUN_GRACE_MS = 2 * 60_000;
 
-export interface ProcessDeps extends UploadDeps {
-  media: MediaService;
+export interface MediaJobDeps extends MediaDeps {
   /** Starts a job's runner (the cron job's re-drive). */
   runner: MediaJobRunner;
   /** First retry delay; each later one doubles, up to an hour. */
@@ -75,12 +74,12 @@ export interface ProcessDeps extends UploadDeps {
  * The job for a newly stored file of the upload, inserted in the same batch as the statement
  * that points the upload at that file, just before it (storage/media-jobs.ts, writeUploadWithJob).
  */
-export function planProcessing(deps: UploadDeps, uploadId: string, sourceKey: string): NewMediaJob {
+export function planProcessing(deps: Stores, uploadId: string, sourceKey: string): NewMediaJob {
   const now = deps.now();
   return { id: randomBase62(16), uploadId, sourceKey, now, firstAttemptAt: now + FIRST_RUN_GRACE_MS };
 }
 
-export const cancelProcessing = (deps: UploadDeps, jobId: string) => deleteMediaJob(deps.db, jobId);
+export const cancelProcessing = (deps: Stores, jobId: string) => deleteMediaJob(deps.db, jobId);
 
 const backoff = (base: number, attempt: number) => Math.min(60 * 60_000, base * 2 ** (attempt - 1));
 
@@ -99,7 +98,7 @@ export const spread = (delay: number, random = Math.random) => Math.floor(delay 
  */
 type AttemptOutcome = { outcome: "done" | "failed" | "held" | "none" } | { outcome: "retry"; retryInMs: number };
 
-export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<AttemptOutcome> {
+export async function runMediaJob(deps: MediaJobDeps, jobId: string): Promise<AttemptOutcome> {
   const claimed = await claimMediaJobWithUpload(deps.db, jobId, deps.now(), LEASE_MS, MAX_ATTEMPTS);
   if (!claimed) {
     // A runner never runs an attempt before its time: one started early (by the cron job while
@@ -124,7 +123,7 @@ export async function runMediaJob(deps: ProcessDeps, jobId: string): Promise<Att
 
 type Claimed = NonNullable<Awaited<ReturnType<typeof claimMediaJobWithUpload>>>;
 
-async function attempt(deps: ProcessDeps, job: Claimed["job"], upload: Claimed["upload"]): Promise<AttemptOutcome> {
+async function attempt(deps: MediaJobDeps, job: Claimed["job"], upload: Claimed["upload"]): Promise<AttemptOutcome> {
   const written: string[] = [];
   try {
     if (upload?.objectKey === job.sourceKey) {
@@ -212,7 +211,7 @@ export const RUNNER_LOST_MS = 60_000;
  * the job has waited past RUNNER_LOST_MS. Starting one is quick; the work is the runner's, so a
  * cron run stays short however long the jobs are.
  */
-export async function redriveMediaJobs(deps: ProcessDeps, limit = REDRIVE_BATCH): Promise<number> {
+export async function redriveMediaJobs(deps: MediaJobDeps, limit = REDRIVE_BATCH): Promise<number> {
   const now = deps.now();
   await failExhaustedMediaJobs(deps.db, now, MAX_ATTEMPTS);
   const due = await dueMediaJobs(deps.db, now, MAX_ATTEMPTS, limit);

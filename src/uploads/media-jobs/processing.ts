@@ -6,21 +6,27 @@ import {
   type VideoFormat,
 } from "../../../container/src/contract";
 import { describeStoredImage, renderImage } from "../../media/image/render";
-import { MediaServiceError, type MediaFile } from "../../media/service";
+import { MediaServiceError, type MediaFile, type MediaService } from "../../media/service";
 import { formatOfMime } from "../../media/sniff";
 import { newObjectKey } from "../../storage/keys";
 import { storedFile } from "../../storage/stored-file";
-import type { UploadRow } from "../../storage/schema";
+import type { UploadRow } from "../../model/schema";
 import type { ProcessedFile } from "../../storage/uploads";
-import type { ProcessDeps } from "./jobs";
-import { OPTIMISE_MIN_SAVING, THUMB_WIDTH, webpPlan } from "./webp-policy";
+import type { Stores } from "../../storage/stores";
+import { THUMB_WIDTH } from "../../model/spec-limits";
+import { OPTIMISE_MIN_SAVING, webpPlan } from "./webp-plan";
+
+/** The stores, and the media service that does the work too large for the Worker. */
+export interface MediaDeps extends Stores {
+  media: MediaService;
+}
 
 /**
  * The files a media job makes, each written under a new key and listed in `written` as it is
  * (so that the job can remove them if it fails before the upload points at them).
  */
 async function put(
-  deps: ProcessDeps,
+  deps: MediaDeps,
   key: string,
   body: ReadableStream | Uint8Array | null,
   contentType: string,
@@ -44,12 +50,12 @@ function sniffedFormat<F extends string>(
 }
 
 /** `call` on a stored file, which the service reads as the call's format and nothing else. */
-async function callOnObject<C extends MediaCall>(deps: ProcessDeps, key: string, call: C) {
+async function callOnObject<C extends MediaCall>(deps: MediaDeps, key: string, call: C) {
   const source = await storedFile(deps.bucket, key);
   return deps.media.call(call, source.body, source.size);
 }
 
-export async function processVideo(deps: ProcessDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
+export async function processVideo(deps: MediaDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
   const keep = upload.mime === "video/mp4" || upload.mime === "video/webm";
   const format = upload.mime === "video/webm" ? "webm" : "mp4";
   // Stripping keeps the container: the input's format is the output's. The thumbnail of the
@@ -72,7 +78,7 @@ export async function processVideo(deps: ProcessDeps, upload: UploadRow, written
   return { objectKey, mime, size: stored.size, etag: stored.httpEtag, width, height, thumbKey };
 }
 
-export async function processImage(deps: ProcessDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
+export async function processImage(deps: MediaDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
   const file = (await convertToWebp(deps, upload, written)) ?? {
     objectKey: upload.objectKey,
     mime: upload.mime,
@@ -89,7 +95,7 @@ export async function processImage(deps: ProcessDeps, upload: UploadRow, written
 }
 
 /** The image as WebP when its format calls for it; null when the original stays. */
-async function convertToWebp(deps: ProcessDeps, upload: UploadRow, written: string[]) {
+async function convertToWebp(deps: MediaDeps, upload: UploadRow, written: string[]) {
   const image = await describeStoredImage(deps.bucket, upload.objectKey);
   const plan = webpPlan(upload, image);
   if (!plan) return null;
@@ -114,7 +120,7 @@ async function convertToWebp(deps: ProcessDeps, upload: UploadRow, written: stri
 
 /** A video without a decodable first frame still gets its converted file, just no thumbnail. */
 async function videoThumbnail(
-  deps: ProcessDeps,
+  deps: MediaDeps,
   uploadId: string,
   videoKey: string,
   format: VideoFormat,

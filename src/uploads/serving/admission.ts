@@ -1,9 +1,9 @@
 import { ApiError, forbidden, unauthorized } from "../../errors";
-import type { UploadRow } from "../../storage/schema";
+import type { UploadRow } from "../../model/schema";
 import { takeView } from "../../storage/uploads";
 import { checkSignedUrl } from "../access/signed-links";
-import { awaitsConversion, locked, unrestricted, usedUp, viewLimited } from "../policy";
-import type { UploadDeps } from "../upload-deps";
+import { awaitsConversion, locked, unrestricted, usedUp, viewLimited } from "../../model/policy";
+import type { Stores } from "../../storage/stores";
 
 /** Which of an upload's file URLs a request is for: `src`, or a stored object by its name (`path`, `thumb`). */
 export type FileUrl = "src" | "stored";
@@ -66,7 +66,7 @@ export async function admitToFile(
  * range is answered with the whole file and counts; a player's later range requests, HEAD and
  * 304s do not. Thumbnails show no file and never count.
  */
-export function viewCounter(deps: UploadDeps, row: Pick<UploadRow, "id" | "maxViews">) {
+export function viewCounter(deps: Stores, row: Pick<UploadRow, "id" | "maxViews">) {
   if (!viewLimited.of(row)) return undefined;
   return async ({ fromStart }: { fromStart: boolean }) => {
     if (fromStart && !(await takeView(deps.db, row.id))) throw usedUpError();

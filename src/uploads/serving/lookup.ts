@@ -1,11 +1,11 @@
 import { notFound } from "../../errors";
-import type { UploadRow } from "../../storage/schema";
+import type { UploadRow } from "../../model/schema";
 import { findServingUpload } from "../../storage/uploads";
-import type { UploadDeps } from "../upload-deps";
+import type { Stores } from "../../storage/stores";
 import { recordOf } from "./record";
 import type { RecordStore } from "./record-store";
 
-export interface ServingDeps extends UploadDeps {
+export interface ServingDeps extends Stores {
   records: RecordStore;
 }
 

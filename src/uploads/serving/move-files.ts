@@ -1,7 +1,7 @@
 import { newObjectKey } from "../../storage/keys";
 import { ObjectWriter, type WrittenObject } from "../../storage/object-writer";
 import type { MovedFiles } from "../../storage/uploads";
-import type { UploadRow } from "../../storage/schema";
+import type { UploadRow } from "../../model/schema";
 import { storedFile } from "../../storage/stored-file";
 
 /** A copy of a stored object under a new key of the same upload, streamed with bounded memory. */

@@ -1,7 +1,7 @@
 import { ApiError } from "../../errors";
 import { deleteObjects, deletePrefix } from "../../storage/objects";
 import { uploadPrefix, variantPrefix } from "../../storage/keys";
-import type { UploadRow } from "../../storage/schema";
+import type { UploadRow } from "../../model/schema";
 
 /**
  * The answer when a change is made but the files it left behind could not be removed (after

@@ -1,5 +1,5 @@
-import type { UploadRow } from "../../storage/schema";
-import { filesIndexable, live, unrestricted } from "../policy";
+import type { UploadRow } from "../../model/schema";
+import { filesIndexable, live, unrestricted } from "../../model/policy";
 
 /** What serving one of an upload's files needs to know, from its row or from a record of it. */
 export interface ServingFacts {
@@ -23,7 +23,7 @@ export interface ServingFacts {
 }
 
 /**
- * The facts of a plainly served upload (servedPlain in src/uploads/policy.ts), remembered so
+ * The facts of a plainly served upload (servedPlain in src/model/policy.ts), remembered so
  * that its files are served without asking the database. A record is never updated: anything
  * that would make it wrong moves or removes the files it names, so a stale record leads to a
  * missing object and the request falls back to the database.

@@ -7,13 +7,13 @@ import type { Database } from "../../storage/db";
 import { storedFile } from "../../storage/stored-file";
 import { markAnimated } from "../../storage/uploads";
 import type { Variant, VariantSource } from "./plan";
-import type { ServiceShare, VariantLeases } from "./variant-leases";
+import type { ServiceShare, UploadVariantLocks } from "./locks";
 
 export interface VariantDeps {
   db: Database;
   bucket: R2Bucket;
   media: MediaService;
-  leases: VariantLeases;
+  locks: UploadVariantLocks;
   /** The media service's share for variants (a slot per making there). */
   share: ServiceShare;
   /** Charges the client one making (its per-IP rule; 429 when spent): only an actual encode is charged. */
@@ -52,7 +52,7 @@ const notNow = (message: string, retryAfterSeconds = 5) =>
  */
 export async function ensureVariant(deps: VariantDeps, source: VariantSource, variant: Variant): Promise<Outcome> {
   for (let round = 1; round <= ROUNDS; round++) {
-    const turn = await deps.leases.take(variant.key, LEASE_MS, {
+    const turn = await deps.locks.take(variant.key, LEASE_MS, {
       file: source.objectKey,
       maxLeads: MAX_MAKINGS_PER_UPLOAD,
     });
@@ -66,8 +66,8 @@ export async function ensureVariant(deps: VariantDeps, source: VariantSource, va
       const fail: Fail = async (message, options) => {
         ended = true;
         // Not remembered after all: the lease is still ended, so waiters need not wait it out.
-        await deps.leases.fail(variant.key, turn.lease, message, options).catch(async () => {
-          await deps.leases.release(variant.key, turn.lease).catch(() => {});
+        await deps.locks.fail(variant.key, turn.lease, message, options).catch(async () => {
+          await deps.locks.release(variant.key, turn.lease).catch(() => {});
         });
       };
       try {
@@ -75,7 +75,7 @@ export async function ensureVariant(deps: VariantDeps, source: VariantSource, va
         if (await deps.bucket.head(variant.key)) return "stored";
         return await makeVariant(deps, source, variant, fail);
       } finally {
-        if (!ended) await deps.leases.release(variant.key, turn.lease).catch(() => {});
+        if (!ended) await deps.locks.release(variant.key, turn.lease).catch(() => {});
       }
     }
     if (await deps.bucket.head(variant.key)) return "stored";

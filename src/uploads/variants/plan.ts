@@ -1,6 +1,6 @@
 import type { VariantEncoding } from "../../../container/src/contract";
 import { variantKey } from "../../storage/keys";
-import type { UploadRow } from "../../storage/schema";
+import type { UploadRow } from "../../model/schema";
 import { chooseEncoding, type VariantOptions } from "./options";
 
 /** What a variant is made of: the upload's current file, as a row or a serving record names it. */

@@ -8,11 +8,11 @@
  * work running after its response (until then a 503 with the number still running), and starts a
  * new count.
  */
-import service from "../../../src/index";
+import service from "../../../src/entry/index";
 import type { Env } from "../../../src/env";
 import { countingBindings, emptyCosts, type Costs } from "./counting-bindings";
 
-export { MediaContainer, MediaJobWorkflow, RateLimiter, VariantLocks } from "../../../src/index";
+export { MediaContainer, MediaJobWorkflow, RateLimiter, VariantLocks } from "../../../src/entry/index";
 
 let costs: Costs = emptyCosts();
 /** Work left after a response, not yet settled: each request's own, counted down where it settles. */

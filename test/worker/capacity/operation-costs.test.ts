@@ -6,9 +6,9 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { processDeps } from "../../../src/bindings";
+import { mediaJobDeps } from "../../../src/deps";
 import { database } from "../../../src/storage/db";
-import { PIECE_BYTES } from "../../../src/spec-limits";
+import { PIECE_BYTES } from "../../../src/model/spec-limits";
 import { runMediaJob } from "../../../src/uploads/media-jobs/jobs";
 import { ihdr, pngChunk, pngFile, prng } from "../../support/build";
 import { DEAD_SERVICE, fixture, newAccount, scheduledInline, uniquePng, uploadForm, request, upload } from "../helpers";
@@ -166,7 +166,7 @@ describe("operation costs", () => {
     const jobId = await rearmedJob(finished.id);
     await measure(
       `media job: thumbnail of a ${(large.length / 2 ** 20).toFixed(1)} MiB PNG, in the Worker`,
-      (bindings) => runMediaJob(processDeps({ ...env, ...bindings }, database(bindings.DB!)), jobId),
+      (bindings) => runMediaJob(mediaJobDeps({ ...env, ...bindings }, database(bindings.DB!)), jobId),
     );
 
     await measure("replace with a small PNG (+ its thumbnail job)", async (bindings) =>
@@ -188,7 +188,7 @@ describe("operation costs", () => {
     // Re-driven once its retry is due (a runner never runs an attempt before its time).
     await env.DB.prepare("UPDATE media_jobs SET next_attempt_at = ? WHERE id = ?").bind(Date.now(), videoJob!.id).run();
     await measure("media job: AVI to MP4 + thumbnail, on the media service", (bindings) =>
-      runMediaJob(processDeps({ ...env, ...bindings }, database(bindings.DB!)), videoJob!.id),
+      runMediaJob(mediaJobDeps({ ...env, ...bindings }, database(bindings.DB!)), videoJob!.id),
     );
     const converted = await env.DB.prepare("SELECT mime FROM uploads WHERE id = ?")
       .bind(video.id)

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
-import { processDeps } from "../../../src/bindings";
-import { ORPHAN_SWEEP_EVERY_MINUTES, scheduled, sweepsOrphans } from "../../../src/cron";
+import { mediaJobDeps } from "../../../src/deps";
+import { ORPHAN_SWEEP_EVERY_MINUTES, scheduled, sweepsOrphans } from "../../../src/entry/cron";
 import { D1_MAX_BOUND_PARAMETERS, database, ID_BATCH } from "../../../src/storage/db";
 import { ORPHAN_GRACE_MS, sweepOrphanFiles } from "../../../src/uploads/cleanup/orphan-files";
 import { countingBindings, emptyCosts } from "../capacity/counting-bindings";
@@ -22,7 +22,7 @@ it("looks up 1,200 orphaned files' uploads in a bounded number of queries, and r
   const costs = emptyCosts();
   const bindings = countingBindings(costs);
   const later = () => Date.now() + ORPHAN_GRACE_MS + 60_000;
-  await sweepOrphanFiles({ ...processDeps({ ...env, ...bindings }, database(bindings.DB!), later) });
+  await sweepOrphanFiles({ ...mediaJobDeps({ ...env, ...bindings }, database(bindings.DB!), later) });
   // Two queries per ID_BATCH upload ids (their rows, and piece sessions making them), each
   // leaving D1's bound parameters room for another condition.
   expect(costs.d1Statements).toBeLessThanOrEqual(2 * Math.ceil((orphans.length + 1) / ID_BATCH));

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { concatBytes } from "../../../src/bytes";
-import { MiB } from "../../../src/spec-limits";
+import { MiB } from "../../../src/model/spec-limits";
 import { ApiError } from "../../../src/errors";
 import { multipartBoundary, multipartEvents } from "../../../src/http/multipart";
 import { json, newAccount, request, uniquePng } from "../helpers";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isolateMemory, MemoryLedger, RESERVATION_CEILING_MS } from "../../../src/limits/isolate-memory";
-import { MiB, PIECE_BYTES } from "../../../src/spec-limits";
+import { MiB, PIECE_BYTES } from "../../../src/model/spec-limits";
 import type { MediaJobParams } from "../../../src/uploads/media-jobs/runner";
 import { countingBindings, emptyCosts } from "../capacity/counting-bindings";
 import { bigPng, fixture, newAccount, startApp, uploadForm } from "../helpers";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { uploadDeps } from "../../../src/bindings";
+import { storesOf } from "../../../src/deps";
 import { normalizeForModeration } from "../../../src/moderation/normalize";
 import { ORPHAN_GRACE_MS, sweepOrphanFiles } from "../../../src/uploads/cleanup/orphan-files";
 import { RECORD_TTL_MS } from "../../../src/uploads/serving/record";
@@ -194,7 +194,7 @@ describe("flagged content", () => {
     app.clock.now += RECORD_TTL_MS + 1;
     for (const url of urls.slice(0, 3)) expect((await app.call(url)).status, url).toBe(404);
     // ...and the cron job's sweep removes it, since no upload points at it.
-    await sweepOrphanFiles(uploadDeps(env, undefined, () => Date.now() + ORPHAN_GRACE_MS + 60_000));
+    await sweepOrphanFiles(storesOf(env, undefined, () => Date.now() + ORPHAN_GRACE_MS + 60_000));
     expect(await filesOf(copies[0]!.id)).toEqual([]);
   });
 

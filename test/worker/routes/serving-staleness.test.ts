@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import { processDeps } from "../../../src/bindings";
+import { mediaJobDeps } from "../../../src/deps";
 import { mediaJobsOf } from "../../../src/storage/media-jobs";
 import { database } from "../../../src/storage/db";
 import { findUploadInAnyState } from "../../../src/storage/uploads";
@@ -328,7 +328,7 @@ describe("after the API answers a change, every URL tells the new truth, even wh
 
     const [job] = await mediaJobsOf(database(env.DB), [created.id]);
     await runMediaJob(
-      processDeps(env, undefined, () => Date.now() + 10 * 60_000),
+      mediaJobDeps(env, undefined, () => Date.now() + 10 * 60_000),
       job!.id,
     );
     const after = (await findUploadInAnyState(database(env.DB), created.id))!;

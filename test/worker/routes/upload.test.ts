@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { MAX_REQUEST_BYTES, MiB } from "../../../src/spec-limits";
+import { MAX_REQUEST_BYTES, MiB } from "../../../src/model/spec-limits";
 import { bigPng, fixture, json, newAccount, request, upload, uniquePng } from "../helpers";
 
 /**

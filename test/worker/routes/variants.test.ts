@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sweepOrphanFiles } from "../../../src/uploads/cleanup/orphan-files";
-import { uploadDeps } from "../../../src/bindings";
+import { storesOf } from "../../../src/deps";
 import { VARIANT_WIDTHS } from "../../../src/uploads/variants/options";
 import {
   actl,
@@ -316,7 +316,7 @@ describe("variants follow their file", () => {
     const stale = `uploads/${id}/v/gone1234.jpg/160.webp`;
     await env.FILES.put(stale, "old");
     const later = Date.now() + 2 * 60 * 60_000;
-    await sweepOrphanFiles({ ...uploadDeps(env), now: () => later });
+    await sweepOrphanFiles({ ...storesOf(env), now: () => later });
     expect(await variantKeys(id)).toEqual([current]);
     expect((await request(new URL(data.path).pathname)).status).toBe(200);
   });

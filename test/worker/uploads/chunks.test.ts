@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { MiB, PIECE_BYTES } from "../../../src/spec-limits";
-import { uploadDeps } from "../../../src/bindings";
+import { MiB, PIECE_BYTES } from "../../../src/model/spec-limits";
+import { storesOf } from "../../../src/deps";
 import { findPieceSession } from "../../../src/storage/piece-sessions";
 import { pieceKey } from "../../../src/storage/keys";
 import {
@@ -264,7 +264,7 @@ describe("chunk session lifetime", () => {
     const account = await newAccount();
     const sessionId = newSessionId();
     const start = Date.now();
-    const at = (ms: number) => ({ ...uploadDeps(env), now: () => start + ms });
+    const at = (ms: number) => ({ ...storesOf(env), now: () => start + ms });
     await storePiece(at(0), { accountId: account.id, sessionId, index: 0, total: 2, bytes: new Uint8Array(10) });
     await storePiece(at(SESSION_LIFETIME_MS - 1000), {
       accountId: account.id,
@@ -299,7 +299,7 @@ describe("chunk session lifetime", () => {
     expect((await finish(account.full, sessionId)).status).toBe(200);
     await env.FILES.put(pieceKey(sessionId, 0), new Uint8Array(5)); // as if deleting it had failed
     await env.FILES.put(pieceKey(newSessionId(), 0), new Uint8Array(5)); // no session at all
-    await sweepPieceSessions(uploadDeps(env));
+    await sweepPieceSessions(storesOf(env));
     expect(
       (await env.FILES.list({ prefix: "chunks/" })).objects.filter((o) => o.key.startsWith(`chunks/${sessionId}/`)),
     ).toEqual([]);
@@ -315,7 +315,7 @@ async function expectServed(url: string, expected: Uint8Array) {
 
 /** A multipart upload's etag ends in the number of its parts; a single put's does not. */
 const isMultipartEtag = (etag: string) => /-\d+"?$/.test(etag);
-const sessionOf = (sessionId: string) => findPieceSession(uploadDeps(env).db, sessionId);
+const sessionOf = (sessionId: string) => findPieceSession(storesOf(env).db, sessionId);
 const block = (term: string) => json(request("/admin/blocked-terms", { admin: true, method: "POST", json: { term } }));
 
 /** The GPS photo (a Nikon's EXIF) with zeros inside its entropy-coded data, so that it takes more than one full piece. */
@@ -340,7 +340,7 @@ function largeMp4WithLocation() {
 /** The row of a finished upload, and the object the session's parts were completed into. */
 async function finishedFromParts(sessionId: string, data: { id: string }) {
   const session = (await sessionOf(sessionId))!;
-  const row = (await findUploadInAnyState(uploadDeps(env).db, data.id))!;
+  const row = (await findUploadInAnyState(storesOf(env).db, data.id))!;
   return { session, row, object: await env.FILES.head(row.objectKey) };
 }
 
@@ -397,7 +397,7 @@ describe("pieces as parts of the file", () => {
     expect(contains(stored, "NIKON")).toBe(false);
     expect(stored.length).toBeLessThan(original.length);
     // Written anew: the completed object, which still had them, is gone.
-    expect((await findUploadInAnyState(uploadDeps(env).db, done.body.data.id))!.objectKey).not.toBe(completed);
+    expect((await findUploadInAnyState(storesOf(env).db, done.body.data.id))!.objectKey).not.toBe(completed);
     expect(await env.FILES.head(completed)).toBeNull();
 
     const direct = await upload(account.full, original, { keep_original: "1", allow_duplicate: "1" });
@@ -487,13 +487,13 @@ describe("pieces as parts of the file", () => {
     expect(session).toMatchObject({ status: "open", assembled: true });
     expect(await env.FILES.head(session.objectKey!)).not.toBeNull();
     // Past the orphan sweep's grace period, within the session's lifetime.
-    await sweepOrphanFiles({ ...uploadDeps(env), now: () => Date.now() + 90 * 60_000 });
+    await sweepOrphanFiles({ ...storesOf(env), now: () => Date.now() + 90 * 60_000 });
     expect(await env.FILES.head(session.objectKey!)).not.toBeNull();
 
     const done = await finish(account.full, sessionId, { keep_original: "1" });
     expect(done.status, JSON.stringify(done.body)).toBe(200);
     expect(done.body.data.id).toBe(session.fileUploadId);
-    expect((await findUploadInAnyState(uploadDeps(env).db, done.body.data.id))!.objectKey).toBe(session.objectKey);
+    expect((await findUploadInAnyState(storesOf(env).db, done.body.data.id))!.objectKey).toBe(session.objectKey);
     await expectServed(done.body.data.src, original);
   });
 
@@ -536,7 +536,7 @@ describe("pieces as parts of the file", () => {
   it("aborts an abandoned session's multipart upload and removes its completed object", async () => {
     const account = await newAccount();
     const start = Date.now();
-    const at = (ms: number) => ({ ...uploadDeps(env), now: () => start + ms });
+    const at = (ms: number) => ({ ...storesOf(env), now: () => start + ms });
     const piece = (await bigPng(2 * PIECE_BYTES, 11)).subarray(0, PIECE_BYTES);
     const abandoned = newSessionId();
     await storePiece(at(0), { accountId: account.id, sessionId: abandoned, index: 0, total: 3, bytes: piece });

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { processDeps, uploadDeps } from "../../../src/bindings";
+import { mediaJobDeps, storesOf } from "../../../src/deps";
 import { mediaJobsOf } from "../../../src/storage/media-jobs";
 import { findUploadInAnyState } from "../../../src/storage/uploads";
 import { sweepExpiredUploads } from "../../../src/uploads/cleanup/expired-uploads";
@@ -8,7 +8,7 @@ import { runMediaJob } from "../../../src/uploads/media-jobs/jobs";
 import { database } from "../../../src/storage/db";
 import { PART_BYTES } from "../../../src/storage/object-writer";
 import { toHex } from "../../../src/crypto";
-import { PIECE_BYTES } from "../../../src/spec-limits";
+import { PIECE_BYTES } from "../../../src/model/spec-limits";
 import {
   bigPng,
   DEAD_SERVICE,
@@ -270,7 +270,7 @@ describe("a crash at any step leaves the old state or the new one", () => {
       async (bindings, id) => {
         const [job] = await mediaJobsOf(database(env.DB), [id]);
         await runMediaJob(
-          processDeps({ ...env, ...bindings } as Cloudflare.Env, undefined, () => Date.now() + 10 * 60_000),
+          mediaJobDeps({ ...env, ...bindings } as Cloudflare.Env, undefined, () => Date.now() + 10 * 60_000),
           job!.id,
         );
       },
@@ -288,7 +288,7 @@ describe("a crash at any step leaves the old state or the new one", () => {
       async () => ({ id: (await newUpload(account, { expires_in: "60" })).id, before: null }),
       (bindings) =>
         sweepExpiredUploads(
-          uploadDeps({ ...env, ...bindings } as Cloudflare.Env, undefined, () => Date.now() + 61_000),
+          storesOf({ ...env, ...bindings } as Cloudflare.Env, undefined, () => Date.now() + 61_000),
         ),
       async (id) => void (await expectConsistent(id)),
     );

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
-import { MAX_FILE_BYTES } from "../../../src/spec-limits";
-import { processDeps, uploadDeps } from "../../../src/bindings";
+import { MAX_FILE_BYTES } from "../../../src/model/spec-limits";
+import { mediaJobDeps, storesOf } from "../../../src/deps";
 import { createUpload, newUploadId } from "../../../src/uploads/create";
 import { stageFile } from "../../../src/uploads/intake/staged-file";
 import { runMediaJob } from "../../../src/uploads/media-jobs/jobs";
@@ -22,7 +22,7 @@ it("converts a 200 MB video", async () => {
   const id = newUploadId();
   const file = await stageFile(env.FILES, id, source.body!);
   expect(file?.size).toBe(length);
-  const created = await createUpload(uploadDeps(env), {
+  const created = await createUpload(storesOf(env), {
     id,
     accountId: account.id,
     file: file!,
@@ -40,7 +40,7 @@ it("converts a 200 MB video", async () => {
   expect(created.duplicate).toBe(false);
   if (created.duplicate || !created.jobId) throw new Error("expected a media job");
 
-  await runMediaJob(processDeps(env), created.jobId);
+  await runMediaJob(mediaJobDeps(env), created.jobId);
   const { body } = await json(request(`/api/${id}`, { key: account.full }));
   expect(body.data).toMatchObject({ type: "video", width: 1280, height: 720 });
   expect(body.data.path).toMatch(/\.mp4$/);

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { operationAt, sizeHeaders, thumbnailLengthHeader } from "../../../container/src/contract";
-import { processDeps } from "../../../src/bindings";
+import { mediaJobDeps } from "../../../src/deps";
 import { mediaServiceVars } from "../../../src/media/container";
 import { mediaService, MediaServiceError, type MediaService } from "../../../src/media/service";
 import { MEDIA_CALL_TIMEOUT_MS, MEDIA_JOB_TIMEOUT_MS } from "../../../src/media/timeouts";
@@ -40,7 +40,7 @@ async function pendingUpload(name: string) {
 
 /** Runs the upload's job past its retry delay with `media` standing in for the service. */
 async function runWith(jobId: string, media: MediaService, now = Date.now() + 2 * 3600_000) {
-  await runMediaJob({ ...processDeps(env, undefined, () => now), media }, jobId);
+  await runMediaJob({ ...mediaJobDeps(env, undefined, () => now), media }, jobId);
 }
 
 /** Bytes no decoder takes for an image: the Worker hands their thumbnail to the service too. */
@@ -141,7 +141,7 @@ describe("calls to the media service", () => {
   });
 
   it("tries again sooner after the container platform failed a call than after the media work failed", async () => {
-    const retryBaseMs = processDeps(env).retryBaseMs;
+    const retryBaseMs = mediaJobDeps(env).retryBaseMs;
     expect(PLATFORM_RETRY_MS).toBeLessThan(retryBaseMs);
     const now = Date.now() + 2 * 3600_000;
     const failing = (answer: Response) => standIn(() => answer);
@@ -272,7 +272,7 @@ describe("calls to the media service", () => {
     });
     vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
     try {
-      await runMediaJob({ ...processDeps(env, undefined, () => now), media }, jobId);
+      await runMediaJob({ ...mediaJobDeps(env, undefined, () => now), media }, jobId);
     } finally {
       vi.useRealTimers();
     }

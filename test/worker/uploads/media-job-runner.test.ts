@@ -1,8 +1,8 @@
 import { introspectWorkflowInstance } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { scheduled } from "../../../src/cron";
-import { processDeps } from "../../../src/bindings";
+import { scheduled } from "../../../src/entry/cron";
+import { mediaJobDeps } from "../../../src/deps";
 import { FIRST_RUN_GRACE_MS, RUNNER_LOST_MS, runMediaJob } from "../../../src/uploads/media-jobs/jobs";
 import { runnerId, type MediaJobParams } from "../../../src/uploads/media-jobs/runner";
 import { fixture, newAccount, startApp, uploadForm, request, json } from "../helpers";
@@ -135,7 +135,7 @@ describe("media jobs on the Workflow", () => {
       .bind(dueAt, jobId)
       .run();
     // A second runner (the cron job's, or a step the platform retried) comes now.
-    const early = await runMediaJob(processDeps(env), jobId);
+    const early = await runMediaJob(mediaJobDeps(env), jobId);
     expect(early).toMatchObject({ outcome: "retry" });
     const waitMs = (early as { retryInMs: number }).retryInMs;
     expect(waitMs).toBeGreaterThan(55_000);
@@ -145,7 +145,7 @@ describe("media jobs on the Workflow", () => {
     await env.DB.prepare("UPDATE media_jobs SET next_attempt_at = ? WHERE id = ?")
       .bind(Date.now() - 1, jobId)
       .run();
-    expect(await runMediaJob(processDeps(env), jobId)).toEqual({ outcome: "done" });
+    expect(await runMediaJob(mediaJobDeps(env), jobId)).toEqual({ outcome: "done" });
     expect(await jobOf(uploaded.id)).toMatchObject({ status: "done", attempts: 2 });
   });
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { PIECE_BYTES } from "../../../src/spec-limits";
-import { uploadDeps } from "../../../src/bindings";
+import { PIECE_BYTES } from "../../../src/model/spec-limits";
+import { storesOf } from "../../../src/deps";
 import { toHex } from "../../../src/crypto";
 import { openPieceSession, recordPiece } from "../../../src/storage/piece-sessions";
 import { claimPiecedFile, storePiece } from "../../../src/uploads/intake/piece-sessions";
@@ -9,7 +9,7 @@ import { storeAsPart } from "../../../src/uploads/intake/piece-parts";
 import { scanPiece } from "../../../src/uploads/intake/piece-scan";
 import { stageFromPieces } from "../../../src/uploads/intake/sources";
 import { Staging } from "../../../src/uploads/intake/staged-file";
-import type { UploadDeps } from "../../../src/uploads/upload-deps";
+import type { Stores } from "../../../src/storage/stores";
 import { bigPng, newAccount } from "../helpers";
 
 /**
@@ -39,7 +39,7 @@ function countingReads(bucket: R2Bucket) {
 
 async function finishCounting(accountId: string, sessionId: string) {
   const { bucket, reads } = countingReads(env.FILES);
-  const deps: UploadDeps = { ...uploadDeps(env), bucket };
+  const deps: Stores = { ...storesOf(env), bucket };
   const session = await claimPiecedFile(deps, accountId, sessionId);
   expect(session.whole).not.toBeNull();
   const file = await stageFromPieces(new Staging(bucket, session.whole!.reservedUploadId), session);
@@ -56,7 +56,7 @@ describe("pieces read as they arrive", () => {
     const original = await bigPng(PIECE_BYTES + 70_000, 41);
     const sessionId = newSessionId();
     for (const [index, bytes] of piecesOf(original).entries())
-      await storePiece(uploadDeps(env), { accountId: account.id, sessionId, index, total: 2, bytes });
+      await storePiece(storesOf(env), { accountId: account.id, sessionId, index, total: 2, bytes });
 
     const { file, stored, readBytes } = await finishCounting(account.id, sessionId);
     expect(readBytes).toBe(0);
@@ -75,13 +75,13 @@ describe("pieces read as they arrive", () => {
     const sessionId = newSessionId();
     const [head, tail] = piecesOf(original);
     for (const [index, bytes] of [head!, tail!].entries())
-      await storePiece(uploadDeps(env), { accountId: account.id, sessionId, index, total: 2, bytes });
+      await storePiece(storesOf(env), { accountId: account.id, sessionId, index, total: 2, bytes });
 
     // The last piece again, one byte of its pixel data changed (so the chunk's CRC no longer
     // holds), stored as storePiece stores it but without this isolate's scan seeing it.
     const corrupt = tail!.slice();
     corrupt[1000] = corrupt[1000]! ^ 0xff;
-    const deps = uploadDeps(env);
+    const deps = storesOf(env);
     const now = deps.now();
     const { row, slot } = await openPieceSession(
       deps.db,
@@ -93,7 +93,7 @@ describe("pieces read as they arrive", () => {
     await recordPiece(deps.db, sessionId, 1, corrupt.byteLength, part);
 
     const { bucket, reads } = countingReads(env.FILES);
-    const counted: UploadDeps = { ...deps, bucket };
+    const counted: Stores = { ...deps, bucket };
     const session = await claimPiecedFile(counted, account.id, sessionId);
     await expect(stageFromPieces(new Staging(bucket, session.whole!.reservedUploadId), session)).rejects.toThrow(
       /Unreadable image data \(png\)/,
@@ -108,7 +108,7 @@ describe("pieces read as they arrive", () => {
     const sessionId = newSessionId();
     const [head, tail] = piecesOf(original);
     for (const [index, bytes] of [head!, tail!, head!].entries()) {
-      await storePiece(uploadDeps(env), { accountId: account.id, sessionId, index: index % 2, total: 2, bytes });
+      await storePiece(storesOf(env), { accountId: account.id, sessionId, index: index % 2, total: 2, bytes });
     }
     const { file, readBytes } = await finishCounting(account.id, sessionId);
     expect(readBytes).toBe(original.length);
@@ -125,7 +125,7 @@ describe("pieces read as they arrive", () => {
       original.subarray(2 * PIECE_BYTES),
     ];
     for (const index of [0, 2, 1])
-      await storePiece(uploadDeps(env), { accountId: account.id, sessionId, index, total: 3, bytes: pieces[index]! });
+      await storePiece(storesOf(env), { accountId: account.id, sessionId, index, total: 3, bytes: pieces[index]! });
     const { file, readBytes } = await finishCounting(account.id, sessionId);
     expect(readBytes).toBe(original.length);
     expect(file.sha256).toBe(await sha256(original));
@@ -136,7 +136,7 @@ describe("pieces read as they arrive", () => {
     const original = await bigPng(PIECE_BYTES + 70_000, 45);
     const sessionId = newSessionId();
     const [head, tail] = piecesOf(original);
-    const deps = uploadDeps(env);
+    const deps = storesOf(env);
     await storePiece(deps, { accountId: account.id, sessionId, index: 0, total: 2, bytes: head! });
 
     // Request X stores the last piece, one byte of its pixel data changed, and is recorded, but
@@ -190,7 +190,7 @@ describe("pieces read as they arrive", () => {
       },
     });
     const bucket = env.FILES;
-    const session = await claimPiecedFile(uploadDeps({ ...env, DB }), account.id, sessionId);
+    const session = await claimPiecedFile(storesOf({ ...env, DB }), account.id, sessionId);
     expect(interleaved).toBe(true);
     // The stored file is X's, whose pixel data is broken: it must be refused, not taken on the scan's word.
     await expect(stageFromPieces(new Staging(bucket, session.whole!.reservedUploadId), session)).rejects.toThrow(

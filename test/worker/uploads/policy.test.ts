@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { and, eq, not, type SQL } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../../src/storage/db";
-import { accounts, mediaJobs, uploads, type MediaJobRow, type UploadRow } from "../../../src/storage/schema";
+import { accounts, mediaJobs, uploads, type MediaJobRow, type UploadRow } from "../../../src/model/schema";
 import {
   awaitsConversion,
   expired,
@@ -16,8 +16,8 @@ import {
   unrestricted,
   usedUp,
   viewLimited,
-} from "../../../src/uploads/policy";
-import { VISIBILITIES } from "../../../src/uploads/visibility";
+} from "../../../src/model/policy";
+import { VISIBILITIES } from "../../../src/model/visibility";
 
 /**
  * Every rule of the policy that queries filter by, decided both ways on every combination of

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { linkDeps, uploadDeps } from "../../../src/bindings";
+import { linkDeps, storesOf } from "../../../src/deps";
 import { findPieceSession } from "../../../src/storage/piece-sessions";
 import { newUploadId } from "../../../src/uploads/create";
 import { IncomingFile } from "../../../src/uploads/intake/incoming-file";
@@ -12,7 +12,7 @@ import { newAccount, uniquePng } from "../helpers";
  * the upload, dropped by an upload that succeeded without it, or undone by its disposal when
  * neither was said.
  */
-const deps = () => uploadDeps(env);
+const deps = () => storesOf(env);
 const newSessionId = () => crypto.randomUUID().replaceAll("-", "");
 
 async function* chunksOf(bytes: Uint8Array) {

@@ -1,0 +1,97 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { createAccount, regenerateKey, setAccountBanned } from "../accounts/accounts";
+import { secretsEqual } from "../crypto";
+import type { AppEnv } from "../env";
+import { requestStores } from "../deps";
+import { ApiError, notFound, unauthorized } from "../errors";
+import { readFields, smallBody } from "../http/body";
+import { throttledAdminToken } from "../http/throttles/guesses";
+import { parseOrThrow, validate } from "../http/validation";
+import { flagUpload } from "../uploads/flag";
+import { blockedTerms, blockTerm, unblockTerm } from "../moderation/blocked-terms";
+import { banAddress, unbanAddress } from "../accounts/ip-bans";
+import { KEY_KINDS } from "../model/key-kinds";
+import { settingsOf } from "../settings";
+import { methodNotAllowed } from "../http/method-not-allowed";
+import {
+  accountBanResponse,
+  accountCreatedResponse,
+  blockedTermResponse,
+  blockedTermsResponse,
+  flaggedResponse,
+  ipBanResponse,
+  keyResponse,
+  unblockedTermResponse,
+} from "./admin-responses";
+
+const createAccountBody = z.object({ name: z.string().trim().min(1, "is required").max(100) });
+const keyBody = z.object({ kind: z.enum(KEY_KINDS, { message: "must be full or upload" }) });
+const termBody = z.object({ term: z.string().trim().min(1, "is required").max(200) });
+const flagBody = z.object({ reason: z.string().trim().max(500).optional() });
+const ipParam = z.object({
+  ip: z.string().regex(/^[0-9a-fA-F:.]{2,45}$/, { message: "must be an IPv4 or IPv6 address" }),
+});
+
+/**
+ * The operator API. It does not exist (404) unless the ADMIN_TOKEN secret is set (32 characters
+ * or more), and then needs `Authorization: Bearer <ADMIN_TOKEN>`; wrong tokens are throttled per
+ * client IP, which then waits before any token of it is looked at.
+ */
+export const admin = new Hono<AppEnv>()
+  .use("*", async (c, next) => {
+    const token = settingsOf(c.env).adminToken;
+    if (!token) throw notFound();
+    const given = /^Bearer\s+(.+)$/i.exec(c.req.header("Authorization") ?? "")?.[1] ?? "";
+    const guess = await throttledAdminToken(c, () => secretsEqual(given, token));
+    if (guess.outcome === "wait") {
+      const wait = String(guess.retryAfterSeconds);
+      throw new ApiError(429, `Too many wrong admin tokens from this address. Retry in ${wait} s.`, {
+        "Retry-After": wait,
+      });
+    }
+    if (guess.outcome === "wrong") throw unauthorized("Missing or invalid admin token.");
+    await next();
+  })
+  .use("*", smallBody)
+  .post("/accounts", validate("json", createAccountBody), async (c) => {
+    const account = await createAccount(c.var.db, c.req.valid("json").name, c.var.now());
+    return accountCreatedResponse(c, account);
+  })
+  .all("/accounts", methodNotAllowed("POST"))
+  .post("/accounts/:id/keys", validate("json", keyBody), async (c) => {
+    const key = await regenerateKey(c.var.db, c.req.param("id"), c.req.valid("json").kind, c.var.now());
+    return keyResponse(c, key);
+  })
+  .all("/accounts/:id/keys", methodNotAllowed("POST"))
+  .put("/accounts/:id/ban", async (c) => {
+    return accountBanResponse(c, await setAccountBanned(c.var.db, c.req.param("id"), true, c.var.now()));
+  })
+  .delete("/accounts/:id/ban", async (c) => {
+    return accountBanResponse(c, await setAccountBanned(c.var.db, c.req.param("id"), false, c.var.now()));
+  })
+  .all("/accounts/:id/ban", methodNotAllowed("PUT", "DELETE"))
+  .put("/ip-bans/:ip", validate("param", ipParam), async (c) => {
+    return ipBanResponse(c, await banAddress(c.var.db, c.req.valid("param").ip, c.var.now()));
+  })
+  .delete("/ip-bans/:ip", validate("param", ipParam), async (c) => {
+    return ipBanResponse(c, await unbanAddress(c.var.db, c.req.valid("param").ip));
+  })
+  .all("/ip-bans/:ip", methodNotAllowed("PUT", "DELETE"))
+  .get("/blocked-terms", async (c) => {
+    return blockedTermsResponse(c, await blockedTerms(c.var.db));
+  })
+  .post("/blocked-terms", validate("json", termBody), async (c) => {
+    const { term, added } = await blockTerm(c.var.db, c.req.valid("json").term, c.var.now());
+    return blockedTermResponse(c, term, added);
+  })
+  .all("/blocked-terms", methodNotAllowed("GET", "POST"))
+  .delete("/blocked-terms/:term", async (c) => {
+    return unblockedTermResponse(c, await unblockTerm(c.var.db, c.req.param("term")));
+  })
+  .all("/blocked-terms/:term", methodNotAllowed("DELETE"))
+  .post("/uploads/:id/flag", async (c) => {
+    const { reason } = parseOrThrow(flagBody, await readFields(c.req.raw));
+    return flaggedResponse(c, await flagUpload(requestStores(c), c.req.param("id"), reason ?? null));
+  })
+  .all("/uploads/:id/flag", methodNotAllowed("POST"));

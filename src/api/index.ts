@@ -1,0 +1,94 @@
+import { Hono } from "hono";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../env";
+import { identifyCaller, requireKey } from "../http/auth";
+import { rateLimits } from "../http/throttles/rate-limits";
+import { NO_STORE } from "../http/cache-control";
+import { accountSession, apiSession } from "../http/d1-sessions";
+import { readFields } from "../http/body";
+import { linkSigning, publicOrigin } from "../http/request-info";
+import { parseOrThrow, validate } from "../http/validation";
+import { changeUpload } from "../uploads/change";
+import { requestStores } from "../deps";
+import { presentUpload } from "../uploads/present";
+import { getOwnedUpload, listPage } from "../uploads/read";
+import { removeOwnedUpload } from "../uploads/remove";
+import { methodNotAllowed } from "../http/method-not-allowed";
+import { routeGroup } from "../http/route-group";
+import { openApiRoute } from "./openapi";
+import {
+  describeChange,
+  describeChunk,
+  describeDelete,
+  describeGet,
+  describeList,
+  describeReplace,
+  describeUpload,
+} from "./openapi-operations";
+import { changeBody, listQuery } from "./schemas";
+import { deletedResponse, listResponse, uploadItemResponse } from "./responses";
+import { handleChunk } from "./chunk";
+import { handleReplace, handleUpload } from "./upload";
+
+const deps = requestStores;
+
+/**
+ * Pieces of a large file, on their own budget. They are never read back through the API, so their
+ * session stays on the primary and their writes are not noted for the account's reads.
+ */
+const pieces = routeGroup(identifyCaller, rateLimits("pieces"))
+  // Either key may send pieces: an upload-only key must be able to upload a large file.
+  .post("/chunk", describeChunk, requireKey("any"), (c) => handleChunk(c, deps(c)))
+  .all("/chunk", methodNotAllowed("POST"));
+
+/** Every other operation: the caller, then the spec's limits, then the account's D1 session. */
+const uploads = routeGroup(identifyCaller, rateLimits("api"), accountSession)
+  .post("/", describeUpload, requireKey("any"), (c) => handleUpload(c, deps(c)))
+  .get("/", describeList, requireKey("full"), validate("query", listQuery), async (c) => {
+    const { page } = c.req.valid("query");
+    const { rows, meta } = await listPage(deps(c), c.var.caller.accountId, page);
+    const origin = publicOrigin(c);
+    return listResponse(c, await Promise.all(rows.map((row) => presentUpload(row, origin, linkSigning(c)))), meta);
+  })
+  .all("/", methodNotAllowed("GET", "POST"))
+
+  .get("/:id", describeGet, requireKey("full"), async (c) => {
+    const row = await getOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
+    return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
+  })
+  .patch("/:id", describeChange, requireKey("full"), async (c) => {
+    const patch = parseOrThrow(changeBody, await readFields(c.req.raw));
+    const row = await changeUpload(deps(c), c.var.caller.accountId, c.req.param("id"), patch);
+    return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
+  })
+  .delete("/:id", describeDelete, requireKey("full"), async (c) => {
+    await removeOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
+    return deletedResponse(c);
+  })
+  .all("/:id", methodNotAllowed("GET", "PATCH", "DELETE"))
+  .post("/:id/replace", describeReplace, requireKey("full"), (c) => handleReplace(c, deps(c)))
+  .all("/:id/replace", methodNotAllowed("POST"));
+
+/**
+ * Answers are an account's own, may carry signed links, and may come for a key in the query: no
+ * cache keeps them.
+ */
+const noStore = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  c.header("Cache-Control", NO_STORE);
+});
+
+export const api = new Hono<AppEnv>()
+  // Generated from this router: an operation is in the document when its first handler is its
+  // description (openapi-operations.ts).
+  .get(
+    "/openapi.json",
+    openApiRoute((): Hono<AppEnv> => api),
+  )
+  .all("/openapi.json", methodNotAllowed("GET"))
+  // Every other request, an operation's or an unknown path's.
+  .use(noStore)
+  .use(apiSession)
+  // Pieces first: /chunk is also a path of /{id}.
+  .route("/", pieces)
+  .route("/", uploads);

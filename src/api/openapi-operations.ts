@@ -1,0 +1,161 @@
+import { describeRoute, resolver } from "hono-openapi";
+import type { z } from "zod";
+import { MAX_FILE_BYTES, MAX_REQUEST_BYTES, megabytes, PIECE_BYTES } from "../model/spec-limits";
+import { chunkForm, queryParameters, replaceForm, uploadForm, uploadUrlEncoded } from "./openapi-requests";
+import {
+  changeBody,
+  chunkResponseSchema,
+  deleteResponseSchema,
+  errorResponseSchema,
+  listQuery,
+  listResponseSchema,
+  uploadItemResponseSchema,
+  uploadResponseSchema,
+} from "./schemas";
+
+/**
+ * What each operation of the API router is documented as. The router places one of these before
+ * an operation's handlers; its path and method come from the route itself. Response bodies are
+ * the schemas responses.ts is typed against, rendered as the service sends them ("output").
+ */
+
+const json = (schema: z.ZodType, description = "Success") => ({
+  description,
+  content: { "application/json": { schema: resolver(schema, { options: { io: "output" } }) } },
+});
+
+const error = (description: string) => json(errorResponseSchema, description);
+
+const anyKey = error("Missing or invalid API key.");
+const fullKey = error("Missing or invalid key, or the upload-only key.");
+const banned = error("Account or IP banned from uploading.");
+const noSuchUpload = error("No such upload on this account.");
+const tooLarge = error(`Request over ${megabytes(MAX_REQUEST_BYTES)}.`);
+const throttled = error("Rate limit exceeded.");
+const throttledRetry = error("Rate limit exceeded; see Retry-After.");
+
+export const describeUpload = describeRoute({
+  summary: "Upload one file",
+  operationId: "upload",
+  description:
+    "Exactly one of `uploads`, `url`, `upload_id`. The type is decided from the file's bytes. " +
+    "An identical file already uploaded by the account (not expiring, no allow_duplicate) is " +
+    "answered with that upload and `duplicate: true`; nothing new is stored. Answered to the upload-only " +
+    "key, `path` and `thumb` are unsigned (a password-protected upload's are refused without a signature).",
+  requestBody: {
+    required: true,
+    content: {
+      "multipart/form-data": { schema: uploadForm },
+      "application/x-www-form-urlencoded": { schema: uploadUrlEncoded },
+    },
+  },
+  responses: {
+    200: json(uploadResponseSchema),
+    401: anyKey,
+    403: banned,
+    413: tooLarge,
+    422: error("Validation failure: no file, unsupported type, bad field."),
+    429: throttledRetry,
+    500: error("Unexpected failure; safe to retry."),
+  },
+});
+
+export const describeList = describeRoute({
+  summary: "List uploads, newest first",
+  operationId: "list",
+  parameters: queryParameters(listQuery),
+  responses: {
+    200: json(listResponseSchema),
+    401: fullKey,
+    422: error("Invalid page."),
+    429: throttled,
+  },
+});
+
+export const describeChunk = describeRoute({
+  summary: "Send one piece of a large file",
+  operationId: "chunk",
+  description:
+    "Pieces may come in any order and in parallel; sending an index again replaces it. Both key " +
+    "kinds may send pieces; the session belongs to the account whose key sent its first piece. " +
+    "Finish with POST / and `upload_id` within 2 hours of the first piece; after that the " +
+    `session and its pieces are discarded. The pieces may add up to ${megabytes(MAX_FILE_BYTES)}.`,
+  requestBody: { required: true, content: { "multipart/form-data": { schema: chunkForm } } },
+  responses: {
+    200: json(chunkResponseSchema),
+    401: anyKey,
+    403: banned,
+    413: error(`Piece over ${megabytes(PIECE_BYTES)}, or pieces adding up to more than ${megabytes(MAX_FILE_BYTES)}.`),
+    422: error(
+      "Bad field, index not below total, total differing from the session's, " +
+        "or an upload_id that is finished, expired or another account's.",
+    ),
+    429: error("Rate limit exceeded (pieces per minute, or bytes of pieces per day per key or IP); see Retry-After."),
+  },
+});
+
+export const describeReplace = describeRoute({
+  summary: "Replace the file behind an upload",
+  operationId: "replace",
+  description:
+    "The new file (`uploads`, or `upload_id` of a file sent in pieces, or `url`) gets the same checks and " +
+    "conversions as a new upload and may be of another type; id, page and links stay, `src` serves the new " +
+    "file from the response on, and the previous file is removed. Answers with the updated upload. The new " +
+    "bytes take over duplicate detection unless another upload of the account already holds them.",
+  requestBody: { required: true, content: { "multipart/form-data": { schema: replaceForm } } },
+  responses: {
+    200: json(uploadItemResponseSchema, "The updated upload."),
+    401: fullKey,
+    403: banned,
+    404: noSuchUpload,
+    409: error("The upload changed while it was being replaced."),
+    413: tooLarge,
+    422: error("Validation failure: no file, unsupported type, flagged content."),
+    429: throttledRetry,
+  },
+});
+
+export const describeGet = describeRoute({
+  summary: "Read one upload",
+  operationId: "get",
+  responses: {
+    200: json(uploadItemResponseSchema),
+    401: fullKey,
+    404: noSuchUpload,
+    429: throttled,
+  },
+});
+
+const changeSchema = resolver(changeBody);
+
+export const describeChange = describeRoute({
+  summary: "Change visibility, title or description",
+  operationId: "change",
+  description: "An empty title or description clears it.",
+  requestBody: {
+    required: true,
+    content: {
+      "application/json": { schema: changeSchema },
+      "application/x-www-form-urlencoded": { schema: changeSchema },
+      "multipart/form-data": { schema: changeSchema },
+    },
+  },
+  responses: {
+    200: json(uploadItemResponseSchema, "The updated upload."),
+    401: fullKey,
+    404: noSuchUpload,
+    422: error("Invalid field."),
+    429: throttled,
+  },
+});
+
+export const describeDelete = describeRoute({
+  summary: "Delete an upload",
+  operationId: "delete",
+  responses: {
+    200: json(deleteResponseSchema),
+    401: fullKey,
+    404: error("No such upload on this account (or already deleted)."),
+    429: throttled,
+  },
+});

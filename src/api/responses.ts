@@ -1,0 +1,52 @@
+import type { Context } from "hono";
+import type { z } from "zod";
+import { PIECE_BYTES } from "../model/spec-limits";
+import type {
+  chunkResponseSchema,
+  deleteResponseSchema,
+  listResponseSchema,
+  uploadItemResponseSchema,
+  uploadResponseSchema,
+} from "./schemas";
+
+/**
+ * The success bodies of the API, each written in one place and typed by the schema the OpenAPI
+ * document publishes for it: a handler handing over the wrong shape fails to compile. Keys are
+ * written in the order clients have always received them.
+ */
+
+type UploadResponse = z.infer<typeof uploadResponseSchema>;
+type UploadItemResponse = z.infer<typeof uploadItemResponseSchema>;
+type ListResponse = z.infer<typeof listResponseSchema>;
+type DeleteResponse = z.infer<typeof deleteResponseSchema>;
+type ChunkResponse = z.infer<typeof chunkResponseSchema>;
+
+/** POST /api: the new upload, or the existing one it duplicates. */
+export function uploadResponse(c: Context, data: UploadResponse["data"]) {
+  const body: UploadResponse = { type: "success", msg: "success", data };
+  return c.json(body);
+}
+
+/** GET, PATCH and replace of /api/{id}: the upload as it now is. */
+export function uploadItemResponse(c: Context, data: UploadItemResponse["data"]) {
+  const body: UploadItemResponse = { type: "success", msg: "success", data };
+  return c.json(body);
+}
+
+/** GET /api: one page of uploads. */
+export function listResponse(c: Context, data: ListResponse["data"], meta: ListResponse["meta"]) {
+  const body: ListResponse = { type: "success", data, meta };
+  return c.json(body);
+}
+
+/** DELETE /api/{id}, and the delete_url link. */
+export function deletedResponse(c: Context) {
+  const body: DeleteResponse = { type: "success", msg: "Deleted." };
+  return c.json(body);
+}
+
+/** POST /api/chunk: the piece is stored; the size tells the client how to cut the next ones. */
+export function chunkResponse(c: Context) {
+  const body: ChunkResponse = { type: "success", chunk_size: PIECE_BYTES };
+  return c.json(body);
+}

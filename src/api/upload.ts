@@ -1,0 +1,116 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import { unprocessable } from "../errors";
+import { afterResponse } from "../http/after-response";
+import { assertMayUpload } from "../http/auth";
+import { linkSigning, publicOrigin } from "../http/request-info";
+import { readUploadBody } from "../http/upload-body";
+import { parseOrThrow } from "../http/validation";
+import { createUpload, newUploadId, type UploadOptions } from "../uploads/create";
+import type { Stores } from "../storage/stores";
+import { IncomingFile, type FileSource, type FileTarget } from "../uploads/intake/incoming-file";
+import { presentUpload, presentUploadResult } from "../uploads/present";
+import { assertReplaceable, replaceFile } from "../uploads/replace";
+import { hashPassword } from "../uploads/access/passwords";
+import { getOwnedUpload } from "../uploads/read";
+import { linkDeps } from "../deps";
+import { workflowRunner } from "../uploads/media-jobs/runner";
+import { settingsOf } from "../settings";
+import { uploadFields } from "./schemas";
+import { uploadItemResponse, uploadResponse } from "./responses";
+
+/** The request's text fields as upload options; throws (422) on bad ones. */
+function uploadOptions(fields: Record<string, string>) {
+  // An empty optional field means "not given", except title and description, where it means "none".
+  const given = Object.fromEntries(
+    Object.entries(fields).filter(([k, v]) => v.trim() !== "" || k === "title" || k === "description"),
+  );
+  return parseOrThrow(uploadFields, given);
+}
+
+type UploadFields = ReturnType<typeof uploadOptions>;
+
+const fileTarget = (c: Context<AppEnv>, uploadId: string, newUpload: boolean): FileTarget => ({
+  uploadId,
+  newUpload,
+  accountId: c.var.caller.accountId,
+  link: linkDeps(c.env),
+});
+
+/**
+ * Reads the request: its file, if sent, is staged into `incoming` as it streams in, and its
+ * fields are checked as options, which also say where the file comes from otherwise.
+ */
+async function readFileRequest(c: Context<AppEnv>, incoming: IncomingFile) {
+  const body = await readUploadBody(c.req.raw, (chunks) => incoming.stage(chunks));
+  const options = uploadOptions(body.fields);
+  const source: FileSource = { sent: body.file, url: options.url, pieceSessionId: options.upload_id };
+  return { options, source };
+}
+
+async function uploadSettings(c: Context<AppEnv>, options: UploadFields): Promise<UploadOptions> {
+  const maxExpiry = settingsOf(c.env).expiresInMax;
+  if (options.expires_in !== undefined && options.expires_in > maxExpiry) {
+    throw unprocessable(`expires_in: must be at most ${maxExpiry}`);
+  }
+  return {
+    expiresIn: options.expires_in ?? null,
+    allowDuplicate: options.allow_duplicate ?? false,
+    keepOriginal: options.keep_original ?? false,
+    visibility: options.visibility ?? "unlisted",
+    title: options.title ?? null,
+    description: options.description ?? null,
+    passwordHash: options.password ? await hashPassword(options.password) : null,
+    maxViews: options.max_views ?? null,
+  };
+}
+
+/**
+ * The job's runner starts once its row is committed, right after the response: starting it takes
+ * a moment, the work is the runner's (a Workflow instance), and the cron job starts another if
+ * this start is lost.
+ */
+const startMediaJob = (c: Context<AppEnv>, jobId: string | null) => {
+  if (jobId) afterResponse(c, "media job", workflowRunner(c.env.MEDIA_JOBS).start(jobId));
+};
+
+export async function handleUpload(c: Context<AppEnv>, deps: Stores) {
+  assertMayUpload(c);
+  // Whatever fails before the upload keeps or drops the file removes it (and gives back a piece session).
+  await using incoming = new IncomingFile(deps, fileTarget(c, newUploadId(), true));
+  const { options, source } = await readFileRequest(c, incoming);
+  const file = await incoming.receive(source);
+  const settings = await uploadSettings(c, options);
+  const accountId = c.var.caller.accountId;
+  const result = await createUpload(deps, { id: incoming.uploadId, accountId, file, options: settings });
+  if (result.duplicate) {
+    await incoming.drop();
+  } else {
+    await incoming.keep();
+    startMediaJob(c, result.jobId);
+  }
+  // A duplicate is an existing upload, which the upload-only key (public by design) may not open:
+  // its links come unsigned, so a locked one's path and thumb stay refused.
+  const signing = result.duplicate && c.var.caller.kind !== "full" ? null : linkSigning(c);
+  return uploadResponse(c, await presentUploadResult(result.row, publicOrigin(c), signing, result));
+}
+
+/**
+ * POST /api/{id}/replace: a new file for an existing upload, from `uploads` or `upload_id` (or
+ * `url`), with optional keep_original. Answers with the updated upload (as GET does).
+ */
+export async function handleReplace(c: Context<AppEnv>, deps: Stores) {
+  assertMayUpload(c);
+  const id = c.req.param("id")!;
+  const accountId = c.var.caller.accountId;
+  // A 404 or 409 before reading what may be a 100 MB body.
+  assertReplaceable(await getOwnedUpload(deps, accountId, id));
+  await using incoming = new IncomingFile(deps, fileTarget(c, id, false));
+  const { options, source } = await readFileRequest(c, incoming);
+  const file = await incoming.receive(source);
+  const result = await replaceFile(deps, { accountId, id, file, keepOriginal: options.keep_original ?? false });
+  await incoming.keep();
+  startMediaJob(c, result.jobId);
+  if (result.notRemoved) throw result.notRemoved;
+  return uploadItemResponse(c, await presentUpload(result.row, publicOrigin(c), linkSigning(c)));
+}

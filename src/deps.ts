@@ -1,0 +1,63 @@
+import type { Context } from "hono";
+import type { AppEnv, Env } from "./env";
+import { afterResponse } from "./http/after-response";
+import { mediaService } from "./media/service";
+import type { Database } from "./storage/db";
+import { database } from "./storage/db";
+import { settingsOf } from "./settings";
+import type { Stores } from "./storage/stores";
+import { dohResolver } from "./net/resolve";
+import type { LinkDeps } from "./uploads/intake/link-download";
+import type { MediaJobDeps } from "./uploads/media-jobs/jobs";
+import { workflowRunner } from "./uploads/media-jobs/runner";
+import type { ServingDeps } from "./uploads/serving/lookup";
+import { isolateMemo, recordStore } from "./uploads/serving/record-store";
+import { VARIANT_CALL_TIMEOUT_MS, type VariantDeps } from "./uploads/variants/make";
+import { serviceShare, variantLocks } from "./uploads/variants/locks";
+import { VARIANT_SERVICE_SLOTS } from "./media/container-size";
+import { limitVariantMaking } from "./http/throttles/network-limits";
+import { clientNetwork } from "./http/request-info";
+
+/** The stores of a request: its bindings, its database handle and the app's clock. */
+export const requestStores = (c: Context<AppEnv>) => storesOf(c.env, c.var.db, c.var.now);
+
+/** The stores, from the Worker's bindings, for routes, the cron job and media jobs alike. */
+export function storesOf(env: Env, db: Database = database(env.DB), now: () => number = Date.now): Stores {
+  return { db, bucket: env.FILES, now };
+}
+
+/** As requestStores, with the serving records of this isolate and colo (src/uploads/serving). */
+export const servingDeps = (c: Context<AppEnv>): ServingDeps => ({
+  ...requestStores(c),
+  records: recordStore(isolateMemo, typeof caches === "undefined" ? undefined : caches.default, (work) =>
+    afterResponse(c, "serving record", work),
+  ),
+});
+
+export function mediaJobDeps(env: Env, db?: Database, now?: () => number): MediaJobDeps {
+  return {
+    ...storesOf(env, db, now),
+    media: mediaService(env),
+    runner: workflowRunner(env.MEDIA_JOBS),
+    retryBaseMs: settingsOf(env).media.retryBaseMs,
+  };
+}
+
+/**
+ * What making a variant of upload `uploadId` needs, with the media service's shorter call time;
+ * a making is charged to the requesting client's network (limitVariantMaking).
+ */
+export const variantDeps = (c: Context<AppEnv>, uploadId: string): VariantDeps => ({
+  db: c.var.db,
+  bucket: c.env.FILES,
+  media: mediaService(c.env, { callTimeoutMs: VARIANT_CALL_TIMEOUT_MS }),
+  locks: variantLocks(c.env, uploadId),
+  share: serviceShare(c.env, VARIANT_SERVICE_SLOTS),
+  charge: () => limitVariantMaking(c),
+  client: clientNetwork(c),
+});
+
+export function linkDeps(env: Env): LinkDeps {
+  const { dnsResolverUrl, allowLoopback, timeoutMs } = settingsOf(env).links;
+  return { resolve: dohResolver(dnsResolverUrl), fetch: (input, init) => fetch(input, init), allowLoopback, timeoutMs };
+}

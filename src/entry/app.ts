@@ -1,0 +1,71 @@
+import { Hono } from "hono";
+import { cors } from "hono/cors";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { AppEnv } from "../env";
+import { ApiError, errorBody } from "../errors";
+import { NO_STORE } from "../http/cache-control";
+import { BOOKMARK_HEADER } from "../http/d1-sessions";
+import { randomBase62 } from "../crypto";
+import { database } from "../storage/db";
+import { admin } from "../api/admin";
+import { api } from "../api";
+import { files } from "../files/index";
+import { pages } from "../site/pages";
+import { listings } from "../site/listings";
+
+export function createApp(options: { now?: () => number } = {}) {
+  const app = new Hono<AppEnv>({ strict: false });
+  const now = options.now ?? Date.now;
+
+  app.use("*", async (c, next) => {
+    c.set("requestId", c.req.header("CF-Ray") ?? randomBase62(16));
+    c.set("db", database(c.env.DB));
+    c.set("now", now);
+    await next();
+    c.header("X-Request-Id", c.var.requestId);
+  });
+
+  // Upload-only keys are meant for browsers, so the API answers cross-origin requests.
+  app.use(
+    "/api/*",
+    cors({
+      origin: "*",
+      allowMethods: ["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
+      allowHeaders: ["X-API-Key", "Content-Type", BOOKMARK_HEADER],
+      exposeHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "Retry-After", "X-Request-Id", BOOKMARK_HEADER],
+      maxAge: 86400,
+    }),
+  );
+
+  app.route("/api", api);
+  app.route("/admin", admin);
+  app.route("/", files);
+  app.route("/", pages);
+  app.route("/", listings);
+
+  // Errors are kept by no cache: a 404 or 410 is about the upload as it is now, a 429 about this moment.
+  app.notFound((c) => c.json(errorBody("Not found."), 404, { "Cache-Control": NO_STORE }));
+
+  app.onError((error, c) => {
+    c.header("Cache-Control", NO_STORE);
+    if (error instanceof ApiError) return c.json(errorBody(error.message), error.status, error.headers);
+    if (error instanceof HTTPException) {
+      const status = error.status as ContentfulStatusCode;
+      return c.json(errorBody(error.message || "Bad request."), status);
+    }
+    const requestId = c.var.requestId ?? "unknown";
+    console.error(
+      JSON.stringify({
+        requestId,
+        method: c.req.method,
+        path: c.req.path,
+        error: String(error),
+        stack: (error as Error)?.stack,
+      }),
+    );
+    return c.json(errorBody(`Internal server error (request ${requestId}). It is safe to retry.`), 500);
+  });
+
+  return app;
+}

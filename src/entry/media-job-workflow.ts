@@ -1,0 +1,45 @@
+import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep } from "cloudflare:workers";
+import { mediaJobDeps } from "../deps";
+import type { Env } from "../env";
+import { JOB_TIME_LIMIT_MS, LEASE_MS, MAX_ATTEMPTS, runMediaJob } from "../uploads/media-jobs/jobs";
+import type { MediaJobParams } from "../uploads/media-jobs/runner";
+
+/**
+ * Rounds one runner goes through: every attempt a job has, and as many again for attempts given
+ * back (the service busy). A job still pending after them is the cron job's to re-drive.
+ */
+const RUNNER_ROUNDS = 2 * MAX_ATTEMPTS;
+
+/**
+ * One runner of a media job. Each step runs one attempt (runMediaJob), which saves its own
+ * outcome in D1 and renews its lease while it works; after a failed attempt the runner sleeps
+ * until the next one is due and runs it, so a retry waits for its delay only, not for the cron
+ * job's next run as well.
+ *
+ * A step is retried by the platform only when the job is held by another runner whose lease may
+ * yet run out (this one then takes it over), or when the attempt itself could not run (D1
+ * unreachable). If the cron job starts a second runner for the same attempt, the job's lease
+ * lets one of them work and the other ends ("held", then "none"); a runner that finds the job's
+ * retry not yet due sleeps until it is, so no attempt runs before its time.
+ */
+export class MediaJobWorkflow extends WorkflowEntrypoint<Env, MediaJobParams> {
+  override async run(event: Readonly<WorkflowEvent<MediaJobParams>>, step: WorkflowStep) {
+    const { jobId } = event.payload;
+    for (let round = 1; ; round++) {
+      const result = await step.do(
+        `attempt ${round}`,
+        { retries: { limit: 3, delay: LEASE_MS, backoff: "linear" }, timeout: JOB_TIME_LIMIT_MS },
+        async () => {
+          const attempt = await runMediaJob(mediaJobDeps(this.env), jobId);
+          if (attempt.outcome === "held") throw new Error(`media job ${jobId} is held by another runner`);
+          return attempt;
+        },
+      );
+      if (result.outcome !== "retry" || round === RUNNER_ROUNDS) return result.outcome;
+      // A delay from the step's cached result, under a name fixed by the round: the same sleep on
+      // every re-run of run(), which the platform makes from the top after each one (a time in
+      // the past would be refused on such a re-run).
+      await step.sleep(`wait for attempt ${round + 1}`, result.retryInMs);
+    }
+  }
+}

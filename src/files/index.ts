@@ -1,0 +1,201 @@
+import { Hono, type Context } from "hono";
+import { requestStores, servingDeps, variantDeps } from "../deps";
+import type { AppEnv } from "../env";
+import { notFound } from "../errors";
+import { immutableUntil, NO_STORE, REVALIDATE } from "../http/cache-control";
+import { serveObject } from "../http/serve-object";
+import { publicOrigin } from "../http/request-info";
+import { settingsOf } from "../settings";
+import type { Upload } from "../uploads/upload";
+import { uploadLinks } from "../uploads/public-urls";
+import {
+  admitToFile,
+  assertConverted,
+  assertHasVariants,
+  viewCounter,
+  type FileUrl,
+  type PresentedLink,
+} from "../uploads/serving/admission";
+import { isNamed, srcFilename } from "../uploads/serving/file-names";
+import { fromCurrentUpload } from "../uploads/serving/lookup";
+import { factsOf, type ServingFacts, type ServingRecord } from "../uploads/serving/record";
+import { ensureVariant } from "../uploads/variants/make";
+import { variantOptions, type VariantOptions } from "../uploads/variants/options";
+import { planVariant, type Variant } from "../uploads/variants/plan";
+import { methodNotAllowed } from "../http/method-not-allowed";
+
+/**
+ * A locked or view-limited upload's files are kept by no cache: a cached copy would outlive the
+ * signed link's expiry or the last view. Others: src is revalidated on every use (a replaced file
+ * shows at once); a stored object never changes under its name, so path and thumb are immutable.
+ * Only a public upload's may sit in shared caches (a CDN, a proxy): nothing could take an
+ * unlisted or private upload's out of them after a delete or a change of visibility, so the
+ * browser alone keeps those. A change between public and not renames the files (change.ts), so
+ * each name is only ever sent one way.
+ */
+function caching(facts: ServingFacts, url: FileUrl, now: number): string {
+  if (!facts.shared) return NO_STORE;
+  if (url === "src") return REVALIDATE;
+  return immutableUntil(facts.expiresAt, now, facts.indexable ? "public" : "private");
+}
+
+const robots = (facts: ServingFacts): Record<string, string> => (facts.indexable ? {} : { "X-Robots-Tag": "noindex" });
+
+/** The signed link a request for a file came with, as the domain checks it. */
+const presentedLink = (c: Context<AppEnv>): PresentedLink => ({
+  url: new URL(c.req.url),
+  secret: settingsOf(c.env).linkSigningSecret,
+});
+
+type BeforeBody = ReturnType<typeof viewCounter>;
+
+/** The upload's current file, as `src` or under its stored name (`path`); null if it is not stored. */
+const serveUploadFile = (
+  c: Context<AppEnv>,
+  facts: ServingFacts,
+  url: FileUrl,
+  filename: string,
+  beforeBody?: BeforeBody,
+  headers: Record<string, string> = {},
+) =>
+  serveObject(c, {
+    key: facts.objectKey,
+    stored: { size: facts.size, etag: facts.etag },
+    mime: facts.mime,
+    cacheControl: caching(facts, url, c.var.now()),
+    filename,
+    headers: { ...robots(facts), ...headers },
+    beforeBody,
+  });
+
+const serveSrc = (c: Context<AppEnv>, facts: ServingFacts, beforeBody?: BeforeBody, headers?: Record<string, string>) =>
+  serveUploadFile(c, facts, "src", srcFilename(facts), beforeBody, headers);
+
+/** An answer another client would get in another encoding says so, for caches (Vary). */
+const varies = (options: VariantOptions): Record<string, string> =>
+  options.format === "auto" ? { Vary: "Accept" } : {};
+
+/**
+ * A stored variant, served like `src` (the same caching: the URL is src's, whose file can be
+ * replaced), with Server-Timing saying whether this request made it; null if it is not stored.
+ */
+const serveVariant = (c: Context<AppEnv>, facts: ServingFacts, variant: Variant, outcome: string, ms?: number) =>
+  serveObject(c, {
+    key: variant.key,
+    mime: variant.mime,
+    cacheControl: caching(facts, "src", c.var.now()),
+    filename: variant.filename,
+    headers: {
+      ...robots(facts),
+      ...(variant.negotiated ? { Vary: "Accept" } : {}),
+      "Server-Timing": `variant;desc="${outcome}"${ms === undefined ? "" : `;dur=${ms}`}`,
+    },
+  });
+
+/**
+ * `src?w=`: the image at a ladder width, in the encoding Accept or `format` picks
+ * (src/uploads/variants). A stored variant of a plainly served upload is answered from its record
+ * alone; one not made yet is made on the database's row, once, while the request waits.
+ */
+async function variantAnswer(c: Context<AppEnv>, options: VariantOptions): Promise<Response> {
+  const accept = c.req.header("Accept");
+  const record = await recall(c);
+  const planned = record && planVariant(record, options, accept);
+  const fast =
+    planned &&
+    (planned === "original"
+      ? await serveSrc(c, record, undefined, varies(options))
+      : await serveVariant(c, record, planned, "stored"));
+  if (fast) return fast;
+  return fromDatabase(c, record, async (row) => {
+    assertConverted(row);
+    assertHasVariants(row);
+    const facts = factsOf(row);
+    const variant = planVariant(facts, options, accept);
+    if (variant === "original") return serveSrc(c, facts, undefined, varies(options));
+    // Looked for already, unless the record named another file.
+    const stored =
+      planned && planned !== "original" && planned.key === variant.key
+        ? null
+        : await serveVariant(c, facts, variant, "stored");
+    if (stored) return stored;
+    const started = Date.now();
+    const outcome = await ensureVariant(variantDeps(c, row.id), facts, variant);
+    if (outcome === "source gone") return null;
+    if (outcome === "original") return serveSrc(c, facts, undefined, varies(options));
+    return serveVariant(c, facts, variant, outcome, Date.now() - started);
+  });
+}
+
+/** The thumbnail, whose size and ETag storage tells. */
+const serveThumb = (c: Context<AppEnv>, facts: ServingFacts, name: string) =>
+  serveObject(c, {
+    key: facts.thumbKey!,
+    mime: "image/webp",
+    cacheControl: caching(facts, "stored", c.var.now()),
+    filename: name,
+    headers: robots(facts),
+  });
+
+/** A record of the upload held by this isolate or colo, if any (see src/uploads/serving). */
+const recall = (c: Context<AppEnv>) => servingDeps(c).records.recall(c.req.param("id")!, c.var.now());
+
+/** The answer from the database's row (see fromCurrentUpload), after `record` did not answer. */
+const fromDatabase = (
+  c: Context<AppEnv>,
+  record: ServingRecord | null,
+  serve: (row: Upload) => Promise<Response | null>,
+) => fromCurrentUpload(servingDeps(c), c.req.param("id")!, record !== null, serve);
+
+/**
+ * Public file URLs. A record of a plainly served upload answers without the database when its
+ * file is still stored; every change that would make a record wrong moves or removes that file
+ * first. Anything else (no record, a missing file, a locked, view-limited or converting upload)
+ * is decided on the database row, so a deleted or expired upload stops being served at once.
+ */
+export const files = new Hono<AppEnv>()
+  // src: the current file, revalidated on every use so a replaced file shows at once.
+  .get("/i/:id", async (c) => {
+    const options = variantOptions(new URL(c.req.url).searchParams);
+    if (options) return variantAnswer(c, options);
+    const record = await recall(c);
+    const fast = record && (await serveSrc(c, record));
+    if (fast) return fast;
+    return fromDatabase(c, record, async (row) => {
+      assertConverted(row);
+      if ((await admitToFile(row, "src", presentedLink(c), c.var.now())) === "page") {
+        c.header("Cache-Control", NO_STORE);
+        return c.redirect(uploadLinks(publicOrigin(c), row).direct, 302);
+      }
+      return serveSrc(c, factsOf(row), viewCounter(requestStores(c), row));
+    });
+  })
+  .all("/i/:id", methodNotAllowed("GET"))
+  // path: one stored object. A name that is no longer current (the file was converted, replaced
+  // or moved) redirects to src rather than breaking links that kept `path`.
+  .get("/f/:id/:name", async (c) => {
+    const name = c.req.param("name");
+    const record = await recall(c);
+    const fast = record && isNamed(record.objectKey, name) && (await serveUploadFile(c, record, "stored", name));
+    if (fast) return fast;
+    return fromDatabase(c, record, async (row) => {
+      assertConverted(row);
+      if (!isNamed(row.objectKey, name)) return c.redirect(uploadLinks(publicOrigin(c), row).src, 302);
+      await admitToFile(row, "stored", presentedLink(c), c.var.now());
+      return serveUploadFile(c, factsOf(row), "stored", name, viewCounter(requestStores(c), row));
+    });
+  })
+  .all("/f/:id/:name", methodNotAllowed("GET"))
+  // thumb: a WebP made from the current file; a new file gets a new thumbnail name.
+  .get("/t/:id/:name", async (c) => {
+    const name = c.req.param("name");
+    const record = await recall(c);
+    const fast = record && isNamed(record.thumbKey, name) && (await serveThumb(c, record, name));
+    if (fast) return fast;
+    return fromDatabase(c, record, async (row) => {
+      if (!isNamed(row.thumbKey, name)) throw notFound("No such thumbnail.");
+      await admitToFile(row, "stored", presentedLink(c), c.var.now());
+      return serveThumb(c, factsOf(row), name);
+    });
+  })
+  .all("/t/:id/:name", methodNotAllowed("GET"));

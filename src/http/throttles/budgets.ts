@@ -1,0 +1,87 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../../env";
+import { ApiError } from "../../errors";
+import { clientNetwork } from "../request-info";
+import { settingsOf } from "../../settings";
+import { badKeyRule, pieceByteRules } from "../../limits/rules";
+import type { Rule } from "../../limits/gcra";
+import { keyLimiter, networkLimiter } from "../../limits/limiters";
+import type { BudgetState, RateLimiter } from "../../limits/rate-limiter";
+
+/** The budget closest to running out is the one a client needs to see. */
+function setHeaders(c: Context<AppEnv>, budgets: BudgetState[]) {
+  const tightest = budgets.reduce((a, b) => (b.remaining / b.rule.limit < a.remaining / a.rule.limit ? b : a));
+  c.header("X-RateLimit-Limit", String(tightest.rule.limit));
+  c.header("X-RateLimit-Remaining", String(tightest.remaining));
+}
+
+/** Whole seconds to wait, never 0: what Retry-After says. */
+export const retryAfterSeconds = (waitMs: number) => Math.max(1, Math.ceil(waitMs / 1000));
+
+function tooMany(budgets: BudgetState[]) {
+  const seconds = retryAfterSeconds(Math.max(...budgets.map((b) => b.retryAfterMs)));
+  const refused = budgets
+    .filter((b) => b.retryAfterMs > 0)
+    .map((b) => `${b.rule.label ?? b.rule.limit} per ${b.rule.periodMs >= 86_400_000 ? "day" : "minute"}`);
+  return new ApiError(429, `Rate limit exceeded (${refused.join(", ")}). Retry in ${seconds} s.`, {
+    "Retry-After": String(seconds),
+  });
+}
+
+/**
+ * Draws `cost` on the budgets of `key` (a key's object, or the one a rule set is kept in), then on
+ * the client network's; a request refused by either uses neither (429). The X-RateLimit headers
+ * are set from these budgets when `headers` is on. Returns the bookmark `key` keeps.
+ */
+export async function drawOn(
+  c: Context<AppEnv>,
+  key: DurableObjectStub<RateLimiter>,
+  rules: { key: Rule[]; ip: Rule[] },
+  options: { cost?: number; headers?: boolean } = {},
+) {
+  const { cost = 1, headers = true } = options;
+  const now = c.var.now();
+  const taken = await key.take(rules.key, now, cost);
+  let budgets = taken.budgets;
+  let allowed = taken.allowed;
+  if (allowed && rules.ip.length) {
+    const ip = await networkLimiter(c.env, clientNetwork(c)).take(rules.ip, now, cost);
+    if (!ip.allowed) {
+      allowed = false;
+      await key.giveBack(rules.key, now, cost);
+      budgets = budgets.map((b) => ({ ...b, remaining: b.remaining + cost }));
+    }
+    budgets = [...budgets, ...ip.budgets];
+  }
+  if (headers) setHeaders(c, budgets);
+  if (!allowed) throw tooMany(budgets);
+  return taken.bookmark;
+}
+
+/** A request with a missing or invalid key, against its client network's budget of those. */
+export async function countBadKey(c: Context<AppEnv>) {
+  const { limits } = settingsOf(c.env);
+  if (limits.enabled) await drawOn(c, networkLimiter(c.env, clientNetwork(c)), { key: [badKeyRule(limits)], ip: [] });
+}
+
+/**
+ * Stores a piece of `bytes` bytes (`store`) if the key's and the IP's daily budgets of piece
+ * bytes have room, charging them first; a piece refused for any reason (the budget, or `store`
+ * failing) costs nothing. The X-RateLimit headers keep counting pieces, not bytes.
+ */
+export async function withPieceBytes<T>(c: Context<AppEnv>, bytes: number, store: () => Promise<T>): Promise<T> {
+  const { limits } = settingsOf(c.env);
+  if (!limits.enabled) return store();
+  const rules = pieceByteRules(limits);
+  await drawOn(c, keyLimiter(c.env, c.var.caller.keyHash), rules, { cost: bytes, headers: false });
+  try {
+    return await store();
+  } catch (error) {
+    const now = c.var.now();
+    await Promise.all([
+      keyLimiter(c.env, c.var.caller.keyHash).giveBack(rules.key, now, bytes),
+      networkLimiter(c.env, clientNetwork(c)).giveBack(rules.ip, now, bytes),
+    ]);
+    throw error;
+  }
+}

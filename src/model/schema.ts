@@ -1,0 +1,211 @@
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { VISIBILITIES } from "./visibility";
+import { KEY_KINDS } from "./key-kinds";
+
+/** Timestamps are Unix milliseconds (UTC) everywhere. */
+
+export const accounts = sqliteTable("accounts", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  bannedAt: integer("banned_at"),
+  createdAt: integer("created_at").notNull(),
+});
+
+/** One current key per account and kind; only a SHA-256 of the key is kept. */
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: KEY_KINDS }).notNull(),
+    keyHash: text("key_hash").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.kind] }), uniqueIndex("api_keys_hash").on(t.keyHash)],
+);
+
+export const ipBans = sqliteTable("ip_bans", {
+  ip: text("ip").primaryKey(),
+  createdAt: integer("created_at").notNull(),
+});
+
+const MEDIA_TYPES = ["image", "video"] as const;
+export type MediaType = (typeof MEDIA_TYPES)[number];
+
+export const uploads = sqliteTable(
+  "uploads",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    type: text("type", { enum: MEDIA_TYPES }).notNull(),
+    /** Current stored object in R2 and what it is. */
+    objectKey: text("object_key").notNull(),
+    mime: text("mime").notNull(),
+    size: integer("size").notNull(),
+    etag: text("etag").notNull(),
+    width: integer("width"),
+    height: integer("height"),
+    /**
+     * An animated image (GIF, an animated PNG or WebP): served whole, never cut to a frame, so it
+     * has no variants. Known from the file's first bytes at upload; a row from before this column
+     * learns it on its first variant request.
+     */
+    animated: integer("animated", { mode: "boolean" }).notNull().default(false),
+    thumbKey: text("thumb_key"),
+    /** SHA-256 (hex) of the bytes as received. */
+    contentHash: text("content_hash").notNull(),
+    /**
+     * Equal to contentHash on the one upload that duplicate detection answers with, NULL
+     * otherwise; the unique index makes two identical concurrent uploads collapse into one.
+     */
+    dedupHash: text("dedup_hash"),
+    /** keep_original at upload: no optimisation to WebP (metadata is removed all the same). */
+    keepOriginal: integer("keep_original", { mode: "boolean" }).notNull().default(false),
+    visibility: text("visibility", { enum: VISIBILITIES }).notNull().default("unlisted"),
+    title: text("title"),
+    description: text("description"),
+    expiresAt: integer("expires_at"),
+    /**
+     * When the cron job removed the files of an expired upload. The row stays a while longer,
+     * so the upload's page can say it expired (410) rather than that it never existed.
+     */
+    filesRemovedAt: integer("files_removed_at"),
+    /** PBKDF2 of the upload's password ("pbkdf2-sha256$iterations$salt$hash"); null when not locked. */
+    passwordHash: text("password_hash"),
+    /** The file is served this many times (views), then no more; null for no limit. */
+    maxViews: integer("max_views"),
+    views: integer("views").notNull().default(0),
+    deleteTokenHash: text("delete_token_hash").notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("uploads_account_created").on(t.accountId, t.createdAt, t.id),
+    uniqueIndex("uploads_dedup").on(t.accountId, t.dedupHash).where(sql`dedup_hash IS NOT NULL`),
+    index("uploads_account_hash").on(t.accountId, t.contentHash),
+    // Flagging takes down every copy of the same bytes, whoever uploaded them.
+    index("uploads_content_hash").on(t.contentHash),
+    index("uploads_expires").on(t.expiresAt).where(sql`expires_at IS NOT NULL`),
+    // The gallery, sitemap and feed: public uploads, newest first.
+    index("uploads_public_created").on(t.createdAt, t.id).where(sql`visibility = 'public'`),
+  ],
+);
+
+export type UploadRow = typeof uploads.$inferSelect;
+export type NewUploadRow = typeof uploads.$inferInsert;
+
+const JOB_STATUSES = ["pending", "running", "done", "failed"] as const;
+
+/**
+ * Work on an upload's file that happens after the upload response (video conversion, metadata
+ * removal, thumbnails). The row is the durable record: the cron job re-drives anything pending
+ * or whose lease ran out, up to a bounded number of attempts.
+ */
+export const mediaJobs = sqliteTable(
+  "media_jobs",
+  {
+    id: text("id").primaryKey(),
+    uploadId: text("upload_id").notNull(),
+    /** The object the job works from; if the upload no longer points at it, the job is obsolete. */
+    sourceKey: text("source_key").notNull(),
+    status: text("status", { enum: JOB_STATUSES }).notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    /** While running: when another runner may take the job over (the first one died). */
+    leaseUntil: integer("lease_until"),
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("media_jobs_source").on(t.uploadId, t.sourceKey),
+    index("media_jobs_due").on(t.status, t.nextAttemptAt),
+  ],
+);
+
+export type MediaJobRow = typeof mediaJobs.$inferSelect;
+
+const PIECE_SESSION_STATUSES = ["open", "finishing", "consumed", "discarded"] as const;
+
+/**
+ * A file sent in pieces to /api/chunk, under the client's upload_id (the spec's "chunk session",
+ * whose name the tables keep). The row outlives the session as a tombstone (consumed or
+ * discarded), so a finished or expired upload_id keeps answering 422 instead of quietly opening a
+ * new session.
+ */
+export const pieceSessions = sqliteTable(
+  "chunk_sessions",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    total: integer("total").notNull(),
+    status: text("status", { enum: PIECE_SESSION_STATUSES }).notNull().default("open"),
+    /** While finishing: when another request may take over (the first one died). */
+    leaseUntil: integer("lease_until"),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    /**
+     * Set by a first piece that can start the file as an R2 multipart upload (uploads/intake/
+     * piece-parts.ts): the id of the upload the file is reserved for, its object's key (under
+     * that upload's prefix), and the multipart upload's id.
+     */
+    fileUploadId: text("file_upload_id"),
+    objectKey: text("object_key"),
+    multipartId: text("multipart_id"),
+    /** Part numbers handed out so far: each piece stored as a part gets one of its own. */
+    partsBegun: integer("parts_begun").notNull().default(0),
+    /** The multipart upload was completed: its pieces are now in the object at objectKey. */
+    assembled: integer("assembled", { mode: "boolean" }).notNull().default(false),
+  },
+  (t) => [
+    index("chunk_sessions_status_expires").on(t.status, t.expiresAt),
+    uniqueIndex("chunk_sessions_file_upload").on(t.fileUploadId),
+  ],
+);
+
+/**
+ * One row per stored piece; re-sending an index replaces it. Its bytes are in R2: an object of
+ * their own under chunks/, or (with partNumber and partEtag) a part of the session's multipart
+ * upload, which once completed holds them at objectOffset in the session's object.
+ */
+export const storedPieces = sqliteTable(
+  "chunk_pieces",
+  {
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => pieceSessions.id, { onDelete: "cascade" }),
+    index: integer("index").notNull(),
+    size: integer("size").notNull(),
+    partNumber: integer("part_number"),
+    partEtag: text("part_etag"),
+    objectOffset: integer("object_offset"),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.index] })],
+);
+
+export type PieceSessionRow = typeof pieceSessions.$inferSelect;
+export type StoredPieceRow = typeof storedPieces.$inferSelect;
+
+/** Terms that titles and descriptions may not contain, kept in their normalised form. */
+export const blockedTerms = sqliteTable("blocked_terms", {
+  normalized: text("normalized").primaryKey(),
+  /** As the operator entered it. */
+  term: text("term").notNull(),
+  createdAt: integer("created_at").notNull(),
+});
+
+export type BlockedTermRow = typeof blockedTerms.$inferSelect;
+
+/** SHA-256 of files an operator flagged: the same bytes are refused from then on, for everyone. */
+export const flaggedContent = sqliteTable("flagged_content", {
+  contentHash: text("content_hash").primaryKey(),
+  uploadId: text("upload_id").notNull(),
+  reason: text("reason"),
+  createdAt: integer("created_at").notNull(),
+});

@@ -1,0 +1,203 @@
+import { Hono, type Context } from "hono";
+import { html } from "hono/html";
+import { requestStores } from "../deps";
+import type { AppEnv } from "../env";
+import { notFound } from "../errors";
+import { readFields, smallBody } from "../http/body";
+import { throttledPassword } from "../http/throttles/guesses";
+import { verifyPassword } from "../uploads/access/passwords";
+import { signUrl } from "../uploads/access/signed-links";
+import { publicOrigin } from "../http/request-info";
+import { settingsOf } from "../settings";
+import { uploadForPage, uploadForPreview } from "../uploads/pages";
+import { embeddable, locked, pageIndexable } from "../model/policy";
+import { uploadLinks } from "../uploads/public-urls";
+import { removeUploadByToken, uploadForDeleteLink } from "../uploads/remove";
+import { deletedResponse } from "../api/responses";
+import { EMBED_HEADERS, NOINDEX, page, PAGE_HEADERS, UPLOADER_HEADERS } from "./html";
+import { UPLOADER_BODY, UPLOADER_STYLE } from "./uploader-page";
+import { UPLOADER_SCRIPT } from "./uploader-script";
+import { NO_STORE } from "../http/cache-control";
+import { oembedAnswer, readOembedRequest } from "./oembed";
+import { PAGE_SCRIPT } from "./page-script";
+import { previewTags, uploadTitle } from "./previews";
+import { pageImageSources } from "./responsive-images";
+import { shareOptions, shareSnippets } from "./share-options";
+import { methodNotAllowed } from "../http/method-not-allowed";
+import type { Upload } from "../uploads/upload";
+
+const deps = requestStores;
+
+const gonePage = (c: Context<AppEnv>, heading: string, text: string) =>
+  c.html(page({ title: heading, head: NOINDEX, body: html`<h1>${heading}</h1><p>${text}</p>` }), 410, PAGE_HEADERS);
+
+/** The live upload a page is about, or the page that says why there is none. */
+async function pageUpload(c: Context<AppEnv>): Promise<Upload | Response> {
+  const found = await uploadForPage(deps(c), c.req.param("id")!);
+  if (!found) throw notFound("No such upload.");
+  if ("upload" in found) return found.upload;
+  if (found.gone === "expired") {
+    return gonePage(c, "This upload has expired", "It was set to be deleted automatically, and it has been.");
+  }
+  const text = "It could be viewed a limited number of times, and it has been.";
+  return gonePage(c, "This upload is no longer available", text);
+}
+
+function passwordForm(c: Context<AppEnv>, status: 200 | 401 | 429, message = "", headers: Record<string, string> = {}) {
+  const body = html`<h1>This upload is password-protected</h1>
+${message ? html`<p><strong>${message}</strong></p>` : ""}
+<form method="post"><label>Password <input type="password" name="password" autofocus required></label>
+<button type="submit">Open</button></form>`;
+  return c.html(page({ title: "Password required", head: NOINDEX, body }), status, { ...PAGE_HEADERS, ...headers });
+}
+
+const seconds = (n: number) => `${n} second${n === 1 ? "" : "s"}`;
+
+/** The site's own URLs about an upload, besides its links. */
+function siteUrls(c: Context<AppEnv>, row: Upload) {
+  const origin = publicOrigin(c);
+  const links = uploadLinks(origin, row);
+  return {
+    links,
+    embed: `${origin}/e/${row.id}`,
+    oembed: `${origin}/oembed?url=${encodeURIComponent(links.direct)}&format=json`,
+    site: new URL(origin).host,
+  };
+}
+
+/**
+ * The file as the page shows it: a video with its thumbnail as poster, or the image, through its
+ * variants where it has them (responsive-images.ts), filling the viewport when `fill`.
+ */
+function mediaElement(row: Upload, src: string, poster: string | null, title: string, fill = false) {
+  const size = row.width && row.height ? html` width="${row.width}" height="${row.height}"` : "";
+  if (row.type === "video") {
+    const posterAttribute = poster ? html` poster="${poster}"` : "";
+    return html`<video controls playsinline preload="metadata"${posterAttribute}${size} src="${src}"></video>`;
+  }
+  const sources = pageImageSources(row, src, fill);
+  const responsive = sources ? html` srcset="${sources.srcset}" sizes="${sources.sizes}"` : "";
+  return html`<img src="${src}"${responsive}${size} alt="${title}">`;
+}
+
+/** The page showing the file at `src` (a signed link for a locked upload). */
+function uploadPage(c: Context<AppEnv>, row: Upload, src: string) {
+  const title = uploadTitle(row);
+  const urls = siteUrls(c, row);
+  const indexable = pageIndexable(row);
+  const head = html`${indexable ? "" : NOINDEX}
+${previewTags(row, urls.links, urls)}<script src="/assets/page.js" defer></script>`;
+  const body = html`<main><h1>${title}</h1>
+${mediaElement(row, src, urls.links.thumb, title)}
+${row.description ? html`<p>${row.description}</p>` : ""}
+<p><a href="${src}">Direct link</a></p>
+${shareOptions(shareSnippets(row, urls.links, urls.embed))}</main>`;
+  return c.html(page({ title, head, body }), 200, {
+    ...PAGE_HEADERS,
+    ...(indexable ? {} : { "X-Robots-Tag": "noindex" }),
+  });
+}
+
+const script = (c: Context<AppEnv>, source: string) =>
+  c.body(source, 200, {
+    "Content-Type": "text/javascript; charset=utf-8",
+    "Cache-Control": "public, max-age=3600",
+    "X-Content-Type-Options": "nosniff",
+  });
+
+export const pages = new Hono<AppEnv>()
+  .get("/assets/page.js", (c) => script(c, PAGE_SCRIPT))
+  .get("/assets/uploader.js", (c) => script(c, UPLOADER_SCRIPT))
+  /** The browser uploader: a page of its own; all it does is its script's. */
+  .get("/upload", (c) => {
+    const head = html`<script src="/assets/page.js" defer></script><script src="/assets/uploader.js" defer></script>`;
+    return c.html(page({ title: "Upload", head, body: UPLOADER_BODY, style: UPLOADER_STYLE }), 200, UPLOADER_HEADERS);
+  })
+  .all("/upload", methodNotAllowed("GET"))
+  /**
+   * The player other sites frame (oEmbed's video html, the HTML embed code): the file alone.
+   * Only for what may be previewed: a private, locked or view-limited upload has none.
+   */
+  .get("/e/:id", async (c) => {
+    const row = await pageUpload(c);
+    if (row instanceof Response) return row;
+    if (!embeddable(row)) throw notFound("No such upload.");
+    const { links } = siteUrls(c, row);
+    const title = uploadTitle(row);
+    const style =
+      "body{margin:0;max-width:none;padding:0;background:#000}" +
+      "img,video{width:100vw;height:100vh;object-fit:contain;margin:0}";
+    return c.html(
+      page({ title, head: NOINDEX, body: mediaElement(row, links.src, links.thumb, title, true), style }),
+      200,
+      EMBED_HEADERS,
+    );
+  })
+  .all("/e/:id", methodNotAllowed("GET"))
+  .get("/oembed", async (c) => {
+    const origin = publicOrigin(c);
+    const request = readOembedRequest(c.req.query(), origin);
+    const row = await uploadForPreview(deps(c), request.id);
+    if (!row) throw notFound("No such upload.");
+    const urls = siteUrls(c, row);
+    const answer = oembedAnswer(row, urls.links, request, { name: urls.site, url: origin, embed: urls.embed });
+    return c.json(answer, 200, { "Cache-Control": NO_STORE, "Access-Control-Allow-Origin": "*" });
+  })
+  .all("/oembed", methodNotAllowed("GET"))
+  /**
+   * The upload's page. A private upload has no page for visitors: the link leads to the file
+   * (the spec's "sends everyone except the owner straight to the file"; the API has no owner
+   * session on pages, so everyone is sent).
+   */
+  .get("/v/:id", async (c) => {
+    const row = await pageUpload(c);
+    if (row instanceof Response) return row;
+    if (locked.of(row)) return passwordForm(c, 200);
+    if (row.visibility === "private") return c.redirect(uploadLinks(publicOrigin(c), row).src, 302);
+    return uploadPage(c, row, uploadLinks(publicOrigin(c), row).src);
+  })
+  /**
+   * The password of a locked upload: right, and the page shows the file through a signed link.
+   * Guesses are throttled per upload and per client before the (slow) check runs.
+   */
+  .post("/v/:id", smallBody, async (c) => {
+    const row = await pageUpload(c);
+    if (row instanceof Response) return row;
+    if (!locked.of(row)) return c.redirect(`/v/${row.id}`, 303);
+    const { password } = await readFields(c.req.raw);
+    if (typeof password !== "string") return passwordForm(c, 401, "Wrong password.");
+    const guess = await throttledPassword(c, row.id, () => verifyPassword(password, row.passwordHash));
+    if (guess.outcome === "wait") {
+      const wait = guess.retryAfterSeconds;
+      return passwordForm(c, 429, `Too many wrong passwords. Please wait ${seconds(wait)} before trying again.`, {
+        "Retry-After": String(wait),
+      });
+    }
+    if (guess.outcome === "wrong") return passwordForm(c, 401, "Wrong password.");
+    return uploadPage(
+      c,
+      row,
+      await signUrl(settingsOf(c.env).linkSigningSecret, uploadLinks(publicOrigin(c), row).src, c.var.now()),
+    );
+  })
+  .all("/v/:id", methodNotAllowed("GET", "POST"))
+  /** delete_url: GET only asks (link previews and prefetchers must not delete); POST or DELETE deletes. */
+  .get("/d/:id/:token", async (c) => {
+    const row = await uploadForDeleteLink(deps(c), c.req.param("id"), c.req.param("token"));
+    const body = html`<h1>Delete this upload?</h1>
+<p>This permanently deletes ${row.title ? `“${row.title}”` : `upload ${row.id}`}. It cannot be undone.</p>
+<form method="post"><button type="submit">Delete permanently</button></form>`;
+    return c.html(page({ title: "Delete upload", head: NOINDEX, body }), 200, PAGE_HEADERS);
+  })
+  .on(["POST", "DELETE"], "/d/:id/:token", async (c) => {
+    await removeUploadByToken(deps(c), c.req.param("id"), c.req.param("token"));
+    if (c.req.method === "POST" && (c.req.header("Accept") ?? "").includes("text/html")) {
+      return c.html(
+        page({ title: "Deleted", body: html`<h1>Deleted</h1><p>The upload was deleted.</p>` }),
+        200,
+        PAGE_HEADERS,
+      );
+    }
+    return deletedResponse(c);
+  })
+  .all("/d/:id/:token", methodNotAllowed("GET", "POST", "DELETE"));

@@ -1,0 +1,60 @@
+import { html } from "hono/html";
+import type { Markup } from "./html";
+
+/**
+ * The browser uploader (/upload): the key is kept in this browser's localStorage only, files
+ * come by drag and drop, the file picker or a paste, each with a progress bar; files over 90 MB
+ * go in 5 MiB pieces with retries, as the published clients send them. All behaviour is
+ * /assets/uploader.js: the page itself runs no inline script. A backslash at the end of a line
+ * joins it to the next: the markup has no line break there.
+ */
+export const UPLOADER_BODY: Markup = html`<main>
+<h1>Upload</h1>
+<section aria-labelledby="key-heading">
+<h2 id="key-heading">Your API key</h2>
+<p><label for="key">Full or upload-only key</label><br>
+<input id="key" type="password" autocomplete="off" spellcheck="false" size="40"></p>
+<p><label><input id="remember" type="checkbox"> Remember it in this browser</label>
+<button type="button" id="forget">Forget it</button></p>
+</section>
+<section aria-labelledby="options-heading">
+<h2 id="options-heading">Options</h2>
+<p><label for="title">Title</label><br><input id="title" maxlength="100" size="40"></p>
+<p><label for="visibility">Visibility</label><br><select id="visibility">
+<option value="unlisted">Unlisted: anyone with the link</option>
+<option value="public">Public: listed in the gallery</option>
+<option value="private">Private</option></select></p>
+<p><label for="expiry">Delete after</label><br><select id="expiry">
+<option value="">Never</option><option value="3600">1 hour</option><option value="86400">1 day</option>
+<option value="604800">1 week</option><option value="2592000">30 days</option></select></p>
+<p><label><input id="keep-original" type="checkbox"> Keep the original file (no conversion to WebP)</label></p>
+</section>
+<section aria-labelledby="files-heading">
+<h2 id="files-heading">Files</h2>
+<div id="drop" class="drop" tabindex="0" role="button" aria-describedby="drop-help">
+<p id="drop-help">Drop images or videos here, paste them, or <label for="files" class="pick">choose files</label>.</p>
+<input id="files" type="file" multiple accept="image/*,video/*">
+</div>
+<ol id="results" class="results" aria-live="polite"></ol>
+</section>
+<section id="mine" aria-labelledby="mine-heading" hidden>
+<h2 id="mine-heading">Your uploads</h2>
+<ol id="mine-list" class="results"></ol>
+<p><button type="button" id="mine-more" hidden>More</button></p>
+</section>
+<section aria-labelledby="tools-heading">
+<h2 id="tools-heading">Screenshot tools</h2>
+<p>With your key entered above (an upload-only key is best: it can upload and nothing else):</p>
+<p><button type="button" id="sxcu">Download a ShareX uploader (.sxcu)</button></p>
+<p><label for="snippet">Flameshot, or any shell (answers with the file's link)</label><br>
+<textarea id="snippet" rows="4" cols="60" readonly></textarea><br>
+<button type="button" data-copy="snippet">Copy</button></p>
+</section>
+</main>`;
+
+export const UPLOADER_STYLE =
+  ".drop{border:2px dashed #666;border-radius:8px;padding:2rem 1rem;text-align:center}.drop.over{background:#eef}" +
+  ".drop input{display:block;margin:1rem auto 0}.pick{text-decoration:underline;cursor:pointer}" +
+  ".results{padding-left:1.25rem}.results li{margin:1rem 0}progress{width:100%;height:1rem}" +
+  ".results img{max-width:140px;margin:.5rem 0}.error{color:#a00000;font-weight:600}" +
+  "input,select,textarea{font:inherit;max-width:100%}";
