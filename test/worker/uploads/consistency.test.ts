@@ -287,9 +287,7 @@ describe("a crash at any step leaves the old state or the new one", () => {
     const steps = await atEveryStep(
       async () => ({ id: (await newUpload(account, { expires_in: "60" })).id, before: null }),
       (bindings) =>
-        sweepExpiredUploads(
-          storesOf({ ...env, ...bindings } as Cloudflare.Env, undefined, () => Date.now() + 61_000),
-        ),
+        sweepExpiredUploads(storesOf({ ...env, ...bindings } as Cloudflare.Env, undefined, () => Date.now() + 61_000)),
       async (id) => void (await expectConsistent(id)),
     );
     expect(steps).toBeGreaterThan(1);
