@@ -18,6 +18,9 @@ import { VARIANT_SERVICE_SLOTS } from "./media/container-size";
 import { limitVariantMaking } from "./http/throttles/network-limits";
 import { clientNetwork } from "./http/request-info";
 
+/** The faces name the stores they are handed by this type. */
+export type { Stores };
+
 /** The stores of a request: its bindings, its database handle and the app's clock. */
 export const requestStores = (c: Context<AppEnv>) => storesOf(c.env, c.var.db, c.var.now);
 

@@ -8,9 +8,9 @@ import { withPieceBytes } from "../http/throttles/budgets";
 import { isolateMemory, type Reservation } from "../limits/isolate-memory";
 import { multipartBoundary } from "../http/multipart";
 import { multipartParts, TextFields } from "../http/multipart-parts";
+import type { Stores } from "../deps";
 import { parseOrThrow } from "../http/validation";
 import { storePiece } from "../uploads/intake/piece-sessions";
-import type { Stores } from "../storage/stores";
 import { chunkFields } from "./schemas";
 import { chunkResponse } from "./responses";
 

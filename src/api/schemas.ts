@@ -3,7 +3,7 @@ import { VARIANT_WIDTHS } from "../uploads/variants/options";
 import { DESCRIPTION_MAX, EXPIRES_IN_MAX, EXPIRES_IN_MIN, PIECE_BYTES, TITLE_MAX } from "../model/spec-limits";
 import { MAX_PIECES, SESSION_ID_PATTERN } from "../uploads/intake/piece-sessions";
 import { VISIBILITIES } from "../model/visibility";
-import { isXmlText } from "../site/xml";
+import { isXmlText } from "../model/xml-text";
 
 /**
  * Request and response schemas of the API. They validate requests and are the source of the

@@ -1,10 +1,12 @@
+import { NOT_XML_CHAR } from "../model/xml-text";
+
 /**
  * XML documents (the sitemap, the Atom feed), built with the `xml` tag as pages are built with
  * `html`: every interpolated value is escaped unless it is itself `xml`, so it is the one place
  * their text is written.
  *
  * XML 1.0 allows only #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]
- * (https://www.w3.org/TR/xml/#charsets). One other character, even as a reference, makes the
+ * (src/model/xml-text.ts). One other character, even as a reference, makes the
  * whole document ill-formed, and a conforming reader then rejects all of it: one title would
  * empty the feed. Titles and descriptions with such characters are refused on the way in
  * (api/schemas.ts), but rows stored before are not, so every value is cleaned here. Each such
@@ -17,12 +19,7 @@
  * \u escapes.
  */
 
-/** A character XML 1.0 does not allow (with the `u` flag, an unpaired surrogate is one character). */
-const NOT_XML_CHAR = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
 const NOT_XML_CHARS = new RegExp(NOT_XML_CHAR.source, "gu");
-
-/** Whether text can go into XML as it is (escaping aside). */
-export const isXmlText = (text: string) => !NOT_XML_CHAR.test(text);
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
 

@@ -61,3 +61,76 @@ describe("source lines", () => {
     expect(long).toEqual([]);
   });
 });
+
+/**
+ * The floors of src/, from the top down (docs/architecture.md, "Layout"): a file may import from
+ * its own floor's folder or from a lower floor, never from a higher one. The faces (site, API,
+ * file URLs) stand above the composition root (deps.ts) and the domain; the model, importing
+ * only drizzle, stands under storage and the domain alike.
+ */
+const FLOORS = [
+  ["src/entry/"],
+  ["src/site/"],
+  ["src/api/"],
+  ["src/files/"],
+  ["src/deps.ts"],
+  ["src/http/"],
+  ["src/uploads/"],
+  ["src/media/"],
+  ["src/moderation/"],
+  ["src/settings.ts"],
+  ["src/limits/"],
+  ["src/env.ts"],
+  ["src/accounts/"],
+  ["src/storage/"],
+  ["src/model/"],
+  ["src/net/", "src/crypto.ts", "src/bytes.ts", "src/errors.ts", "src/time.ts", "src/wasm.d.ts", "container/src/"],
+];
+
+const floorOf = (file: string) => FLOORS.findIndex((floor) => floor.some((place) => file.startsWith(place)));
+const placeOf = (file: string) => FLOORS.flat().find((place) => file.startsWith(place));
+
+/** The files of this tree that `file` imports (relative imports, resolved as the bundler does). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(path.join(ROOT, file), "utf8");
+  return [...text.matchAll(/(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"'?]+)/g)].flatMap(([, spec]) => {
+    const base = path.relative(ROOT, path.resolve(path.dirname(path.join(ROOT, file)), spec!));
+    const found = [base, `${base}.ts`, `${base}/index.ts`].find((name) => SOURCE.has(name));
+    return found ? [found] : [];
+  });
+}
+
+const SOURCE = new Set(["src", "container/src"].flatMap(typescriptFiles));
+
+describe("imports", () => {
+  it("place every source file on a floor", () => {
+    expect([...SOURCE].filter((file) => floorOf(file) < 0)).toEqual([]);
+  });
+
+  it("never run up a floor, nor from one folder of a floor into another", () => {
+    const upward = [...SOURCE].flatMap((file) =>
+      importsOf(file)
+        .filter((target) => placeOf(target) !== placeOf(file) && floorOf(target) <= floorOf(file))
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(upward).toEqual([]);
+  });
+
+  it("form no circle", () => {
+    const graph = new Map([...SOURCE].map((file) => [file, importsOf(file)]));
+    const state = new Map<string, "open" | "done">();
+    const circles: string[] = [];
+    const visit = (file: string, trail: string[]) => {
+      if (state.get(file) === "done") return;
+      if (state.get(file) === "open") {
+        circles.push([...trail.slice(trail.indexOf(file)), file].join(" -> "));
+        return;
+      }
+      state.set(file, "open");
+      for (const target of graph.get(file)!) visit(target, [...trail, file]);
+      state.set(file, "done");
+    };
+    for (const file of graph.keys()) visit(file, []);
+    expect(circles).toEqual([]);
+  });
+});
