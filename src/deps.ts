@@ -14,6 +14,7 @@ import type { ServingDeps } from "./uploads/serving/lookup";
 import { isolateMemo, recordStore } from "./uploads/serving/record-store";
 import { VARIANT_CALL_TIMEOUT_MS, type VariantDeps } from "./uploads/variants/make";
 import { serviceShare, variantLocks } from "./uploads/variants/locks";
+import type { VariantAnswerDeps } from "./uploads/variants/answer";
 import { VARIANT_SERVICE_SLOTS } from "./media/container-size";
 import { limitVariantMaking } from "./http/throttles/network-limits";
 import { clientNetwork } from "./http/request-info";
@@ -58,6 +59,12 @@ export const variantDeps = (c: Context<AppEnv>, uploadId: string): VariantDeps =
   share: serviceShare(c.env, VARIANT_SERVICE_SLOTS),
   charge: () => limitVariantMaking(c),
   client: clientNetwork(c),
+});
+
+/** As servingDeps, with what making one of the upload's variants needs (src/uploads/variants/answer.ts). */
+export const variantAnswerDeps = (c: Context<AppEnv>): VariantAnswerDeps => ({
+  ...servingDeps(c),
+  making: (uploadId) => variantDeps(c, uploadId),
 });
 
 export function linkDeps(env: Env): LinkDeps {

@@ -1,5 +1,5 @@
 import { Hono, type Context } from "hono";
-import { requestStores, servingDeps, variantDeps } from "../deps";
+import { requestStores, servingDeps, variantAnswerDeps } from "../deps";
 import type { AppEnv } from "../env";
 import { notFound } from "../errors";
 import { immutableUntil, NO_STORE, REVALIDATE } from "../http/cache-control";
@@ -11,7 +11,6 @@ import { uploadLinks } from "../uploads/public-urls";
 import {
   admitToFile,
   assertConverted,
-  assertHasVariants,
   viewCounter,
   type FileUrl,
   type PresentedLink,
@@ -19,9 +18,9 @@ import {
 import { isNamed, srcFilename } from "../uploads/serving/file-names";
 import { fromCurrentUpload } from "../uploads/serving/lookup";
 import { factsOf, type ServingFacts, type ServingRecord } from "../uploads/serving/record";
-import { ensureVariant } from "../uploads/variants/make";
+import { answerVariant, type Found } from "../uploads/variants/answer";
 import { variantOptions, type VariantOptions } from "../uploads/variants/options";
-import { planVariant, type Variant } from "../uploads/variants/plan";
+import type { Variant } from "../uploads/variants/plan";
 import { methodNotAllowed } from "../http/method-not-allowed";
 
 /**
@@ -79,7 +78,7 @@ const varies = (options: VariantOptions): Record<string, string> =>
  * A stored variant, served like `src` (the same caching: the URL is src's, whose file can be
  * replaced), with Server-Timing saying whether this request made it; null if it is not stored.
  */
-const serveVariant = (c: Context<AppEnv>, facts: ServingFacts, variant: Variant, outcome: string, ms?: number) =>
+const serveVariant = (c: Context<AppEnv>, facts: ServingFacts, variant: Variant, found: Found) =>
   serveObject(c, {
     key: variant.key,
     mime: variant.mime,
@@ -88,44 +87,16 @@ const serveVariant = (c: Context<AppEnv>, facts: ServingFacts, variant: Variant,
     headers: {
       ...robots(facts),
       ...(variant.negotiated ? { Vary: "Accept" } : {}),
-      "Server-Timing": `variant;desc="${outcome}"${ms === undefined ? "" : `;dur=${ms}`}`,
+      "Server-Timing": `variant;desc="${found.outcome}"${found.ms === undefined ? "" : `;dur=${found.ms}`}`,
     },
   });
 
-/**
- * `src?w=`: the image at a ladder width, in the encoding Accept or `format` picks
- * (src/uploads/variants). A stored variant of a plainly served upload is answered from its record
- * alone; one not made yet is made on the database's row, once, while the request waits.
- */
-async function variantAnswer(c: Context<AppEnv>, options: VariantOptions): Promise<Response> {
-  const accept = c.req.header("Accept");
-  const record = await recall(c);
-  const planned = record && planVariant(record, options, accept);
-  const fast =
-    planned &&
-    (planned === "original"
-      ? await serveSrc(c, record, undefined, varies(options))
-      : await serveVariant(c, record, planned, "stored"));
-  if (fast) return fast;
-  return fromDatabase(c, record, async (row) => {
-    assertConverted(row);
-    assertHasVariants(row);
-    const facts = factsOf(row);
-    const variant = planVariant(facts, options, accept);
-    if (variant === "original") return serveSrc(c, facts, undefined, varies(options));
-    // Looked for already, unless the record named another file.
-    const stored =
-      planned && planned !== "original" && planned.key === variant.key
-        ? null
-        : await serveVariant(c, facts, variant, "stored");
-    if (stored) return stored;
-    const started = Date.now();
-    const outcome = await ensureVariant(variantDeps(c, row.id), facts, variant);
-    if (outcome === "source gone") return null;
-    if (outcome === "original") return serveSrc(c, facts, undefined, varies(options));
-    return serveVariant(c, facts, variant, outcome, Date.now() - started);
+/** `src?w=`: what answerVariant (src/uploads/variants) decides, served. */
+const variantAnswer = (c: Context<AppEnv>, options: VariantOptions) =>
+  answerVariant(variantAnswerDeps(c), c.req.param("id")!, options, c.req.header("Accept"), {
+    original: (facts) => serveSrc(c, facts, undefined, varies(options)),
+    variant: (facts, variant, found) => serveVariant(c, facts, variant, found),
   });
-}
 
 /** The thumbnail, whose size and ETag storage tells. */
 const serveThumb = (c: Context<AppEnv>, facts: ServingFacts, name: string) =>

@@ -1,0 +1,64 @@
+import { assertConverted, assertHasVariants } from "../serving/admission";
+import { fromCurrentUpload, type ServingDeps } from "../serving/lookup";
+import { factsOf, type ServingFacts } from "../serving/record";
+import { ensureVariant, type Outcome, type VariantDeps } from "./make";
+import type { VariantOptions } from "./options";
+import { planVariant, type Variant } from "./plan";
+
+export interface VariantAnswerDeps extends ServingDeps {
+  /** What making a variant of this upload needs (make.ts). */
+  making(uploadId: string): VariantDeps;
+}
+
+/** How a variant was found: already stored, or made by this request (and how long that took). */
+export type Found = { outcome: Exclude<Outcome, "original" | "source gone">; ms?: number };
+
+/**
+ * How a face serves what answerVariant decides: the upload's current file, or a variant, each
+ * null when that object is not stored (it was replaced or moved meanwhile).
+ */
+export interface VariantOutlet<R> {
+  original(facts: ServingFacts): Promise<R | null>;
+  variant(facts: ServingFacts, variant: Variant, found: Found): Promise<R | null>;
+}
+
+/**
+ * `src?w=` of upload `id`: the one place that decides what a variant request is served. The file
+ * itself where a variant would be no smaller or would lose what the file is (plan.ts; an animation
+ * found only at making, make.ts); a stored variant; or a variant made now, once however many
+ * requests ask, while this one waits. A stored variant of a plainly served upload is answered from
+ * its record alone; anything else is decided on the database's row, so a deleted, locked,
+ * view-limited or converting upload gets the answer it would get for its src.
+ */
+export async function answerVariant<R>(
+  deps: VariantAnswerDeps,
+  id: string,
+  options: VariantOptions,
+  accept: string | undefined,
+  outlet: VariantOutlet<R>,
+): Promise<R> {
+  const record = await deps.records.recall(id, deps.now());
+  const planned = record && planVariant(record, options, accept);
+  const fast =
+    planned &&
+    (planned === "original"
+      ? await outlet.original(record)
+      : await outlet.variant(record, planned, { outcome: "stored" }));
+  if (fast) return fast;
+  return fromCurrentUpload(deps, id, record !== null, async (row) => {
+    assertConverted(row);
+    assertHasVariants(row);
+    const facts = factsOf(row);
+    const variant = planVariant(facts, options, accept);
+    if (variant === "original") return outlet.original(facts);
+    // Looked for already, unless the record named another file.
+    const lookedFor = planned && planned !== "original" && planned.key === variant.key;
+    const stored = lookedFor ? null : await outlet.variant(facts, variant, { outcome: "stored" });
+    if (stored) return stored;
+    const started = Date.now();
+    const outcome = await ensureVariant(deps.making(row.id), facts, variant);
+    if (outcome === "source gone") return null;
+    if (outcome === "original") return outlet.original(facts);
+    return outlet.variant(facts, variant, { outcome, ms: Date.now() - started });
+  });
+}
