@@ -151,7 +151,7 @@ async function buildEngine() {
   return bundleForNode({
     stdin: {
       contents: [
-        `export { render } from "./src/media/image/worker-engine.ts";`,
+        `export { renderUncounted } from "./src/media/image/worker-engine.ts";`,
         `export { planImageJob, WORKER_IMAGE_BUDGET_BYTES, ISOLATE_LIMIT_BYTES } from "./src/media/image/budget.ts";`,
         `export { codecMemory } from "./src/media/image/codecs.ts";`,
       ].join("\n"),
@@ -173,11 +173,11 @@ async function buildEngine() {
 const CHILD = `
 import { readFileSync } from "node:fs";
 const [bundle, file, image, job] = process.argv.slice(1);
-const { render, codecMemory } = await import(bundle);
+const { renderUncounted, codecMemory } = await import(bundle);
 const bytes = new Uint8Array(readFileSync(file));
 const once = async () => {
   const start = performance.now();
-  const out = await render(JSON.parse(image), JSON.parse(job), bytes);
+  const out = await renderUncounted(JSON.parse(image), JSON.parse(job), bytes);
   return { ms: performance.now() - start, out };
 };
 const first = await once();
@@ -376,7 +376,7 @@ export async function run(ctx, log) {
       uploads,
     ),
     table(
-      "Job time, ms (Worker: render() in Node, fresh process; warm: the same job again in it. Service: HTTP, body read. Tool: run directly)",
+      "Job time, ms (Worker: renderUncounted() in Node, fresh process; warm: the same job again in it. Service: HTTP, body read. Tool: run directly)",
       [
         ...jobColumns,
         ["Worker", (r) => fixed(0)(r.workerMs)],

@@ -18,8 +18,8 @@ import { settingsOf } from "../settings";
 import { uploadFields } from "./schemas";
 import { uploadItemResponse, uploadResponse } from "./responses";
 
-/** The request's text fields as upload options; throws (422) on bad ones. */
-function uploadOptions(fields: Record<string, string>) {
+/** The request's text fields, checked; throws (422) on bad ones. */
+function parseUploadFields(fields: Record<string, string>) {
   // An empty optional field means "not given", except title and description, where it means "none".
   const given = Object.fromEntries(
     Object.entries(fields).filter(([k, v]) => v.trim() !== "" || k === "title" || k === "description"),
@@ -27,7 +27,7 @@ function uploadOptions(fields: Record<string, string>) {
   return parseOrThrow(uploadFields, given);
 }
 
-type UploadFields = ReturnType<typeof uploadOptions>;
+type UploadFields = ReturnType<typeof parseUploadFields>;
 
 const fileTarget = (c: Context<AppEnv>, uploadId: string, newUpload: boolean): FileTarget => ({
   uploadId,
@@ -38,29 +38,30 @@ const fileTarget = (c: Context<AppEnv>, uploadId: string, newUpload: boolean): F
 
 /**
  * Reads the request: its file, if sent, is staged into `incoming` as it streams in, and its
- * fields are checked as options, which also say where the file comes from otherwise.
+ * fields are checked, which also say where the file comes from otherwise.
  */
 async function readFileRequest(c: Context<AppEnv>, incoming: IncomingFile) {
   const body = await readUploadBody(c.req.raw, (chunks) => incoming.stage(chunks));
-  const options = uploadOptions(body.fields);
-  const source: FileSource = { sent: body.file, url: options.url, pieceSessionId: options.upload_id };
-  return { options, source };
+  const fields = parseUploadFields(body.fields);
+  const source: FileSource = { sent: body.file, url: fields.url, pieceSessionId: fields.upload_id };
+  return { fields, source };
 }
 
-async function uploadSettings(c: Context<AppEnv>, options: UploadFields): Promise<UploadOptions> {
+/** The new upload's options, from its checked fields and the Worker's configuration. */
+async function uploadOptionsOf(c: Context<AppEnv>, fields: UploadFields): Promise<UploadOptions> {
   const maxExpiry = settingsOf(c.env).expiresInMax;
-  if (options.expires_in !== undefined && options.expires_in > maxExpiry) {
+  if (fields.expires_in !== undefined && fields.expires_in > maxExpiry) {
     throw unprocessable(`expires_in: must be at most ${maxExpiry}`);
   }
   return {
-    expiresIn: options.expires_in ?? null,
-    allowDuplicate: options.allow_duplicate ?? false,
-    keepOriginal: options.keep_original ?? false,
-    visibility: options.visibility ?? "unlisted",
-    title: options.title ?? null,
-    description: options.description ?? null,
-    passwordHash: options.password ? await hashPassword(options.password) : null,
-    maxViews: options.max_views ?? null,
+    expiresIn: fields.expires_in ?? null,
+    allowDuplicate: fields.allow_duplicate ?? false,
+    keepOriginal: fields.keep_original ?? false,
+    visibility: fields.visibility ?? "unlisted",
+    title: fields.title ?? null,
+    description: fields.description ?? null,
+    passwordHash: fields.password ? await hashPassword(fields.password) : null,
+    maxViews: fields.max_views ?? null,
   };
 }
 
@@ -77,11 +78,11 @@ export async function handleUpload(c: Context<AppEnv>, deps: Stores) {
   assertMayUpload(c);
   // Whatever fails before the upload keeps or drops the file removes it (and gives back a piece session).
   await using incoming = new IncomingFile(deps, fileTarget(c, newUploadId(), true));
-  const { options, source } = await readFileRequest(c, incoming);
+  const { fields, source } = await readFileRequest(c, incoming);
   const file = await incoming.receive(source);
-  const settings = await uploadSettings(c, options);
+  const options = await uploadOptionsOf(c, fields);
   const accountId = c.var.caller.accountId;
-  const result = await createUpload(deps, { id: incoming.uploadId, accountId, file, options: settings });
+  const result = await createUpload(deps, { id: incoming.uploadId, accountId, file, options });
   if (result.duplicate) {
     await incoming.drop();
   } else {
@@ -105,9 +106,9 @@ export async function handleReplace(c: Context<AppEnv>, deps: Stores) {
   // A 404 or 409 before reading what may be a 100 MB body.
   assertReplaceable(await getOwnedUpload(deps, accountId, id));
   await using incoming = new IncomingFile(deps, fileTarget(c, id, false));
-  const { options, source } = await readFileRequest(c, incoming);
+  const { fields, source } = await readFileRequest(c, incoming);
   const file = await incoming.receive(source);
-  const result = await replaceFile(deps, { accountId, id, file, keepOriginal: options.keep_original ?? false });
+  const result = await replaceFile(deps, { accountId, id, file, keepOriginal: fields.keep_original ?? false });
   await incoming.keep();
   startMediaJob(c, result.jobId);
   if (result.notRemoved) throw result.notRemoved;

@@ -11,16 +11,12 @@ import type { MediaJobParams } from "../uploads/media-jobs/runner";
 const RUNNER_ROUNDS = 2 * MAX_ATTEMPTS;
 
 /**
- * One runner of a media job. Each step runs one attempt (runMediaJob), which saves its own
- * outcome in D1 and renews its lease while it works; after a failed attempt the runner sleeps
- * until the next one is due and runs it, so a retry waits for its delay only, not for the cron
- * job's next run as well.
- *
- * A step is retried by the platform only when the job is held by another runner whose lease may
- * yet run out (this one then takes it over), or when the attempt itself could not run (D1
- * unreachable). If the cron job starts a second runner for the same attempt, the job's lease
- * lets one of them work and the other ends ("held", then "none"); a runner that finds the job's
- * retry not yet due sleeps until it is, so no attempt runs before its time.
+ * One runner of a media job: the platform's entry point for the job's life, which the job row
+ * (src/uploads/media-jobs/jobs.ts) decides. Each step runs one attempt (runMediaJob), which saves
+ * its own outcome in D1; after a failed one the runner sleeps until the next is due. The step's
+ * own retries are for an attempt that could not run (D1 unreachable) or a job another runner
+ * holds. Every way a job is tried again, and by whom, is the table in docs/architecture.md,
+ * "Media jobs".
  */
 export class MediaJobWorkflow extends WorkflowEntrypoint<Env, MediaJobParams> {
   override async run(event: Readonly<WorkflowEvent<MediaJobParams>>, step: WorkflowStep) {

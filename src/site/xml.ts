@@ -37,11 +37,11 @@ class Xml {
 
 type XmlValue = string | number | Xml | null | undefined | readonly XmlValue[];
 
-const render = (value: XmlValue): string => {
+const serialize = (value: XmlValue): string => {
   if (value instanceof Xml) return value.text;
-  if (Array.isArray(value)) return value.map(render).join("");
+  if (Array.isArray(value)) return value.map(serialize).join("");
   return value === null || value === undefined ? "" : escapeXml(String(value));
 };
 
 export const xml = (strings: TemplateStringsArray, ...values: XmlValue[]): Xml =>
-  new Xml(strings.reduce((out, text, i) => out + render(values[i - 1]) + text));
+  new Xml(strings.reduce((out, text, i) => out + serialize(values[i - 1]) + text));

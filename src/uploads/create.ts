@@ -9,7 +9,7 @@ import { findDuplicate, uploadInsert } from "../storage/uploads";
 import type { Stores } from "../storage/stores";
 import type { Visibility } from "../model/visibility";
 import type { StagedFile } from "./intake/staged-file";
-import { cancelProcessing, planProcessing } from "./media-jobs/jobs";
+import { cancelMediaJob, planMediaJob } from "./media-jobs/jobs";
 import { thumbnailInline } from "./inline-thumbnail";
 
 export interface UploadOptions {
@@ -103,7 +103,7 @@ export async function createUpload(
     createdAt: now,
     updatedAt: now,
   };
-  const job = thumbKey === null ? planProcessing(deps, id, file.key) : null;
+  const job = thumbKey === null ? planMediaJob(deps, id, file.key) : null;
   // Left behind if this fails too: the cron job's sweep removes files no upload points at.
   const dropThumbnail = () => (thumbKey ? deps.bucket.delete(thumbKey).catch(() => {}) : undefined);
   const inserted = await writeUploadWithJob(db, job, uploadInsert(db, row)).catch(async (error) => {
@@ -113,7 +113,7 @@ export async function createUpload(
   if (inserted.length > 0) return { duplicate: false, row, deleteToken, jobId: job?.id ?? null };
 
   await dropThumbnail();
-  if (job) await cancelProcessing(deps, job.id);
+  if (job) await cancelMediaJob(deps, job.id);
   const winner = await findDuplicate(db, accountId, file.sha256);
   if (!winner) throw new Error(`upload ${id} could not be inserted`);
   return { duplicate: true, row: winner };

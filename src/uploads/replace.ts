@@ -5,7 +5,7 @@ import { dedupSlotTaken, fileReplacement, findOwnedUpload } from "../storage/upl
 import { assertNotFlagged, fileColumns } from "./create";
 import type { Stores } from "../storage/stores";
 import type { StagedFile } from "./intake/staged-file";
-import { cancelProcessing, planProcessing } from "./media-jobs/jobs";
+import { cancelMediaJob, planMediaJob } from "./media-jobs/jobs";
 import { unrestricted } from "../model/policy";
 import { removePreviousFiles } from "./serving/previous-files";
 
@@ -37,7 +37,7 @@ export async function replaceFile(
   await assertNotFlagged(deps, file);
 
   const dedup = current.expiresAt === null && !(await dedupSlotTaken(db, accountId, file.sha256, id));
-  const job = planProcessing(deps, id, file.key);
+  const job = planMediaJob(deps, id, file.key);
   const replacement = fileReplacement(
     db,
     id,
@@ -51,7 +51,7 @@ export async function replaceFile(
   );
   const [row] = await writeUploadWithJob(db, job, replacement);
   if (!row) {
-    await cancelProcessing(deps, job.id);
+    await cancelMediaJob(deps, job.id);
     throw new ApiError(
       409,
       "The upload changed while it was being replaced (another replace, a delete, a password or a view limit).",

@@ -40,14 +40,14 @@ export async function renderInWorker(
   const reservation = isolateMemory.tryReserve(plan.addedBytes);
   if (!reservation) return { plan: { where: "service", reason: "the isolate's memory is taken by other work" } };
   try {
-    return { plan, result: await render(image, job, await read()) };
+    return { plan, result: await renderUncounted(image, job, await read()) };
   } finally {
     reservation.release();
   }
 }
 
 /** The work itself, whatever its cost: callers go through renderInWorker (benchmarks excepted). */
-export async function render(image: SourceImage, job: ImageJob, bytes: Uint8Array): Promise<RenderedImage> {
+export async function renderUncounted(image: SourceImage, job: ImageJob, bytes: Uint8Array): Promise<RenderedImage> {
   const decoded = await decode(image.format as "jpeg" | "png" | "webp", bytes);
   if (decoded.width !== image.storedWidth || decoded.height !== image.storedHeight) {
     throw new Error(

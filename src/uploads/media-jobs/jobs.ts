@@ -11,8 +11,7 @@ import {
   renewMediaJobLease,
   type NewMediaJob,
 } from "../../storage/media-jobs";
-import { variantPrefix } from "../../storage/keys";
-import { deleteObjects, deletePrefix } from "../../storage/objects";
+import { removePreviousFiles } from "../serving/previous-files";
 import { swapUploadFile } from "../../storage/uploads";
 import type { Stores } from "../../storage/stores";
 import { processImage, processVideo, type MediaDeps } from "./processing";
@@ -74,12 +73,12 @@ export interface MediaJobDeps extends MediaDeps {
  * The job for a newly stored file of the upload, inserted in the same batch as the statement
  * that points the upload at that file, just before it (storage/media-jobs.ts, writeUploadWithJob).
  */
-export function planProcessing(deps: Stores, uploadId: string, sourceKey: string): NewMediaJob {
+export function planMediaJob(deps: Stores, uploadId: string, sourceKey: string): NewMediaJob {
   const now = deps.now();
   return { id: randomBase62(16), uploadId, sourceKey, now, firstAttemptAt: now + FIRST_RUN_GRACE_MS };
 }
 
-export const cancelProcessing = (deps: Stores, jobId: string) => deleteMediaJob(deps.db, jobId);
+export const cancelMediaJob = (deps: Stores, jobId: string) => deleteMediaJob(deps.db, jobId);
 
 const backoff = (base: number, attempt: number) => Math.min(60 * 60_000, base * 2 ** (attempt - 1));
 
@@ -133,19 +132,11 @@ async function attempt(deps: MediaJobDeps, job: Claimed["job"], upload: Claimed[
       if (before) {
         // The new files are the upload's now: nothing below may remove them.
         written.length = 0;
-        const old = [before.objectKey, before.thumbKey].filter(
-          (k): k is string => !!k && k !== file.objectKey && k !== file.thumbKey,
+        // Left behind if every try fails: records of them go stale within RECORD_TTL_MS and the
+        // cron job's sweep removes files nothing points at. The job is done either way.
+        await removePreviousFiles(deps.bucket, before, file).catch((error) =>
+          console.error(JSON.stringify({ job: job.id, removePrevious: String(error) })),
         );
-        // Removed with retries, since records of them are harmless only once they are gone. Left
-        // behind if every try fails: records of them go stale within RECORD_TTL_MS and the cron
-        // job's sweep removes files nothing points at.
-        try {
-          if (old.length) await deleteObjects(deps.bucket, old);
-          // Variants were made of the file it replaced (src/uploads/serving/previous-files.ts).
-          if (before.objectKey !== file.objectKey) await deletePrefix(deps.bucket, variantPrefix(before.objectKey));
-        } catch (error) {
-          console.error(JSON.stringify({ job: job.id, removePrevious: String(error) }));
-        }
       } else {
         await deps.bucket.delete(written);
       }

@@ -23,14 +23,18 @@ const keysOf = (files: NamedFiles) => [files.objectKey, files.thumbKey].filter((
 
 /**
  * Removes the files an upload pointed at before a change, then the variants made of its file;
- * called once the row points elsewhere. The file goes first: a variant is stored only while its
- * file is still there (src/uploads/variants/make.ts), so one stored after this listing saw no
- * file and removes itself.
+ * called once the row points elsewhere (`current`, whose files are kept where the change kept a
+ * key). The file goes first: a variant is stored only while its file is still there
+ * (src/uploads/variants/make.ts), so one stored after this listing saw no file and removes itself.
  */
-export async function removePreviousFiles(bucket: R2Bucket, previous: NamedFiles): Promise<void> {
+export async function removePreviousFiles(bucket: R2Bucket, previous: NamedFiles, current?: NamedFiles): Promise<void> {
+  const kept = current ? keysOf(current) : [];
   try {
-    await deleteObjects(bucket, keysOf(previous));
-    await deletePrefix(bucket, variantPrefix(previous.objectKey));
+    await deleteObjects(
+      bucket,
+      keysOf(previous).filter((key) => !kept.includes(key)),
+    );
+    if (previous.objectKey !== current?.objectKey) await deletePrefix(bucket, variantPrefix(previous.objectKey));
   } catch (error) {
     throw notRemoved(error);
   }

@@ -112,7 +112,7 @@ function lastingFailure(error: unknown, file: string): { message: string; file?:
  * stored after that finds the file gone and removes itself rather than outlive it.
  */
 async function makeVariant(deps: VariantDeps, source: VariantSource, variant: Variant, fail: Fail): Promise<Outcome> {
-  let made: Awaited<ReturnType<typeof render>>;
+  let made: Awaited<ReturnType<typeof variantBytes>>;
   const held: { slot: { release(): Promise<void> } | null } = { slot: null };
   // The service is called only within its share for variants, one slot per making.
   const media: MediaService = {
@@ -127,7 +127,7 @@ async function makeVariant(deps: VariantDeps, source: VariantSource, variant: Va
   };
   try {
     try {
-      made = await render({ ...deps, media }, source, variant);
+      made = await variantBytes({ ...deps, media }, source, variant);
     } catch (error) {
       // Its file was replaced or removed while it was read: the caller reads the row again.
       if (!(await deps.bucket.head(source.objectKey))) return "source gone";
@@ -154,7 +154,7 @@ async function makeVariant(deps: VariantDeps, source: VariantSource, variant: Va
 }
 
 /** The variant's bytes, or "original" for an animated image. A missing file throws (see makeVariant). */
-async function render(deps: VariantDeps, source: VariantSource, variant: Variant) {
+async function variantBytes(deps: VariantDeps, source: VariantSource, variant: Variant) {
   const format = formatOfMime(source.mime);
   if (source.type === "video") {
     if (!format || !isVideoFormat(format)) throw new Error(`upload ${source.id} is a video of type ${source.mime}`);
