@@ -1,9 +1,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
-import { pipeline } from "node:stream/promises";
+import { sendFailure, sendFile, sendJson, sendVideoWithThumbnail } from "./answers";
 import type { Config } from "./config";
 import {
   BadCall,
@@ -13,18 +12,15 @@ import {
   parseCall,
   secretOf,
   sizeHeaders,
-  thumbnailLengthHeader,
   type HealthAnswer,
   type KeptVideoFormat,
   type MediaCall,
-  type MediaErrorBody,
   type MediaOperation,
-  type Probe,
   type VideoFormat,
 } from "./contract";
 import { VIDEO_DEMUXERS, videoDemuxer } from "./formats";
 import { imageThumbnail, imageVariant, toWebp } from "./image";
-import { dropRest, receive, takeDeclared } from "./intake";
+import { receive, takeDeclared } from "./intake";
 import { Limiter } from "./limiter";
 import { checkVideo, firstFramePng, probe, stripMetadata, thumbnail, transcodeMp4, type Source } from "./media";
 import { JobError, type Job } from "./run";
@@ -46,62 +42,6 @@ export function createServer(config: Config) {
     const given = secretOf(req.headers.authorization);
     return timingSafeEqual(createHash("sha256").update(given).digest(), secretDigest);
   };
-
-  const sendJson = (
-    res: http.ServerResponse,
-    status: number,
-    body: HealthAnswer | MediaErrorBody | Probe,
-    headers: http.OutgoingHttpHeaders = {},
-  ): void => {
-    // Failing after the output started: all the client can be told is that the body is cut.
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    const text = JSON.stringify(body);
-    res.writeHead(status, {
-      "Content-Type": "application/json",
-      "Content-Length": Buffer.byteLength(text),
-      ...headers,
-    });
-    res.end(text);
-  };
-
-  async function sendFile(
-    res: http.ServerResponse,
-    file: string,
-    type: string,
-    headers: http.OutgoingHttpHeaders = {},
-  ) {
-    const { size } = await stat(file);
-    res.writeHead(200, { "Content-Type": type, "Content-Length": size, ...headers });
-    await pipeline(createReadStream(file), res);
-  }
-
-  /**
-   * A video with its thumbnail in front: the thumbnail's bytes (X-Media-Thumbnail-Length of
-   * them, 0 when no frame decodes), then the video's, so that the Worker need not send the
-   * video back for its thumbnail.
-   */
-  async function sendVideoWithThumbnail(
-    res: http.ServerResponse,
-    thumb: string | null,
-    video: string,
-    type: string,
-    headers: http.OutgoingHttpHeaders,
-  ) {
-    const thumbSize = thumb ? (await stat(thumb)).size : 0;
-    const { size } = await stat(video);
-    res.writeHead(200, {
-      "Content-Type": type,
-      "Content-Length": thumbSize + size,
-      ...thumbnailLengthHeader(thumbSize),
-      ...headers,
-    });
-    // The thumbnail is small: written whole, then the video streamed after it.
-    if (thumb) res.write(await readFile(thumb));
-    await pipeline(createReadStream(video), res);
-  }
 
   /** The output's first frame as a WebP thumbnail, or null when none decodes. */
   async function videoThumbnail(job: Job, source: Source, output: string, width: number): Promise<string | null> {
@@ -245,15 +185,7 @@ export function createServer(config: Config) {
         client.signal,
       );
     } catch (error) {
-      const status = error instanceof JobError ? error.status : 500;
-      const reason = error instanceof Error ? error.message : String(error);
-      if (status === 500) console.error(`${url.pathname}: ${reason}`);
-      const headers: http.OutgoingHttpHeaders = status === 503 ? { "Retry-After": "5" } : {};
-      if (!req.complete) {
-        headers.Connection = "close";
-        dropRest(req, res);
-      }
-      sendJson(res, status, { error: reason }, headers);
+      sendFailure(req, res, error, url.pathname);
     } finally {
       // The place and the space are free once the job's files are gone.
       if (dir) await rm(dir, { recursive: true, force: true });
