@@ -6,6 +6,22 @@ import { thumbnailLengthHeader, type HealthAnswer, type MediaErrorBody, type Pro
 import { dropRest } from "./intake";
 import { JobError } from "./run";
 
+/**
+ * What a job answers, before it is an HTTP response: a probe's JSON, a file it wrote, or a video
+ * with its thumbnail in front (null when no frame decodes).
+ */
+export type Answer =
+  | { json: Probe }
+  | { file: string; type: string; headers?: http.OutgoingHttpHeaders }
+  | { video: string; thumbnail: string | null; type: string; headers: http.OutgoingHttpHeaders };
+
+/** Sends a job's answer. Files are streamed from disk: they must stay until this has settled. */
+export async function sendAnswer(res: http.ServerResponse, answer: Answer): Promise<void> {
+  if ("json" in answer) return sendJson(res, 200, answer.json);
+  if ("video" in answer) return sendVideoWithThumbnail(res, answer);
+  return sendFile(res, answer.file, answer.type, answer.headers);
+}
+
 export function sendJson(
   res: http.ServerResponse,
   status: number,
@@ -26,12 +42,7 @@ export function sendJson(
   res.end(text);
 }
 
-export async function sendFile(
-  res: http.ServerResponse,
-  file: string,
-  type: string,
-  headers: http.OutgoingHttpHeaders = {},
-) {
+async function sendFile(res: http.ServerResponse, file: string, type: string, headers: http.OutgoingHttpHeaders = {}) {
   const { size } = await stat(file);
   res.writeHead(200, { "Content-Type": type, "Content-Length": size, ...headers });
   await pipeline(createReadStream(file), res);
@@ -42,14 +53,11 @@ export async function sendFile(
  * them, 0 when no frame decodes), then the video's, so that the Worker need not send the
  * video back for its thumbnail.
  */
-export async function sendVideoWithThumbnail(
+async function sendVideoWithThumbnail(
   res: http.ServerResponse,
-  thumb: string | null,
-  video: string,
-  type: string,
-  headers: http.OutgoingHttpHeaders,
+  { thumbnail, video, type, headers }: Extract<Answer, { video: string }>,
 ) {
-  const thumbSize = thumb ? (await stat(thumb)).size : 0;
+  const thumbSize = thumbnail ? (await stat(thumbnail)).size : 0;
   const { size } = await stat(video);
   res.writeHead(200, {
     "Content-Type": type,
@@ -58,7 +66,7 @@ export async function sendVideoWithThumbnail(
     ...headers,
   });
   // The thumbnail is small: written whole, then the video streamed after it.
-  if (thumb) res.write(await readFile(thumb));
+  if (thumbnail) res.write(await readFile(thumbnail));
   await pipeline(createReadStream(video), res);
 }
 
