@@ -1,3 +1,8 @@
+/**
+ * How a job's answer, or its failure, becomes an HTTP response: the status, the headers contract.ts
+ * names, the body written or a file streamed from disk.
+ */
+
 import { createReadStream } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import type http from "node:http";

@@ -1,3 +1,9 @@
+/**
+ * The operation table: what each operation of contract.ts does with its input, and what it answers.
+ * It knows nothing of HTTP; server.ts runs a work within the job's place and answers.ts sends its
+ * answer.
+ */
+
 import path from "node:path";
 import type { Answer } from "./answers";
 import {
