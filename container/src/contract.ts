@@ -1,9 +1,9 @@
 /**
  * What the Worker and the media service say to each other: each operation with its path, query
  * and answer, the headers on both sides and the error shape. The Worker builds its calls and reads
- * the answers with these helpers (src/media/service.ts); the service parses the calls and writes
- * its answers with them (server.ts). Both ship together, each with its own copy bundled in, so
- * this file imports nothing and runs in Node and in workerd alike.
+ * the answers with these helpers (src/media/service.ts); the service parses the calls
+ * (operations.ts) and writes its answers (answers.ts) with them. Both ship together, each with its
+ * own copy bundled in, so this file imports nothing and runs in Node and in workerd alike.
  */
 
 /**
