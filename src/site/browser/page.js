@@ -1,8 +1,8 @@
-/**
+/*
  * The pages' one script, served from the site itself (/assets/page.js) so that the pages' CSP
  * allows no inline script: copy buttons for the share fields.
  */
-export const PAGE_SCRIPT = `"use strict";
+"use strict";
 document.addEventListener("click", async (event) => {
   const button = event.target instanceof Element ? event.target.closest("button[data-copy]") : null;
   if (!button) return;
@@ -16,6 +16,7 @@ document.addEventListener("click", async (event) => {
   }
   button.textContent = "Copied";
   button.setAttribute("aria-live", "polite");
-  setTimeout(() => { button.textContent = "Copy"; }, 2000);
+  setTimeout(() => {
+    button.textContent = "Copy";
+  }, 2000);
 });
-`;
