@@ -1,3 +1,4 @@
+// @ts-check
 /*
  * The browser uploader's script (/assets/uploader.js), served from the site itself so that the
  * page's CSP allows no inline script. Plain ES2017 for any current browser, a classic script (hence
@@ -5,13 +6,23 @@
  */
 "use strict";
 (() => {
+  /**
+   * An upload as the API describes it: the fields this page shows.
+   * @typedef {{ id: string, title: string | null, type: string, visibility: string, src: string,
+   *   direct: string, thumb: string | null, delete_url?: string, duplicate?: boolean }} Upload
+   */
+  /**
+   * An answer of the API: its status, and its JSON body (null when the body was not JSON).
+   * @typedef {{ status: number, body: any }} Answer
+   */
   var PIECE = 5 * 1024 * 1024;
   var PIECED_OVER = 90 * 1000 * 1000;
   var TRIES = 4;
   var STORE = "media-host.key";
-  var $ = (id) => document.getElementById(id);
-  var keyField = $("key"),
-    remember = $("remember");
+  /** The page's element with this id: the page this script is made for always has it. */
+  var $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
+  var keyField = /** @type {HTMLInputElement} */ ($("key")),
+    remember = /** @type {HTMLInputElement} */ ($("remember"));
 
   var saved = localStorage.getItem(STORE);
   if (saved) {
@@ -34,6 +45,13 @@
   });
   var key = () => keyField.value.trim();
 
+  /**
+   * @template {keyof HTMLElementTagNameMap} K
+   * @param {K} tag
+   * @param {Record<string, string>} attrs attributes, and "text" for the text content
+   * @param {(Node | null)[]} [children]
+   * @returns {HTMLElementTagNameMap[K]}
+   */
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
     Object.keys(attrs || {}).forEach((name) => {
@@ -46,6 +64,7 @@
     return node;
   }
   var copyId = 0;
+  /** @param {string} label @param {string} value */
   function copyField(label, value) {
     var id = `copy-${++copyId}`;
     return el("div", { class: "share" }, [
@@ -63,10 +82,18 @@
    * a piece is sent again), however slow the line: only silence counts.
    */
   var STALL_MS = 30000;
+  /**
+   * @param {string} method
+   * @param {string} url
+   * @param {FormData} form
+   * @param {(loaded: number, total: number) => void} [onProgress]
+   * @returns {Promise<Answer>}
+   */
   function send(method, url, form, onProgress) {
     return new Promise((resolve, reject) => {
       var xhr = new XMLHttpRequest();
-      var timer = null;
+      /** @type {number | undefined} */
+      var timer;
       var alive = () => {
         clearTimeout(timer);
         timer = setTimeout(() => {
@@ -98,20 +125,29 @@
       xhr.send(form);
     });
   }
-  var wait = (ms) =>
+  var wait = (/** @type {number} */ ms) =>
     new Promise((r) => {
       setTimeout(r, ms);
     });
-  var failed = (res) => new Error((res.body && res.body.errors) || `the service answered ${res.status}`);
+  var failed = (/** @type {Answer} */ res) =>
+    new Error((res.body && res.body.errors) || `the service answered ${res.status}`);
 
+  /** @param {FormData} form */
   function options(form) {
-    if ($("title").value.trim()) form.append("title", $("title").value.trim());
-    form.append("visibility", $("visibility").value);
-    if ($("expiry").value) form.append("expires_in", $("expiry").value);
-    if ($("keep-original").checked) form.append("keep_original", "1");
+    var title = /** @type {HTMLInputElement} */ ($("title")).value.trim();
+    if (title) form.append("title", title);
+    form.append("visibility", /** @type {HTMLSelectElement} */ ($("visibility")).value);
+    var expiry = /** @type {HTMLSelectElement} */ ($("expiry")).value;
+    if (expiry) form.append("expires_in", expiry);
+    if (/** @type {HTMLInputElement} */ ($("keep-original")).checked) form.append("keep_original", "1");
     return form;
   }
 
+  /**
+   * @param {File} file
+   * @param {(share: number) => void} progress
+   * @returns {Promise<Upload>}
+   */
   function direct(file, progress) {
     var form = options(new FormData());
     form.append("uploads", file, file.name || "pasted");
@@ -123,7 +159,12 @@
     });
   }
 
-  /** Over 90 MB: 5 MiB pieces, each retried with a growing pause, then the finishing request. */
+  /**
+   * Over 90 MB: 5 MiB pieces, each retried with a growing pause, then the finishing request.
+   * @param {File} file
+   * @param {(share: number) => void} progress
+   * @returns {Promise<Upload>}
+   */
   async function pieced(file, progress) {
     var bytes = new Uint8Array(16);
     crypto.getRandomValues(bytes);
@@ -153,6 +194,7 @@
     return answer.body.data;
   }
 
+  /** @param {File} file */
   function upload(file) {
     var bar = el("progress", { max: "1", value: "0", "aria-label": `Upload of ${file.name || "pasted file"}` });
     var status = el("span", { text: " waiting" });
@@ -164,7 +206,7 @@
       return Promise.resolve();
     }
     status.textContent = file.size > PIECED_OVER ? " uploading in pieces" : " uploading";
-    var progress = (share) => {
+    var progress = (/** @type {number} */ share) => {
       bar.value = share;
       item.dispatchEvent(new CustomEvent("upload-progress", { bubbles: true, detail: share }));
     };
@@ -187,14 +229,16 @@
     );
   }
 
+  /** @param {File[]} files */
   async function uploadAll(files) {
     for (let i = 0; i < files.length; i++) await upload(files[i]);
   }
 
   var drop = $("drop");
   $("files").addEventListener("change", (e) => {
-    uploadAll(Array.prototype.slice.call(e.target.files));
-    e.target.value = "";
+    var picker = /** @type {HTMLInputElement} */ (e.target);
+    uploadAll(Array.prototype.slice.call(picker.files));
+    picker.value = "";
   });
   drop.addEventListener("dragover", (e) => {
     e.preventDefault();
@@ -206,7 +250,7 @@
   drop.addEventListener("drop", (e) => {
     e.preventDefault();
     drop.classList.remove("over");
-    uploadAll(Array.prototype.slice.call(e.dataTransfer.files));
+    uploadAll(Array.prototype.slice.call(/** @type {DataTransfer} */ (e.dataTransfer).files));
   });
   drop.addEventListener("keydown", (e) => {
     if (e.key === "Enter" || e.key === " ") {
@@ -224,6 +268,7 @@
 
   /** With a full key, the account's uploads, newest first, each with a delete button. */
   var minePage = 1;
+  /** @param {number} page */
   async function loadMine(page) {
     var section = $("mine"),
       list = $("mine-list");
@@ -236,6 +281,7 @@
       section.hidden = true;
       return;
     }
+    /** @type {{ data: Upload[], meta: { current_page: number, last_page: number } }} */
     var body = await res.json();
     if (page === 1) list.textContent = "";
     body.data.forEach((upload) => {
@@ -279,7 +325,7 @@
     };
   }
   function updateTools() {
-    $("snippet").value =
+    /** @type {HTMLTextAreaElement} */ ($("snippet")).value =
       "flameshot gui --raw | curl -s -H 'X-API-Key: " +
       (key() || "YOUR_KEY") +
       "' -F 'uploads=@-;filename=screenshot.png' " +
