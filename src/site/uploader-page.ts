@@ -52,9 +52,5 @@ export const UPLOADER_BODY: Markup = html`<main>
 </section>
 </main>`;
 
-export const UPLOADER_STYLE =
-  ".drop{border:2px dashed #666;border-radius:8px;padding:2rem 1rem;text-align:center}.drop.over{background:#eef}" +
-  ".drop input{display:block;margin:1rem auto 0}.pick{text-decoration:underline;cursor:pointer}" +
-  ".results{padding-left:1.25rem}.results li{margin:1rem 0}progress{width:100%;height:1rem}" +
-  ".results img{max-width:140px;margin:.5rem 0}.error{color:#a00000;font-weight:600}" +
-  "input,select,textarea{font:inherit;max-width:100%}";
+/** Inlined into the page (its CSP allows inline style, not script). */
+export { default as UPLOADER_STYLE } from "./browser/uploader.css";

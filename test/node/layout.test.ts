@@ -39,12 +39,12 @@ describe("docs/architecture.md layout", () => {
   });
 });
 
-/** Every TypeScript file under `dir`, relative to the root. */
+/** Every TypeScript file under `dir`, and the browser's JavaScript and CSS, relative to the root. */
 function typescriptFiles(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
     const name = `${dir}/${entry.name}`;
     if (entry.isDirectory()) return typescriptFiles(name);
-    return name.endsWith(".ts") ? [name] : [];
+    return /\.(ts|js|css)$/.test(name) ? [name] : [];
   });
 }
 

@@ -206,3 +206,29 @@ describe("oEmbed", () => {
     expect((await json(request("/oembed", { method: "POST" }))).status).toBe(405);
   });
 });
+
+describe("the browser uploader", () => {
+  it("is a page with the site's own scripts and its style inline, and the scripts are served as written", async () => {
+    const res = await request("/upload");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Security-Policy")).toContain("script-src 'self'; connect-src 'self'");
+    const text = await res.clone().text();
+    expect(text).toMatch(/<style>[^<]*\.drop\.over[^<]*<\/style>/);
+    const head = await headOf(res);
+    expect(head.scripts).toEqual(["/assets/page.js", "/assets/uploader.js"]);
+    expect(head.inlineScript).toBe(false);
+    for (const [path, words] of [
+      ["/assets/page.js", "navigator.clipboard.writeText"],
+      ["/assets/uploader.js", "/api/chunk"],
+    ] as const) {
+      const script = await request(path);
+      expect(script.status).toBe(200);
+      expect(script.headers.get("Content-Type")).toBe("text/javascript; charset=utf-8");
+      expect(script.headers.get("Cache-Control")).toBe("public, max-age=3600");
+      expect(script.headers.get("X-Content-Type-Options")).toBe("nosniff");
+      const source = await script.text();
+      expect(source).toContain(`"use strict";`);
+      expect(source).toContain(words);
+    }
+  });
+});

@@ -1,12 +1,15 @@
-/**
+// @ts-check
+/*
  * The pages' one script, served from the site itself (/assets/page.js) so that the pages' CSP
  * allows no inline script: copy buttons for the share fields.
  */
-export const PAGE_SCRIPT = `"use strict";
+"use strict";
 document.addEventListener("click", async (event) => {
+  /** @type {HTMLButtonElement | null} */
   const button = event.target instanceof Element ? event.target.closest("button[data-copy]") : null;
   if (!button) return;
-  const field = document.getElementById(button.dataset.copy);
+  const id = /** @type {string} */ (button.dataset.copy);
+  const field = /** @type {HTMLInputElement | HTMLTextAreaElement | null} */ (document.getElementById(id));
   if (!field) return;
   try {
     await navigator.clipboard.writeText(field.value);
@@ -16,6 +19,7 @@ document.addEventListener("click", async (event) => {
   }
   button.textContent = "Copied";
   button.setAttribute("aria-live", "polite");
-  setTimeout(() => { button.textContent = "Copy"; }, 2000);
+  setTimeout(() => {
+    button.textContent = "Copy";
+  }, 2000);
 });
-`;

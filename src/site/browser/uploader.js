@@ -1,0 +1,345 @@
+// @ts-check
+/*
+ * The browser uploader's script (/assets/uploader.js), served from the site itself so that the
+ * page's CSP allows no inline script. Plain ES2017 for any current browser, a classic script (hence
+ * "use strict"); it talks to the API exactly as the published clients do.
+ */
+"use strict";
+(() => {
+  /**
+   * An upload as the API describes it: the fields this page shows.
+   * @typedef {{ id: string, title: string | null, type: string, visibility: string, src: string,
+   *   direct: string, thumb: string | null, delete_url?: string, duplicate?: boolean }} Upload
+   */
+  /**
+   * An answer of the API: its status, and its JSON body (null when the body was not JSON).
+   * @typedef {{ status: number, body: any }} Answer
+   */
+  var PIECE = 5 * 1024 * 1024;
+  var PIECED_OVER = 90 * 1000 * 1000;
+  var TRIES = 4;
+  var STORE = "media-host.key";
+  /** The page's element with this id: the page this script is made for always has it. */
+  var $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
+  var keyField = /** @type {HTMLInputElement} */ ($("key")),
+    remember = /** @type {HTMLInputElement} */ ($("remember"));
+
+  var saved = localStorage.getItem(STORE);
+  if (saved) {
+    keyField.value = saved;
+    remember.checked = true;
+  }
+  function keep() {
+    if (remember.checked && keyField.value) localStorage.setItem(STORE, keyField.value.trim());
+    else localStorage.removeItem(STORE);
+    updateTools();
+    loadMine(1);
+  }
+  keyField.addEventListener("change", keep);
+  remember.addEventListener("change", keep);
+  $("forget").addEventListener("click", () => {
+    localStorage.removeItem(STORE);
+    keyField.value = "";
+    remember.checked = false;
+    keep();
+  });
+  var key = () => keyField.value.trim();
+
+  /**
+   * @template {keyof HTMLElementTagNameMap} K
+   * @param {K} tag
+   * @param {Record<string, string>} attrs attributes, and "text" for the text content
+   * @param {(Node | null)[]} [children]
+   * @returns {HTMLElementTagNameMap[K]}
+   */
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach((name) => {
+      if (name === "text") node.textContent = attrs[name];
+      else node.setAttribute(name, attrs[name]);
+    });
+    (children || []).forEach((child) => {
+      if (child) node.appendChild(child);
+    });
+    return node;
+  }
+  var copyId = 0;
+  /** @param {string} label @param {string} value */
+  function copyField(label, value) {
+    var id = `copy-${++copyId}`;
+    return el("div", { class: "share" }, [
+      el("label", { for: id, text: label }),
+      el("span", {}, [
+        el("input", { id: id, readonly: "", value: value }),
+        el("button", { type: "button", "data-copy": id, text: "Copy" }),
+      ]),
+    ]);
+  }
+
+  /**
+   * One request with upload progress; resolves { status, body } whatever the status. A request
+   * that goes STALL_MS without sending a byte or getting its answer is abandoned (an error, so
+   * a piece is sent again), however slow the line: only silence counts.
+   */
+  var STALL_MS = 30000;
+  /**
+   * @param {string} method
+   * @param {string} url
+   * @param {FormData} form
+   * @param {(loaded: number, total: number) => void} [onProgress]
+   * @returns {Promise<Answer>}
+   */
+  function send(method, url, form, onProgress) {
+    return new Promise((resolve, reject) => {
+      var xhr = new XMLHttpRequest();
+      /** @type {number | undefined} */
+      var timer;
+      var alive = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          xhr.abort();
+          reject(new Error(`no answer for ${STALL_MS / 1000} s`));
+        }, STALL_MS);
+      };
+      xhr.open(method, url);
+      xhr.setRequestHeader("X-API-Key", key());
+      xhr.upload.onprogress = (e) => {
+        alive();
+        if (onProgress && e.lengthComputable) onProgress(e.loaded, e.total);
+      };
+      xhr.onload = () => {
+        clearTimeout(timer);
+        var body = null;
+        try {
+          body = JSON.parse(xhr.responseText);
+        } catch (_e) {
+          body = null;
+        }
+        resolve({ status: xhr.status, body: body });
+      };
+      xhr.onerror = () => {
+        clearTimeout(timer);
+        reject(new Error("network error"));
+      };
+      alive();
+      xhr.send(form);
+    });
+  }
+  var wait = (/** @type {number} */ ms) =>
+    new Promise((r) => {
+      setTimeout(r, ms);
+    });
+  var failed = (/** @type {Answer} */ res) =>
+    new Error((res.body && res.body.errors) || `the service answered ${res.status}`);
+
+  /** @param {FormData} form */
+  function options(form) {
+    var title = /** @type {HTMLInputElement} */ ($("title")).value.trim();
+    if (title) form.append("title", title);
+    form.append("visibility", /** @type {HTMLSelectElement} */ ($("visibility")).value);
+    var expiry = /** @type {HTMLSelectElement} */ ($("expiry")).value;
+    if (expiry) form.append("expires_in", expiry);
+    if (/** @type {HTMLInputElement} */ ($("keep-original")).checked) form.append("keep_original", "1");
+    return form;
+  }
+
+  /**
+   * @param {File} file
+   * @param {(share: number) => void} progress
+   * @returns {Promise<Upload>}
+   */
+  function direct(file, progress) {
+    var form = options(new FormData());
+    form.append("uploads", file, file.name || "pasted");
+    return send("POST", "/api", form, (loaded, total) => {
+      progress(loaded / total);
+    }).then((res) => {
+      if (res.status !== 200) throw failed(res);
+      return res.body.data;
+    });
+  }
+
+  /**
+   * Over 90 MB: 5 MiB pieces, each retried with a growing pause, then the finishing request.
+   * @param {File} file
+   * @param {(share: number) => void} progress
+   * @returns {Promise<Upload>}
+   */
+  async function pieced(file, progress) {
+    var bytes = new Uint8Array(16);
+    crypto.getRandomValues(bytes);
+    var uploadId = Array.prototype.map.call(bytes, (b) => (b + 256).toString(16).slice(1)).join("");
+    var total = Math.ceil(file.size / PIECE);
+    for (let index = 0; index < total; index++) {
+      for (let attempt = 1; ; attempt++) {
+        const form = new FormData();
+        form.append("upload_id", uploadId);
+        form.append("index", String(index));
+        form.append("total", String(total));
+        form.append("chunk", file.slice(index * PIECE, (index + 1) * PIECE), "blob");
+        const done = index * PIECE;
+        const res = await send("POST", "/api/chunk", form, (loaded, all) => {
+          progress((done + Math.min(loaded, all)) / file.size);
+        }).catch(() => ({ status: 0, body: null }));
+        if (res.status === 200) break;
+        if (attempt >= TRIES || (res.status >= 400 && res.status < 500 && res.status !== 429)) throw failed(res);
+        await wait(500 * 2 ** (attempt - 1));
+      }
+    }
+    var finish = options(new FormData());
+    finish.append("upload_id", uploadId);
+    finish.append("filename", file.name || "file");
+    var answer = await send("POST", "/api", finish);
+    if (answer.status !== 200) throw failed(answer);
+    return answer.body.data;
+  }
+
+  /** @param {File} file */
+  function upload(file) {
+    var bar = el("progress", { max: "1", value: "0", "aria-label": `Upload of ${file.name || "pasted file"}` });
+    var status = el("span", { text: " waiting" });
+    var item = el("li", {}, [el("strong", { text: file.name || "pasted file" }), status, bar]);
+    $("results").prepend(item);
+    if (!key()) {
+      status.textContent = " no key: enter your API key first";
+      status.className = "error";
+      return Promise.resolve();
+    }
+    status.textContent = file.size > PIECED_OVER ? " uploading in pieces" : " uploading";
+    var progress = (/** @type {number} */ share) => {
+      bar.value = share;
+      item.dispatchEvent(new CustomEvent("upload-progress", { bubbles: true, detail: share }));
+    };
+    return (file.size > PIECED_OVER ? pieced(file, progress) : direct(file, progress)).then(
+      (data) => {
+        bar.value = 1;
+        status.textContent = data.duplicate ? " done (you had uploaded this file before)" : " done";
+        item.setAttribute("data-id", data.id);
+        if (data.thumb) item.appendChild(el("img", { src: data.thumb, alt: data.title || "Thumbnail" }));
+        item.appendChild(copyField("Direct link", data.src));
+        item.appendChild(copyField("Page link", data.direct));
+        item.appendChild(copyField("Markdown", `![${data.title || ""}](${data.src})`));
+        if (data.delete_url) item.appendChild(copyField("Delete link (keep it private)", data.delete_url));
+        loadMine(1);
+      },
+      (error) => {
+        status.textContent = ` failed: ${error.message}`;
+        status.className = "error";
+      },
+    );
+  }
+
+  /** @param {File[]} files */
+  async function uploadAll(files) {
+    for (let i = 0; i < files.length; i++) await upload(files[i]);
+  }
+
+  var drop = $("drop");
+  $("files").addEventListener("change", (e) => {
+    var picker = /** @type {HTMLInputElement} */ (e.target);
+    uploadAll(Array.prototype.slice.call(picker.files));
+    picker.value = "";
+  });
+  drop.addEventListener("dragover", (e) => {
+    e.preventDefault();
+    drop.classList.add("over");
+  });
+  drop.addEventListener("dragleave", () => {
+    drop.classList.remove("over");
+  });
+  drop.addEventListener("drop", (e) => {
+    e.preventDefault();
+    drop.classList.remove("over");
+    uploadAll(Array.prototype.slice.call(/** @type {DataTransfer} */ (e.dataTransfer).files));
+  });
+  drop.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" || e.key === " ") {
+      e.preventDefault();
+      $("files").click();
+    }
+  });
+  document.addEventListener("paste", (e) => {
+    var files = Array.prototype.slice.call((e.clipboardData && e.clipboardData.files) || []);
+    if (files.length) {
+      e.preventDefault();
+      uploadAll(files);
+    }
+  });
+
+  /** With a full key, the account's uploads, newest first, each with a delete button. */
+  var minePage = 1;
+  /** @param {number} page */
+  async function loadMine(page) {
+    var section = $("mine"),
+      list = $("mine-list");
+    if (key().indexOf("fk_") !== 0) {
+      section.hidden = true;
+      return;
+    }
+    var res = await fetch(`/api?page=${page}`, { headers: { "X-API-Key": key() } }).catch(() => null);
+    if (!res || res.status !== 200) {
+      section.hidden = true;
+      return;
+    }
+    /** @type {{ data: Upload[], meta: { current_page: number, last_page: number } }} */
+    var body = await res.json();
+    if (page === 1) list.textContent = "";
+    body.data.forEach((upload) => {
+      var remove = el("button", { type: "button", text: "Delete" });
+      var item = el("li", { "data-id": upload.id }, [
+        el("a", { href: upload.direct, text: upload.title || upload.id }),
+        el("span", { text: ` ${upload.type}, ${upload.visibility} ` }),
+        remove,
+      ]);
+      remove.addEventListener("click", async () => {
+        if (!confirm("Delete this upload for good?")) return;
+        var gone = await fetch(`/api/${upload.id}`, { method: "DELETE", headers: { "X-API-Key": key() } });
+        if (gone.status === 200) item.remove();
+        else remove.textContent = `Could not delete (${gone.status})`;
+      });
+      list.appendChild(item);
+    });
+    minePage = body.meta.current_page;
+    $("mine-more").hidden = body.meta.current_page >= body.meta.last_page;
+    section.hidden = false;
+  }
+  $("mine-more").addEventListener("click", () => {
+    loadMine(minePage + 1);
+  });
+
+  /** Screenshot tools, filled in with the key in this browser only. */
+  function sxcu() {
+    return {
+      Version: "15.0.0",
+      Name: location.host,
+      DestinationType: "ImageUploader, FileUploader",
+      RequestMethod: "POST",
+      RequestURL: `${location.origin}/api`,
+      Headers: { "X-API-Key": key() },
+      Body: "MultipartFormData",
+      FileFormName: "uploads",
+      URL: "{json:data.src}",
+      ThumbnailURL: "{json:data.thumb}",
+      DeletionURL: "{json:data.delete_url}",
+      ErrorMessage: "{json:errors}",
+    };
+  }
+  function updateTools() {
+    /** @type {HTMLTextAreaElement} */ ($("snippet")).value =
+      "flameshot gui --raw | curl -s -H 'X-API-Key: " +
+      (key() || "YOUR_KEY") +
+      "' -F 'uploads=@-;filename=screenshot.png' " +
+      location.origin +
+      '/api | grep -o \'"src":"[^"]*"\' | cut -d\'"\' -f4';
+  }
+  $("sxcu").addEventListener("click", () => {
+    var file = new Blob([JSON.stringify(sxcu(), null, 2)], { type: "application/json" });
+    var link = el("a", { href: URL.createObjectURL(file), download: `${location.host}.sxcu` });
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+  });
+  keyField.addEventListener("input", updateTools);
+  updateTools();
+  loadMine(1);
+})();
