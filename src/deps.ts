@@ -13,7 +13,7 @@ import { workflowRunner } from "./uploads/media-jobs/runner";
 import type { ServingDeps } from "./uploads/serving/lookup";
 import { isolateMemo, recordStore } from "./uploads/serving/record-store";
 import { VARIANT_CALL_TIMEOUT_MS, type VariantDeps } from "./uploads/variants/make";
-import { serviceShare, variantLocks } from "./uploads/variants/locks";
+import { serviceShare, variantLocks } from "./uploads/variants/lock-stubs";
 import type { VariantAnswerDeps } from "./uploads/variants/answer";
 import { VARIANT_SERVICE_SLOTS } from "./media/container-size";
 import { limitVariantMaking } from "./http/throttles/network-limits";

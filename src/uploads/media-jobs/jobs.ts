@@ -11,7 +11,7 @@ import {
   renewMediaJobLease,
   type NewMediaJob,
 } from "../../storage/media-jobs";
-import { removePreviousFiles } from "../serving/previous-files";
+import { deletePreviousFiles } from "../serving/previous-files";
 import { swapUploadFile } from "../../storage/uploads";
 import type { Stores } from "../../storage/stores";
 import { processImage, processVideo, type MediaDeps } from "./processing";
@@ -134,7 +134,7 @@ async function attempt(deps: MediaJobDeps, job: Claimed["job"], upload: Claimed[
         written.length = 0;
         // Left behind if every try fails: records of them go stale within RECORD_TTL_MS and the
         // cron job's sweep removes files nothing points at. The job is done either way.
-        await removePreviousFiles(deps.bucket, before, file).catch((error) =>
+        await deletePreviousFiles(deps.bucket, before, file).catch((error) =>
           console.error(JSON.stringify({ job: job.id, removePrevious: String(error) })),
         );
       } else {

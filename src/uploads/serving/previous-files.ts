@@ -22,22 +22,25 @@ type NamedFiles = Pick<UploadRow, "objectKey" | "thumbKey">;
 const keysOf = (files: NamedFiles) => [files.objectKey, files.thumbKey].filter((key): key is string => !!key);
 
 /**
- * Removes the files an upload pointed at before a change, then the variants made of its file;
+ * Deletes the files an upload pointed at before a change, then the variants made of its file;
  * called once the row points elsewhere (`current`, whose files are kept where the change kept a
  * key). The file goes first: a variant is stored only while its file is still there
  * (src/uploads/variants/make.ts), so one stored after this listing saw no file and removes itself.
+ * Deleted with retries, since records of them are harmless only once they are gone; throws R2's
+ * error when every try failed.
  */
-export async function removePreviousFiles(bucket: R2Bucket, previous: NamedFiles, current?: NamedFiles): Promise<void> {
+export async function deletePreviousFiles(bucket: R2Bucket, previous: NamedFiles, current?: NamedFiles) {
   const kept = current ? keysOf(current) : [];
-  try {
-    await deleteObjects(
-      bucket,
-      keysOf(previous).filter((key) => !kept.includes(key)),
-    );
-    if (previous.objectKey !== current?.objectKey) await deletePrefix(bucket, variantPrefix(previous.objectKey));
-  } catch (error) {
-    throw notRemoved(error);
-  }
+  await deleteObjects(
+    bucket,
+    keysOf(previous).filter((key) => !kept.includes(key)),
+  );
+  if (previous.objectKey !== current?.objectKey) await deletePrefix(bucket, variantPrefix(previous.objectKey));
+}
+
+/** As deletePreviousFiles, for a change a client waits on: a failure is its 503 (notRemoved). */
+export async function removePreviousFiles(bucket: R2Bucket, previous: NamedFiles): Promise<void> {
+  await deletePreviousFiles(bucket, previous).catch((error) => Promise.reject(notRemoved(error)));
 }
 
 /**

@@ -27,8 +27,9 @@ export interface VariantOutlet<R> {
  * itself where a variant would be no smaller or would lose what the file is (plan.ts; an animation
  * found only at making, make.ts); a stored variant; or a variant made now, once however many
  * requests ask, while this one waits. A stored variant of a plainly served upload is answered from
- * its record alone; anything else is decided on the database's row, so a deleted, locked,
- * view-limited or converting upload gets the answer it would get for its src.
+ * its record alone; anything else is decided on the database's row, so a deleted or converting
+ * upload gets the answer its src would get, and a locked or view-limited one a 403 (it has no
+ * variants: admission.ts).
  */
 export async function answerVariant<R>(
   deps: VariantAnswerDeps,

@@ -7,7 +7,7 @@ import type { Database } from "../../storage/db";
 import { storedFile } from "../../storage/stored-file";
 import { markAnimated } from "../../storage/uploads";
 import type { Variant, VariantSource } from "./plan";
-import type { ServiceShare, UploadVariantLocks } from "./locks";
+import type { ServiceShare, UploadVariantLocks } from "./lock-stubs";
 
 export interface VariantDeps {
   db: Database;
