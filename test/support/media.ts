@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import sharp from "sharp";
-import { ffmpeg } from "./tools.ts";
+import { ffmpeg, ffmpegAsync } from "./tools.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -121,9 +122,12 @@ const CLIPS: Record<string, string[]> = {
  */
 const ROTATED: Record<string, string> = { "rotated.mp4": "clip.mp4", "rotated.mov": "clip.mov" };
 
-/** Writes output through a temporary file, so that an interrupted run leaves nothing behind. */
+/**
+ * Writes output through a temporary file, so that an interrupted run leaves nothing behind (and
+ * two processes making the same file do not write into one another's).
+ */
 async function make(output: string, write: (temp: string) => unknown) {
-  const temp = `${output}.part${path.extname(output)}`;
+  const temp = `${output}.${process.pid}.part${path.extname(output)}`;
   await write(temp);
   renameSync(temp, output);
 }
@@ -139,10 +143,19 @@ export async function makeGreyJpeg(args: string[], output: string) {
 export async function generateTestMedia(dir = GENERATED_DIR): Promise<string> {
   mkdirSync(dir, { recursive: true });
   const missing = (name: string) => !existsSync(path.join(dir, name));
-  for (const [name, args] of Object.entries(CLIPS).filter(([name]) => missing(name))) {
-    const still = /\.(tif|bmp|jpg|png|webp)$/.test(name);
-    await make(path.join(dir, name), (temp) => ffmpeg([...args, ...(still ? [] : ["-shortest"]), temp]));
-  }
+  // The clips are independent: made side by side, the slowest first.
+  const slow = ["long-1080p.avi", "large.avi", "incompressible.jpg", "optimisable.jpg"];
+  const queue = Object.entries(CLIPS)
+    .filter(([name]) => missing(name))
+    .sort(([a], [b]) => Number(slow.includes(b)) - Number(slow.includes(a)));
+  const worker = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const [name, args] = next;
+      const still = /\.(tif|bmp|jpg|png|webp)$/.test(name);
+      await make(path.join(dir, name), (temp) => ffmpegAsync([...args, ...(still ? [] : ["-shortest"]), temp]));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(2, availableParallelism()) }, worker));
   for (const [name, source] of Object.entries(ROTATED).filter(([name]) => missing(name))) {
     const args = [
       "-i",
