@@ -80,28 +80,6 @@ const CLIPS: Record<string, string[]> = {
   "screenshot-1mp.png": [...testFrame("1280x800"), ...noise(20)],
   "deep-16bit.png": [...testFrame("1200x900"), ...noise(20), "-pix_fmt", "rgba64be"],
   "photo-2mp.webp": [...testFrame("1600x1200"), ...noise(12), "-quality", "90"],
-  // A conversion that outlasts the 30 s that work after a response gets deployed (about 40 s to
-  // MP4 on two cores): noise the encoder must work at, held small by the source's coarse quality.
-  "long-1080p.avi": [
-    "-f",
-    "lavfi",
-    "-i",
-    "testsrc2=size=1920x1080:rate=30",
-    "-f",
-    "lavfi",
-    "-i",
-    "sine=frequency=440",
-    "-t",
-    "120",
-    "-vf",
-    "noise=alls=20:allf=t",
-    "-c:v",
-    "mpeg4",
-    "-q:v",
-    "31",
-    "-c:a",
-    "mp2",
-  ],
   // Just under the 200 MiB file limit: 150 uncompressed 720p frames (quick to make, slow to move).
   "large.avi": [
     ...base(6, "1280x720"),
@@ -144,7 +122,7 @@ export async function generateTestMedia(dir = GENERATED_DIR): Promise<string> {
   mkdirSync(dir, { recursive: true });
   const missing = (name: string) => !existsSync(path.join(dir, name));
   // The clips are independent: made side by side, the slowest first.
-  const slow = ["long-1080p.avi", "large.avi", "incompressible.jpg", "optimisable.jpg"];
+  const slow = ["large.avi", "incompressible.jpg", "optimisable.jpg"];
   const queue = Object.entries(CLIPS)
     .filter(([name]) => missing(name))
     .sort(([a], [b]) => Number(slow.includes(b)) - Number(slow.includes(a)));
