@@ -104,6 +104,7 @@ export default defineConfig(async () => {
             name: "node",
             include: ["test/node/**/*.test.ts"],
             environment: "node",
+            globalSetup: ["test/node/global-setup.ts"],
             testTimeout: 120_000,
             hookTimeout: 120_000,
           },

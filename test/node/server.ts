@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 import { createAccount as createServiceAccount } from "../../scripts/lib/accounts.mjs";
 import { startMediaService } from "../../scripts/lib/media.mjs";
 import { GENEROUS_LIMITS } from "../support/limits";
@@ -20,14 +20,18 @@ export interface TestServer {
 }
 
 /**
- * `wrangler dev` on a free port with a fresh, temporary state directory; `script` runs another
- * entry point than the config's (a test's wrapper of the Worker).
+ * `wrangler dev` on a free port (or `port`) with a fresh, temporary state directory; `script` runs
+ * another entry point than the config's (a test's wrapper of the Worker).
  */
-export async function startTestServer(vars: Record<string, string> = {}, script?: string): Promise<TestServer> {
+export async function startTestServer(
+  vars: Record<string, string> = {},
+  script?: string,
+  port?: number,
+): Promise<TestServer> {
   const stateDir = await mkdtemp(path.join(os.tmpdir(), "media-host-test-"));
   try {
     const server = await startServer({
-      port: await freePort(),
+      port: port ?? (await freePort()),
       stateDir,
       script,
       vars: { ADMIN_TOKEN, LINK_SIGNING_SECRET: "node-test-link-signing-secret", ...GENEROUS_LIMITS, ...vars },
@@ -85,40 +89,113 @@ export interface MediaTestBed {
   stop(): Promise<void>;
 }
 
-/** The dev server wired to a real media service process (running npm's ffmpeg), with one account and a scratch dir. */
-export async function startWithMediaService(name: string, vars: Record<string, string> = {}): Promise<MediaTestBed> {
+/** The dev server and a real media service process (running npm's ffmpeg) wired to it. */
+async function startServerWithMedia(name: string, vars: Record<string, string> = {}, port?: number) {
   const secret = `${name}-media-secret-0123456789`;
-  const dir = await mkdtemp(path.join(os.tmpdir(), `${name}-`));
   const media = await startMediaService({ port: await freePort(), secret, env: MEDIA_TOOLS_ENV });
-  const server = await startTestServer({ MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: secret, ...vars }).catch(
-    async (error) => {
-      await media.stop();
-      throw error;
-    },
-  );
+  const wired = { MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: secret, ...vars };
+  const server = await startTestServer(wired, undefined, port).catch(async (error) => {
+    await media.stop();
+    throw error;
+  });
   return {
     server,
-    account: await createAccount(server, name),
-    dir,
     async stop() {
       await server.stop();
       await media.stop();
+    },
+  };
+}
+
+/** The dev server wired to a real media service process (running npm's ffmpeg), with one account and a scratch dir. */
+export async function startWithMediaService(name: string, vars: Record<string, string> = {}): Promise<MediaTestBed> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), `${name}-`));
+  const started = await startServerWithMedia(name, vars);
+  return {
+    server: started.server,
+    account: await createAccount(started.server, name),
+    dir,
+    async stop() {
+      await started.stop();
       await rm(dir, { recursive: true, force: true });
     },
   };
 }
 
 /**
- * startWithMediaService for the test file that calls it: started before its tests, stopped after
- * them. The bed's fields are set once the tests run, not while the file is being collected.
+ * The servers the Node test files share (test/node/global-setup.ts): a plain dev server, and a
+ * dev server with a media service. They start in the background while the first files run; a
+ * file that needs one waits until it answers (sharedTestServer, useMediaTestBed).
+ */
+export async function startSharedServers() {
+  const [plainPort, mediaPort] = [await freePort(), await freePort()];
+  const servers = [startTestServer({}, undefined, plainPort), startServerWithMedia("shared", {}, mediaPort)];
+  // A server that does not start fails the tests that wait for it; why it did not is told here.
+  for (const server of servers) server.catch((error) => console.error(`a shared test server did not start: ${error}`));
+  return {
+    urls: { plain: `http://127.0.0.1:${plainPort}`, media: `http://127.0.0.1:${mediaPort}` },
+    stop: () =>
+      Promise.all(
+        servers.map((server) =>
+          server.then(
+            (s) => s.stop(),
+            () => {},
+          ),
+        ),
+      ).then(() => {}),
+  };
+}
+
+/** The shared server (origin `url`) once it answers, as a TestServer that its users do not stop. */
+async function sharedServer(url: string): Promise<TestServer> {
+  const deadline = Date.now() + 110_000;
+  const answers = () =>
+    fetch(`${url}/api/openapi.json`).then(
+      (r) => r.status < 500,
+      () => false,
+    );
+  while (!(await answers())) {
+    if (Date.now() > deadline) throw new Error(`the shared test server ${url} did not start (see the run's log)`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { url, api: `${url}/api`, stop: async () => {} };
+}
+
+/**
+ * The plain dev server that Node test files share (default vars, rate limits off): for files
+ * whose tests each use an account of their own and need no server of their own.
+ */
+export function sharedTestServer(): Promise<TestServer> {
+  return sharedServer(inject("sharedServers").plain);
+}
+
+/**
+ * A dev server with a media service, for the test file that calls it, with an account and a
+ * scratch dir of its own: the shared one when `vars` is empty, else one started before its
+ * tests and stopped after them. The bed's fields are set once the tests run, not while the file
+ * is being collected.
  */
 export function useMediaTestBed(name: string, vars: Record<string, string> = {}): MediaTestBed {
   const bed = {} as MediaTestBed;
   beforeAll(async () => {
-    Object.assign(bed, await startWithMediaService(name, vars));
+    if (Object.keys(vars).length > 0) return void Object.assign(bed, await startWithMediaService(name, vars));
+    const server = await sharedServer(inject("sharedServers").media);
+    const dir = await mkdtemp(path.join(os.tmpdir(), `${name}-`));
+    Object.assign(bed, {
+      server,
+      account: await createAccount(server, name),
+      dir,
+      stop: () => rm(dir, { recursive: true, force: true }),
+    });
   });
   afterAll(() => bed.stop?.());
   return bed;
+}
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    sharedServers: { plain: string; media: string };
+  }
 }
 
 /** GET {base_url}/{id} until the upload's media job has made its thumbnail. */
