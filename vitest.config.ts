@@ -87,6 +87,18 @@ class LongFilesFirst extends BaseSequencer {
   }
 }
 
+/**
+ * `npm run test:quick` (TEST_TIER=quick) runs the unit tests and the Worker's route tests, less
+ * these: they make real encodes or fill the isolate's memory, and take longer than the rest.
+ */
+const NOT_QUICK = [
+  "test/worker/routes/variants.test.ts",
+  "test/worker/media/pngsuite.test.ts",
+  "test/worker/media/image-budget.test.ts",
+  "test/worker/media/strip-memory.test.ts",
+];
+const QUICK = process.env.TEST_TIER === "quick";
+
 /** A project of tests that run inside workerd, with the test bindings. */
 function workerProject(
   migrations: Awaited<ReturnType<typeof readD1Migrations>>,
@@ -126,7 +138,7 @@ function workerProject(
       testTimeout: 60_000,
       globalSetup: ["test/worker/global-setup.ts"],
       include,
-      exclude: ["**/node_modules/**", ...exclude],
+      exclude: ["**/node_modules/**", ...exclude, ...(QUICK ? NOT_QUICK : [])],
       setupFiles: ["test/worker/setup.ts"],
     },
   };
