@@ -7,6 +7,7 @@ import { defineConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { FIXTURES_DIR, GENERATED_DIR } from "./test/support/media.ts";
 import { GENEROUS_LIMITS } from "./test/support/limits.ts";
+import { quietExpectedDisconnections } from "./test/support/workerd-logs.ts";
 import { MEDIA_SECRET } from "./test/worker/global-setup.ts";
 
 /**
@@ -143,6 +144,8 @@ function workerProject(
     },
   };
 }
+
+quietExpectedDisconnections();
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.resolve(import.meta.dirname, "migrations"));
