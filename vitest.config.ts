@@ -4,8 +4,10 @@ import { Readable } from "node:stream";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { FIXTURES_DIR, GENERATED_DIR } from "./test/support/media.ts";
 import { GENEROUS_LIMITS } from "./test/support/limits.ts";
+import { quietExpectedDisconnections } from "./test/support/workerd-logs.ts";
 import { MEDIA_SECRET } from "./test/worker/global-setup.ts";
 
 /**
@@ -38,20 +40,72 @@ async function serveFixture(request: Request): Promise<Response> {
 
 /**
  * Tests that fill the isolate's memory account on purpose, or that measure where work runs (in
- * the Worker or on the media service, which depends on what the account holds): in a workerd of
- * their own, one file at a time, so that no other file's requests share their isolate.
+ * the Worker or on the media service, which depends on what the account holds): a project of
+ * their own, so that no other file's requests share their isolate. (The pool now starts a workerd
+ * for every test file, so they run beside the other files, each in its own.)
  */
 const ISOLATE_MEMORY_TESTS = [
   "test/worker/limits/isolate-memory.test.ts",
   "test/worker/capacity/operation-costs.test.ts",
 ];
 
+/**
+ * The files that take longest, longest first. They start before the others, whatever their
+ * project, so that the run does not end waiting for one of them alone (vitest would run the
+ * `node` project's files before the `worker` project's, and, without the timings of an earlier
+ * run, larger files first).
+ */
+const LONG_FILES = [
+  "test/worker/uploads/consistency.test.ts",
+  "test/worker/fuzz/corpora.test.ts",
+  "test/node/browser.test.ts",
+  "test/worker/uploads/media-job-runner.test.ts",
+  "test/worker/uploads/chunks.test.ts",
+  "test/node/image-pipeline.test.ts",
+  "test/node/fixtures-pipeline.test.ts",
+  "test/node/video-retry.test.ts",
+  "test/worker/routes/variants.test.ts",
+  "test/worker/uploads/image.test.ts",
+  "test/worker/limits/isolate-memory.test.ts",
+  "test/node/image-metadata.test.ts",
+  "test/worker/uploads/large-video.test.ts",
+  "test/node/dev-script.test.ts",
+  "test/node/storage-costs.test.ts",
+];
+
+class LongFilesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]) {
+    const sorted = await super.sort(files);
+    const rank = (spec: TestSpecification) => {
+      const index = LONG_FILES.findIndex((file) => spec.moduleId.endsWith(file));
+      return index < 0 ? LONG_FILES.length : index;
+    };
+    const group = (spec: TestSpecification) => spec.project.config.sequence.groupOrder;
+    return sorted
+      .map((spec, order) => ({ spec, order }))
+      .sort((a, b) => group(a.spec) - group(b.spec) || rank(a.spec) - rank(b.spec) || a.order - b.order)
+      .map(({ spec }) => spec);
+  }
+}
+
+/**
+ * `npm run test:quick` (TEST_TIER=quick) runs the unit tests and the Worker's route tests, less
+ * these: they make real encodes or fill the isolate's memory, and take longer than the rest.
+ */
+const NOT_QUICK = [
+  "test/worker/routes/variants.test.ts",
+  "test/worker/media/pngsuite.test.ts",
+  "test/worker/media/image-budget.test.ts",
+  "test/worker/media/strip-memory.test.ts",
+];
+const QUICK = process.env.TEST_TIER === "quick";
+
 /** A project of tests that run inside workerd, with the test bindings. */
 function workerProject(
   migrations: Awaited<ReturnType<typeof readD1Migrations>>,
   name: string,
   include: string[],
-  { exclude = [], oneFileAtATime = false }: { exclude?: string[]; oneFileAtATime?: boolean } = {},
+  { exclude = [] }: { exclude?: string[] } = {},
 ) {
   return {
     plugins: [
@@ -85,25 +139,31 @@ function workerProject(
       testTimeout: 60_000,
       globalSetup: ["test/worker/global-setup.ts"],
       include,
-      exclude: ["**/node_modules/**", ...exclude],
-      fileParallelism: !oneFileAtATime,
+      exclude: ["**/node_modules/**", ...exclude, ...(QUICK ? NOT_QUICK : [])],
       setupFiles: ["test/worker/setup.ts"],
     },
   };
 }
 
+quietExpectedDisconnections();
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.resolve(import.meta.dirname, "migrations"));
   return {
     test: {
+      // Most files wait more than they compute (on a server, the media service, a browser): on two
+      // cores, three files at a time keep both busy.
+      maxWorkers: 3,
+      sequence: { sequencer: LongFilesFirst },
       projects: [
         workerProject(migrations, "worker", ["test/worker/**/*.test.ts"], { exclude: ISOLATE_MEMORY_TESTS }),
-        workerProject(migrations, "worker-memory", ISOLATE_MEMORY_TESTS, { oneFileAtATime: true }),
+        workerProject(migrations, "worker-memory", ISOLATE_MEMORY_TESTS),
         {
           test: {
             name: "node",
             include: ["test/node/**/*.test.ts"],
             environment: "node",
+            globalSetup: ["test/node/global-setup.ts"],
             testTimeout: 120_000,
             hookTimeout: 120_000,
           },

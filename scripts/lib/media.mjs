@@ -2,6 +2,7 @@
 // daemon locally, so the container's Durable Object forwards `npm run dev`'s and the tests' calls
 // to this process (src/media/local-container.ts) instead of a container's port.
 import { spawn } from "node:child_process";
+import { renameSync } from "node:fs";
 import path from "node:path";
 import { bundleForNode } from "./bundle.mjs";
 import { ROOT } from "./server.mjs";
@@ -12,8 +13,13 @@ const OUT = path.join(ROOT, ".wrangler", "media-service", "server.mjs");
  * Bundles container/src/main.ts the way the Dockerfile does: packages (sharp with its native
  * libvips, libheif-js with its WebAssembly) stay outside and load from node_modules.
  */
-export function buildMediaService() {
-  return bundleForNode({ entryPoints: [path.join(ROOT, "container/src/main.ts")], outfile: OUT, packages: "external" });
+export async function buildMediaService() {
+  // Written aside and renamed: a service started meanwhile (a test file beside this one) never
+  // reads a bundle being written.
+  const temp = `${OUT}.${process.pid}.tmp.mjs`;
+  await bundleForNode({ entryPoints: [path.join(ROOT, "container/src/main.ts")], outfile: temp, packages: "external" });
+  renameSync(temp, OUT);
+  return OUT;
 }
 
 /** Starts the service on 127.0.0.1:port and resolves once /health answers. */

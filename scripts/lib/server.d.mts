@@ -6,6 +6,8 @@ export function wrangler(args: string[], options?: { cwd?: string; stdio?: "pipe
 
 export function applyMigrations(options: { stateDir: string; config?: string; cwd?: string }): void;
 
+export function applyMigrationsAsync(options: { stateDir: string; config?: string; cwd?: string }): Promise<void>;
+
 export function freePort(): Promise<number>;
 
 export function portInUse(port: number): Promise<boolean>;

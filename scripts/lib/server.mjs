@@ -1,6 +1,6 @@
 // Starts the Worker locally with `wrangler dev` (embedded D1/R2/Durable Objects under stateDir)
 // and stops it again. Used by `npm run dev`, the end-to-end tests and the benchmarks.
-import { spawn, spawnSync } from "node:child_process";
+import { execFile, spawn, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import net from "node:net";
 import path from "node:path";
@@ -29,8 +29,31 @@ export function wrangler(args, { cwd = ROOT, stdio = "pipe" } = {}) {
   return result.stdout;
 }
 
+const migrationArgs = (stateDir, config) => [
+  "d1",
+  "migrations",
+  "apply",
+  "DB",
+  "--local",
+  "--persist-to",
+  stateDir,
+  "--config",
+  config,
+];
+
 export function applyMigrations({ stateDir, config = "wrangler.toml", cwd = ROOT }) {
-  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir, "--config", config], { cwd });
+  wrangler(migrationArgs(stateDir, config), { cwd });
+}
+
+/** applyMigrations without blocking the event loop (wrangler takes seconds to start). */
+export function applyMigrationsAsync({ stateDir, config = "wrangler.toml", cwd = ROOT }) {
+  return new Promise((resolve, reject) => {
+    const args = [WRANGLER, ...migrationArgs(stateDir, config)];
+    execFile(process.execPath, args, { cwd, env: quietEnv(), maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`wrangler ${args.slice(1).join(" ")} failed:\n${stdout}${stderr}`));
+      else resolve();
+    });
+  });
 }
 
 export async function freePort() {

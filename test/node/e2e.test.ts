@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { YourImageShare, YourImageShareError } from "yourimageshare";
 import { ihdr, pngChunk, pngFile } from "../support/build";
-import { createAccount, fixture, startTestServer, uploadFile, type TestServer } from "./server";
+import { createAccount, fixture, sharedTestServer, uploadFile, type TestServer } from "./server";
 
 const PIECE = 5 * 1024 * 1024;
 
@@ -34,7 +34,7 @@ let image: Uint8Array;
 
 beforeAll(async () => {
   image = await fixture(IMAGE);
-  server = await startTestServer();
+  server = await sharedTestServer();
 });
 
 afterAll(async () => {

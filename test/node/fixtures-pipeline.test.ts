@@ -2,9 +2,9 @@ import { readdirSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import sharp from "sharp";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { FIXTURES_DIR, GENERATED_DIR, generateTestMedia } from "../support/media";
-import { processedUpload, startWithMediaService, uploadFile, type MediaTestBed } from "./server";
+import { processedUpload, uploadFile, useMediaTestBed } from "./server";
 
 /**
  * What `npm run dev` gives on a machine with only Node and npm: the dev server and the media
@@ -49,13 +49,11 @@ const fileOf = (name: string) =>
 
 const WEBP_AFTER = /\.(heic|heif|tif|avif|bmp)$/i;
 
-let bed: MediaTestBed;
+const bed = useMediaTestBed("fixtures-pipeline");
 
 beforeAll(async () => {
   await generateTestMedia();
-  bed = await startWithMediaService("fixtures-pipeline");
 });
-afterAll(() => bed?.stop());
 
 interface Upload {
   id: string;

@@ -2,7 +2,7 @@ import { compileErrors, validate } from "@readme/openapi-parser";
 import Ajv2020 from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/entry/app";
-import { createAccount, fixture, startTestServer, uploadFile, type TestAccount, type TestServer } from "./server";
+import { createAccount, fixture, sharedTestServer, uploadFile, type TestAccount, type TestServer } from "./server";
 
 type Method = "get" | "post" | "patch" | "delete";
 type Operation = { responses: Record<string, { content?: Record<string, { schema: object }> }> };
@@ -65,7 +65,7 @@ let doc: Document;
 let ajv: Ajv2020;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await sharedTestServer();
   account = await createAccount(server, "openapi");
   const res = await fetch(`${server.api}/openapi.json`);
   expect(res.status).toBe(200);

@@ -1,13 +1,14 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { cp, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 import { createAccount as createServiceAccount } from "../../scripts/lib/accounts.mjs";
 import { startMediaService } from "../../scripts/lib/media.mjs";
 import { GENEROUS_LIMITS } from "../support/limits";
 import { FIXTURES_DIR } from "../support/media";
 import { MEDIA_TOOLS_ENV } from "../support/tools";
-import { freePort, startServer } from "../../scripts/lib/server.mjs";
+import { applyMigrationsAsync, freePort, startServer } from "../../scripts/lib/server.mjs";
 
 export const ADMIN_TOKEN = "node-test-admin-token-0123456789abcdefghij";
 
@@ -19,16 +20,49 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
+/** Written into the migrated state directory once it is complete. */
+const MIGRATED = "migrated";
+
 /**
- * `wrangler dev` on a free port with a fresh, temporary state directory; `script` runs another
- * entry point than the config's (a test's wrapper of the Worker).
+ * A state directory with the D1 migrations applied, made once for a run (test/node/global-setup.ts)
+ * and copied for each server: applying them takes a wrangler process of its own, about 7 s of CPU.
  */
-export async function startTestServer(vars: Record<string, string> = {}, script?: string): Promise<TestServer> {
+export async function makeMigratedState(): Promise<{ dir: string; ready: Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "media-host-migrated-"));
+  const ready = applyMigrationsAsync({ stateDir: dir }).then(() => writeFile(path.join(dir, MIGRATED), ""));
+  return { dir, ready };
+}
+
+/** Copies the run's migrated state (once it is complete) into stateDir; false when there is none. */
+async function copyMigratedState(stateDir: string, template?: string): Promise<boolean> {
+  template ??= inject("migratedState");
+  if (!template) return false;
+  for (const deadline = Date.now() + 60_000; !existsSync(path.join(template, MIGRATED)); ) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await cp(template, stateDir, { recursive: true });
+  return true;
+}
+
+/**
+ * `wrangler dev` on a free port (or `port`) with a fresh, temporary state directory; `script` runs
+ * another entry point than the config's (a test's wrapper of the Worker). The state starts as the
+ * run's migrated one (`template`, by default the global setup's) or is migrated here.
+ */
+export async function startTestServer(
+  vars: Record<string, string> = {},
+  script?: string,
+  port?: number,
+  template?: string,
+): Promise<TestServer> {
   const stateDir = await mkdtemp(path.join(os.tmpdir(), "media-host-test-"));
   try {
+    const migrated = await copyMigratedState(stateDir, template);
     const server = await startServer({
-      port: await freePort(),
+      port: port ?? (await freePort()),
       stateDir,
+      migrate: !migrated,
       script,
       vars: { ADMIN_TOKEN, LINK_SIGNING_SECRET: "node-test-link-signing-secret", ...GENEROUS_LIMITS, ...vars },
     });
@@ -85,40 +119,127 @@ export interface MediaTestBed {
   stop(): Promise<void>;
 }
 
-/** The dev server wired to a real media service process (running npm's ffmpeg), with one account and a scratch dir. */
-export async function startWithMediaService(name: string, vars: Record<string, string> = {}): Promise<MediaTestBed> {
+/** The dev server and a real media service process (running npm's ffmpeg) wired to it. */
+async function startServerWithMedia(name: string, vars: Record<string, string> = {}, port?: number, template?: string) {
   const secret = `${name}-media-secret-0123456789`;
-  const dir = await mkdtemp(path.join(os.tmpdir(), `${name}-`));
   const media = await startMediaService({ port: await freePort(), secret, env: MEDIA_TOOLS_ENV });
-  const server = await startTestServer({ MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: secret, ...vars }).catch(
-    async (error) => {
-      await media.stop();
-      throw error;
-    },
-  );
+  const wired = { MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: secret, ...vars };
+  const server = await startTestServer(wired, undefined, port, template).catch(async (error) => {
+    await media.stop();
+    throw error;
+  });
   return {
     server,
-    account: await createAccount(server, name),
-    dir,
     async stop() {
       await server.stop();
       await media.stop();
+    },
+  };
+}
+
+/** The dev server wired to a real media service process (running npm's ffmpeg), with one account and a scratch dir. */
+export async function startWithMediaService(name: string, vars: Record<string, string> = {}): Promise<MediaTestBed> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), `${name}-`));
+  const started = await startServerWithMedia(name, vars);
+  return {
+    server: started.server,
+    account: await createAccount(started.server, name),
+    dir,
+    async stop() {
+      await started.stop();
       await rm(dir, { recursive: true, force: true });
     },
   };
 }
 
 /**
- * startWithMediaService for the test file that calls it: started before its tests, stopped after
- * them. The bed's fields are set once the tests run, not while the file is being collected.
+ * The servers the Node test files share (test/node/global-setup.ts): a plain dev server, and a
+ * dev server with a media service. They start in the background while the first files run; a
+ * file that needs one waits until it answers (sharedTestServer, useMediaTestBed).
+ */
+export async function startSharedServers(template: string) {
+  // Each server's origin, or why it did not start, is written here once known: a port taken
+  // before its server binds it could be handed to another test's server meanwhile.
+  const dir = await mkdtemp(path.join(os.tmpdir(), "media-host-shared-"));
+  const started = {
+    plain: startTestServer({}, undefined, undefined, template),
+    media: startServerWithMedia("shared", {}, undefined, template),
+  };
+  const origins = { plain: started.plain.then((s) => s.url), media: started.media.then((s) => s.server.url) };
+  // Written aside and renamed, so that a reader never sees half of it.
+  const publish = async (name: string, value: { url?: string; error?: string }) => {
+    await writeFile(path.join(dir, `${name}.part`), JSON.stringify(value));
+    await rename(path.join(dir, `${name}.part`), path.join(dir, `${name}.json`));
+  };
+  for (const [name, origin] of Object.entries(origins)) {
+    origin.then(
+      (url) => publish(name, { url }),
+      (error) => publish(name, { error: String(error) }),
+    );
+  }
+  const stopped = (server: Promise<{ stop(): Promise<void> }>) =>
+    server.then(
+      (s) => s.stop(),
+      () => {},
+    );
+  return {
+    dir,
+    stop: async () => {
+      await Promise.all(Object.values(started).map(stopped));
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A shared server (test/node/global-setup.ts) once it answers, as a TestServer its users do not stop. */
+async function sharedServer(name: "plain" | "media"): Promise<TestServer> {
+  const file = path.join(inject("sharedServers"), `${name}.json`);
+  for (const deadline = Date.now() + 110_000; !existsSync(file); await new Promise((r) => setTimeout(r, 200))) {
+    if (Date.now() > deadline) throw new Error(`the shared ${name} test server did not start in time`);
+  }
+  const { url, error } = JSON.parse(await readFile(file, "utf8")) as { url?: string; error?: string };
+  if (!url) throw new Error(`the shared ${name} test server did not start: ${error}`);
+  return { url, api: `${url}/api`, stop: async () => {} };
+}
+
+/**
+ * The plain dev server that Node test files share (default vars, rate limits off): for files
+ * whose tests each use an account of their own and need no server of their own.
+ */
+export function sharedTestServer(): Promise<TestServer> {
+  return sharedServer("plain");
+}
+
+/**
+ * A dev server with a media service, for the test file that calls it, with an account and a
+ * scratch dir of its own: the shared one when `vars` is empty, else one started before its
+ * tests and stopped after them. The bed's fields are set once the tests run, not while the file
+ * is being collected.
  */
 export function useMediaTestBed(name: string, vars: Record<string, string> = {}): MediaTestBed {
   const bed = {} as MediaTestBed;
   beforeAll(async () => {
-    Object.assign(bed, await startWithMediaService(name, vars));
+    if (Object.keys(vars).length > 0) return void Object.assign(bed, await startWithMediaService(name, vars));
+    const server = await sharedServer("media");
+    const dir = await mkdtemp(path.join(os.tmpdir(), `${name}-`));
+    Object.assign(bed, {
+      server,
+      account: await createAccount(server, name),
+      dir,
+      stop: () => rm(dir, { recursive: true, force: true }),
+    });
   });
   afterAll(() => bed.stop?.());
   return bed;
+}
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** Where the shared servers' origins are written (startSharedServers). */
+    sharedServers: string;
+    /** The run's state directory with the migrations applied (makeMigratedState). */
+    migratedState: string;
+  }
 }
 
 /** GET {base_url}/{id} until the upload's media job has made its thumbnail. */

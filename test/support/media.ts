@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import sharp from "sharp";
-import { ffmpeg } from "./tools.ts";
+import { ffmpeg, ffmpegAsync } from "./tools.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -79,28 +80,6 @@ const CLIPS: Record<string, string[]> = {
   "screenshot-1mp.png": [...testFrame("1280x800"), ...noise(20)],
   "deep-16bit.png": [...testFrame("1200x900"), ...noise(20), "-pix_fmt", "rgba64be"],
   "photo-2mp.webp": [...testFrame("1600x1200"), ...noise(12), "-quality", "90"],
-  // A conversion that outlasts the 30 s that work after a response gets deployed (about 40 s to
-  // MP4 on two cores): noise the encoder must work at, held small by the source's coarse quality.
-  "long-1080p.avi": [
-    "-f",
-    "lavfi",
-    "-i",
-    "testsrc2=size=1920x1080:rate=30",
-    "-f",
-    "lavfi",
-    "-i",
-    "sine=frequency=440",
-    "-t",
-    "120",
-    "-vf",
-    "noise=alls=20:allf=t",
-    "-c:v",
-    "mpeg4",
-    "-q:v",
-    "31",
-    "-c:a",
-    "mp2",
-  ],
   // Just under the 200 MiB file limit: 150 uncompressed 720p frames (quick to make, slow to move).
   "large.avi": [
     ...base(6, "1280x720"),
@@ -121,9 +100,12 @@ const CLIPS: Record<string, string[]> = {
  */
 const ROTATED: Record<string, string> = { "rotated.mp4": "clip.mp4", "rotated.mov": "clip.mov" };
 
-/** Writes output through a temporary file, so that an interrupted run leaves nothing behind. */
+/**
+ * Writes output through a temporary file, so that an interrupted run leaves nothing behind (and
+ * two processes making the same file do not write into one another's).
+ */
 async function make(output: string, write: (temp: string) => unknown) {
-  const temp = `${output}.part${path.extname(output)}`;
+  const temp = `${output}.${process.pid}.part${path.extname(output)}`;
   await write(temp);
   renameSync(temp, output);
 }
@@ -139,10 +121,19 @@ export async function makeGreyJpeg(args: string[], output: string) {
 export async function generateTestMedia(dir = GENERATED_DIR): Promise<string> {
   mkdirSync(dir, { recursive: true });
   const missing = (name: string) => !existsSync(path.join(dir, name));
-  for (const [name, args] of Object.entries(CLIPS).filter(([name]) => missing(name))) {
-    const still = /\.(tif|bmp|jpg|png|webp)$/.test(name);
-    await make(path.join(dir, name), (temp) => ffmpeg([...args, ...(still ? [] : ["-shortest"]), temp]));
-  }
+  // The clips are independent: made side by side, the slowest first.
+  const slow = ["large.avi", "incompressible.jpg", "optimisable.jpg"];
+  const queue = Object.entries(CLIPS)
+    .filter(([name]) => missing(name))
+    .sort(([a], [b]) => Number(slow.includes(b)) - Number(slow.includes(a)));
+  const worker = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const [name, args] = next;
+      const still = /\.(tif|bmp|jpg|png|webp)$/.test(name);
+      await make(path.join(dir, name), (temp) => ffmpegAsync([...args, ...(still ? [] : ["-shortest"]), temp]));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(2, availableParallelism()) }, worker));
   for (const [name, source] of Object.entries(ROTATED).filter(([name]) => missing(name))) {
     const args = [
       "-i",

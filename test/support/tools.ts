@@ -1,5 +1,6 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
+import { promisify } from "node:util";
 
 /**
  * The static ffmpeg and ffprobe builds that npm ships: tests need nothing but Node and npm,
@@ -15,6 +16,11 @@ export const MEDIA_TOOLS_ENV = { FFMPEG_PATH: FFMPEG, FFPROBE_PATH: FFPROBE };
 /** Runs ffmpeg quietly; the output file is the last argument. */
 export function ffmpeg(args: string[]) {
   execFileSync(FFMPEG, ["-v", "error", "-y", ...args], { stdio: "pipe" });
+}
+
+/** ffmpeg as ffmpeg() runs it, without blocking the event loop: for work made side by side. */
+export async function ffmpegAsync(args: string[]) {
+  await promisify(execFile)(FFMPEG, ["-v", "error", "-y", ...args], { maxBuffer: 16 * 1024 * 1024 });
 }
 
 /** What ffprobe prints, e.g. `ffprobe(["-show_entries", "stream=width,height", "-of", "csv=p=0", file])`. */

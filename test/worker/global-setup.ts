@@ -2,20 +2,26 @@ import type { TestProject } from "vitest/node";
 import { startMediaService } from "../../scripts/lib/media.mjs";
 import { freePort } from "../../scripts/lib/server.mjs";
 import { startLinkServer } from "../support/link-server.ts";
+import { startMediaHold } from "../support/media-hold.ts";
 import { generateTestMedia } from "../support/media.ts";
 import { MEDIA_TOOLS_ENV } from "../support/tools.ts";
 
 export const MEDIA_SECRET = "test-media-secret-0123456789";
 
-/** The real media service (npm's ffmpeg) as a host process, for the Worker under test to call. */
+/**
+ * The real media service (npm's ffmpeg) as a host process, for the Worker under test to call,
+ * behind a pass-through that can hold a conversion's answer (test/support/media-hold.ts).
+ */
 export default async function setup(project: TestProject) {
   await generateTestMedia();
   const media = await startMediaService({ port: await freePort(), secret: MEDIA_SECRET, env: MEDIA_TOOLS_ENV });
+  const hold = await startMediaHold(media.url);
   const links = await startLinkServer();
-  project.provide("mediaServiceUrl", media.url);
+  project.provide("mediaServiceUrl", hold.url);
   project.provide("linkServerUrl", links.url);
   return async () => {
     await links.close();
+    await hold.close();
     await media.stop();
   };
 }
