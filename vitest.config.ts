@@ -1,4 +1,4 @@
-import { createReadStream } from "node:fs";
+import { createReadStream, readFileSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { Readable } from "node:stream";
 import path from "node:path";
@@ -100,6 +100,26 @@ const NOT_QUICK = [
 ];
 const QUICK = process.env.TEST_TIER === "quick";
 
+/**
+ * The Text module rule of wrangler.toml (the browser's files, imported as their text), for the
+ * Node tests that import the Worker's app itself (openapi.test.ts): workerd's pool reads the rule,
+ * Vite in Node does not, and would run uploader.js as a module.
+ */
+const BROWSER_FILE = /\/src\/site\/browser\/[^/]+\.(js|css)$/;
+const TEXT_PREFIX = "\0browser-text:";
+const browserFilesAsText = {
+  name: "browser-files-as-text",
+  enforce: "pre" as const,
+  resolveId(source: string, importer: string | undefined) {
+    const file = importer ? path.resolve(path.dirname(importer), source) : source;
+    return BROWSER_FILE.test(file) ? TEXT_PREFIX + file : null;
+  },
+  load(id: string) {
+    if (!id.startsWith(TEXT_PREFIX)) return null;
+    return `export default ${JSON.stringify(readFileSync(id.slice(TEXT_PREFIX.length), "utf8"))};`;
+  },
+};
+
 /** A project of tests that run inside workerd, with the test bindings. */
 function workerProject(
   migrations: Awaited<ReturnType<typeof readD1Migrations>>,
@@ -159,6 +179,7 @@ export default defineConfig(async () => {
         workerProject(migrations, "worker", ["test/worker/**/*.test.ts"], { exclude: ISOLATE_MEMORY_TESTS }),
         workerProject(migrations, "worker-memory", ISOLATE_MEMORY_TESTS),
         {
+          plugins: [browserFilesAsText],
           test: {
             name: "node",
             include: ["test/node/**/*.test.ts"],
