@@ -6,6 +6,7 @@ import type { AppEnv } from "../env";
 import { ApiError, errorBody } from "../errors";
 import { NO_STORE } from "../http/cache-control";
 import { BOOKMARK_HEADER } from "../http/d1-sessions";
+import { noteWorkersDev } from "../http/workers-dev";
 import { randomBase62 } from "../crypto";
 import { database } from "../storage/db";
 import { admin } from "../api/admin";
@@ -22,6 +23,7 @@ export function createApp(options: { now?: () => number } = {}) {
     c.set("requestId", c.req.header("CF-Ray") ?? randomBase62(16));
     c.set("db", database(c.env.DB));
     c.set("now", now);
+    noteWorkersDev(c.req.url);
     await next();
     c.header("X-Request-Id", c.var.requestId);
   });
