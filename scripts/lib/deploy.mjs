@@ -1,0 +1,97 @@
+// `npm run deploy`, step by step, with wrangler given as a function (`run`) so that a test can stand
+// in for it and the Cloudflare account. Idempotent: each resource and secret is made only when
+// missing, and nothing that exists is changed. docs/operations.md, "Deploying", says why each
+// step comes where it does.
+import { randomBytes } from "node:crypto";
+
+/** The secrets the Worker needs, each a long random value when this script makes it. */
+export const SECRETS = ["ADMIN_TOKEN", "MEDIA_SECRET", "LINK_SIGNING_SECRET"];
+/** The configuration a deploy uses, written beside wrangler.toml with the database's real id. */
+export const DEPLOY_CONFIG = "wrangler.deploy.toml";
+
+const PLACEHOLDER_ID = /^database_id = .*$/m;
+
+export class DeployError extends Error {}
+
+/** Runs wrangler; stops the deploy with its output when it fails. */
+function must(run, args, what, options) {
+  const result = run(args, options);
+  if (result.status !== 0) throw new DeployError(`${what} failed:\n${result.stdout}${result.stderr}`.trim());
+  return result.stdout;
+}
+
+const databaseNamed = (run, name) => {
+  const list = JSON.parse(must(run, ["d1", "list", "--json"], "Listing the D1 databases"));
+  return list.find((db) => db.name === name) ?? null;
+};
+
+/**
+ * Deploys the Worker of `config` (wrangler.toml's text). `docker`: whether a Docker daemon runs
+ * (the container is built and rolled out only then). `writeFile(name, text, mode)` keeps the
+ * deploy configuration, the secrets file (removed once the deploy ends) and the new admin token. Returns what was done and the
+ * service's URL; throws DeployError, saying what to do, when a step fails, before anything later.
+ */
+export async function deploy({
+  run,
+  config,
+  docker,
+  writeFile,
+  removeFile,
+  log,
+  random = () => randomBytes(32).toString("base64url"),
+}) {
+  const done = [];
+  const whoami = run(["whoami"]);
+  if (whoami.status !== 0 || /not authenticated/i.test(whoami.stdout + whoami.stderr))
+    throw new DeployError("Not logged in to Cloudflare: run `npx wrangler login` (or set CLOUDFLARE_API_TOKEN).");
+
+  const databaseName = /^database_name = "([^"]+)"/m.exec(config)?.[1];
+  const bucketName = /^bucket_name = "([^"]+)"/m.exec(config)?.[1];
+  if (!databaseName || !bucketName) throw new DeployError("wrangler.toml names no D1 database or R2 bucket.");
+
+  // The database before the migrations, the migrations before the code: a Worker never runs on a
+  // schema it does not know (migrations only add, so the Worker still running knows the new one).
+  let database = databaseNamed(run, databaseName);
+  if (!database) {
+    must(run, ["d1", "create", databaseName], `Creating the D1 database ${databaseName}`);
+    database = databaseNamed(run, databaseName);
+    if (!database) throw new DeployError(`The D1 database ${databaseName} was created but is not listed.`);
+    done.push(`created the D1 database ${databaseName}`);
+  }
+  const buckets = must(run, ["r2", "bucket", "list"], "Listing the R2 buckets");
+  if (!new RegExp(`^name:\\s+${bucketName}$`, "m").test(buckets)) {
+    must(run, ["r2", "bucket", "create", bucketName], `Creating the R2 bucket ${bucketName}`);
+    done.push(`created the R2 bucket ${bucketName}`);
+  }
+  writeFile(DEPLOY_CONFIG, config.replace(PLACEHOLDER_ID, `database_id = "${database.uuid}"`));
+  must(run, ["d1", "migrations", "apply", "DB", "--remote", "--config", DEPLOY_CONFIG], "Applying the D1 migrations");
+  done.push("applied pending D1 migrations");
+
+  // Secrets: only the missing ones are made, and a deploy's secrets file only adds.
+  const listed = run(["secret", "list", "--format", "json", "--config", DEPLOY_CONFIG]);
+  const present = new Set(listed.status === 0 ? JSON.parse(listed.stdout).map((s) => s.name) : []);
+  const missing = Object.fromEntries(SECRETS.filter((name) => !present.has(name)).map((name) => [name, random()]));
+  const deployArgs = ["deploy", "--config", DEPLOY_CONFIG];
+  if (Object.keys(missing).length) {
+    writeFile(".wrangler/deploy/secrets.json", JSON.stringify(missing), 0o600);
+    deployArgs.push("--secrets-file", ".wrangler/deploy/secrets.json");
+    done.push(`created the secrets ${Object.keys(missing).join(", ")}`);
+  }
+  if (missing.ADMIN_TOKEN) writeFile(".wrangler/deploy/admin-token", `${missing.ADMIN_TOKEN}\n`, 0o600);
+  if (!docker) {
+    deployArgs.push("--containers-rollout=none");
+    log(
+      "No Docker daemon: the Worker goes out without building the media container. Media work (video, " +
+        "HEIC, large images) waits until `npm run deploy` runs where Docker does.",
+    );
+  }
+  let deployed;
+  try {
+    deployed = must(run, deployArgs, "Deploying the Worker");
+  } finally {
+    if (Object.keys(missing).length) removeFile(".wrangler/deploy/secrets.json");
+  }
+  done.push(docker ? "deployed the Worker and its container" : "deployed the Worker (container not built)");
+  const url = /https:\/\/[^\s]+/.exec(deployed)?.[0] ?? null;
+  return { done, url, adminTokenFile: missing.ADMIN_TOKEN ? ".wrangler/deploy/admin-token" : null };
+}
