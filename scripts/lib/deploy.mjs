@@ -68,8 +68,13 @@ export async function deploy({
   done.push("applied pending D1 migrations");
 
   // Secrets: only the missing ones are made, and a deploy's secrets file only adds.
+  // A Worker not deployed yet has none; any other failure stops the deploy, since taking it for
+  // "none" would send new values over the secrets that exist.
   const listed = run(["secret", "list", "--format", "json", "--config", DEPLOY_CONFIG]);
-  const present = new Set(listed.status === 0 ? JSON.parse(listed.stdout).map((s) => s.name) : []);
+  const neverDeployed = listed.status !== 0 && /Worker "[^"]+" not found/.test(listed.stdout + listed.stderr);
+  if (listed.status !== 0 && !neverDeployed)
+    throw new DeployError(`Listing the Worker's secrets failed:\n${listed.stdout}${listed.stderr}`.trim());
+  const present = new Set(neverDeployed ? [] : JSON.parse(listed.stdout).map((s) => s.name));
   const missing = Object.fromEntries(SECRETS.filter((name) => !present.has(name)).map((name) => [name, random()]));
   const deployArgs = ["deploy", "--config", DEPLOY_CONFIG];
   if (Object.keys(missing).length) {

@@ -10,7 +10,7 @@ const CONFIG = readFileSync(path.join(ROOT, "wrangler.toml"), "utf8");
  * A Cloudflare account as wrangler shows it, and wrangler itself: each call is recorded and
  * answered as wrangler 4.164 answers it (its JSON where it has one, its text otherwise).
  */
-function standIn({ loggedIn = true, failMigration = false } = {}) {
+function standIn({ loggedIn = true, failMigration = false, secretsUnreachable = false } = {}) {
   const account = {
     databases: [] as { uuid: string; name: string }[],
     buckets: [] as string[],
@@ -43,7 +43,11 @@ function standIn({ loggedIn = true, failMigration = false } = {}) {
         ? fail("✘ [ERROR] Migration 0010_x.sql failed with the following errors")
         : ok("Migrations applied");
     if (command === "secret" && sub === "list") {
-      if (!account.worker) return fail("✘ [ERROR] This Worker does not exist on your account. [code: 10007]");
+      if (secretsUnreachable) return fail("✘ [ERROR] A request to the Cloudflare API failed. [code: 10013]");
+      if (!account.worker)
+        return fail(
+          '✘ [ERROR] Worker "media-host" not found.\n\nIf this is a new Worker, run `wrangler deploy` first to create it.',
+        );
       return ok(JSON.stringify([...account.secrets.keys()].map((name) => ({ name, type: "secret_text" }))));
     }
     if (command === "deploy") {
@@ -135,6 +139,17 @@ describe("npm run deploy", () => {
     expect(deployArgs(s.calls)).toEqual([]);
     expect(s.calls).not.toContain(`secret list --format json --config ${DEPLOY_CONFIG}`);
     expect(s.account.secrets.size).toBe(0);
+  });
+
+  it("stops, sending no secret, when the existing secrets cannot be listed", async () => {
+    const first = standIn();
+    await deploy(first.options);
+    const s = standIn({ secretsUnreachable: true });
+    s.account.secrets = new Map(first.account.secrets);
+    s.account.worker = true;
+    await expect(deploy(s.options)).rejects.toThrow(/Listing the Worker's secrets failed/);
+    expect(deployArgs(s.calls)).toEqual([]);
+    expect(s.account.secrets).toEqual(first.account.secrets);
   });
 
   it("says how to log in when wrangler is not", async () => {
