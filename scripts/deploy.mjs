@@ -1,25 +1,14 @@
 // npm run deploy [-- --account NAME]: the first deploy and every later one (scripts/lib/deploy.mjs).
 import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { checkDeploy } from "./lib/deploy-check.mjs";
 import { DeployError, deploy } from "./lib/deploy.mjs";
-import { ROOT } from "./lib/server.mjs";
+import { ROOT, runWrangler } from "./lib/server.mjs";
 
-const require = createRequire(import.meta.url);
-const WRANGLER = path.join(path.dirname(require.resolve("wrangler/package.json")), "bin", "wrangler.js");
 const { values } = parseArgs({ options: { account: { type: "string" } } });
 
-const run = (args) => {
-  const result = spawnSync(process.execPath, [WRANGLER, ...args], {
-    cwd: ROOT,
-    encoding: "utf8",
-    env: { ...process.env, NO_COLOR: "1" },
-  });
-  return { status: result.status ?? 1, stdout: result.stdout ?? "", stderr: result.stderr ?? "" };
-};
 const docker = spawnSync(process.env.WRANGLER_DOCKER_BIN || "docker", ["info"], { stdio: "ignore" }).status === 0;
 const writeFile = (name, text, mode = 0o644) => {
   const file = path.join(ROOT, name);
@@ -32,7 +21,7 @@ try {
   const figures = checkDeploy();
   console.log(`Checked: ${figures.gzipKib} KiB compressed, ${figures.startupMs} ms to start.`);
   const result = await deploy({
-    run,
+    run: (args) => runWrangler(args),
     config: readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"),
     docker,
     writeFile,

@@ -2,6 +2,11 @@
 
 export const ROOT: string;
 
+export function runWrangler(
+  args: string[],
+  options?: { cwd?: string; stdio?: "pipe" | "inherit" | "ignore" },
+): { status: number; stdout: string; stderr: string };
+
 export function wrangler(args: string[], options?: { cwd?: string; stdio?: "pipe" | "inherit" | "ignore" }): string;
 
 export function applyMigrations(options: { stateDir: string; config?: string; cwd?: string }): void;

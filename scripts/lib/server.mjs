@@ -19,8 +19,14 @@ const quietEnv = () => ({
   NO_COLOR: "1",
 });
 
-export function wrangler(args, { cwd = ROOT, stdio = "pipe" } = {}) {
+/** Runs wrangler and answers { status, stdout, stderr }, whatever its exit status. */
+export function runWrangler(args, { cwd = ROOT, stdio = "pipe" } = {}) {
   const result = spawnSync(process.execPath, [WRANGLER, ...args], { cwd, env: quietEnv(), stdio, encoding: "utf8" });
+  return { status: result.status ?? 1, stdout: result.stdout ?? "", stderr: result.stderr ?? "" };
+}
+
+export function wrangler(args, options = {}) {
+  const result = runWrangler(args, options);
   if (result.status !== 0) {
     throw new Error(
       `wrangler ${args.join(" ")} failed (${result.status}):\n${result.stdout ?? ""}${result.stderr ?? ""}`,

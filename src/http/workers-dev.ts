@@ -8,7 +8,8 @@
 let told = false;
 
 export function noteWorkersDev(url: string): void {
-  if (told || !new URL(url).hostname.endsWith(".workers.dev")) return;
+  // Every request passes here: a plain search first, the URL parsed only for a likely match.
+  if (told || !url.includes(".workers.dev") || !new URL(url).hostname.endsWith(".workers.dev")) return;
   told = true;
   console.warn(
     JSON.stringify({
