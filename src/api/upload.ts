@@ -18,8 +18,8 @@ import { settingsOf } from "../settings";
 import { uploadFields } from "./schemas";
 import { uploadItemResponse, uploadResponse } from "./responses";
 
-/** The request's text fields, checked; throws (422) on bad ones. */
-function parseUploadFields(fields: Record<string, string>) {
+/** An upload's text fields, checked; throws (422) on bad ones. */
+export function parseUploadFields(fields: Record<string, string>) {
   // An empty optional field means "not given", except title and description, where it means "none".
   const given = Object.fromEntries(
     Object.entries(fields).filter(([k, v]) => v.trim() !== "" || k === "title" || k === "description"),
@@ -27,7 +27,22 @@ function parseUploadFields(fields: Record<string, string>) {
   return parseOrThrow(uploadFields, given);
 }
 
-type UploadFields = ReturnType<typeof parseUploadFields>;
+export type UploadFields = ReturnType<typeof parseUploadFields>;
+
+/** What a way in has read of an upload request: its checked fields, and where its file comes from. */
+export interface UploadRequest {
+  fields: UploadFields;
+  source: FileSource;
+}
+
+/**
+ * How a way in reads its request. A file sent in the request is handed to `stage` as it streams
+ * in, so it is never held in memory; whatever was staged before a refusal is removed.
+ */
+export type ReadUploadRequest = (stage: IncomingFile["stage"]) => Promise<UploadRequest>;
+
+/** The new upload as the upload response's `data` carries it. */
+export type UploadResult = Awaited<ReturnType<typeof presentUploadResult>>;
 
 const fileTarget = (c: Context<AppEnv>, uploadId: string, newUpload: boolean): FileTarget => ({
   uploadId,
@@ -37,15 +52,16 @@ const fileTarget = (c: Context<AppEnv>, uploadId: string, newUpload: boolean): F
 });
 
 /**
- * Reads the request: its file, if sent, is staged into `incoming` as it streams in, and its
- * fields are checked, which also say where the file comes from otherwise.
+ * The API's own request: its file, if sent, is staged as it streams in, and its fields are
+ * checked, which also say where the file comes from otherwise.
  */
-async function readFileRequest(c: Context<AppEnv>, incoming: IncomingFile) {
-  const body = await readUploadBody(c.req.raw, (chunks) => incoming.stage(chunks));
-  const fields = parseUploadFields(body.fields);
-  const source: FileSource = { sent: body.file, url: fields.url, pieceSessionId: fields.upload_id };
-  return { fields, source };
-}
+const readApiRequest =
+  (c: Context<AppEnv>): ReadUploadRequest =>
+  async (stage) => {
+    const body = await readUploadBody(c.req.raw, stage);
+    const fields = parseUploadFields(body.fields);
+    return { fields, source: { sent: body.file, url: fields.url, pieceSessionId: fields.upload_id } };
+  };
 
 /** The new upload's options, from its checked fields and the Worker's configuration. */
 async function uploadOptionsOf(c: Context<AppEnv>, fields: UploadFields): Promise<UploadOptions> {
@@ -74,11 +90,15 @@ const startMediaJob = (c: Context<AppEnv>, jobId: string | null) => {
   if (jobId) afterResponse(c, "media job", workflowRunner(c.env.MEDIA_JOBS).start(jobId));
 };
 
-export async function handleUpload(c: Context<AppEnv>, deps: Stores) {
+/**
+ * A new upload, whichever way it came in: the caller may upload, the file is received from its
+ * source, and the upload is made (or found to be a duplicate) and presented.
+ */
+export async function uploadFrom(c: Context<AppEnv>, deps: Stores, read: ReadUploadRequest): Promise<UploadResult> {
   assertMayUpload(c);
   // Whatever fails before the upload keeps or drops the file removes it (and gives back a piece session).
   await using incoming = new IncomingFile(deps, fileTarget(c, newUploadId(), true));
-  const { fields, source } = await readFileRequest(c, incoming);
+  const { fields, source } = await read((chunks) => incoming.stage(chunks));
   const file = await incoming.receive(source);
   const options = await uploadOptionsOf(c, fields);
   const accountId = c.var.caller.accountId;
@@ -92,7 +112,28 @@ export async function handleUpload(c: Context<AppEnv>, deps: Stores) {
   // A duplicate is an existing upload, which the upload-only key (public by design) may not open:
   // its links come unsigned, so a locked one's path and thumb stay refused.
   const signing = result.duplicate && c.var.caller.kind !== "full" ? null : linkSigning(c);
-  return uploadResponse(c, await presentUploadResult(result.row, publicOrigin(c), signing, result));
+  return presentUploadResult(result.row, publicOrigin(c), signing, result);
+}
+
+/** POST /api. */
+export async function handleUpload(c: Context<AppEnv>, deps: Stores) {
+  return uploadResponse(c, await uploadFrom(c, deps, readApiRequest(c)));
+}
+
+/** A new file for the caller's upload `id`, whichever way it came in; the upload as it now is. */
+export async function replaceFrom(c: Context<AppEnv>, deps: Stores, id: string, read: ReadUploadRequest) {
+  assertMayUpload(c);
+  const accountId = c.var.caller.accountId;
+  // A 404 or 409 before reading what may be a 100 MB body.
+  assertReplaceable(await getOwnedUpload(deps, accountId, id));
+  await using incoming = new IncomingFile(deps, fileTarget(c, id, false));
+  const { fields, source } = await read((chunks) => incoming.stage(chunks));
+  const file = await incoming.receive(source);
+  const result = await replaceFile(deps, { accountId, id, file, keepOriginal: fields.keep_original ?? false });
+  await incoming.keep();
+  startMediaJob(c, result.jobId);
+  if (result.notRemoved) throw result.notRemoved;
+  return presentUpload(result.row, publicOrigin(c), linkSigning(c));
 }
 
 /**
@@ -100,17 +141,5 @@ export async function handleUpload(c: Context<AppEnv>, deps: Stores) {
  * `url`), with optional keep_original. Answers with the updated upload (as GET does).
  */
 export async function handleReplace(c: Context<AppEnv>, deps: Stores) {
-  assertMayUpload(c);
-  const id = c.req.param("id")!;
-  const accountId = c.var.caller.accountId;
-  // A 404 or 409 before reading what may be a 100 MB body.
-  assertReplaceable(await getOwnedUpload(deps, accountId, id));
-  await using incoming = new IncomingFile(deps, fileTarget(c, id, false));
-  const { fields, source } = await readFileRequest(c, incoming);
-  const file = await incoming.receive(source);
-  const result = await replaceFile(deps, { accountId, id, file, keepOriginal: fields.keep_original ?? false });
-  await incoming.keep();
-  startMediaJob(c, result.jobId);
-  if (result.notRemoved) throw result.notRemoved;
-  return uploadItemResponse(c, await presentUpload(result.row, publicOrigin(c), linkSigning(c)));
+  return uploadItemResponse(c, await replaceFrom(c, deps, c.req.param("id")!, readApiRequest(c)));
 }
