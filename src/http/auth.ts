@@ -12,6 +12,18 @@ export function presentedKey(c: Context<AppEnv>): string | undefined {
 }
 
 /**
+ * Ways in that other tools speak (MCP clients, Lsky Pro's uploaders) send the key as
+ * `Authorization: Bearer <key>`; X-API-Key and ?key= still count, and win, as on the API.
+ * The API itself does not read Authorization: the spec defines its key by X-API-Key alone.
+ */
+export function bearerOrPresentedKey(c: Context<AppEnv>): string | undefined {
+  const bearer = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(c.req.header("Authorization") ?? "")?.[1];
+  return presentedKey(c) ?? bearer;
+}
+
+type KeyOf = (c: Context<AppEnv>) => string | undefined;
+
+/**
  * Who is calling: the request's key resolved to its caller, before anything else of an API
  * operation happens. A missing or invalid key is a 401, and such requests are themselves
  * throttled per client network, so keys cannot be guessed at speed. Which key kind an operation
@@ -19,15 +31,18 @@ export function presentedKey(c: Context<AppEnv>): string | undefined {
  * as apiSession opened it, on the primary: a key made, replaced or removed a moment ago is known
  * there at once, which a lagging replica would not guarantee.
  */
-export const identifyCaller = createMiddleware<AppEnv>(async (c, next) => {
-  const caller = await findCaller(c.var.db, presentedKey(c) ?? "", clientIp(c));
-  if (!caller) {
-    await countBadKey(c);
-    throw unauthorized();
-  }
-  c.set("caller", caller);
-  await next();
-});
+export const identifyCallerBy = (keyOf: KeyOf, refuse: () => Error = () => unauthorized()) =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    const caller = await findCaller(c.var.db, keyOf(c) ?? "", clientIp(c));
+    if (!caller) {
+      await countBadKey(c);
+      throw refuse();
+    }
+    c.set("caller", caller);
+    await next();
+  });
+
+export const identifyCaller = identifyCallerBy(presentedKey);
 
 /** The key kind a route needs; identifyCaller has resolved the caller. */
 export const requireKey = (needs: "any" | "full") =>
