@@ -28,7 +28,7 @@ import {
 import { changeBody, listQuery } from "./schemas";
 import { deletedResponse, listResponse, uploadItemResponse } from "./responses";
 import { handleChunk } from "./chunk";
-import { handleReplace, handleUpload } from "./upload";
+import { assertExpiryAllowed, handleReplace, handleUpload } from "./upload";
 
 const deps = requestStores;
 
@@ -58,6 +58,7 @@ const uploads = routeGroup(identifyCaller, rateLimits("api"), accountSession)
   })
   .patch("/:id", describeChange, requireKey("full"), async (c) => {
     const patch = parseOrThrow(changeBody, await readFields(c.req.raw));
+    assertExpiryAllowed(c, patch.expires_in);
     const row = await changeUpload(deps(c), c.var.caller.accountId, c.req.param("id"), patch);
     return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
   })

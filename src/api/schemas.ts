@@ -77,12 +77,14 @@ const maxViewsField = wholeNumber(1, MAX_VIEWS_LIMIT).meta({
     "On PATCH an empty value removes the limit; setting it starts the count afresh.",
 });
 
+const expiresInField = wholeNumber(EXPIRES_IN_MIN, EXPIRES_IN_MAX);
+
 /** Text fields of POST /api (the file itself is the `uploads` part). */
 export const uploadFields = z.object({
   url: z.string().optional().meta({ description: "Public http(s) link to an image or video." }),
   upload_id: z.string().optional().meta({ description: "Id of a file sent in pieces to /api/chunk." }),
   filename: z.string().max(255).optional().meta({ description: "Original file name, with upload_id." }),
-  expires_in: wholeNumber(EXPIRES_IN_MIN, EXPIRES_IN_MAX)
+  expires_in: expiresInField
     .optional()
     .meta({ description: `Seconds until automatic deletion, ${EXPIRES_IN_MIN} to ${EXPIRES_IN_MAX}.` }),
   allow_duplicate: booleanField.optional(),
@@ -118,6 +120,15 @@ export const changeBody = z.object({
     .union([z.literal(""), z.null(), maxViewsField])
     .transform((v) => (v === "" || v === null ? null : v))
     .optional(),
+  expires_in: z
+    .union([z.literal(""), z.null(), expiresInField])
+    .transform((v) => (v === "" || v === null ? null : v))
+    .optional()
+    .meta({
+      description:
+        "Extension: seconds from now until automatic deletion, " +
+        `${EXPIRES_IN_MIN} to ${EXPIRES_IN_MAX}. An empty value or null removes the expiry.`,
+    }),
 });
 
 export const listQuery = z.object({

@@ -63,12 +63,15 @@ const readApiRequest =
     return { fields, source: { sent: body.file, url: fields.url, pieceSessionId: fields.upload_id } };
   };
 
+/** An expiry the schema let through may still be over the Worker's configured ceiling: a 422. */
+export function assertExpiryAllowed(c: Context<AppEnv>, expiresIn: number | null | undefined) {
+  const maxExpiry = settingsOf(c.env).expiresInMax;
+  if (expiresIn != null && expiresIn > maxExpiry) throw unprocessable(`expires_in: must be at most ${maxExpiry}`);
+}
+
 /** The new upload's options, from its checked fields and the Worker's configuration. */
 async function uploadOptionsOf(c: Context<AppEnv>, fields: UploadFields): Promise<UploadOptions> {
-  const maxExpiry = settingsOf(c.env).expiresInMax;
-  if (fields.expires_in !== undefined && fields.expires_in > maxExpiry) {
-    throw unprocessable(`expires_in: must be at most ${maxExpiry}`);
-  }
+  assertExpiryAllowed(c, fields.expires_in);
   return {
     expiresIn: fields.expires_in ?? null,
     allowDuplicate: fields.allow_duplicate ?? false,

@@ -84,7 +84,10 @@ export async function listUploads(db: Database, accountId: string, now: number, 
 }
 
 export type UploadMetaPatch = Partial<
-  Pick<UploadRow, "visibility" | "title" | "description" | "passwordHash" | "maxViews" | "views">
+  Pick<
+    UploadRow,
+    "visibility" | "title" | "description" | "passwordHash" | "maxViews" | "views" | "expiresAt" | "dedupHash"
+  >
 >;
 
 async function updateOwned(

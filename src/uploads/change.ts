@@ -19,6 +19,8 @@ interface UploadChange extends Pick<UploadMetaPatch, "visibility" | "title" | "d
   password?: string | null;
   /** A new view limit (the count starts afresh), or null to remove it. */
   max_views?: number | null;
+  /** Seconds from now until the upload is deleted, or null for never. */
+  expires_in?: number | null;
 }
 
 /** Tries before a change that keeps meeting concurrent replaces or media jobs gives up. */
@@ -27,6 +29,8 @@ const ATTEMPTS = 3;
 /** Whether the patch changes how the upload's files are served: locked, view-limited, indexable. */
 const changesServing = (row: UploadRow, patch: UploadMetaPatch) =>
   patch.passwordHash !== undefined ||
+  // Files are cached until the upload expires (immutableUntil): a new expiry needs new keys.
+  patch.expiresAt !== undefined ||
   patch.maxViews !== undefined ||
   (patch.visibility !== undefined && filesIndexable({ visibility: patch.visibility }) !== filesIndexable(row));
 
@@ -39,11 +43,12 @@ const changesServing = (row: UploadRow, patch: UploadMetaPatch) =>
  * never move anything.
  */
 export async function changeUpload(deps: Stores, accountId: string, id: string, change: UploadChange) {
-  const { password, max_views, ...text } = change;
+  const { password, max_views, expires_in, ...text } = change;
   await assertAcceptableText(deps.db, { title: text.title, description: text.description });
   const patch: UploadMetaPatch = { ...text };
   if (password !== undefined) patch.passwordHash = password === null ? null : await hashPassword(password);
   if (max_views !== undefined) Object.assign(patch, { maxViews: max_views, views: 0 });
+  if (expires_in !== undefined) Object.assign(patch, expiryPatch(expires_in, deps.now()));
 
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const current = await findOwnedServingUpload(deps.db, accountId, id, deps.now());
@@ -68,6 +73,17 @@ export async function changeUpload(deps: Stores, accountId: string, id: string, 
     409,
     "The upload kept changing while it was being changed (a replace or a conversion). Try again.",
   );
+}
+
+/**
+ * Duplicate detection answers with the account's oldest upload of the file that never expires;
+ * the `dedupHash` slot keeps two new uploads from both becoming that one. An upload given an
+ * expiry gives its slot up. One whose expiry is removed is an answer again, by age, but does not
+ * retake the slot, which another upload of the file may hold by now.
+ */
+function expiryPatch(expiresIn: number | null, now: number): UploadMetaPatch {
+  if (expiresIn === null) return { expiresAt: null };
+  return { expiresAt: now + expiresIn * 1000, dedupHash: null };
 }
 
 function found(row: UploadRow | undefined) {

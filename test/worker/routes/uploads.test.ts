@@ -243,3 +243,56 @@ describe("expired uploads", () => {
     for (const url of [data.src, data.path]) expect((await request(new URL(url).pathname)).status).toBe(404);
   });
 });
+
+describe("PATCH expires_in (extension)", () => {
+  const patch = (key: string, id: string, body: unknown) =>
+    json(
+      request(`/api/${id}`, {
+        key,
+        method: "PATCH",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      }),
+    );
+
+  it("sets, moves and removes an upload's expiry, giving up its duplicate slot", async () => {
+    const account = await newAccount();
+    const png = await uniquePng("patch-expiry");
+    const first = (await upload(account.full, png)).body.data;
+    const before = Date.now();
+    const set = await patch(account.full, first.id, { expires_in: 3600 });
+    expect(set.status).toBe(200);
+    const at = Date.parse(set.body.data.expires_at);
+    expect(at).toBeGreaterThanOrEqual(before + 3_599_000);
+    expect(at).toBeLessThanOrEqual(Date.now() + 3_601_000);
+    // The file moved under a new key: caches held it until no expiry, a year.
+    expect(set.body.data.path).not.toBe(first.path);
+    expect((await request(new URL(set.body.data.path).pathname)).status).toBe(200);
+
+    // An expiring upload is no duplicate's answer: the same file is a new upload now.
+    const second = (await upload(account.full, png)).body.data;
+    expect(second.duplicate).toBe(false);
+
+    const removed = await patch(account.full, first.id, { expires_in: null });
+    expect(removed.body.data.expires_at).toBeNull();
+    // Never expiring again, the first is the oldest answer; the slot stays the second's.
+    const third = (await upload(account.full, png)).body.data;
+    expect(third).toMatchObject({ duplicate: true, id: first.id });
+    const slots = await env.DB.prepare("SELECT id FROM uploads WHERE dedup_hash IS NOT NULL AND account_id = ?")
+      .bind(account.id)
+      .all();
+    expect(slots.results).toEqual([{ id: second.id }]);
+    expect((await patch(account.full, first.id, { expires_in: "" })).status).toBe(200);
+  });
+
+  it("refuses an expiry outside the allowed range or not a whole number, and changes nothing", async () => {
+    const account = await newAccount();
+    const id = (await upload(account.full, await uniquePng("patch-expiry-bad"))).body.data.id;
+    for (const bad of [0, 59, "soon", 1.5, -5, 10 ** 12, [], {}]) {
+      const res = await patch(account.full, id, { expires_in: bad });
+      expect(res.status, JSON.stringify(bad)).toBe(422);
+      expect(res.body).toEqual({ type: "error", errors: expect.stringContaining("expires_in") });
+    }
+    expect((await json(request(`/api/${id}`, { key: account.full }))).body.data.expires_at).toBeNull();
+  });
+});
