@@ -13,6 +13,7 @@ import { assertReplaceable, replaceFile } from "../uploads/replace";
 import { hashPassword } from "../uploads/access/passwords";
 import { getOwnedUpload } from "../uploads/read";
 import { linkDeps, type Stores } from "../deps";
+import type { UploadRow } from "../model/schema";
 import { workflowRunner } from "../uploads/media-jobs/runner";
 import { settingsOf } from "../settings";
 import { uploadFields } from "./schemas";
@@ -41,8 +42,11 @@ export interface UploadRequest {
  */
 export type ReadUploadRequest = (stage: IncomingFile["stage"]) => Promise<UploadRequest>;
 
-/** The new upload as the upload response's `data` carries it. */
-export type UploadResult = Awaited<ReturnType<typeof presentUploadResult>>;
+/** The new upload (or the one it duplicates): its row, and as the upload response's `data` carries it. */
+export interface UploadResult {
+  row: UploadRow;
+  data: Awaited<ReturnType<typeof presentUploadResult>>;
+}
 
 const fileTarget = (c: Context<AppEnv>, uploadId: string, newUpload: boolean): FileTarget => ({
   uploadId,
@@ -115,16 +119,21 @@ export async function uploadFrom(c: Context<AppEnv>, deps: Stores, read: ReadUpl
   // A duplicate is an existing upload, which the upload-only key (public by design) may not open:
   // its links come unsigned, so a locked one's path and thumb stay refused.
   const signing = result.duplicate && c.var.caller.kind !== "full" ? null : linkSigning(c);
-  return presentUploadResult(result.row, publicOrigin(c), signing, result);
+  return { row: result.row, data: await presentUploadResult(result.row, publicOrigin(c), signing, result) };
 }
 
 /** POST /api. */
 export async function handleUpload(c: Context<AppEnv>, deps: Stores) {
-  return uploadResponse(c, await uploadFrom(c, deps, readApiRequest(c)));
+  return uploadResponse(c, (await uploadFrom(c, deps, readApiRequest(c))).data);
 }
 
 /** A new file for the caller's upload `id`, whichever way it came in; the upload as it now is. */
-export async function replaceFrom(c: Context<AppEnv>, deps: Stores, id: string, read: ReadUploadRequest) {
+export async function replaceFrom(
+  c: Context<AppEnv>,
+  deps: Stores,
+  id: string,
+  read: ReadUploadRequest,
+): Promise<UploadRow> {
   assertMayUpload(c);
   const accountId = c.var.caller.accountId;
   // A 404 or 409 before reading what may be a 100 MB body.
@@ -136,7 +145,7 @@ export async function replaceFrom(c: Context<AppEnv>, deps: Stores, id: string, 
   await incoming.keep();
   startMediaJob(c, result.jobId);
   if (result.notRemoved) throw result.notRemoved;
-  return presentUpload(result.row, publicOrigin(c), linkSigning(c));
+  return result.row;
 }
 
 /**
@@ -144,5 +153,6 @@ export async function replaceFrom(c: Context<AppEnv>, deps: Stores, id: string, 
  * `url`), with optional keep_original. Answers with the updated upload (as GET does).
  */
 export async function handleReplace(c: Context<AppEnv>, deps: Stores) {
-  return uploadItemResponse(c, await replaceFrom(c, deps, c.req.param("id")!, readApiRequest(c)));
+  const row = await replaceFrom(c, deps, c.req.param("id")!, readApiRequest(c));
+  return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
 }

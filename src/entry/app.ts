@@ -11,6 +11,7 @@ import { randomBase62 } from "../crypto";
 import { database } from "../storage/db";
 import { admin } from "../api/admin";
 import { api } from "../api";
+import { mcp, mcpMetadata } from "../mcp";
 import { files } from "../files/index";
 import { pages } from "../site/pages";
 import { listings } from "../site/listings";
@@ -40,7 +41,26 @@ export function createApp(options: { now?: () => number } = {}) {
     }),
   );
 
+  // Agent clients in a browser (the MCP Inspector's) send their own headers: each is allowed as asked.
+  app.use(
+    "/mcp",
+    cors({
+      origin: "*",
+      allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
+      exposeHeaders: [
+        "Mcp-Session-Id",
+        "WWW-Authenticate",
+        "X-RateLimit-Limit",
+        "X-RateLimit-Remaining",
+        "Retry-After",
+      ],
+      maxAge: 86400,
+    }),
+  );
+
   app.route("/api", api);
+  app.route("/mcp", mcp);
+  app.route("/.well-known/oauth-protected-resource/mcp", mcpMetadata);
   app.route("/admin", admin);
   app.route("/", files);
   app.route("/", pages);

@@ -31,12 +31,12 @@ type KeyOf = (c: Context<AppEnv>) => string | undefined;
  * as apiSession opened it, on the primary: a key made, replaced or removed a moment ago is known
  * there at once, which a lagging replica would not guarantee.
  */
-export const identifyCallerBy = (keyOf: KeyOf, refuse: () => Error = () => unauthorized()) =>
+export const identifyCallerBy = (keyOf: KeyOf, refuse: (c: Context<AppEnv>) => Error = () => unauthorized()) =>
   createMiddleware<AppEnv>(async (c, next) => {
     const caller = await findCaller(c.var.db, keyOf(c) ?? "", clientIp(c));
     if (!caller) {
       await countBadKey(c);
-      throw refuse();
+      throw refuse(c);
     }
     c.set("caller", caller);
     await next();
@@ -47,11 +47,15 @@ export const identifyCaller = identifyCallerBy(presentedKey);
 /** The key kind a route needs; identifyCaller has resolved the caller. */
 export const requireKey = (needs: "any" | "full") =>
   createMiddleware<AppEnv>(async (c, next) => {
-    if (needs === "full" && c.var.caller.kind !== "full") {
-      throw unauthorized("This operation needs the full API key; the upload-only key can only upload.");
-    }
+    if (needs === "full") assertFullKey(c);
     await next();
   });
+
+export function assertFullKey(c: Context<AppEnv>): void {
+  if (c.var.caller.kind !== "full") {
+    throw unauthorized("This operation needs the full API key; the upload-only key can only upload.");
+  }
+}
 
 /** Banned accounts and IPs may not upload (spec: 403 on upload). */
 export function assertMayUpload(c: Context<AppEnv>): void {

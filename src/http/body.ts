@@ -14,8 +14,8 @@ export const smallBody = bodyLimit({
 });
 
 /** The whole body, refusing (413) more than `max` bytes whether or not a length was declared. */
-async function readLimited(request: Request, max: number): Promise<Uint8Array> {
-  if (Number(request.headers.get("content-length") ?? 0) > max) throw TOO_LARGE();
+export async function readLimited(request: Request, max: number, refuse = TOO_LARGE): Promise<Uint8Array> {
+  if (Number(request.headers.get("content-length") ?? 0) > max) throw refuse();
   if (!request.body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
   let length = 0;
@@ -26,7 +26,7 @@ async function readLimited(request: Request, max: number): Promise<Uint8Array> {
     length += value.byteLength;
     if (length > max) {
       await reader.cancel().catch(() => {});
-      throw TOO_LARGE();
+      throw refuse();
     }
     chunks.push(value);
   }

@@ -70,7 +70,7 @@ describe("source lines", () => {
  */
 const FLOORS = [
   ["src/entry/"],
-  ["src/site/"],
+  ["src/site/", "src/mcp/"],
   ["src/api/"],
   ["src/files/"],
   ["src/deps.ts"],

@@ -162,7 +162,8 @@ export async function startSharedServers(template: string) {
   // before its server binds it could be handed to another test's server meanwhile.
   const dir = await mkdtemp(path.join(os.tmpdir(), "media-host-shared-"));
   const started = {
-    plain: startTestServer({}, undefined, undefined, template),
+    // Link uploads from a test's own loopback server (MCP's upload_from_url, the compatible endpoints).
+    plain: startTestServer({ UNSAFE_ALLOW_LOOPBACK_LINKS: "true" }, undefined, undefined, template),
     media: startServerWithMedia("shared", {}, undefined, template),
   };
   const origins = { plain: started.plain.then((s) => s.url), media: started.media.then((s) => s.server.url) };
@@ -203,8 +204,9 @@ async function sharedServer(name: "plain" | "media"): Promise<TestServer> {
 }
 
 /**
- * The plain dev server that Node test files share (default vars, rate limits off): for files
- * whose tests each use an account of their own and need no server of their own.
+ * The plain dev server that Node test files share (default vars but links to loopback allowed,
+ * rate limits off): for files whose tests each use an account of their own and need no server of
+ * their own.
  */
 export function sharedTestServer(): Promise<TestServer> {
   return sharedServer("plain");

@@ -1,3 +1,4 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../env";
 import { settingsOf } from "../../settings";
@@ -13,12 +14,17 @@ import { rulesFor, type Budget } from "../../limits/rules";
  */
 export const rateLimits = (budget: Budget) =>
   createMiddleware<AppEnv>(async (c, next) => {
-    const { limits } = settingsOf(c.env);
-    const { caller } = c.var;
-    if (limits.enabled) {
-      const bookmark = await drawOn(c, keyLimiter(c.env, caller.keyHash), rulesFor(limits, budget, caller.kind));
-      // A full key's object also keeps its account's last write: the D1 session need not ask again.
-      if (caller.keyHash === caller.fullKeyHash) c.set("lastWrite", bookmark);
-    }
+    await drawRateLimits(c, budget);
     await next();
   });
+
+/** What rateLimits counts, for a way in that counts `cost` operations in one request (MCP). */
+export async function drawRateLimits(c: Context<AppEnv>, budget: Budget, cost = 1) {
+  const { limits } = settingsOf(c.env);
+  const { caller } = c.var;
+  if (!limits.enabled) return;
+  const rules = rulesFor(limits, budget, caller.kind);
+  const bookmark = await drawOn(c, keyLimiter(c.env, caller.keyHash), rules, { cost });
+  // A full key's object also keeps its account's last write: the D1 session need not ask again.
+  if (caller.keyHash === caller.fullKeyHash) c.set("lastWrite", bookmark);
+}

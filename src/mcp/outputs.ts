@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { listResponseSchema, uploadItemResponseSchema, uploadResponseSchema } from "../api/schemas";
+
+/**
+ * What each tool returns as `structuredContent`, declared as its `outputSchema`: the API's own
+ * resources, so an agent reads the same fields a client of the API does. MCP wants an object at
+ * the root of an output schema, so each is rebuilt from its shape without the component name the
+ * OpenAPI document gives it (a named schema becomes a `$ref` at the root).
+ */
+
+/** An upload as GET /api/{id} answers it. */
+export const uploadOutput = z.object(uploadItemResponseSchema.shape.data.shape);
+
+/** A new upload (or the existing one it duplicates), as POST /api answers it. */
+export const uploadResultOutput = z.object(uploadResponseSchema.shape.data.shape);
+
+/** One page of the account's uploads, as GET /api answers it. */
+export const listOutput = z.object({
+  data: z.array(uploadOutput),
+  meta: listResponseSchema.shape.meta,
+});
+
+export const deletedOutput = z.object({ id: z.string(), deleted: z.literal(true) });
+
+export const variantsOutput = z.object({
+  id: z.string(),
+  width: z.number().int().meta({ description: "The image's own width in pixels." }),
+  height: z.number().int().nullable(),
+  variants: z.array(
+    z.object({
+      width: z.number().int().meta({ description: "At most this many pixels wide." }),
+      url: z
+        .string()
+        .meta({ description: "src?w=W: AVIF or WebP by the client's Accept, else the file's own format." }),
+    }),
+  ),
+  srcset: z.string().meta({ description: "The variants as an HTML srcset attribute's value." }),
+});
