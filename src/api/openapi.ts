@@ -4,6 +4,7 @@ import { EXPIRES_IN_MIN, MAX_REQUEST_BYTES, megabytes, PAGE_SIZE } from "../mode
 import type { AppEnv } from "../env";
 import { publicOrigin } from "../http/request-info";
 import { settingsOf } from "../settings";
+import { mcpPathItem } from "./openapi-mcp";
 
 /**
  * The OpenAPI 3.1 description of the API router: paths, methods and path parameters come from
@@ -34,6 +35,7 @@ const documentation: GenerateSpecOptions["documentation"] = {
     securitySchemes: {
       apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key" },
       apiKeyQuery: { type: "apiKey", in: "query", name: "key" },
+      bearer: { type: "http", scheme: "bearer", description: "The API key, on /mcp and /api/v1/upload." },
     },
   },
 };
@@ -81,6 +83,8 @@ export function openApiRoute(router: () => Hono<AppEnv>) {
       document = generateSpecs(router(), { documentation }).then((generated) => withExpiryBound(generated, maxExpiry));
       documents.set(maxExpiry, document);
     }
-    return c.json({ ...(await document), servers: [{ url: `${publicOrigin(c)}/api` }] });
+    const origin = publicOrigin(c);
+    const { paths, ...rest } = await document;
+    return c.json({ ...rest, servers: [{ url: `${origin}/api` }], paths: { ...paths, "/mcp": mcpPathItem(origin) } });
   };
 }

@@ -80,14 +80,12 @@ const serve = async (c: Context<AppEnv>) => {
       if (!toolCall) throw error;
       refused = error as Error;
     }
-    const handler = createMcpHandler(
-      () => {
-        const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
-        registerTools(server, { c, deps: requestStores(c), refused });
-        return server;
-      },
-      { responseMode: "json" },
-    );
+    // "auto": JSON, as no tool sends anything before its result.
+    const handler = createMcpHandler(() => {
+      const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+      registerTools(server, { c, deps: requestStores(c), refused });
+      return server;
+    });
     const request = bytes
       ? new Request(c.req.raw.url, { method: "POST", headers: c.req.raw.headers, body: bytes })
       : c.req.raw;

@@ -3,6 +3,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { mkdtemp, rm } from "node:fs/promises";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listenOnLoopback } from "../support/loopback";
@@ -272,5 +273,35 @@ describe("the MCP Inspector's CLI", () => {
       options,
     );
     expect(JSON.parse(called.stdout).structuredContent.meta.current_page).toBe(1);
+  });
+});
+
+describe("@modelcontextprotocol/conformance", () => {
+  it("passes every server scenario /mcp is meant to (initialize, ping, tools/list), and fails only those in its baseline", async () => {
+    const run = promisify(execFile);
+    const bin = path.resolve("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    const output = await mkdtemp(path.join(os.tmpdir(), "mcp-conformance-"));
+    try {
+      // The suite takes no headers: the key goes in ?key=, which /mcp reads as the API does.
+      const { stdout } = await run(
+        process.execPath,
+        [
+          bin,
+          "server",
+          "--url",
+          `${server.url}/mcp?key=${account.full}`,
+          "--expected-failures",
+          path.resolve("test/node/mcp-conformance-baseline.yml"),
+          "-o",
+          output,
+        ],
+        { timeout: 120_000 },
+      );
+      for (const scenario of ["server-initialize", "ping", "tools-list"]) {
+        expect(stdout).toMatch(new RegExp(`✓ ${scenario}: \\d+ passed, 0 failed`));
+      }
+    } finally {
+      await rm(output, { recursive: true, force: true });
+    }
   });
 });

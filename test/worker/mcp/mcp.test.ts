@@ -1,0 +1,145 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { clockedApp, newAccount, request, uniquePng } from "../helpers";
+
+/**
+ * /mcp as raw JSON-RPC, in workerd: what the official client never sends (hostile and odd
+ * messages), and the API's rate limits, whose refusal of a tool call is a tool error.
+ */
+
+const message = (method: string, params: Record<string, unknown> = {}, id: number | string = 1) => ({
+  jsonrpc: "2.0",
+  id,
+  method,
+  params,
+});
+
+/** A 2025-era tools/call: the stateless fallback serves it without a handshake. */
+function post(
+  body: unknown,
+  init: { key?: string; headers?: Record<string, string>; app?: ReturnType<typeof clockedApp> } = {},
+) {
+  const headers = {
+    "Content-Type": "application/json",
+    Accept: "application/json, text/event-stream",
+    ...(init.key ? { Authorization: `Bearer ${init.key}` } : {}),
+    ...init.headers,
+  };
+  const send = { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) };
+  return init.app ? init.app.call("/mcp", { ...send, ip: "198.51.100.9" }) : request("/mcp", send);
+}
+
+/** The JSON-RPC answer, sent as JSON or (2025 era) as one server-sent event. */
+async function reply<T>(res: Response): Promise<T> {
+  const text = await res.text();
+  const data = text.startsWith("event:") ? /^data: (.*)$/m.exec(text)![1]! : text;
+  return JSON.parse(data) as T;
+}
+
+async function rows(accountId: string) {
+  const { results } = await env.DB.prepare("SELECT id FROM uploads WHERE account_id = ?").bind(accountId).all();
+  return results.length;
+}
+
+describe("/mcp hostile messages", () => {
+  it("answers malformed, odd and unknown messages without a 500, then still serves", async () => {
+    const account = await newAccount();
+    const bodies: unknown[] = [
+      "",
+      "{",
+      "null",
+      "42",
+      '"text"',
+      "[]",
+      [message("tools/list"), message("tools/list", {}, 2)],
+      { jsonrpc: "2.0", id: 1 },
+      message("no/such/method"),
+      message("tools/call", { name: "no_such_tool", arguments: {} }),
+      message("tools/call", { name: "get_upload", arguments: { id: 42 } }),
+      message("tools/call", { name: "upload_file", arguments: { data: { nested: [1, 2, 3] } } }),
+      message("tools/call", { name: "upload_file", arguments: { data: "%%%not base64%%%" } }),
+      message("tools/call", { name: "upload_from_url", arguments: { url: "http://169.254.169.254/latest" } }),
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: "x".repeat(100_000) },
+      JSON.stringify(message("tools/list")).replace("{", `{${'"a":1,'.repeat(20_000)}`),
+      "[".repeat(100_000),
+      // Deep but valid: whatever walks the arguments must not exhaust the stack.
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"upload_file","arguments":{"data":${"[".repeat(200_000)}${"]".repeat(200_000)}}}}`,
+      `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":${'{"a":'.repeat(100_000)}1${"}".repeat(100_000)}}}`,
+    ];
+    for (const body of bodies) {
+      const res = await post(body, { key: account.full });
+      expect(res.status, String(body).slice(0, 60)).toBeLessThan(500);
+      await res.body?.cancel();
+    }
+    expect(await rows(account.id)).toBe(0);
+    const ok = await post(message("tools/list"), { key: account.full });
+    expect(ok.status).toBe(200);
+    expect(JSON.stringify(await reply(ok))).toContain("upload_from_url");
+  });
+
+  it("answers GET and DELETE (no sessions here) with 405, and a wrong content type with 4xx", async () => {
+    const account = await newAccount();
+    for (const method of ["GET", "DELETE"]) {
+      const res = await request("/mcp", { method, headers: { Authorization: `Bearer ${account.full}` } });
+      expect(res.status, method).toBe(405);
+    }
+    const text = await post("x", { key: account.full, headers: { "Content-Type": "text/plain" } });
+    expect(text.status).toBeGreaterThanOrEqual(400);
+    expect(text.status).toBeLessThan(500);
+  });
+
+  it("takes an inline file from an upload-only key", async () => {
+    const account = await newAccount();
+    const png = await uniquePng("mcp-inline");
+    const data = btoa(String.fromCharCode(...png));
+    const call = message("tools/call", { name: "upload_file", arguments: { data, title: "inline" } });
+    const res = await post(call, { key: account.upload });
+    expect(res.status).toBe(200);
+    const { result } = await reply<{ result: { structuredContent: { id: string; title: string } } }>(res);
+    expect(result.structuredContent.title).toBe("inline");
+    expect(await rows(account.id)).toBe(1);
+  });
+});
+
+describe("/mcp rate limits", () => {
+  const limits = { RATE_LIMITS: "on", RATE_LIMIT_PER_MINUTE: "3", RATE_LIMIT_BAD_KEY_PER_MINUTE: "5" };
+
+  it("count each message as an API request; a tool call over them is a tool error with its wait", async () => {
+    const account = await newAccount();
+    const app = clockedApp(limits);
+    for (let i = 0; i < 3; i++) {
+      const res = await post(message("tools/call", { name: "list_uploads", arguments: {} }), {
+        key: account.full,
+        app,
+      });
+      expect((await reply<{ result: { isError?: boolean } }>(res)).result.isError, `call ${i}`).toBeFalsy();
+    }
+    const refused = await post(message("tools/call", { name: "list_uploads", arguments: {} }), {
+      key: account.full,
+      app,
+    });
+    expect(refused.status).toBe(200);
+    const { result } = await reply<{ result: { isError: boolean; content: { text: string }[] } }>(refused);
+    expect(result.isError).toBe(true);
+    expect(result.content[0]!.text).toMatch(/Rate limit exceeded.*\(HTTP 429\) Retry after \d+ seconds\./);
+
+    // Anything but a tool call gets the API's 429, as does a batch, which counts each of its messages.
+    const listed = await post(message("tools/list"), { key: account.full, app });
+    expect(listed.status).toBe(429);
+    expect(listed.headers.get("Retry-After")).toMatch(/^\d+$/);
+    app.clock.now += 61_000;
+    const batch = await post(
+      [1, 2, 3, 4].map((id) => message("ping", {}, id)),
+      { key: account.full, app },
+    );
+    expect(batch.status).toBe(429);
+  });
+
+  it("count wrong keys against the client network, as the API does", async () => {
+    const app = clockedApp(limits);
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) statuses.push((await post(message("tools/list"), { key: "wrong", app })).status);
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(statuses.slice(5)).toEqual([429, 429]);
+  });
+});
