@@ -25,8 +25,8 @@ export function toolError(error: unknown, requestId: string): CallToolResult {
     error = new ApiError(500, `Internal server error (request ${requestId}). It is safe to retry.`);
   }
   const { status, message, headers } = error as ApiError;
-  const retry = headers["Retry-After"] ? ` Retry after ${headers["Retry-After"]} seconds.` : "";
-  return { isError: true, content: [{ type: "text", text: `${message} (HTTP ${status})${retry}` }] };
+  const retry = headers["Retry-After"] ? `, retry after ${headers["Retry-After"]} s` : "";
+  return { isError: true, content: [{ type: "text", text: `${message} (HTTP ${status}${retry})` }] };
 }
 
 type ImageContent = { type: "image"; data: string; mimeType: string };

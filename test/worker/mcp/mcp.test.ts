@@ -121,7 +121,7 @@ describe("/mcp rate limits", () => {
     expect(refused.status).toBe(200);
     const { result } = await reply<{ result: { isError: boolean; content: { text: string }[] } }>(refused);
     expect(result.isError).toBe(true);
-    expect(result.content[0]!.text).toMatch(/Rate limit exceeded.*\(HTTP 429\) Retry after \d+ seconds\./);
+    expect(result.content[0]!.text).toMatch(/Rate limit exceeded.*\(HTTP 429, retry after \d+ s\)$/);
 
     // Anything but a tool call gets the API's 429, as does a batch, which counts each of its messages.
     const listed = await post(message("tools/list"), { key: account.full, app });
