@@ -212,3 +212,14 @@ export function ownNetwork(): string {
   const hex = crypto.randomUUID().replace(/-/g, "");
   return `2001:db8:${hex.slice(0, 4)}:${hex.slice(4, 8)}`;
 }
+
+/** PATCH /api/{id} with a JSON body, read as JSON. */
+export const patchUpload = (key: string, id: string, body: unknown) =>
+  json(
+    request(`/api/${id}`, {
+      key,
+      method: "PATCH",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    }),
+  );

@@ -1,21 +1,13 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { json, newAccount, request, upload, uniquePng } from "../helpers";
+import { json, newAccount, patchUpload, request, upload, uniquePng } from "../helpers";
 import { assertWellFormedXml } from "../strict-xml";
 import { idsIn, share, site } from "./listings-support";
 
 /** Characters XML 1.0 does not allow: C0 controls but tab and line breaks, noncharacters, an unpaired surrogate. */
 const NOT_XML = ["\u0000", "\u0001", "\u0008", "\u000B", "\u000C", "\u001F", "\uFFFE", "\uFFFF", "\uD800"];
 
-const patch = (key: string, id: string, body: unknown) =>
-  json(
-    request(`/api/${id}`, {
-      key,
-      method: "PATCH",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    }),
-  );
+const patch = patchUpload;
 
 describe("text in the XML listings", () => {
   it("refuses titles and descriptions with characters XML does not allow, and keeps tabs and line breaks", async () => {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { newAccount, request, upload, uniquePng, json } from "../helpers";
+import { newAccount, patchUpload, request, upload, uniquePng, json } from "../helpers";
 
 describe("GET /api (list)", () => {
   it("pages 50 uploads at a time, newest first, with meta", async () => {
@@ -245,15 +245,7 @@ describe("expired uploads", () => {
 });
 
 describe("PATCH expires_in (extension)", () => {
-  const patch = (key: string, id: string, body: unknown) =>
-    json(
-      request(`/api/${id}`, {
-        key,
-        method: "PATCH",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify(body),
-      }),
-    );
+  const patch = patchUpload;
 
   it("sets, moves and removes an upload's expiry, giving up its duplicate slot", async () => {
     const account = await newAccount();
