@@ -114,7 +114,9 @@ describe("the OpenAPI document", () => {
   it("describes exactly the operations of the API router", () => {
     const { operations, allPaths } = routerTable();
     // /mcp is the MCP face's, beside the API (its own servers entry): described, not routed here.
-    expect((doc.paths["/mcp"] as { servers?: unknown }).servers).toEqual([{ url: expect.not.stringMatching(/\/api$/) }]);
+    expect((doc.paths["/mcp"] as { servers?: unknown }).servers).toEqual([
+      { url: expect.not.stringMatching(/\/api$/) },
+    ]);
     const documented = Object.entries(doc.paths)
       .filter(([path]) => path !== "/mcp")
       .flatMap(([path, item]) =>
