@@ -29,6 +29,7 @@ import { changeBody, listQuery } from "./schemas";
 import { deletedResponse, listResponse, uploadItemResponse } from "./responses";
 import { handleChunk } from "./chunk";
 import { handleReplace, handleUpload } from "./upload";
+import { plainTextUrl } from "./plain-text";
 
 const deps = requestStores;
 
@@ -43,7 +44,7 @@ const pieces = routeGroup(identifyCaller, rateLimits("pieces"))
 
 /** Every other operation: the caller, then the spec's limits, then the account's D1 session. */
 const uploads = routeGroup(identifyCaller, rateLimits("api"), accountSession)
-  .post("/", describeUpload, requireKey("any"), (c) => handleUpload(c, deps(c)))
+  .post("/", describeUpload, requireKey("any"), plainTextUrl, (c) => handleUpload(c, deps(c)))
   .get("/", describeList, requireKey("full"), validate("query", listQuery), async (c) => {
     const { page } = c.req.valid("query");
     const { rows, meta } = await listPage(deps(c), c.var.caller.accountId, page);
