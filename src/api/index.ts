@@ -30,6 +30,8 @@ import { deletedResponse, listResponse, uploadItemResponse } from "./responses";
 import { handleChunk } from "./chunk";
 import { handleReplace, handleUpload } from "./upload";
 import { plainTextUrl } from "./plain-text";
+import { chevereto } from "./compat/chevereto";
+import { lsky } from "./compat/lsky";
 
 const deps = requestStores;
 
@@ -90,6 +92,9 @@ export const api = new Hono<AppEnv>()
   // Every other request, an operation's or an unknown path's.
   .use(noStore)
   .use(apiSession)
+  // Ways in that other tools speak (Chevereto's /1/upload, Lsky Pro's /v1/upload), before /{id}.
+  .route("/", chevereto)
+  .route("/", lsky)
   // Pieces first: /chunk is also a path of /{id}.
   .route("/", pieces)
   .route("/", uploads);

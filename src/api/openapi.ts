@@ -34,6 +34,8 @@ const documentation: GenerateSpecOptions["documentation"] = {
     securitySchemes: {
       apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key" },
       apiKeyQuery: { type: "apiKey", in: "query", name: "key" },
+      // The way in for tools made for Lsky Pro (/v1/upload) only.
+      bearer: { type: "http", scheme: "bearer" },
     },
   },
 };
