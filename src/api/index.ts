@@ -29,6 +29,9 @@ import { changeBody, listQuery } from "./schemas";
 import { deletedResponse, listResponse, uploadItemResponse } from "./responses";
 import { handleChunk } from "./chunk";
 import { assertExpiryAllowed, handleReplace, handleUpload } from "./upload";
+import { plainTextUrl } from "./plain-text";
+import { chevereto } from "./compat/chevereto";
+import { lsky } from "./compat/lsky";
 
 const deps = requestStores;
 
@@ -43,7 +46,7 @@ const pieces = routeGroup(identifyCaller, rateLimits("pieces"))
 
 /** Every other operation: the caller, then the spec's limits, then the account's D1 session. */
 const uploads = routeGroup(identifyCaller, rateLimits("api"), accountSession)
-  .post("/", describeUpload, requireKey("any"), (c) => handleUpload(c, deps(c)))
+  .post("/", describeUpload, requireKey("any"), plainTextUrl, (c) => handleUpload(c, deps(c)))
   .get("/", describeList, requireKey("full"), validate("query", listQuery), async (c) => {
     const { page } = c.req.valid("query");
     const { rows, meta } = await listPage(deps(c), c.var.caller.accountId, page);
@@ -90,6 +93,9 @@ export const api = new Hono<AppEnv>()
   // Every other request, an operation's or an unknown path's.
   .use(noStore)
   .use(apiSession)
+  // Ways in that other tools speak (Chevereto's /1/upload, Lsky Pro's /v1/upload), before /{id}.
+  .route("/", chevereto)
+  .route("/", lsky)
   // Pieces first: /chunk is also a path of /{id}.
   .route("/", pieces)
   .route("/", uploads);

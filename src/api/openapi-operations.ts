@@ -41,7 +41,9 @@ export const describeUpload = describeRoute({
     "Exactly one of `uploads`, `url`, `upload_id`. The type is decided from the file's bytes. " +
     "An identical file already uploaded by the account (not expiring, no allow_duplicate) is " +
     "answered with that upload and `duplicate: true`; nothing new is stored. Answered to the upload-only " +
-    "key, `path` and `thumb` are unsigned (a password-protected upload's are refused without a signature).",
+    "key, `path` and `thumb` are unsigned (a password-protected upload's are refused without a signature). " +
+    "Extension: a request whose Accept prefers text/plain to application/json is answered with `src` alone " +
+    "as text/plain (no Accept, `*/*` or equal qualities keep JSON); errors stay JSON.",
   requestBody: {
     required: true,
     content: {
@@ -50,7 +52,13 @@ export const describeUpload = describeRoute({
     },
   },
   responses: {
-    200: json(uploadResponseSchema),
+    200: {
+      description: "Success",
+      content: {
+        ...json(uploadResponseSchema).content,
+        "text/plain": { schema: { type: "string", format: "uri", description: "`src` alone." } },
+      },
+    },
     401: anyKey,
     403: banned,
     413: tooLarge,

@@ -35,6 +35,7 @@ const documentation: GenerateSpecOptions["documentation"] = {
     securitySchemes: {
       apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key" },
       apiKeyQuery: { type: "apiKey", in: "query", name: "key" },
+      // The way in for agents (/mcp) and for tools made for Lsky Pro (/v1/upload) only.
       bearer: { type: "http", scheme: "bearer", description: "The API key, on /mcp and /api/v1/upload." },
     },
   },

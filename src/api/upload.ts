@@ -42,11 +42,8 @@ export interface UploadRequest {
  */
 export type ReadUploadRequest = (stage: IncomingFile["stage"]) => Promise<UploadRequest>;
 
-/** The new upload (or the one it duplicates): its row, and as the upload response's `data` carries it. */
-export interface UploadResult {
-  row: UploadRow;
-  data: Awaited<ReturnType<typeof presentUploadResult>>;
-}
+/** The new upload (or the one it duplicates) as the upload response's `data` carries it. */
+export type UploadResult = Awaited<ReturnType<typeof presentUploadResult>>;
 
 const fileTarget = (c: Context<AppEnv>, uploadId: string, newUpload: boolean): FileTarget => ({
   uploadId,
@@ -101,7 +98,11 @@ const startMediaJob = (c: Context<AppEnv>, jobId: string | null) => {
  * A new upload, whichever way it came in: the caller may upload, the file is received from its
  * source, and the upload is made (or found to be a duplicate) and presented.
  */
-export async function uploadFrom(c: Context<AppEnv>, deps: Stores, read: ReadUploadRequest): Promise<UploadResult> {
+export async function uploadFrom(
+  c: Context<AppEnv>,
+  deps: Stores,
+  read: ReadUploadRequest,
+): Promise<{ row: UploadRow; data: UploadResult }> {
   assertMayUpload(c);
   // Whatever fails before the upload keeps or drops the file removes it (and gives back a piece session).
   await using incoming = new IncomingFile(deps, fileTarget(c, newUploadId(), true));

@@ -165,6 +165,11 @@ export function formatOfMime(mime: string): Format | null {
   return found ? (found[0] as Format) : null;
 }
 
+/** The MIME type of a stored file's extension (as `path` names it), or null for one no format has. */
+export function mimeOfExtension(ext: string): string | null {
+  return Object.values(FORMATS).find((known) => known.ext === ext.toLowerCase())?.mime ?? null;
+}
+
 export function sniff(bytes: Uint8Array): Sniffed | null {
   const format = detect(bytes);
   return format ? { format, ...FORMATS[format] } : null;

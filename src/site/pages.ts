@@ -17,6 +17,7 @@ import { deletedResponse } from "../api/responses";
 import { EMBED_HEADERS, NOINDEX, page, PAGE_HEADERS, UPLOADER_HEADERS } from "./html";
 import { UPLOADER_BODY, UPLOADER_STYLE } from "./uploader-page";
 import UPLOADER_SCRIPT from "./browser/uploader.js";
+import CLIENT_CONFIGS_SCRIPT from "./browser/client-configs.js";
 import { NO_STORE } from "../http/cache-control";
 import { oembedAnswer, readOembedRequest } from "./oembed";
 import PAGE_SCRIPT from "./browser/page.js";
@@ -108,9 +109,11 @@ const script = (c: Context<AppEnv>, source: string) =>
 export const pages = new Hono<AppEnv>()
   .get("/assets/page.js", (c) => script(c, PAGE_SCRIPT))
   .get("/assets/uploader.js", (c) => script(c, UPLOADER_SCRIPT))
+  .get("/assets/client-configs.js", (c) => script(c, CLIENT_CONFIGS_SCRIPT))
   /** The browser uploader: a page of its own; all it does is its script's. */
   .get("/upload", (c) => {
-    const head = html`<script src="/assets/page.js" defer></script><script src="/assets/uploader.js" defer></script>`;
+    const head = html`<script src="/assets/page.js" defer></script>\
+<script src="/assets/client-configs.js" defer></script><script src="/assets/uploader.js" defer></script>`;
     return c.html(page({ title: "Upload", head, body: UPLOADER_BODY, style: UPLOADER_STYLE }), 200, UPLOADER_HEADERS);
   })
   .all("/upload", methodNotAllowed("GET"))

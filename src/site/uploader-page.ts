@@ -43,12 +43,20 @@ export const UPLOADER_BODY: Markup = html`<main>
 <p><button type="button" id="mine-more" hidden>More</button></p>
 </section>
 <section aria-labelledby="tools-heading">
-<h2 id="tools-heading">Screenshot tools</h2>
+<h2 id="tools-heading">Screenshot and writing tools</h2>
 <p>With your key entered above (an upload-only key is best: it can upload and nothing else):</p>
 <p><button type="button" id="sxcu">Download a ShareX uploader (.sxcu)</button></p>
+<p><button type="button" id="picgo">Download a PicGo configuration (web-uploader plugin)</button></p>
+<p><button type="button" id="upic">Download a uPic custom host (import it in uPic's hosts)</button></p>
+<p><label for="typora">Typora: Preferences, Image, Upload Service "Custom Command"</label><br>
+<textarea id="typora" rows="4" cols="60" readonly></textarea><br>
+<button type="button" data-copy="typora">Copy</button></p>
 <p><label for="snippet">Flameshot, or any shell (answers with the file's link)</label><br>
 <textarea id="snippet" rows="4" cols="60" readonly></textarea><br>
 <button type="button" data-copy="snippet">Copy</button></p>
+<p>Tools made for Chevereto or Lsky Pro (PicGo and PicList plugins among them) work with the
+address of this site and your key, and iOS Shortcuts with a few steps: see docs/clients.md in the
+service's repository.</p>
 </section>
 </main>`;
 

@@ -228,9 +228,11 @@ describe("the browser uploader", () => {
     const page = await newPage();
     await openUploader(page);
     await page.type("#key", account.upload);
-    const snippet = await page.$eval("#snippet", (s: Dom) => s.value);
-    expect(snippet).toContain(`X-API-Key: ${account.upload}`);
-    expect(snippet).toContain(`${bed.server.url}/api`);
+    for (const id of ["#snippet", "#typora"]) {
+      const command = await page.$eval(id, (s: Dom) => s.value);
+      expect(command).toContain(`X-API-Key: ${account.upload}`);
+      expect(command).toContain(`${bed.server.url}/api`);
+    }
     const sxcu = await page.evaluate(async () => {
       let file: Dom = null;
       const urls = URL as Dom;

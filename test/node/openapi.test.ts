@@ -248,4 +248,38 @@ describe("real responses match the document", () => {
     const noFile = await fetch(server.api, { method: "POST", headers: auth(), body: new FormData() });
     await expectDocumented(noFile, "/", "post", 422);
   });
+
+  it("the Chevereto and Lsky Pro uploads, and their errors", async () => {
+    const file = () => new Blob([new Uint8Array(0)]);
+    const bytes = await fixture("tiny/gif.gif");
+    const chevereto = new FormData();
+    chevereto.append("source", new Blob([bytes]), "tiny.gif");
+    const cheveretoUrl = `${server.api}/1/upload`;
+    await expectDocumented(
+      await fetch(cheveretoUrl, { method: "POST", headers: auth(), body: chevereto }),
+      "/1/upload",
+      "post",
+      200,
+    );
+    await expectDocumented(await fetch(cheveretoUrl, { method: "POST", body: chevereto }), "/1/upload", "post", 401);
+    await expectDocumented(await fetch(`${cheveretoUrl}?source=x`, { headers: auth() }), "/1/upload", "get", 422);
+    const lsky = new FormData();
+    lsky.append("file", new Blob([bytes]), "tiny.gif");
+    const bearer = { Authorization: `Bearer ${account.upload}` };
+    const lskyUrl = `${server.api}/v1/upload`;
+    await expectDocumented(
+      await fetch(lskyUrl, { method: "POST", headers: bearer, body: lsky }),
+      "/v1/upload",
+      "post",
+      200,
+    );
+    const empty = new FormData();
+    empty.append("file", file(), "empty.gif");
+    await expectDocumented(
+      await fetch(lskyUrl, { method: "POST", headers: bearer, body: empty }),
+      "/v1/upload",
+      "post",
+      422,
+    );
+  });
 });

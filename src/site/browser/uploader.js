@@ -307,38 +307,33 @@
     loadMine(minePage + 1);
   });
 
-  /** Screenshot tools, filled in with the key in this browser only. */
-  function sxcu() {
-    return {
-      Version: "15.0.0",
-      Name: location.host,
-      DestinationType: "ImageUploader, FileUploader",
-      RequestMethod: "POST",
-      RequestURL: `${location.origin}/api`,
-      Headers: { "X-API-Key": key() },
-      Body: "MultipartFormData",
-      FileFormName: "uploads",
-      URL: "{json:data.src}",
-      ThumbnailURL: "{json:data.thumb}",
-      DeletionURL: "{json:data.delete_url}",
-      ErrorMessage: "{json:errors}",
-    };
+  /**
+   * Configurations for other tools (client-configs.js), filled in with the key in this browser
+   * only: files to download, and commands to copy.
+   */
+  var KEY_PLACEHOLDER = "YOUR_KEY";
+  /**
+   * @param {string} id
+   * @param {() => unknown} build
+   * @param {string} name
+   */
+  function offerFile(id, build, name) {
+    $(id).addEventListener("click", () => {
+      var file = new Blob([JSON.stringify(build(), null, 2)], { type: "application/json" });
+      var link = el("a", { href: URL.createObjectURL(file), download: name });
+      document.body.appendChild(link);
+      link.click();
+      link.remove();
+    });
   }
   function updateTools() {
-    /** @type {HTMLTextAreaElement} */ ($("snippet")).value =
-      "flameshot gui --raw | curl -s -H 'X-API-Key: " +
-      (key() || "YOUR_KEY") +
-      "' -F 'uploads=@-;filename=screenshot.png' " +
-      location.origin +
-      '/api | grep -o \'"src":"[^"]*"\' | cut -d\'"\' -f4';
+    var typed = key() || KEY_PLACEHOLDER;
+    /** @type {HTMLTextAreaElement} */ ($("snippet")).value = clientConfigs.shell(location.origin, typed);
+    /** @type {HTMLTextAreaElement} */ ($("typora")).value = clientConfigs.typora(location.origin, typed);
   }
-  $("sxcu").addEventListener("click", () => {
-    var file = new Blob([JSON.stringify(sxcu(), null, 2)], { type: "application/json" });
-    var link = el("a", { href: URL.createObjectURL(file), download: `${location.host}.sxcu` });
-    document.body.appendChild(link);
-    link.click();
-    link.remove();
-  });
+  offerFile("sxcu", () => clientConfigs.shareX(location.origin, key()), `${location.host}.sxcu`);
+  offerFile("picgo", () => clientConfigs.picGo(location.origin, key()), "picgo-config.json");
+  offerFile("upic", () => clientConfigs.uPic(location.origin, key(), Date.now()), "uPic_hosts.json");
   keyField.addEventListener("input", updateTools);
   updateTools();
   loadMine(1);

@@ -215,11 +215,12 @@ describe("the browser uploader", () => {
     const text = await res.clone().text();
     expect(text).toMatch(/<style>[^<]*\.drop\.over[^<]*<\/style>/);
     const head = await headOf(res);
-    expect(head.scripts).toEqual(["/assets/page.js", "/assets/uploader.js"]);
+    expect(head.scripts).toEqual(["/assets/page.js", "/assets/client-configs.js", "/assets/uploader.js"]);
     expect(head.inlineScript).toBe(false);
     for (const [path, words] of [
       ["/assets/page.js", "navigator.clipboard.writeText"],
       ["/assets/uploader.js", "/api/chunk"],
+      ["/assets/client-configs.js", "picgo-plugin-web-uploader"],
     ] as const) {
       const script = await request(path);
       expect(script.status).toBe(200);
