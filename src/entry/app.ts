@@ -35,7 +35,8 @@ export function createApp(options: { now?: () => number } = {}) {
     cors({
       origin: "*",
       allowMethods: ["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
-      allowHeaders: ["X-API-Key", "Content-Type", BOOKMARK_HEADER],
+      // Authorization: the key of the tools made for Lsky Pro (/api/v1/upload), from a browser too.
+      allowHeaders: ["X-API-Key", "Authorization", "Content-Type", BOOKMARK_HEADER],
       exposeHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "Retry-After", "X-Request-Id", BOOKMARK_HEADER],
       maxAge: 86400,
     }),

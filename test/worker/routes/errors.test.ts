@@ -103,6 +103,8 @@ describe("cross-origin use", () => {
     expect(res.status).toBe(204);
     expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
     expect(res.headers.get("Access-Control-Allow-Headers")?.toLowerCase()).toContain("x-api-key");
+    // Lsky Pro's uploaders send the key as a bearer token, from a browser too.
+    expect(res.headers.get("Access-Control-Allow-Headers")?.toLowerCase()).toContain("authorization");
   });
 });
 
