@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import os from "node:os";
@@ -7,7 +8,6 @@ import { promisify } from "node:util";
 import vm from "node:vm";
 import { PicGo } from "picgo";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import CLIENT_CONFIGS from "../../src/site/browser/client-configs.js";
 import { createAccount, fixture, fixturePath, sharedTestServer, type TestAccount, type TestServer } from "./server";
 
 /**
@@ -23,7 +23,9 @@ interface ClientConfigs {
   typora(origin: string, key: string): string;
 }
 
-const configs = vm.runInNewContext(`${CLIENT_CONFIGS}\nclientConfigs`, {}) as ClientConfigs;
+// The file as served (/assets/client-configs.js), run as a classic script: its one global is the result.
+const script = readFileSync(path.join(import.meta.dirname, "../../src/site/browser/client-configs.js"), "utf8");
+const configs = vm.runInNewContext(`${script}\nclientConfigs`, {}) as ClientConfigs;
 const PHOTO = "gps/DSCN0010.jpg";
 
 let server: TestServer;
