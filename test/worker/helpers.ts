@@ -223,3 +223,19 @@ export const patchUpload = (key: string, id: string, body: unknown) =>
       body: JSON.stringify(body),
     }),
   );
+
+/**
+ * Objects under uploads/ that belong to no upload: what a refused or failed request must never
+ * leave behind. (Counting all objects would race with conversions of earlier tests' videos.)
+ */
+export async function strayObjects(): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await env.FILES.list({ prefix: "uploads/", cursor });
+    keys.push(...page.objects.map((o) => o.key));
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  const ids = new Set((await env.DB.prepare("SELECT id FROM uploads").all<{ id: string }>()).results.map((r) => r.id));
+  return keys.filter((key) => !ids.has(key.split("/")[1]!));
+}

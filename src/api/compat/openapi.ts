@@ -51,6 +51,24 @@ const CHEVERETO =
   "rate limits as POST /. Errors carry Chevereto's `status_code`, `error` and `status_txt` beside the service's " +
   "`type` and `errors`, with the HTTP status that fits, whatever `format`.";
 
+type Properties = Record<string, object>;
+
+/** A form's request body: multipart always, and urlencoded too when its fields are given. */
+const formBody = (multipart: Properties, required: string[], urlencoded?: Properties) => {
+  const schema = (properties: Properties) => ({
+    type: "object" as const,
+    ...(required.length > 0 && { required }),
+    properties,
+  });
+  return {
+    required: true,
+    content: {
+      "multipart/form-data": { schema: schema(multipart) },
+      ...(urlencoded && { "application/x-www-form-urlencoded": { schema: schema(urlencoded) } }),
+    },
+  };
+};
+
 export const describeCheveretoUpload = describeRoute({
   summary: "Upload one file (Chevereto API v1)",
   operationId: "cheveretoUpload",
@@ -59,26 +77,14 @@ export const describeCheveretoUpload = describeRoute({
     `(decoded as it arrives; it counts toward the request's ${megabytes(MAX_REQUEST_BYTES)}). Fields may also be ` +
     "given in the query.",
   security: [{ apiKeyHeader: [] }, { apiKeyQuery: [] }],
-  requestBody: {
-    required: true,
-    content: {
-      "multipart/form-data": {
-        schema: {
-          type: "object" as const,
-          properties: {
-            ...cheveretoFields,
-            source: file(`The file (${ACCEPTED_FORMATS_TEXT}), or a link or base64 text as a plain field.`),
-          },
-        },
-      },
-      "application/x-www-form-urlencoded": {
-        schema: {
-          type: "object" as const,
-          properties: { ...cheveretoFields, source: text("A link, or the file in base64.") },
-        },
-      },
+  requestBody: formBody(
+    {
+      ...cheveretoFields,
+      source: file(`The file (${ACCEPTED_FORMATS_TEXT}), or a link or base64 text as a plain field.`),
     },
-  },
+    [],
+    { ...cheveretoFields, source: text("A link, or the file in base64.") },
+  ),
   responses: cheveretoResponses,
 });
 
@@ -104,27 +110,19 @@ export const describeLskyUpload = describeRoute({
     "?key= count too): the same pipeline, key kinds, limits and rate limits as POST /. Errors carry Lsky's " +
     "`status`, `message` and `data` beside the service's `type` and `errors`, with the HTTP status that fits.",
   security: [{ bearer: [] }, { apiKeyHeader: [] }, { apiKeyQuery: [] }],
-  requestBody: {
-    required: true,
-    content: {
-      "multipart/form-data": {
-        schema: {
-          type: "object" as const,
-          required: ["file"],
-          properties: {
-            file: file(`The file (${ACCEPTED_FORMATS_TEXT}), up to ${megabytes(MAX_REQUEST_BYTES)}.`),
-            permission: {
-              type: "string" as const,
-              enum: ["0", "1"],
-              description: "1: public; 0: private. Omitted: unlisted.",
-            },
-            strategy_id: text("Accepted and ignored: the service has one storage."),
-            album_id: text("Accepted and ignored: the service has no albums."),
-          },
-        },
+  requestBody: formBody(
+    {
+      file: file(`The file (${ACCEPTED_FORMATS_TEXT}), up to ${megabytes(MAX_REQUEST_BYTES)}.`),
+      permission: {
+        type: "string" as const,
+        enum: ["0", "1"],
+        description: "1: public; 0: private. Omitted: unlisted.",
       },
+      strategy_id: text("Accepted and ignored: the service has one storage."),
+      album_id: text("Accepted and ignored: the service has no albums."),
     },
-  },
+    ["file"],
+  ),
   responses: {
     200: json(lskyUploadSchema, "Uploaded."),
     401: lskyError("Missing or invalid key."),

@@ -1,10 +1,9 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { concatBytes } from "../../../src/bytes";
 import { MiB } from "../../../src/model/spec-limits";
 import { ApiError } from "../../../src/errors";
 import { multipartBoundary, multipartEvents } from "../../../src/http/multipart";
-import { json, newAccount, request, uniquePng } from "../helpers";
+import { json, newAccount, request, strayObjects, uniquePng } from "../helpers";
 
 /**
  * Hostile multipart bodies: whatever their shape, the reader must hold no more than a small
@@ -98,12 +97,6 @@ describe("multipart reader: bounded hold", () => {
 });
 
 /** Objects that belong to no upload (see routes/upload.test.ts). */
-async function strayObjects(): Promise<string[]> {
-  const keys = (await env.FILES.list({ prefix: "uploads/" })).objects.map((o) => o.key);
-  const ids = new Set((await env.DB.prepare("SELECT id FROM uploads").all<{ id: string }>()).results.map((r) => r.id));
-  return keys.filter((key) => !ids.has(key.split("/")[1]!));
-}
-
 describe("POST /api: hostile multipart framing", () => {
   it("refuses 2 MiB of padding after the first boundary quickly with 422, storing nothing", async () => {
     const account = await newAccount();

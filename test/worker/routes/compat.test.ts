@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { decodeBase64 } from "../../../src/http/base64";
 import { urlencodedFields } from "../../../src/http/urlencoded";
 import { MAX_REQUEST_BYTES, MiB } from "../../../src/model/spec-limits";
-import { fixture, json, newAccount, request, type TestAccount, uniquePng } from "../helpers";
+import { fixture, json, newAccount, request, strayObjects, type TestAccount, uniquePng } from "../helpers";
 
 /**
  * The ways in that other tools speak: Chevereto API v1 (/api/1/upload), Lsky Pro v1
@@ -12,19 +12,6 @@ import { fixture, json, newAccount, request, type TestAccount, uniquePng } from 
  * POST /api, so these tests check what is theirs: how the request is read, how the answer is
  * shaped, and that a refusal stores nothing.
  */
-
-/** Objects under uploads/ that belong to no upload: what a refused request must never leave. */
-async function strayObjects(): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await env.FILES.list({ prefix: "uploads/", cursor });
-    keys.push(...page.objects.map((o) => o.key));
-    cursor = page.truncated ? page.cursor : undefined;
-  } while (cursor);
-  const ids = new Set((await env.DB.prepare("SELECT id FROM uploads").all<{ id: string }>()).results.map((r) => r.id));
-  return keys.filter((key) => !ids.has(key.split("/")[1]!));
-}
 
 async function uploadsOf(account: TestAccount): Promise<number> {
   const row = await env.DB.prepare("SELECT count(*) AS n FROM uploads WHERE account_id = ?")

@@ -1,23 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MAX_REQUEST_BYTES, MiB } from "../../../src/model/spec-limits";
-import { bigPng, fixture, json, newAccount, request, upload, uniquePng } from "../helpers";
-
-/**
- * Objects that belong to no upload: what a refused or failed request must never leave behind.
- * (Counting all objects would race with conversions of earlier tests' videos.)
- */
-async function strayObjects(): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await env.FILES.list({ prefix: "uploads/", cursor });
-    keys.push(...page.objects.map((o) => o.key));
-    cursor = page.truncated ? page.cursor : undefined;
-  } while (cursor);
-  const ids = new Set((await env.DB.prepare("SELECT id FROM uploads").all<{ id: string }>()).results.map((r) => r.id));
-  return keys.filter((key) => !ids.has(key.split("/")[1]!));
-}
+import { bigPng, fixture, json, newAccount, request, strayObjects, upload, uniquePng } from "../helpers";
 
 async function sha256(bytes: ArrayBuffer | Uint8Array) {
   return [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))]
