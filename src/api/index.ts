@@ -32,6 +32,7 @@ import { assertExpiryAllowed, handleReplace, handleUpload } from "./upload";
 import { plainTextUrl } from "./plain-text";
 import { chevereto } from "./compat/chevereto";
 import { lsky } from "./compat/lsky";
+import { tusCreation, tusUploads } from "./tus";
 
 const deps = requestStores;
 
@@ -96,6 +97,8 @@ export const api = new Hono<AppEnv>()
   // Ways in that other tools speak (Chevereto's /1/upload, Lsky Pro's /v1/upload), before /{id}.
   .route("/", chevereto)
   .route("/", lsky)
-  // Pieces first: /chunk is also a path of /{id}.
+  // Pieces and tus first: /chunk and /tus are also paths of /{id}.
   .route("/", pieces)
+  .route("/", tusCreation)
+  .route("/", tusUploads)
   .route("/", uploads);

@@ -34,6 +34,8 @@ export type UploadFields = ReturnType<typeof parseUploadFields>;
 export interface UploadRequest {
   fields: UploadFields;
   source: FileSource;
+  /** A password given earlier and hashed then (a tus upload's options), when `fields` has none. */
+  passwordHash?: string | null;
 }
 
 /**
@@ -71,7 +73,10 @@ export function assertExpiryAllowed(c: Context<AppEnv>, expiresIn: number | null
 }
 
 /** The new upload's options, from its checked fields and the Worker's configuration. */
-async function uploadOptionsOf(c: Context<AppEnv>, fields: UploadFields): Promise<UploadOptions> {
+async function uploadOptionsOf(
+  c: Context<AppEnv>,
+  { fields, passwordHash }: Pick<UploadRequest, "fields" | "passwordHash">,
+): Promise<UploadOptions> {
   assertExpiryAllowed(c, fields.expires_in);
   return {
     expiresIn: fields.expires_in ?? null,
@@ -80,7 +85,7 @@ async function uploadOptionsOf(c: Context<AppEnv>, fields: UploadFields): Promis
     visibility: fields.visibility ?? "unlisted",
     title: fields.title ?? null,
     description: fields.description ?? null,
-    passwordHash: fields.password ? await hashPassword(fields.password) : null,
+    passwordHash: fields.password ? await hashPassword(fields.password) : (passwordHash ?? null),
     maxViews: fields.max_views ?? null,
   };
 }
@@ -106,9 +111,9 @@ export async function uploadFrom(
   assertMayUpload(c);
   // Whatever fails before the upload keeps or drops the file removes it (and gives back a piece session).
   await using incoming = new IncomingFile(deps, fileTarget(c, newUploadId(), true));
-  const { fields, source } = await read((chunks) => incoming.stage(chunks));
-  const file = await incoming.receive(source);
-  const options = await uploadOptionsOf(c, fields);
+  const request = await read((chunks) => incoming.stage(chunks));
+  const file = await incoming.receive(request.source);
+  const options = await uploadOptionsOf(c, request);
   const accountId = c.var.caller.accountId;
   const result = await createUpload(deps, { id: incoming.uploadId, accountId, file, options });
   if (result.duplicate) {

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { cors } from "hono/cors";
+import { TUS_REQUEST_HEADERS, TUS_RESPONSE_HEADERS, tusDiscovery } from "../api/tus-protocol";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../env";
@@ -29,15 +30,25 @@ export function createApp(options: { now?: () => number } = {}) {
     c.header("X-Request-Id", c.var.requestId);
   });
 
+  // The tus endpoint's discovery rides on the CORS answer to OPTIONS.
+  app.use("/api/tus", tusDiscovery);
+  app.use("/api/tus/*", tusDiscovery);
   // Upload-only keys are meant for browsers, so the API answers cross-origin requests.
   app.use(
     "/api/*",
     cors({
       origin: "*",
-      allowMethods: ["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
+      allowMethods: ["GET", "HEAD", "POST", "PATCH", "DELETE", "OPTIONS"],
       // Authorization: the key of the tools made for Lsky Pro (/api/v1/upload), from a browser too.
-      allowHeaders: ["X-API-Key", "Authorization", "Content-Type", BOOKMARK_HEADER],
-      exposeHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "Retry-After", "X-Request-Id", BOOKMARK_HEADER],
+      allowHeaders: ["X-API-Key", "Authorization", "Content-Type", BOOKMARK_HEADER, ...TUS_REQUEST_HEADERS],
+      exposeHeaders: [
+        "X-RateLimit-Limit",
+        "X-RateLimit-Remaining",
+        "Retry-After",
+        "X-Request-Id",
+        BOOKMARK_HEADER,
+        ...TUS_RESPONSE_HEADERS,
+      ],
       maxAge: 86400,
     }),
   );

@@ -76,3 +76,14 @@ export const accountSession = createMiddleware<AppEnv>(async (c, next) => {
   if (!read) await account.noteBookmark(reached);
   else if (noted === null && sent === null) afterResponse(c, "bookmark", account.noteBookmark(reached));
 });
+
+/**
+ * For a way in whose reads must see the primary (a tus upload's offset, which only it writes):
+ * the session stays where apiSession opened it, and a write is noted as accountSession notes it,
+ * so the account's later reads elsewhere see what was made.
+ */
+export const notedWrites = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  const reached = c.var.session.getBookmark();
+  if (reached && !isRead(c)) await keyLimiter(c.env, c.var.caller.fullKeyHash).noteBookmark(reached);
+});

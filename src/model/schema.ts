@@ -130,6 +130,8 @@ export const mediaJobs = sqliteTable(
 export type MediaJobRow = typeof mediaJobs.$inferSelect;
 
 const PIECE_SESSION_STATUSES = ["open", "finishing", "consumed", "discarded"] as const;
+export const PIECE_SENDERS = ["chunk", "tus"] as const;
+export type PieceSender = (typeof PIECE_SENDERS)[number];
 
 /**
  * A file sent in pieces to /api/chunk, under the client's upload_id (the spec's "chunk session",
@@ -162,6 +164,11 @@ export const pieceSessions = sqliteTable(
     partsBegun: integer("parts_begun").notNull().default(0),
     /** The multipart upload was completed: its pieces are now in the object at objectKey. */
     assembled: integer("assembled", { mode: "boolean" }).notNull().default(false),
+    /**
+     * Who sends the pieces: the client itself through /api/chunk, or the service, cutting a tus
+     * upload's bytes into pieces (uploads/intake/tus-bytes.ts). Neither way may touch the other's.
+     */
+    sender: text("sender", { enum: PIECE_SENDERS }).notNull().default("chunk"),
   },
   (t) => [
     index("chunk_sessions_status_expires").on(t.status, t.expiresAt),
@@ -191,6 +198,47 @@ export const storedPieces = sqliteTable(
 
 export type PieceSessionRow = typeof pieceSessions.$inferSelect;
 export type StoredPieceRow = typeof storedPieces.$inferSelect;
+
+const TUS_ENDINGS = ["finished", "terminated", "failed"] as const;
+
+/**
+ * A tus upload (/api/tus): a file whose bytes arrive at offsets, over as many requests as the
+ * client likes. Its bytes become the pieces of the piece session of the same id, 5 MiB at a time;
+ * the bytes of the piece being filled wait under chunks/{id}/tail/ until it is full. The row
+ * outlives the upload as a tombstone, so that its URL answers 404 or 410 instead of being reused.
+ */
+export const tusUploads = sqliteTable(
+  "tus_uploads",
+  {
+    id: text("id")
+      .primaryKey()
+      .references(() => pieceSessions.id, { onDelete: "cascade" }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** Null until the client says (Upload-Defer-Length). */
+    length: integer("length"),
+    /** Bytes received and stored, in order from the first. */
+    offset: integer("offset").notNull().default(0),
+    /** The Upload-Metadata header as the client sent it, to give back on HEAD. */
+    metadata: text("metadata"),
+    /** The upload's options, checked at creation (JSON; the password already hashed). */
+    fields: text("fields").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    /** The request writing its bytes now, and when another may take over (it died). */
+    writer: text("writer"),
+    writerUntil: integer("writer_until"),
+    /** How it ended: made into `uploadId`, terminated by the client, or refused by the pipeline. */
+    ended: text("ended", { enum: TUS_ENDINGS }),
+    uploadId: text("upload_id"),
+    /** A refusal's status and message, given again to every later request. */
+    failure: text("failure"),
+  },
+  (t) => [index("tus_uploads_expires").on(t.ended, t.expiresAt)],
+);
+
+export type TusUploadRow = typeof tusUploads.$inferSelect;
 
 /** Terms that titles and descriptions may not contain, kept in their normalised form. */
 export const blockedTerms = sqliteTable("blocked_terms", {

@@ -33,3 +33,8 @@ export function variantSource(key: string): string | null {
 export const PIECES_PREFIX = "chunks/";
 export const piecePrefix = (uploadId: string) => `${PIECES_PREFIX}${uploadId}/`;
 export const pieceKey = (uploadId: string, index: number) => `${piecePrefix(uploadId)}${index}`;
+/** A tus upload's bytes that wait for their piece to fill (uploads/intake/tus-bytes.ts), by where they start. */
+export const tusTailPrefix = (uploadId: string) => `${piecePrefix(uploadId)}tail/`;
+export const tusTailKey = (uploadId: string, start: number) => `${tusTailPrefix(uploadId)}${start}`;
+/** A tus request's bytes held until their checksum is known. */
+export const tusCheckedKey = (uploadId: string) => `${piecePrefix(uploadId)}checked`;

@@ -24,15 +24,18 @@ export interface FileSource {
   url?: string;
   /** The client's upload_id: the session its pieces were sent under. */
   pieceSessionId?: string;
+  /** A tus upload whose bytes have all arrived: the session of pieces they were cut into. */
+  tusUploadId?: string;
 }
 
-type SourceName = "uploads" | "url" | "upload_id";
+type SourceName = "uploads" | "url" | "upload_id" | "tus";
 
 function selectSource(source: FileSource): SourceName {
   const sources: SourceName[] = [];
   if (source.sent) sources.push("uploads");
   if (source.url?.trim()) sources.push("url");
   if (source.pieceSessionId?.trim()) sources.push("upload_id");
+  if (source.tusUploadId) sources.push("tus");
   if (sources.length === 0) {
     throw unprocessable(
       "No file or link: send the file as `uploads`, a link as `url`, or a chunked upload's `upload_id`.",
@@ -87,9 +90,11 @@ export class IncomingFile implements AsyncDisposable {
       case "url":
         this.file = await stageFromLink(this.staging, this.target.link, source.url!);
         break;
-      case "upload_id": {
-        const sessionId = source.pieceSessionId!.trim().toLowerCase();
-        const session = await claimPiecedFile(this.deps, this.target.accountId, sessionId);
+      case "upload_id":
+      case "tus": {
+        const session = source.tusUploadId
+          ? await claimPiecedFile(this.deps, this.target.accountId, source.tusUploadId, "tus")
+          : await claimPiecedFile(this.deps, this.target.accountId, source.pieceSessionId!.trim().toLowerCase());
         this.session = session;
         if (this.target.newUpload && session.whole) this.staging.adopt(session.whole.reservedUploadId);
         this.file = await stageFromPieces(this.staging, session);

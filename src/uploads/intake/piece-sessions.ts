@@ -14,7 +14,7 @@ import {
 } from "../../storage/piece-sessions";
 import { PIECES_PREFIX, pieceKey } from "../../storage/keys";
 import { deletePrefix } from "../../storage/objects";
-import type { PieceSessionRow } from "../../model/schema";
+import type { PieceSender, PieceSessionRow } from "../../model/schema";
 import { findUploadInAnyState } from "../../storage/uploads";
 import type { WrittenObject } from "../../storage/object-writer";
 import { assembleParts, getStoredPiece, mayBePart, removePieceStorage, storeAsPart } from "./piece-parts";
@@ -56,8 +56,11 @@ export interface Piece {
   bytes: Uint8Array;
 }
 
-/** Stores one piece; sending the same index again replaces it. */
-export async function storePiece(deps: Stores, piece: Piece): Promise<void> {
+/**
+ * Stores one piece; sending the same index again replaces it. `sender` is who cuts the file into
+ * pieces: the client (/api/chunk), or the service for a tus upload; neither may add to the other's.
+ */
+export async function storePiece(deps: Stores, piece: Piece, sender: PieceSender = "chunk"): Promise<void> {
   const { db, bucket } = deps;
   const now = deps.now();
   const expiresAt = now + SESSION_LIFETIME_MS;
@@ -66,7 +69,7 @@ export async function storePiece(deps: Stores, piece: Piece): Promise<void> {
     { id: piece.sessionId, accountId: piece.accountId, total: piece.total, createdAt: now, expiresAt },
     mayBePart(piece.index, piece.bytes.byteLength, piece.total),
   );
-  if (session.accountId !== piece.accountId)
+  if (session.accountId !== piece.accountId || session.sender !== sender)
     throw unprocessable("This upload_id is in use by another session. Choose another (32 random hex characters).");
   if (session.status === "consumed") throw finished();
   if (session.status === "discarded" || session.expiresAt <= now) throw expired();
@@ -134,13 +137,18 @@ const missingPieces = (indices: number[], total: number) =>
  * pieces together where they were parts. Whatever the reason it cannot be finished, the answer
  * is a 422 that says which.
  */
-export async function claimPiecedFile(deps: Stores, accountId: string, sessionId: string): Promise<PiecedFile> {
+export async function claimPiecedFile(
+  deps: Stores,
+  accountId: string,
+  sessionId: string,
+  sender: PieceSender = "chunk",
+): Promise<PiecedFile> {
   const { db, bucket } = deps;
   const now = deps.now();
   if (!SESSION_ID_PATTERN.test(sessionId)) throw unprocessable("upload_id must be 32 hexadecimal characters.");
   const session = await findPieceSession(db, sessionId);
-  // Another account's session is as unknown as one that never existed.
-  if (!session || session.accountId !== accountId)
+  // Another account's session is as unknown as one that never existed, as is a tus upload's here.
+  if (!session || session.accountId !== accountId || session.sender !== sender)
     throw unprocessable("Unknown upload_id: no pieces were sent under it with this account's keys.");
   if (session.status === "consumed") throw finished();
   if (session.status === "discarded" || session.expiresAt <= now) throw expired();
@@ -205,6 +213,12 @@ export async function claimPiecedFile(deps: Stores, accountId: string, sessionId
     await release();
     throw error;
   }
+}
+
+/** Ends a session unfinished, its pieces removed: storage first, so a discarded session never keeps any. */
+export async function discardPieceSession(deps: Stores, session: PieceSessionRow): Promise<void> {
+  await removePieceStorage(deps.bucket, session);
+  await closePieceSession(deps.db, session.id, "discarded");
 }
 
 /** The cron job's part: discard sessions left unfinished past their lifetime, with their pieces. */

@@ -1,0 +1,271 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import { ApiError, tooLarge } from "../errors";
+import { bearerOrPresentedKey, identifyCallerBy, requireKey } from "../http/auth";
+import { withPieceBytes } from "../http/throttles/budgets";
+import { rateLimits } from "../http/throttles/rate-limits";
+import { notedWrites } from "../http/d1-sessions";
+import { methodNotAllowed } from "../http/method-not-allowed";
+import { linkSigning, publicOrigin } from "../http/request-info";
+import { routeGroup } from "../http/route-group";
+import { isolateMemory } from "../limits/isolate-memory";
+import type { TusUploadRow } from "../model/schema";
+import { requestStores, type Stores } from "../deps";
+import { hashPassword } from "../uploads/access/passwords";
+import { presentUpload } from "../uploads/present";
+import { getOwnedUpload } from "../uploads/read";
+import { checkedBytes, writeTusBytes } from "../uploads/intake/tus-bytes";
+import {
+  createTusUpload,
+  declareTusLength,
+  findOwnTusUpload,
+  finishTusUpload,
+  refuseTusUpload,
+  reopenTusUpload,
+  terminateTusUpload,
+  withTusWriter,
+} from "../uploads/intake/tus-uploads";
+import { describeTusCreate, describeTusResult, describeTusTerminate, describeTusWrite } from "./openapi-tus";
+import { uploadItemResponse } from "./responses";
+import { assertExpiryAllowed, parseUploadFields, uploadFrom, type UploadFields } from "./upload";
+import {
+  byteCount,
+  httpDate,
+  metadataFields,
+  OFFSET_CONTENT_TYPE,
+  parseMetadata,
+  tusProtocol,
+  uploadChecksum,
+  uploadLength,
+} from "./tus-protocol";
+
+/**
+ * /api/tus: tus 1.0 resumable uploads (tus-protocol.ts), a way in for Uppy, tus-js-client and the
+ * many tools built on them. Creating one counts as an upload against the API's limits; its
+ * requests after that count as pieces do, and its bytes against the daily piece bytes. Its last
+ * byte finishes it through the upload pipeline, as POST /api with an upload_id would.
+ */
+
+const deps = requestStores;
+
+/** The options a tus upload was created with, checked then, for the pipeline at its end. */
+interface StoredOptions {
+  fields: UploadFields;
+  passwordHash: string | null;
+}
+
+const tusUrl = (c: Context<AppEnv>, id: string) => `${publicOrigin(c)}/api/tus/${id}`;
+
+/** A finished upload's id and file, on its tus URL's answers. */
+async function resultHeaders(c: Context<AppEnv>, upload: TusUploadRow) {
+  if (!upload.uploadId) return;
+  const row = await getOwnedUpload(deps(c), upload.accountId, upload.uploadId).catch(() => null);
+  c.header("X-Upload-Id", upload.uploadId);
+  if (row) c.header("X-Upload-Src", (await presentUpload(row, publicOrigin(c), null)).src);
+}
+
+function stateHeaders(c: Context<AppEnv>, upload: TusUploadRow) {
+  c.header("Upload-Offset", String(upload.offset));
+  if (upload.length === null) c.header("Upload-Defer-Length", "1");
+  else c.header("Upload-Length", String(upload.length));
+  if (!upload.ended) c.header("Upload-Expires", httpDate(upload.expiresAt));
+}
+
+/**
+ * The request's bytes, written from the upload's offset while this request holds its writer
+ * lease; then, if they were the last, the upload is made. Answers the upload as it then is.
+ */
+async function receiveBytes(c: Context<AppEnv>, stores: Stores, upload: TusUploadRow): Promise<TusUploadRow> {
+  const sum = uploadChecksum(c);
+  const declared = byteCount(c, "Content-Length");
+  const body = c.req.raw.body;
+  return withTusWriter(stores, upload, async (held, writer) => {
+    const at = byteCount(c, "Upload-Offset") ?? 0;
+    if (at !== held.offset) {
+      throw new ApiError(409, `Upload-Offset ${at} is not this upload's offset, ${held.offset}: resume from there.`, {
+        "Upload-Offset": String(held.offset),
+      });
+    }
+    const length = byteCount(c, "Upload-Length");
+    if (length !== undefined && held.length === null) held = await declareTusLength(stores, held, writer, length);
+    else if (length !== undefined && length !== held.length) {
+      throw new ApiError(400, `Upload-Length cannot change: it is ${held.length}.`);
+    }
+    const room = (held.length ?? Number.POSITIVE_INFINITY) - held.offset;
+    if (declared !== undefined && declared > room) {
+      throw tooLarge(`This request's ${declared} bytes go past the upload's length of ${held.length} bytes.`);
+    }
+    if (sum && declared === undefined) throw new ApiError(400, "Upload-Checksum needs a Content-Length.");
+    const memory = isolateMemory.open();
+    const checked = sum && body ? await checkedBytes(stores.bucket, held.id, body, declared!, sum) : null;
+    try {
+      const offset = body
+        ? await writeTusBytes(stores, {
+            upload: held,
+            writer,
+            body: checked?.body ?? (body as unknown as AsyncIterable<Uint8Array>),
+            memory,
+            charge: (bytes, store) => withPieceBytes(c, bytes, store),
+          })
+        : held.offset;
+      held = { ...held, offset };
+    } finally {
+      memory.release();
+      await checked?.discard();
+    }
+    if (held.length !== null && held.offset === held.length) held = await finish(c, stores, held, writer);
+    return held;
+  });
+}
+
+/**
+ * Refusals of the file itself are for good; anything else (the service busy, a limit) may pass,
+ * and the client is made to send the last piece again to try once more.
+ */
+const refusesTheFile = (error: unknown): error is ApiError =>
+  error instanceof ApiError &&
+  error.status >= 400 &&
+  error.status < 500 &&
+  ![408, 409, 423, 429].includes(error.status);
+
+/** The upload's last byte is stored: it goes through the upload pipeline as any file does. */
+async function finish(c: Context<AppEnv>, stores: Stores, upload: TusUploadRow, writer: string) {
+  const options = JSON.parse(upload.fields) as StoredOptions;
+  try {
+    const { row } = await uploadFrom(c, stores, async () => ({
+      fields: options.fields,
+      passwordHash: options.passwordHash,
+      source: { sent: null, tusUploadId: upload.id },
+    }));
+    await finishTusUpload(stores, upload.id, row.id);
+    return { ...upload, ended: "finished" as const, uploadId: row.id };
+  } catch (error) {
+    if (refusesTheFile(error)) await refuseTusUpload(stores, upload, { status: error.status, message: error.message });
+    else await reopenTusUpload(stores, { ...upload, length: upload.length! }, writer);
+    throw error;
+  }
+}
+
+/** POST /api/tus: a new upload, its options checked now, with its first bytes if the body has them. */
+async function handleCreate(c: Context<AppEnv>) {
+  const stores = deps(c);
+  const length = uploadLength(c);
+  if (length === 0) throw new ApiError(422, "The file is empty: an upload needs at least one byte.");
+  const metadata = c.req.header("Upload-Metadata") ?? null;
+  const fields = parseUploadFields(metadataFields(parseMetadata(metadata ?? undefined)));
+  assertExpiryAllowed(c, fields.expires_in);
+  const { password, ...rest } = fields;
+  const options: StoredOptions = { fields: rest, passwordHash: password ? await hashPassword(password) : null };
+  let upload = await createTusUpload(stores, {
+    accountId: c.var.caller.accountId,
+    length,
+    metadata,
+    fields: JSON.stringify(options),
+  });
+  c.header("Location", tusUrl(c, upload.id));
+  if (c.req.header("Content-Type")?.split(";")[0]?.trim() === OFFSET_CONTENT_TYPE && c.req.raw.body) {
+    try {
+      upload = await receiveBytes(c, stores, upload);
+    } catch (error) {
+      // The upload is made whatever became of its first bytes, unless the file itself was refused.
+      // A refusal of the bytes sent (a checksum's, a length's) leaves the upload open; one of the file, not.
+      const now = await findOwnTusUpload(stores, upload.accountId, upload.id).catch(() => null);
+      if (!now) throw error;
+      upload = now;
+    }
+  }
+  stateHeaders(c, upload);
+  await resultHeaders(c, upload);
+  return c.body(null, 201);
+}
+
+/** HEAD: where to resume. GET: the upload made from it, once finished. */
+async function handleHead(c: Context<AppEnv>) {
+  const upload = await findOwnTusUpload(deps(c), c.var.caller.accountId, c.req.param("id")!);
+  stateHeaders(c, upload);
+  if (upload.metadata) c.header("Upload-Metadata", upload.metadata);
+  await resultHeaders(c, upload);
+  return c.body(null, 200);
+}
+
+async function handleResult(c: Context<AppEnv>) {
+  const upload = await findOwnTusUpload(deps(c), c.var.caller.accountId, c.req.param("id")!);
+  if (!upload.uploadId) {
+    return c.json(
+      { type: "success", offset: upload.offset, length: upload.length, expires_at: httpDate(upload.expiresAt) },
+      202,
+    );
+  }
+  const row = await getOwnedUpload(deps(c), upload.accountId, upload.uploadId);
+  // An upload-only key may see what its upload answered, but not open a locked one's file.
+  const signing = c.var.caller.kind === "full" ? linkSigning(c) : null;
+  return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), signing));
+}
+
+async function handleWrite(c: Context<AppEnv>) {
+  const stores = deps(c);
+  const type = c.req.header("Content-Type")?.split(";")[0]?.trim();
+  if (type !== OFFSET_CONTENT_TYPE) {
+    throw new ApiError(415, `Send the bytes as Content-Type: ${OFFSET_CONTENT_TYPE}.`);
+  }
+  if (byteCount(c, "Upload-Offset") === undefined) throw new ApiError(400, "Send Upload-Offset: where these bytes go.");
+  let upload = await findOwnTusUpload(stores, c.var.caller.accountId, c.req.param("id")!);
+  if (upload.ended === "finished") {
+    if (byteCount(c, "Upload-Offset") !== upload.offset) {
+      throw new ApiError(409, "This upload is complete.", { "Upload-Offset": String(upload.offset) });
+    }
+  } else {
+    upload = await receiveBytes(c, stores, upload);
+  }
+  stateHeaders(c, upload);
+  await resultHeaders(c, upload);
+  return c.body(null, 204);
+}
+
+async function handleTerminate(c: Context<AppEnv>) {
+  const stores = deps(c);
+  const upload = await findOwnTusUpload(stores, c.var.caller.accountId, c.req.param("id")!);
+  await withTusWriter(stores, upload, () => terminateTusUpload(stores, upload));
+  return c.body(null, 204);
+}
+
+/** X-HTTP-Method-Override: a POST that stands for PATCH, DELETE or HEAD, for clients that can only send POST. */
+function handleOverride(c: Context<AppEnv>) {
+  switch (c.req.header("X-HTTP-Method-Override")?.trim().toUpperCase()) {
+    case "PATCH":
+      return handleWrite(c);
+    case "DELETE":
+      return handleTerminate(c);
+    case "HEAD":
+      return handleHead(c);
+    default:
+      throw new ApiError(405, "POST to an upload's URL needs X-HTTP-Method-Override: PATCH, DELETE or HEAD.", {
+        Allow: "GET, HEAD, PATCH, DELETE, OPTIONS",
+      });
+  }
+}
+
+/** The routes of the tus uploads; OPTIONS, the protocol's discovery, is answered with CORS's (app.ts). */
+export const tusCreation = routeGroup(
+  tusProtocol,
+  identifyCallerBy(bearerOrPresentedKey),
+  rateLimits("api"),
+  notedWrites,
+)
+  .post("/tus", describeTusCreate, requireKey("any"), handleCreate)
+  .all("/tus", methodNotAllowed("POST"));
+
+export const tusUploads = routeGroup(
+  tusProtocol,
+  identifyCallerBy(bearerOrPresentedKey),
+  rateLimits("pieces"),
+  notedWrites,
+)
+  // HEAD comes here too (Hono answers HEAD with GET's route): the protocol's offset, not the result.
+  .get("/tus/:id", describeTusResult, requireKey("any"), (c) =>
+    c.req.raw.method === "HEAD" ? handleHead(c) : handleResult(c),
+  )
+  .patch("/tus/:id", describeTusWrite, requireKey("any"), handleWrite)
+  .delete("/tus/:id", describeTusTerminate, requireKey("any"), handleTerminate)
+  .post("/tus/:id", requireKey("any"), handleOverride)
+  .all("/tus/:id", methodNotAllowed("GET", "HEAD", "PATCH", "DELETE", "POST"));

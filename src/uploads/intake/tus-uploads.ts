@@ -1,0 +1,160 @@
+import { ApiError, notFound, tooLarge } from "../../errors";
+import { toHex } from "../../crypto";
+import { MAX_FILE_BYTES, MiB, PIECE_BYTES } from "../../model/spec-limits";
+import type { TusUploadRow } from "../../model/schema";
+import { findPieceSession, forgetPiece } from "../../storage/piece-sessions";
+import {
+  endTusUpload,
+  findTusUpload,
+  openTusUpload,
+  openTusUploads,
+  releaseTusWriter,
+  setTusLength,
+  setTusOffset,
+  takeTusWriter,
+} from "../../storage/tus-uploads";
+import type { Stores } from "../../storage/stores";
+import { discardPieceSession } from "./piece-sessions";
+import { lostLease, WRITER_LEASE_MS } from "./tus-bytes";
+
+/**
+ * Tus uploads (/api/tus): a file sent at offsets, resumed after any break. This is their life:
+ * created with their options checked, written by one request at a time (tus-bytes.ts), finished
+ * through the upload pipeline once their last byte is stored (api/tus.ts), or ended: terminated
+ * by the client, refused by the pipeline, or expired and swept with their piece session.
+ */
+
+/** How long an unfinished tus upload is kept from its creation (Upload-Expires). */
+export const TUS_LIFETIME_MS = 24 * 60 * 60_000;
+/** Unfinished tus uploads an account may have at once: each may hold up to 200 MB of storage. */
+export const MAX_OPEN_TUS_UPLOADS = 20;
+/** Pieces of an upload whose length is not yet known: as many as the largest file has. */
+const UNKNOWN_LENGTH_PIECES = Math.ceil(MAX_FILE_BYTES / PIECE_BYTES);
+
+export const piecesOfLength = (length: number) => Math.max(1, Math.ceil(length / PIECE_BYTES));
+
+export const fileTooLarge = () =>
+  tooLarge(`A file may be at most ${MAX_FILE_BYTES / MiB}MB (${MAX_FILE_BYTES} bytes).`);
+
+export interface NewTusUpload {
+  accountId: string;
+  /** Null: the client says later (Upload-Defer-Length). */
+  length: number | null;
+  /** The Upload-Metadata header, as sent. */
+  metadata: string | null;
+  /** The upload's options, checked (JSON). */
+  fields: string;
+}
+
+/** A new tus upload's id (its URL's last segment, and its piece session's). */
+function newTusId(): string {
+  return toHex(crypto.getRandomValues(new Uint8Array(16)));
+}
+
+export async function createTusUpload(deps: Stores, upload: NewTusUpload): Promise<TusUploadRow> {
+  if (upload.length !== null && upload.length > MAX_FILE_BYTES) throw fileTooLarge();
+  const now = deps.now();
+  if ((await openTusUploads(deps.db, upload.accountId, now)) >= MAX_OPEN_TUS_UPLOADS) {
+    throw new ApiError(
+      429,
+      `At most ${MAX_OPEN_TUS_UPLOADS} unfinished tus uploads at once: finish or terminate one first.`,
+      { "Retry-After": "60" },
+    );
+  }
+  const id = newTusId();
+  const total = upload.length === null ? UNKNOWN_LENGTH_PIECES : piecesOfLength(upload.length);
+  const expiresAt = now + TUS_LIFETIME_MS;
+  await openTusUpload(
+    deps.db,
+    { id, accountId: upload.accountId, total, createdAt: now, expiresAt },
+    { length: upload.length, metadata: upload.metadata, fields: upload.fields },
+  );
+  return (await findTusUpload(deps.db, id))!;
+}
+
+/** A refusal remembered for an upload the pipeline would not take. */
+interface Failure {
+  status: number;
+  message: string;
+}
+
+const gone = () => new ApiError(410, "This upload has expired: its bytes were removed. Create a new one.");
+
+/**
+ * The account's tus upload `id`, as its requests may see it: unknown, terminated or another
+ * account's is a 404; expired, a 410; refused by the pipeline, that refusal again.
+ */
+export async function findOwnTusUpload(deps: Stores, accountId: string, id: string): Promise<TusUploadRow> {
+  const upload = /^[0-9a-f]{32}$/.test(id) ? await findTusUpload(deps.db, id) : undefined;
+  if (!upload || upload.accountId !== accountId || upload.ended === "terminated") {
+    throw notFound("No such tus upload for this account's keys.");
+  }
+  if (upload.ended === "failed") {
+    const failure = JSON.parse(upload.failure ?? "{}") as Failure;
+    throw new ApiError((failure.status ?? 422) as ApiError["status"], failure.message ?? "This upload was refused.");
+  }
+  if (upload.ended === null && upload.expiresAt <= deps.now()) throw gone();
+  return upload;
+}
+
+/**
+ * Runs `write` holding the upload's writer lease: a 423 while another request holds it. The lease
+ * is let go after, however `write` ends.
+ */
+export async function withTusWriter<T>(
+  deps: Stores,
+  upload: TusUploadRow,
+  write: (upload: TusUploadRow, writer: string) => Promise<T>,
+): Promise<T> {
+  const writer = crypto.randomUUID();
+  const held = await takeTusWriter(deps.db, upload.id, writer, deps.now(), WRITER_LEASE_MS);
+  if (!held) throw lostLease();
+  try {
+    return await write(held, writer);
+  } finally {
+    await releaseTusWriter(deps.db, upload.id, writer).catch(() => {});
+  }
+}
+
+/** The length of an upload created without one, by its writer: from then on it is fixed. */
+export async function declareTusLength(deps: Stores, upload: TusUploadRow, writer: string, length: number) {
+  if (length > MAX_FILE_BYTES) throw fileTooLarge();
+  if (length < upload.offset) {
+    throw new ApiError(400, `Upload-Length ${length} is below the bytes already received (${upload.offset}).`);
+  }
+  if (!(await setTusLength(deps.db, upload.id, writer, length, piecesOfLength(length)))) throw lostLease();
+  return { ...upload, length };
+}
+
+/** The upload became upload `uploadId`: its URL answers with it from now on. */
+export async function finishTusUpload(deps: Stores, id: string, uploadId: string) {
+  await endTusUpload(deps.db, id, { ended: "finished", uploadId, failure: null });
+}
+
+/** The pipeline refused the file for good: the bytes go, and every later request gets the refusal. */
+export async function refuseTusUpload(deps: Stores, upload: TusUploadRow, failure: Failure) {
+  await endTusUpload(deps.db, upload.id, { ended: "failed", uploadId: null, failure: JSON.stringify(failure) });
+  const session = await findPieceSession(deps.db, upload.id);
+  if (session && session.status === "open") await discardPieceSession(deps, session);
+}
+
+/**
+ * The pipeline could not finish the file just now: its last piece is given back, so that the
+ * client, told its offset is short of the end, sends those bytes again and the finish is tried
+ * again then, rather than the client taking the upload for done.
+ */
+export async function reopenTusUpload(deps: Stores, upload: TusUploadRow & { length: number }, writer: string) {
+  const last = piecesOfLength(upload.length) - 1;
+  await forgetPiece(deps.db, upload.id, last);
+  await setTusOffset(deps.db, upload.id, writer, last * PIECE_BYTES);
+}
+
+/** DELETE: the upload ends, its bytes removed; its URL answers 404 from then on. */
+export async function terminateTusUpload(deps: Stores, upload: TusUploadRow) {
+  if (upload.ended === "finished") return;
+  await endTusUpload(deps.db, upload.id, { ended: "terminated", uploadId: null, failure: null });
+  const session = await findPieceSession(deps.db, upload.id);
+  if (session && (session.status === "open" || session.status === "finishing")) {
+    await discardPieceSession(deps, session);
+  }
+}

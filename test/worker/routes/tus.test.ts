@@ -1,0 +1,342 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { MAX_FILE_BYTES, MiB } from "../../../src/model/spec-limits";
+import { bigPng, json, newAccount, request, strayObjects, type TestAccount, uniquePng } from "../helpers";
+
+/**
+ * The tus 1.0 endpoint, raw: every status the protocol names, the extensions it offers, and the
+ * file at the end going through the upload pipeline. (tus-js-client and Uppy, unchanged, run
+ * against wrangler dev in test/node/tus-clients.test.ts.)
+ */
+
+const TUS = { "Tus-Resumable": "1.0.0" };
+const b64 = (text: string) => btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+const metadata = (pairs: Record<string, string>) =>
+  Object.entries(pairs)
+    .map(([k, v]) => `${k} ${b64(v)}`)
+    .join(",");
+
+async function create(key: string, headers: Record<string, string> = {}, body?: Uint8Array) {
+  return request("/api/tus", { method: "POST", key, headers: { ...TUS, ...headers }, body });
+}
+
+/** A new upload of `length` bytes: its path. */
+async function created(account: TestAccount, length: number | null, meta: Record<string, string> = {}) {
+  const res = await create(account.full, {
+    ...(length === null ? { "Upload-Defer-Length": "1" } : { "Upload-Length": String(length) }),
+    ...(Object.keys(meta).length ? { "Upload-Metadata": metadata(meta) } : {}),
+  });
+  expect(res.status, await res.clone().text()).toBe(201);
+  return new URL(res.headers.get("Location")!).pathname;
+}
+
+const patch = (key: string, path: string, offset: number, bytes: Uint8Array, headers: Record<string, string> = {}) =>
+  request(path, {
+    method: "PATCH",
+    key,
+    headers: { ...TUS, "Content-Type": "application/offset+octet-stream", "Upload-Offset": String(offset), ...headers },
+    body: bytes,
+  });
+
+const head = (key: string, path: string) => request(path, { method: "HEAD", key, headers: TUS });
+
+async function digest(algorithm: string, bytes: Uint8Array) {
+  const sum = new Uint8Array(await crypto.subtle.digest(algorithm, bytes));
+  return btoa(String.fromCharCode(...sum));
+}
+
+/** Sends `file` in requests of `size` bytes; the last answer. */
+async function sendIn(key: string, path: string, file: Uint8Array, size: number) {
+  let last: Response | undefined;
+  for (let at = 0; at < file.length; at += size) {
+    last = await patch(key, path, at, file.subarray(at, Math.min(at + size, file.length)));
+    expect(last.status, await last.clone().text()).toBe(204);
+    expect(last.headers.get("Upload-Offset")).toBe(String(Math.min(at + size, file.length)));
+  }
+  return last!;
+}
+
+async function storedFileOf(key: string, id: string) {
+  const { body } = await json(request(`/api/${id}`, { key }));
+  const row = await env.DB.prepare("SELECT object_key FROM uploads WHERE id = ?")
+    .bind(id)
+    .first<{ object_key: string }>();
+  return { data: body.data, object: await env.FILES.get(row!.object_key) };
+}
+
+describe("tus: discovery and version", () => {
+  it("OPTIONS says what the server offers, with no key", async () => {
+    const res = await request("/api/tus", { method: "OPTIONS" });
+    expect(res.status).toBe(204);
+    expect(res.headers.get("Tus-Version")).toBe("1.0.0");
+    expect(res.headers.get("Tus-Extension")!.split(",").sort()).toEqual(
+      ["checksum", "creation", "creation-defer-length", "creation-with-upload", "expiration", "termination"].sort(),
+    );
+    expect(res.headers.get("Tus-Max-Size")).toBe(String(MAX_FILE_BYTES));
+    expect(res.headers.get("Tus-Checksum-Algorithm")).toBe("sha1,sha256");
+  });
+
+  it("refuses another Tus-Resumable with 412 and Tus-Version, before the key is looked at", async () => {
+    const account = await newAccount();
+    for (const version of [undefined, "0.2.2", "2.0.0"]) {
+      const res = await request("/api/tus", {
+        method: "POST",
+        key: account.full,
+        headers: { "Upload-Length": "10", ...(version ? { "Tus-Resumable": version } : {}) },
+      });
+      expect(res.status).toBe(412);
+      expect(res.headers.get("Tus-Version")).toBe("1.0.0");
+      expect((await res.json<{ type: string }>()).type).toBe("error");
+    }
+    const res = await request("/api/tus", { method: "POST", headers: { ...TUS, "Upload-Length": "10" } });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("Tus-Resumable")).toBe("1.0.0");
+  });
+});
+
+describe("tus: creation", () => {
+  it("creates with Location, Upload-Expires and offset 0; HEAD answers it, not to be cached", async () => {
+    const account = await newAccount();
+    const res = await create(account.upload, { "Upload-Length": "1000", "Upload-Metadata": metadata({ title: "A" }) });
+    expect(res.status).toBe(201);
+    const location = res.headers.get("Location")!;
+    expect(location).toMatch(/^http:\/\/media\.test\/api\/tus\/[0-9a-f]{32}$/);
+    expect(Date.parse(res.headers.get("Upload-Expires")!)).toBeGreaterThan(Date.now() + 23 * 3600_000);
+    const state = await head(account.upload, new URL(location).pathname);
+    expect(state.status).toBe(200);
+    expect(state.headers.get("Upload-Offset")).toBe("0");
+    expect(state.headers.get("Upload-Length")).toBe("1000");
+    expect(state.headers.get("Upload-Metadata")).toBe(metadata({ title: "A" }));
+    expect(state.headers.get("Cache-Control")).toContain("no-store");
+    expect(state.headers.get("Tus-Resumable")).toBe("1.0.0");
+  });
+
+  it.each([
+    [{}, 400],
+    [{ "Upload-Length": "10", "Upload-Defer-Length": "1" }, 400],
+    [{ "Upload-Defer-Length": "2" }, 400],
+    [{ "Upload-Length": "-1" }, 400],
+    [{ "Upload-Length": "ten" }, 400],
+    [{ "Upload-Length": "0" }, 422],
+    [{ "Upload-Length": String(MAX_FILE_BYTES + 1) }, 413],
+    [{ "Upload-Length": "10", "Upload-Metadata": "title" + " !!!" }, 400],
+    [{ "Upload-Length": "10", "Upload-Metadata": `title ${b64("a")},title ${b64("b")}` }, 400],
+    [{ "Upload-Length": "10", "Upload-Metadata": `title ${btoa("\xff\xfe")}` }, 400],
+    [{ "Upload-Length": "10", "Upload-Metadata": metadata({ visibility: "everyone" }) }, 422],
+    [{ "Upload-Length": "10", "Upload-Metadata": metadata({ expires_in: "5" }) }, 422],
+    [{ "Upload-Length": "10", "Upload-Metadata": metadata({ max_views: "0" }) }, 422],
+    [{ "Upload-Length": "10", "Upload-Metadata": metadata({ title: "x".repeat(300) }) }, 422],
+    [{ "Upload-Length": "10", "Upload-Metadata": `a ${"A".repeat(20_000)}` }, 400],
+  ])("refuses %o with %i, in the envelope, making nothing", async (headers, status) => {
+    const account = await newAccount();
+    const res = await create(account.full, headers as Record<string, string>);
+    expect(res.status).toBe(status);
+    expect((await res.json<{ type: string }>()).type).toBe("error");
+    expect(res.headers.get("Location")).toBeNull();
+  });
+
+  it("takes a file in the creation request (creation-with-upload) and makes the upload at once", async () => {
+    const account = await newAccount();
+    const file = await uniquePng("with-upload");
+    const res = await create(
+      account.full,
+      {
+        "Upload-Length": String(file.length),
+        "Content-Type": "application/offset+octet-stream",
+        "Upload-Metadata": metadata({ title: "Made at creation", visibility: "public", filename: "a.png" }),
+      },
+      file,
+    );
+    expect(res.status).toBe(201);
+    expect(res.headers.get("Upload-Offset")).toBe(String(file.length));
+    const id = res.headers.get("X-Upload-Id")!;
+    expect(res.headers.get("X-Upload-Src")).toMatch(/^http:\/\/media\.test\/i\/\w+$/);
+    const { data, object } = await storedFileOf(account.full, id);
+    expect(data.title).toBe("Made at creation");
+    expect(data.visibility).toBe("public");
+    expect(data.src).toBe(res.headers.get("X-Upload-Src"));
+    // The bytes after the PNG's end go with its metadata.
+    expect(new Uint8Array(await object!.arrayBuffer())).toEqual(file.subarray(0, object!.size));
+    // GET on the tus URL answers the upload, as GET /api/{id} does.
+    const result = await json(
+      request(new URL(res.headers.get("Location")!).pathname, { key: account.full, headers: TUS }),
+    );
+    expect(result.status).toBe(200);
+    expect(result.body.data.id).toBe(id);
+  });
+});
+
+describe("tus: writing", () => {
+  it("puts a file together from requests of any size, across pieces, byte for byte", async () => {
+    const account = await newAccount();
+    const file = await bigPng(11 * MiB + 12345, 7);
+    const path = await created(account, file.length, { title: "Odd sizes" });
+    const last = await sendIn(account.upload, path, file, 3 * MiB + 17);
+    const id = last.headers.get("X-Upload-Id")!;
+    expect(id).toBeTruthy();
+    const { data, object } = await storedFileOf(account.full, id);
+    expect(data.title).toBe("Odd sizes");
+    expect(new Uint8Array(await object!.arrayBuffer())).toEqual(file);
+    expect(await strayObjects()).toEqual([]);
+    expect((await env.FILES.list({ prefix: `chunks/${path.split("/").pop()}/` })).objects).toEqual([]);
+  });
+
+  it("takes many small requests within a piece, and a length given only at the end", async () => {
+    const account = await newAccount();
+    const file = await bigPng(600 * 1024, 3);
+    const path = await created(account, null);
+    const state = await head(account.full, path);
+    expect(state.headers.get("Upload-Defer-Length")).toBe("1");
+    expect(state.headers.get("Upload-Length")).toBeNull();
+    const size = 20 * 1024;
+    let at = 0;
+    for (; at + size < file.length; at += size) {
+      expect((await patch(account.full, path, at, file.subarray(at, at + size))).status).toBe(204);
+    }
+    const last = await patch(account.full, path, at, file.subarray(at), { "Upload-Length": String(file.length) });
+    expect(last.status, await last.clone().text()).toBe(204);
+    const { object } = await storedFileOf(account.full, last.headers.get("X-Upload-Id")!);
+    expect(new Uint8Array(await object!.arrayBuffer())).toEqual(file);
+  });
+
+  it("answers 409 to a wrong Upload-Offset, 415 to a wrong Content-Type, 400 without Upload-Offset", async () => {
+    const account = await newAccount();
+    const path = await created(account, 1000);
+    expect((await patch(account.full, path, 0, new Uint8Array(100))).status).toBe(204);
+    const conflict = await patch(account.full, path, 50, new Uint8Array(100));
+    expect(conflict.status).toBe(409);
+    expect(conflict.headers.get("Upload-Offset")).toBe("100");
+    const wrongType = await patch(account.full, path, 100, new Uint8Array(10), { "Content-Type": "image/png" });
+    expect(wrongType.status).toBe(415);
+    const noOffset = await request(path, {
+      method: "PATCH",
+      key: account.full,
+      headers: { ...TUS, "Content-Type": "application/offset+octet-stream" },
+      body: new Uint8Array(10),
+    });
+    expect(noOffset.status).toBe(400);
+    expect((await head(account.full, path)).headers.get("Upload-Offset")).toBe("100");
+  });
+
+  it("answers 413 to bytes past Upload-Length, keeping what fit", async () => {
+    const account = await newAccount();
+    const path = await created(account, 1000);
+    const res = await patch(account.full, path, 0, new Uint8Array(1001));
+    expect(res.status).toBe(413);
+    expect((await res.json<{ type: string }>()).type).toBe("error");
+    expect((await head(account.full, path)).headers.get("Upload-Offset")).toBe("0");
+  });
+
+  it("checks sha1 and sha256 checksums: a mismatch is 460 and keeps nothing of the request", async () => {
+    const account = await newAccount();
+    const file = await uniquePng("checksums");
+    const path = await created(account, file.length);
+    const half = Math.floor(file.length / 2);
+    const first = file.subarray(0, half);
+    const bad = await patch(account.full, path, 0, first, {
+      "Upload-Checksum": `sha1 ${await digest("SHA-1", new Uint8Array(5))}`,
+    });
+    expect(bad.status).toBe(460);
+    expect((await head(account.full, path)).headers.get("Upload-Offset")).toBe("0");
+    const good = await patch(account.full, path, 0, first, {
+      "Upload-Checksum": `sha1 ${await digest("SHA-1", first)}`,
+    });
+    expect(good.status).toBe(204);
+    const rest = file.subarray(half);
+    const last = await patch(account.full, path, half, rest, {
+      "Upload-Checksum": `sha256 ${await digest("SHA-256", rest)}`,
+    });
+    expect(last.status).toBe(204);
+    expect(last.headers.get("X-Upload-Id")).toBeTruthy();
+    for (const checksum of ["md5 AAAA", "sha1", "sha1 !!!", `sha1 ${btoa("short")}`]) {
+      const path2 = await created(account, 10);
+      const res = await patch(account.full, path2, 0, new Uint8Array(10), { "Upload-Checksum": checksum });
+      expect(res.status, checksum).toBe(400);
+    }
+  });
+
+  it("honours X-HTTP-Method-Override for PATCH, HEAD and DELETE", async () => {
+    const account = await newAccount();
+    const path = await created(account, 100);
+    const written = await request(path, {
+      method: "POST",
+      key: account.full,
+      headers: {
+        ...TUS,
+        "X-HTTP-Method-Override": "PATCH",
+        "Content-Type": "application/offset+octet-stream",
+        "Upload-Offset": "0",
+      },
+      body: new Uint8Array(40),
+    });
+    expect(written.status).toBe(204);
+    const state = await request(path, {
+      method: "POST",
+      key: account.full,
+      headers: { ...TUS, "X-HTTP-Method-Override": "HEAD" },
+    });
+    expect(state.headers.get("Upload-Offset")).toBe("40");
+    const gone = await request(path, {
+      method: "POST",
+      key: account.full,
+      headers: { ...TUS, "X-HTTP-Method-Override": "DELETE" },
+    });
+    expect(gone.status).toBe(204);
+    expect((await head(account.full, path)).status).toBe(404);
+  });
+
+  it("refuses a file the pipeline refuses, and gives that refusal again", async () => {
+    const account = await newAccount();
+    const text = new TextEncoder().encode("not an image at all, just text ".repeat(10));
+    const path = await created(account, text.length);
+    const res = await patch(account.full, path, 0, text);
+    expect(res.status).toBe(422);
+    expect((await res.json<{ type: string }>()).type).toBe("error");
+    expect((await head(account.full, path)).status).toBe(422);
+    expect(await strayObjects()).toEqual([]);
+    expect((await env.FILES.list({ prefix: `chunks/${path.split("/").pop()}/` })).objects).toEqual([]);
+  });
+});
+
+describe("tus: termination, expiry and access", () => {
+  it("terminates: the bytes go and the URL answers 404", async () => {
+    const account = await newAccount();
+    const path = await created(account, 6 * MiB);
+    expect((await patch(account.full, path, 0, await bigPng(5 * MiB + 100))).status).toBe(204);
+    const res = await request(path, { method: "DELETE", key: account.full, headers: TUS });
+    expect(res.status).toBe(204);
+    expect((await head(account.full, path)).status).toBe(404);
+    expect((await patch(account.full, path, 0, new Uint8Array(1))).status).toBe(404);
+    expect((await env.FILES.list({ prefix: `chunks/${path.split("/").pop()}/` })).objects).toEqual([]);
+  });
+
+  it("answers 410 once the upload expired, and the cron job's sweep removes its bytes", async () => {
+    const account = await newAccount();
+    const path = await created(account, 1000);
+    expect((await patch(account.full, path, 0, new Uint8Array(500))).status).toBe(204);
+    const id = path.split("/").pop()!;
+    await env.DB.prepare("UPDATE tus_uploads SET expires_at = 1 WHERE id = ?").bind(id).run();
+    await env.DB.prepare("UPDATE chunk_sessions SET expires_at = 1 WHERE id = ?").bind(id).run();
+    expect((await head(account.full, path)).status).toBe(410);
+    expect((await patch(account.full, path, 500, new Uint8Array(10))).status).toBe(410);
+  });
+
+  it("is the account's own: another account's key gets 404; tus uploads are not /api/chunk sessions", async () => {
+    const [owner, other] = [await newAccount(), await newAccount()];
+    const path = await created(owner, 100);
+    expect((await head(other.full, path)).status).toBe(404);
+    expect((await patch(other.full, path, 0, new Uint8Array(10))).status).toBe(404);
+    expect((await request(path, { method: "DELETE", key: other.full, headers: TUS })).status).toBe(404);
+    const id = path.split("/").pop()!;
+    const form = new FormData();
+    form.append("upload_id", id);
+    form.append("index", "0");
+    form.append("total", "1");
+    form.append("chunk", new Blob([new Uint8Array(10)]));
+    expect((await request("/api/chunk", { method: "POST", key: owner.full, body: form })).status).toBe(422);
+    const finish = new FormData();
+    finish.append("upload_id", id);
+    expect((await request("/api", { method: "POST", key: owner.full, body: finish })).status).toBe(422);
+    expect((await head(owner.full, "/api/tus/not-an-id")).status).toBe(404);
+  });
+});
