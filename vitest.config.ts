@@ -1,4 +1,4 @@
-import { createReadStream, readFileSync } from "node:fs";
+import { createReadStream } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { Readable } from "node:stream";
 import path from "node:path";
@@ -106,17 +106,13 @@ const QUICK = process.env.TEST_TIER === "quick";
  * Vite in Node does not, and would run uploader.js as a module.
  */
 const BROWSER_FILE = /\/src\/site\/browser\/[^/]+\.(js|css)$/;
-const TEXT_PREFIX = "\0browser-text:";
 const browserFilesAsText = {
   name: "browser-files-as-text",
   enforce: "pre" as const,
+  // Vite's own `?raw` loads a file as its text; a real path, so its module cache on disk keeps it.
   resolveId(source: string, importer: string | undefined) {
     const file = importer ? path.resolve(path.dirname(importer), source) : source;
-    return BROWSER_FILE.test(file) ? TEXT_PREFIX + file : null;
-  },
-  load(id: string) {
-    if (!id.startsWith(TEXT_PREFIX)) return null;
-    return `export default ${JSON.stringify(readFileSync(id.slice(TEXT_PREFIX.length), "utf8"))};`;
+    return BROWSER_FILE.test(file) ? `${file}?raw` : null;
   },
 };
 

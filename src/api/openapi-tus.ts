@@ -120,3 +120,25 @@ export const describeTusTerminate = describeRoute({
   parameters: [{ name: "Tus-Resumable", in: "header", ...tusResumable }],
   responses: { 204: { description: "Terminated." }, 423: error("Another request is writing this upload."), ...common },
 });
+
+export const describeTusOverride = describeRoute({
+  summary: "PATCH, DELETE or HEAD of a tus upload, sent as POST (X-HTTP-Method-Override)",
+  operationId: "tusOverride",
+  description:
+    "For clients that can only send POST: X-HTTP-Method-Override names the method meant; it is answered as that.",
+  parameters: [
+    { name: "Tus-Resumable", in: "header", ...tusResumable },
+    {
+      name: "X-HTTP-Method-Override",
+      in: "header",
+      required: true,
+      schema: { type: "string", enum: ["PATCH", "DELETE", "HEAD"] },
+    },
+  ],
+  responses: {
+    204: { description: "As PATCH or DELETE answer.", headers: state },
+    200: { description: "As HEAD answers.", headers: state },
+    405: error("No X-HTTP-Method-Override, or another method."),
+    ...common,
+  },
+});

@@ -25,7 +25,13 @@ import {
   terminateTusUpload,
   withTusWriter,
 } from "../uploads/intake/tus-uploads";
-import { describeTusCreate, describeTusResult, describeTusTerminate, describeTusWrite } from "./openapi-tus";
+import {
+  describeTusCreate,
+  describeTusOverride,
+  describeTusResult,
+  describeTusTerminate,
+  describeTusWrite,
+} from "./openapi-tus";
 import { uploadItemResponse } from "./responses";
 import { assertExpiryAllowed, parseUploadFields, uploadFrom, type UploadFields } from "./upload";
 import {
@@ -267,5 +273,5 @@ export const tusUploads = routeGroup(
   )
   .patch("/tus/:id", describeTusWrite, requireKey("any"), handleWrite)
   .delete("/tus/:id", describeTusTerminate, requireKey("any"), handleTerminate)
-  .post("/tus/:id", requireKey("any"), handleOverride)
+  .post("/tus/:id", describeTusOverride, requireKey("any"), handleOverride)
   .all("/tus/:id", methodNotAllowed("GET", "HEAD", "PATCH", "DELETE", "POST"));
