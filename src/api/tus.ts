@@ -105,15 +105,14 @@ async function receiveBytes(c: Context<AppEnv>, stores: Stores, upload: TusUploa
     const memory = isolateMemory.open();
     const checked = sum && body ? await checkedBytes(stores.bucket, held.id, body, declared!, sum) : null;
     try {
-      const offset = body
-        ? await writeTusBytes(stores, {
-            upload: held,
-            writer,
-            body: checked?.body ?? (body as unknown as AsyncIterable<Uint8Array>),
-            memory,
-            charge: (bytes, store) => withPieceBytes(c, bytes, store),
-          })
-        : held.offset;
+      // Even with no body: a length given last may end the file in the bytes already held.
+      const offset = await writeTusBytes(stores, {
+        upload: held,
+        writer,
+        body: checked?.body ?? ((body ?? []) as AsyncIterable<Uint8Array>),
+        memory,
+        charge: (bytes, store) => withPieceBytes(c, bytes, store),
+      });
       held = { ...held, offset };
     } finally {
       memory.release();

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MAX_FILE_BYTES, MiB } from "../../../src/model/spec-limits";
-import { bigPng, json, newAccount, request, strayObjects, type TestAccount, uniquePng } from "../helpers";
+import { bigPng, clockedApp, json, newAccount, request, strayObjects, type TestAccount, uniquePng } from "../helpers";
 
 /**
  * The tus 1.0 endpoint, raw: every status the protocol names, the extensions it offers, and the
@@ -199,6 +199,53 @@ describe("tus: writing", () => {
     expect(new Uint8Array(await object!.arrayBuffer())).toEqual(file);
   });
 
+  it("finishes when a deferred length comes last, in a request with no body", async () => {
+    const account = await newAccount();
+    const file = await uniquePng("deferred-last");
+    const path = await created(account, null);
+    expect((await patch(account.full, path, 0, file)).status).toBe(204);
+    const last = await request(path, {
+      method: "PATCH",
+      key: account.full,
+      headers: {
+        ...TUS,
+        "Content-Type": "application/offset+octet-stream",
+        "Upload-Offset": String(file.length),
+        "Upload-Length": String(file.length),
+      },
+    });
+    expect(last.status, await last.clone().text()).toBe(204);
+    expect(last.headers.get("X-Upload-Id")).toBeTruthy();
+    // A length below what was received is refused; so is a second, different one.
+    const other = await created(account, null);
+    expect((await patch(account.full, other, 0, new Uint8Array(100))).status).toBe(204);
+    const below = await patch(account.full, other, 100, new Uint8Array(0), { "Upload-Length": "50" });
+    expect(below.status).toBe(400);
+  });
+
+  it("lets one request write at a time: another gets 423 until the first ends", async () => {
+    const account = await newAccount();
+    const path = await created(account, 1000);
+    const id = path.split("/").pop()!;
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    const send = writable.getWriter();
+    const first = patch(account.full, path, 0, readable as unknown as Uint8Array);
+    void send.write(new Uint8Array(100));
+    for (let i = 0; i < 100; i++) {
+      const row = await env.DB.prepare("SELECT writer FROM tus_uploads WHERE id = ?")
+        .bind(id)
+        .first<{ writer: string }>();
+      if (row?.writer) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const second = await patch(account.full, path, 0, new Uint8Array(10));
+    expect(second.status).toBe(423);
+    expect((await request(path, { method: "DELETE", key: account.full, headers: TUS })).status).toBe(423);
+    await send.close();
+    expect((await first).status).toBe(204);
+    expect((await head(account.full, path)).headers.get("Upload-Offset")).toBe("100");
+  });
+
   it("answers 409 to a wrong Upload-Offset, 415 to a wrong Content-Type, 400 without Upload-Offset", async () => {
     const account = await newAccount();
     const path = await created(account, 1000);
@@ -338,5 +385,44 @@ describe("tus: termination, expiry and access", () => {
     finish.append("upload_id", id);
     expect((await request("/api", { method: "POST", key: owner.full, body: finish })).status).toBe(422);
     expect((await head(owner.full, "/api/tus/not-an-id")).status).toBe(404);
+  });
+});
+
+describe("tus: budgets", () => {
+  it("counts creation as an upload, each later request as a piece, and bytes against the daily piece bytes", async () => {
+    const app = clockedApp({
+      RATE_LIMITS: "on",
+      RATE_LIMIT_PER_MINUTE: "2",
+      RATE_LIMIT_PIECES_PER_MINUTE: "4",
+      RATE_LIMIT_PIECE_BYTES_PER_DAY: "1000",
+    });
+    const account = await newAccount();
+    const call = (path: string, init: Parameters<typeof app.call>[1]) =>
+      app.call(path, { ip: "198.51.100.35", key: account.full, ...init });
+    const creation = { method: "POST", headers: { ...TUS, "Upload-Length": "5000" } };
+    const first = await call("/api/tus", creation);
+    expect(first.status).toBe(201);
+    expect(first.headers.get("X-RateLimit-Limit")).toBe("2");
+    expect((await call("/api/tus", creation)).status).toBe(201);
+    expect((await call("/api/tus", creation)).status).toBe(429);
+    const path = new URL(first.headers.get("Location")!).pathname;
+    const write = (offset: number, bytes: number) =>
+      call(path, {
+        method: "PATCH",
+        headers: { ...TUS, "Content-Type": "application/offset+octet-stream", "Upload-Offset": String(offset) },
+        body: new Uint8Array(bytes),
+      });
+    const written = await write(0, 600);
+    expect(written.status).toBe(204);
+    expect(written.headers.get("X-RateLimit-Limit")).toBe("4");
+    // 600 of 1000 bytes used: 600 more do not fit, and nothing of them is kept.
+    const refused = await write(600, 600);
+    expect(refused.status).toBe(429);
+    expect((await refused.json<{ errors: string }>()).errors).toMatch(/1000 bytes of pieces per day/);
+    const state = await call(path, { method: "HEAD", headers: TUS });
+    expect(state.headers.get("Upload-Offset")).toBe("600");
+    // The fourth request since creation, then none more this minute.
+    expect((await call(path, { method: "HEAD", headers: TUS })).status).toBe(200);
+    expect((await call(path, { method: "HEAD", headers: TUS })).status).toBe(429);
   });
 });
