@@ -175,9 +175,8 @@ export function uploadChecksum(c: Context): Checksum | null {
   const [name, value, ...rest] = header.trim().split(" ");
   const algorithm = CHECKSUM_ALGORITHMS[name?.toLowerCase() ?? ""];
   if (!algorithm || !value || rest.length > 0) {
-    throw badRequest(
-      `Upload-Checksum must be \`algorithm base64digest\`, the algorithm one of ${discoveryHeaders["Tus-Checksum-Algorithm"]}.`,
-    );
+    const offered = discoveryHeaders["Tus-Checksum-Algorithm"];
+    throw badRequest(`Upload-Checksum must be \`algorithm base64digest\`, the algorithm one of ${offered}.`);
   }
   const digest = decodeBase64(value);
   if (!digest || digest.byteLength !== DIGEST_BYTES[algorithm]) {
