@@ -162,6 +162,34 @@ describe("the isolate's memory account", () => {
     await canary.settled();
   }, 120_000);
 
+  it("holds two pieces at most for a tus request, whatever its size, and answers it whole", async () => {
+    const account = await newAccount();
+    const file = await bigPng(48 * MiB, 77);
+    const tus = { "Tus-Resumable": "1.0.0" };
+    const created = await startApp("/api/tus", {
+      method: "POST",
+      key: account.full,
+      headers: { ...tus, "Upload-Length": String(file.length) },
+    }).response;
+    const path = new URL(created.headers.get("Location")!).pathname;
+    isolateMemory.resetPeak();
+    const written = startApp(path, {
+      method: "PATCH",
+      key: account.full,
+      headers: { ...tus, "Content-Type": "application/offset+octet-stream", "Upload-Offset": "0" },
+      body: file,
+    });
+    const res = await written.response;
+    await written.settled();
+    expect(res.status, await res.clone().text()).toBe(204);
+    expect(res.headers.get("X-Upload-Id")).toBeTruthy();
+    // The tus request's two pieces, and what the finish then reads the file in (piece-scan, staging).
+    const held = isolateMemory.peak - isolateMemory.baseline;
+    expect(held).toBeGreaterThanOrEqual(2 * PIECE_BYTES);
+    expect(held).toBeLessThanOrEqual(2 * PIECE_BYTES + 4 * MiB);
+    expect(isolateMemory.reserved).toBe(0);
+  }, 120_000);
+
   it("sends a WebP variant to the media service when other work holds the isolate's memory", async () => {
     const { full } = await newAccount();
     const uploaded = await startApp("/api", {
