@@ -20,8 +20,8 @@ import {
   declareTusLength,
   findOwnTusUpload,
   finishTusUpload,
+  keepTusWriter,
   refuseTusUpload,
-  reopenTusUpload,
   terminateTusUpload,
   withTusWriter,
 } from "../uploads/intake/tus-uploads";
@@ -64,7 +64,7 @@ const tusUrl = (c: Context<AppEnv>, id: string) => `${publicOrigin(c)}/api/tus/$
 
 /** A finished upload's id and file, on its tus URL's answers. */
 async function resultHeaders(c: Context<AppEnv>, upload: TusUploadRow) {
-  if (!upload.uploadId) return;
+  if (upload.ended !== "finished" || !upload.uploadId) return;
   const row = await getOwnedUpload(deps(c), upload.accountId, upload.uploadId).catch(() => null);
   c.header("X-Upload-Id", upload.uploadId);
   if (row) c.header("X-Upload-Src", (await presentUpload(row, publicOrigin(c), null)).src);
@@ -104,28 +104,30 @@ async function receiveBytes(c: Context<AppEnv>, stores: Stores, upload: TusUploa
     if (sum && declared === undefined) throw new ApiError(400, "Upload-Checksum needs a Content-Length.");
     const memory = isolateMemory.open();
     const checked = sum && body ? await checkedBytes(stores.bucket, held.id, body, declared!, sum) : null;
+    let complete: boolean;
     try {
       // Even with no body: a length given last may end the file in the bytes already held.
-      const offset = await writeTusBytes(stores, {
+      const written = await writeTusBytes(stores, {
         upload: held,
         writer,
         body: checked?.body ?? ((body ?? []) as AsyncIterable<Uint8Array>),
         memory,
         charge: (bytes, store) => withPieceBytes(c, bytes, store),
       });
-      held = { ...held, offset };
+      held = { ...held, offset: written.offset };
+      complete = written.complete;
     } finally {
       memory.release();
       await checked?.discard();
     }
-    if (held.length !== null && held.offset === held.length) held = await finish(c, stores, held, writer);
-    return held;
+    return complete ? finish(c, stores, held, writer) : held;
   });
 }
 
 /**
- * Refusals of the file itself are for good; anything else (the service busy, a limit) may pass,
- * and the client is made to send the last piece again to try once more.
+ * Refusals of the file itself are for good; anything else (the service busy, a limit, a failure)
+ * may pass: the offset never moved past the last piece's start, so the client sends it again and
+ * the finish is tried again then.
  */
 const refusesTheFile = (error: unknown): error is ApiError =>
   error instanceof ApiError &&
@@ -136,18 +138,21 @@ const refusesTheFile = (error: unknown): error is ApiError =>
 /** The upload's last byte is stored: it goes through the upload pipeline as any file does. */
 async function finish(c: Context<AppEnv>, stores: Stores, upload: TusUploadRow, writer: string) {
   const options = JSON.parse(upload.fields) as StoredOptions;
+  // Reading a large file may take longer than the lease.
+  const stopKeeping = keepTusWriter(stores, upload.id, writer);
   try {
-    const { row } = await uploadFrom(c, stores, async () => ({
+    const read = async () => ({
       fields: options.fields,
       passwordHash: options.passwordHash,
       source: { sent: null, tusUploadId: upload.id },
-    }));
-    await finishTusUpload(stores, upload.id, row.id);
-    return { ...upload, ended: "finished" as const, uploadId: row.id };
+    });
+    const { row } = await uploadFrom(c, stores, read, upload.uploadId!);
+    return await finishTusUpload(stores, upload, row.id);
   } catch (error) {
     if (refusesTheFile(error)) await refuseTusUpload(stores, upload, { status: error.status, message: error.message });
-    else await reopenTusUpload(stores, { ...upload, length: upload.length! }, writer);
     throw error;
+  } finally {
+    stopKeeping();
   }
 }
 
@@ -195,7 +200,7 @@ async function handleHead(c: Context<AppEnv>) {
 
 async function handleResult(c: Context<AppEnv>) {
   const upload = await findOwnTusUpload(deps(c), c.var.caller.accountId, c.req.param("id")!);
-  if (!upload.uploadId) {
+  if (upload.ended !== "finished" || !upload.uploadId) {
     return c.json(
       { type: "success", offset: upload.offset, length: upload.length, expires_at: httpDate(upload.expiresAt) },
       202,

@@ -101,16 +101,18 @@ const startMediaJob = (c: Context<AppEnv>, jobId: string | null) => {
 
 /**
  * A new upload, whichever way it came in: the caller may upload, the file is received from its
- * source, and the upload is made (or found to be a duplicate) and presented.
+ * source, and the upload is made (or found to be a duplicate) and presented. It gets `id`
+ * (planned by a way in that must find it again after a failure), or the id its pieces reserved.
  */
 export async function uploadFrom(
   c: Context<AppEnv>,
   deps: Stores,
   read: ReadUploadRequest,
+  id = newUploadId(),
 ): Promise<{ row: UploadRow; data: UploadResult }> {
   assertMayUpload(c);
   // Whatever fails before the upload keeps or drops the file removes it (and gives back a piece session).
-  await using incoming = new IncomingFile(deps, fileTarget(c, newUploadId(), true));
+  await using incoming = new IncomingFile(deps, fileTarget(c, id, true));
   const request = await read((chunks) => incoming.stage(chunks));
   const file = await incoming.receive(request.source);
   const options = await uploadOptionsOf(c, request);

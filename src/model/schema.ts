@@ -231,6 +231,10 @@ export const tusUploads = sqliteTable(
     writerUntil: integer("writer_until"),
     /** How it ended: made into `uploadId`, terminated by the client, or refused by the pipeline. */
     ended: text("ended", { enum: TUS_ENDINGS }),
+    /**
+     * The id its upload is made with, chosen at creation (so that a finish that died after making
+     * it is found), unless its pieces reserve one; once finished, the upload's.
+     */
     uploadId: text("upload_id"),
     /** A refusal's status and message, given again to every later request. */
     failure: text("failure"),

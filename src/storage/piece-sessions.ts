@@ -79,9 +79,18 @@ export function piecesOf(db: Database, sessionId: string) {
 
 /**
  * Takes an open session for finishing (or one whose finisher died): one conditional UPDATE, so
- * two finishing requests can never both assemble it.
+ * two finishing requests can never both assemble it. With `takeOver`, a session being finished is
+ * taken whatever its lease (a tus upload's, whose writer lease already makes its finisher the only
+ * one: a finishing session there is one whose finisher died).
  */
-export async function claimPieceSession(db: Database, id: string, accountId: string, now: number, leaseMs: number) {
+export async function claimPieceSession(
+  db: Database,
+  id: string,
+  accountId: string,
+  now: number,
+  leaseMs: number,
+  takeOver = false,
+) {
   const [row] = await db
     .update(pieceSessions)
     .set({ status: "finishing", leaseUntil: now + leaseMs })
@@ -92,7 +101,10 @@ export async function claimPieceSession(db: Database, id: string, accountId: str
         sql`${pieceSessions.expiresAt} > ${now}`,
         or(
           eq(pieceSessions.status, "open"),
-          and(eq(pieceSessions.status, "finishing"), lt(pieceSessions.leaseUntil, now)),
+          and(
+            eq(pieceSessions.status, "finishing"),
+            or(lt(pieceSessions.leaseUntil, now), sql`${takeOver ? 1 : 0} = 1`),
+          ),
         ),
       ),
     )

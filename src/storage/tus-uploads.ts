@@ -6,7 +6,7 @@ import { pieceSessions, tusUploads, type PieceSessionRow, type TusUploadRow } fr
 export async function openTusUpload(
   db: Database,
   session: Pick<PieceSessionRow, "id" | "accountId" | "total" | "createdAt" | "expiresAt">,
-  upload: Pick<TusUploadRow, "length" | "metadata" | "fields">,
+  upload: Pick<TusUploadRow, "length" | "metadata" | "fields" | "uploadId">,
 ) {
   await db.batch([
     db.insert(pieceSessions).values({ ...session, sender: "tus" }),
@@ -22,6 +22,20 @@ export async function openTusUpload(
 
 export async function findTusUpload(db: Database, id: string): Promise<TusUploadRow | undefined> {
   const [row] = await db.select().from(tusUploads).where(eq(tusUploads.id, id));
+  return row;
+}
+
+/** The upload with its piece session's state: whether its file was made into an upload, and under which id. */
+export async function findTusUploadAndSession(db: Database, id: string) {
+  const [row] = await db
+    .select({
+      upload: tusUploads,
+      sessionStatus: pieceSessions.status,
+      reservedUploadId: pieceSessions.fileUploadId,
+    })
+    .from(tusUploads)
+    .innerJoin(pieceSessions, eq(pieceSessions.id, tusUploads.id))
+    .where(eq(tusUploads.id, id));
   return row;
 }
 
@@ -83,7 +97,7 @@ export async function setTusLength(db: Database, id: string, writer: string, len
 export async function endTusUpload(
   db: Database,
   id: string,
-  ending: Pick<TusUploadRow, "ended" | "uploadId" | "failure">,
+  ending: Pick<TusUploadRow, "ended" | "uploadId" | "failure"> & { offset?: number },
 ) {
   await db
     .update(tusUploads)

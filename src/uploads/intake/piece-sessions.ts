@@ -153,7 +153,7 @@ export async function claimPiecedFile(
   if (session.status === "consumed") throw finished();
   if (session.status === "discarded" || session.expiresAt <= now) throw expired();
 
-  const claimed = await claimPieceSession(db, sessionId, accountId, now, FINISH_LEASE_MS);
+  const claimed = await claimPieceSession(db, sessionId, accountId, now, FINISH_LEASE_MS, sender === "tus");
   if (!claimed) throw unprocessable("This upload_id is already being finished by another request.");
   const release = () => reopenPieceSession(db, sessionId);
   try {

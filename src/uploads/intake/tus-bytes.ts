@@ -87,11 +87,16 @@ async function readFragments(bucket: R2Bucket, chain: Fragment[]): Promise<Uint8
 }
 
 /**
- * Writes the request's bytes from the upload's offset; the new offset. Bytes past the upload's
- * length (or past the largest file, while it is not known) are refused with a 413, after what
- * came before them is kept. A request that breaks off keeps what arrived before it did.
+ * Writes the request's bytes from the upload's offset: the new offset, and whether the file's
+ * last piece is now stored. Bytes past the upload's length (or past the largest file, while it is
+ * not known) are refused with a 413, after what came before them is kept. A request that breaks
+ * off keeps what arrived before it did.
+ *
+ * The last piece moves no offset: only the upload made from the file does (finishTusUpload).
+ * Until then the offset stays where the piece began to be sent and its fragments stay, so a
+ * finish that failed or died, however far it got, is tried again by sending the piece again.
  */
-export async function writeTusBytes(deps: Stores, write: TusWrite): Promise<number> {
+export async function writeTusBytes(deps: Stores, write: TusWrite): Promise<{ offset: number; complete: boolean }> {
   const { db, bucket } = deps;
   const { upload, writer, memory } = write;
   const id = upload.id;
@@ -126,8 +131,8 @@ export async function writeTusBytes(deps: Stores, write: TusWrite): Promise<numb
     stored = offset;
   };
 
-  /** The piece being filled, whole (or the file's last): stored, its fragments removed. */
-  const storeFilledPiece = async () => {
+  /** The piece being filled, whole: stored, its fragments removed. The file's last one, only stored. */
+  const storeFilledPiece = async (last = false) => {
     await renew();
     const bytes = concatBytes([...(await readFragments(bucket, tail)), ...fresh]);
     const session = (await findPieceSession(db, id))!;
@@ -135,6 +140,7 @@ export async function writeTusBytes(deps: Stores, write: TusWrite): Promise<numb
     await write.charge(newBytes, () =>
       storePiece(deps, { accountId: upload.accountId, sessionId: id, index, total: session.total, bytes }, "tus"),
     );
+    if (last) return;
     await moveTo(stored + newBytes);
     await deleteObjects(
       bucket,
@@ -190,20 +196,30 @@ export async function writeTusBytes(deps: Stores, write: TusWrite): Promise<numb
         await memory.growTo(2 * PIECE_BYTES + 256 * 1024);
         fresh.push(take);
         freshBytes += take.byteLength;
-        if (stored + freshBytes === (index + 1) * PIECE_BYTES) await storeFilledPiece();
+        const filled = stored + freshBytes === (index + 1) * PIECE_BYTES;
+        if (filled && stored + freshBytes !== upload.length) await storeFilledPiece();
         else await renew();
       }
     }
-    const last = upload.length !== null && stored + freshBytes === upload.length;
-    // A file whose length came with an empty request may end in fragments alone.
-    if (last && (freshBytes > 0 || tail.length > 0)) await storeFilledPiece();
-    else await keepFresh();
+    if (upload.length !== null && stored + freshBytes === upload.length) {
+      // A file whose length came with an empty request may end in fragments alone, or in a full
+      // piece stored (and counted) before its length was known, when it ends on a piece's end.
+      if (freshBytes > 0 || tail.length > 0) await storeFilledPiece(true);
+      return { offset: stored, complete: true };
+    }
+    await keepFresh();
   } catch (error) {
-    // What arrived before the connection broke (or a refusal) is kept for the client to resume after.
-    if (freshBytes > 0 && !(error instanceof ApiError && error.status === 423)) await keepFresh().catch(() => {});
+    // What arrived before the connection broke (or a refusal) is kept for the client to resume
+    // after, as fragments of a piece still short of its end: an offset at a piece's end (or the
+    // file's) says that piece is stored, which only storing it may make true.
+    const end = stored + freshBytes;
+    const short = end < (index + 1) * PIECE_BYTES && (upload.length === null || end < upload.length);
+    if (freshBytes > 0 && short && !(error instanceof ApiError && error.status === 423)) {
+      await keepFresh().catch(() => {});
+    }
     throw error;
   }
-  return stored;
+  return { offset: stored, complete: false };
 }
 
 /** An Upload-Checksum: the algorithm's Web Crypto name, and the digest the client computed. */

@@ -2,19 +2,21 @@ import { ApiError, notFound, tooLarge } from "../../errors";
 import { toHex } from "../../crypto";
 import { MAX_FILE_BYTES, MiB, PIECE_BYTES } from "../../model/spec-limits";
 import type { TusUploadRow } from "../../model/schema";
-import { findPieceSession, forgetPiece } from "../../storage/piece-sessions";
+import { findPieceSession } from "../../storage/piece-sessions";
+import { findUploadInAnyState } from "../../storage/uploads";
 import {
   endTusUpload,
   findTusUpload,
+  findTusUploadAndSession,
   openTusUpload,
   openTusUploads,
   releaseTusWriter,
   setTusLength,
-  setTusOffset,
   takeTusWriter,
 } from "../../storage/tus-uploads";
 import type { Stores } from "../../storage/stores";
 import { discardPieceSession } from "./piece-sessions";
+import { newUploadId } from "../create";
 import { lostLease, WRITER_LEASE_MS } from "./tus-bytes";
 
 /**
@@ -67,7 +69,8 @@ export async function createTusUpload(deps: Stores, upload: NewTusUpload): Promi
   await openTusUpload(
     deps.db,
     { id, accountId: upload.accountId, total, createdAt: now, expiresAt },
-    { length: upload.length, metadata: upload.metadata, fields: upload.fields },
+    // The id its upload will have (unless its pieces reserve one): a finish that dies is found by it.
+    { length: upload.length, metadata: upload.metadata, fields: upload.fields, uploadId: newUploadId() },
   );
   return (await findTusUpload(deps.db, id))!;
 }
@@ -82,16 +85,23 @@ const gone = () => new ApiError(410, "This upload has expired: its bytes were re
 
 /**
  * The account's tus upload `id`, as its requests may see it: unknown, terminated or another
- * account's is a 404; expired, a 410; refused by the pipeline, that refusal again.
+ * account's is a 404; expired, a 410; refused by the pipeline, that refusal again. One whose
+ * finish made the upload and died before saying so is found finished.
  */
 export async function findOwnTusUpload(deps: Stores, accountId: string, id: string): Promise<TusUploadRow> {
-  const upload = /^[0-9a-f]{32}$/.test(id) ? await findTusUpload(deps.db, id) : undefined;
+  const found = /^[0-9a-f]{32}$/.test(id) ? await findTusUploadAndSession(deps.db, id) : undefined;
+  let upload = found?.upload;
   if (!upload || upload.accountId !== accountId || upload.ended === "terminated") {
     throw notFound("No such tus upload for this account's keys.");
   }
   if (upload.ended === "failed") {
     const failure = JSON.parse(upload.failure ?? "{}") as Failure;
     throw new ApiError((failure.status ?? 422) as ApiError["status"], failure.message ?? "This upload was refused.");
+  }
+  if (upload.ended === null && found!.sessionStatus === "consumed") {
+    for (const made of [found!.reservedUploadId, upload.uploadId]) {
+      if (made && (await findUploadInAnyState(deps.db, made))) upload = await finishTusUpload(deps, upload, made);
+    }
   }
   if (upload.ended === null && upload.expiresAt <= deps.now()) throw gone();
   return upload;
@@ -116,6 +126,17 @@ export async function withTusWriter<T>(
   }
 }
 
+/** How often a writer busy with something other than bytes (the finish) renews its lease. */
+const KEEP_EVERY_MS = 5_000;
+
+/** Renews the writer's lease every few seconds until the returned function is called. */
+export function keepTusWriter(deps: Stores, id: string, writer: string): () => void {
+  const timer = setInterval(() => {
+    takeTusWriter(deps.db, id, writer, deps.now(), WRITER_LEASE_MS).catch(() => {});
+  }, KEEP_EVERY_MS);
+  return () => clearInterval(timer);
+}
+
 /** The length of an upload created without one, by its writer: from then on it is fixed. */
 export async function declareTusLength(deps: Stores, upload: TusUploadRow, writer: string, length: number) {
   if (length > MAX_FILE_BYTES) throw fileTooLarge();
@@ -126,9 +147,11 @@ export async function declareTusLength(deps: Stores, upload: TusUploadRow, write
   return { ...upload, length };
 }
 
-/** The upload became upload `uploadId`: its URL answers with it from now on. */
-export async function finishTusUpload(deps: Stores, id: string, uploadId: string) {
-  await endTusUpload(deps.db, id, { ended: "finished", uploadId, failure: null });
+/** The upload became upload `uploadId`: its URL answers with it from now on, all its bytes counted. */
+export async function finishTusUpload(deps: Stores, upload: TusUploadRow, uploadId: string): Promise<TusUploadRow> {
+  const ending = { ended: "finished" as const, uploadId, failure: null, offset: upload.length! };
+  await endTusUpload(deps.db, upload.id, ending);
+  return { ...upload, ...ending, writer: null, writerUntil: null };
 }
 
 /** The pipeline refused the file for good: the bytes go, and every later request gets the refusal. */
@@ -136,17 +159,6 @@ export async function refuseTusUpload(deps: Stores, upload: TusUploadRow, failur
   await endTusUpload(deps.db, upload.id, { ended: "failed", uploadId: null, failure: JSON.stringify(failure) });
   const session = await findPieceSession(deps.db, upload.id);
   if (session && session.status === "open") await discardPieceSession(deps, session);
-}
-
-/**
- * The pipeline could not finish the file just now: its last piece is given back, so that the
- * client, told its offset is short of the end, sends those bytes again and the finish is tried
- * again then, rather than the client taking the upload for done.
- */
-export async function reopenTusUpload(deps: Stores, upload: TusUploadRow & { length: number }, writer: string) {
-  const last = piecesOfLength(upload.length) - 1;
-  await forgetPiece(deps.db, upload.id, last);
-  await setTusOffset(deps.db, upload.id, writer, last * PIECE_BYTES);
 }
 
 /** DELETE: the upload ends, its bytes removed; its URL answers 404 from then on. */

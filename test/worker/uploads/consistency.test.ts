@@ -7,185 +7,22 @@ import { sweepExpiredUploads } from "../../../src/uploads/cleanup/expired-upload
 import { runMediaJob } from "../../../src/uploads/media-jobs/jobs";
 import { database } from "../../../src/storage/db";
 import { PART_BYTES } from "../../../src/storage/object-writer";
-import { toHex } from "../../../src/crypto";
 import { PIECE_BYTES } from "../../../src/model/spec-limits";
+import { fixture, newAccount, type TestAccount, uniquePng, uploadForm } from "../helpers";
 import {
-  bigPng,
-  DEAD_SERVICE,
-  fixture,
-  newAccount,
-  scheduledInline,
-  startApp,
-  type TestAccount,
-  uniquePng,
-  uploadForm,
-  type Call,
-} from "../helpers";
-
-const R2_CALLS = new Set(["put", "get", "head", "delete", "list", "createMultipartUpload"]);
-/** The calls of a multipart upload (as createMultipartUpload or resumeMultipartUpload gives it). */
-const MULTIPART_CALLS = new Set(["uploadPart", "complete", "abort"]);
-
-interface Fault {
-  bindings: Partial<Cloudflare.Env>;
-  steps: () => number;
-  /** Every multipart upload the operation began or resumed. */
-  multipartUploads: R2MultipartUpload[];
-}
-
-/**
- * Bindings whose `failAt`-th storage operation (a D1 statement prepared, or an R2 call,
- * including those of a multipart upload) fails, as a crash at that point would leave things.
- * With `down`, every later operation fails too, as in an outage: what the code does to clean
- * up fails as well. `steps()` tells how many operations ran.
- */
-function failing(failAt: number, down = false): Fault {
-  let count = 0;
-  const multipartUploads: R2MultipartUpload[] = [];
-  const fails = () => ++count === failAt || (down && count > failAt);
-  const failure = () => new Error(`injected failure at storage step ${failAt}`);
-  // D1's prepare() throws where it is called; an R2 call fails as R2 does, with a rejected promise.
-  const wrap = <T extends object>(target: T, counted: (name: string) => boolean, rejects = true): T =>
-    new Proxy(target, {
-      get(object, name) {
-        const value = Reflect.get(object, name);
-        if (typeof value !== "function") return value;
-        return (...args: unknown[]) => {
-          if (counted(String(name)) && fails()) {
-            if (rejects) return Promise.reject(failure());
-            throw failure();
-          }
-          const result = value.apply(object, args);
-          if (name === "createMultipartUpload") return (result as Promise<R2MultipartUpload>).then(multipart);
-          if (name === "resumeMultipartUpload") return multipart(result as R2MultipartUpload);
-          // A D1 session's statements are the database's.
-          if (name === "withSession") return wrap(result as D1DatabaseSession, counted, rejects);
-          return result;
-        };
-      },
-    });
-  const multipart = (upload: R2MultipartUpload) => {
-    multipartUploads.push(upload);
-    return wrap(upload, (n) => MULTIPART_CALLS.has(n));
-  };
-  return {
-    bindings: {
-      FILES: wrap(env.FILES, (n) => R2_CALLS.has(n)),
-      DB: wrap(env.DB, (n) => n === "prepare" || n === "batch", false),
-    } as Partial<Cloudflare.Env>,
-    steps: () => count,
-    multipartUploads,
-  };
-}
-
-/**
- * The multipart uploads still in progress (neither completed nor aborted), which no listing
- * shows and the cron job's sweep cannot find. Each is aborted once found.
- */
-async function unfinished(uploads: R2MultipartUpload[]): Promise<string[]> {
-  const open: string[] = [];
-  for (const { key, uploadId } of uploads) {
-    const probe = env.FILES.resumeMultipartUpload(key, uploadId);
-    try {
-      await probe.uploadPart(1, new Uint8Array(1));
-    } catch (error) {
-      if (!/NoSuchUpload|does not exist/i.test(String(error))) throw error;
-      continue;
-    }
-    open.push(key);
-    await probe.abort();
-  }
-  return open;
-}
-
-async function call(path: string, init: Call, bindings: Partial<Cloudflare.Env> = {}) {
-  const started = startApp(path, { ...init, app: { bindings } });
-  const res = await started.response;
-  // Storage may be down on purpose: the work left running may fail.
-  await started.settled().catch(() => {});
-  return { status: res.status, body: (await res.json().catch(() => null)) as any };
-}
-
-/** The cron job's run past the sweeps' grace period; `bindings` as for the operation checked. */
-const sweep = (bindings: Partial<Cloudflare.Env> = {}) =>
-  scheduledInline({ ...env, ...bindings }, () => Date.now() + 2 * 3600_000).catch(() => {});
-
-/** After the cron job's sweeps (past the grace period): the row's files exist, nothing else is stored. */
-async function expectConsistent(id: string, bindings?: Partial<Cloudflare.Env>) {
-  await sweep(bindings);
-  const row = await findUploadInAnyState(database(env.DB), id);
-  const stored = (await env.FILES.list({ prefix: `uploads/${id}/` })).objects.map((o) => o.key).sort();
-  const expected =
-    row && row.filesRemovedAt === null ? [row.objectKey, ...(row.thumbKey ? [row.thumbKey] : [])].sort() : [];
-  expect(stored, JSON.stringify(row)).toEqual(expected);
-  return row;
-}
-
-/** Nothing of a failed upload may stay (its files go at once or with the sweep). */
-async function expectNoStrayObjects(bindings?: Partial<Cloudflare.Env>) {
-  await sweep(bindings);
-  for (const object of (await env.FILES.list({ prefix: "uploads/" })).objects) {
-    const id = object.key.split("/")[1]!;
-    expect(await findUploadInAnyState(database(env.DB), id), object.key).toBeDefined();
-  }
-}
-
-/** The request was answered: with the upload, or with the service's error envelope. */
-function expectAnswered(outcome: Awaited<ReturnType<typeof call>> | string) {
-  expect(outcome).toMatchObject({ status: expect.any(Number) });
-  const { status, body } = outcome as Awaited<ReturnType<typeof call>>;
-  if (status !== 200) expect(body).toEqual({ type: "error", errors: expect.any(String) });
-}
-
-const sha256 = async (bytes: ArrayBuffer | Uint8Array) =>
-  toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
-
-/** What a client sent: its size and SHA-256. */
-interface Sent {
-  size: number;
-  hash: string;
-}
-
-/** A PNG whose image data is `size` bytes, and what sending it sends (its size and hash). */
-const pngToSend = async (size: number) => {
-  const bytes = await bigPng(size);
-  const sent: Sent = { size: bytes.length, hash: await sha256(bytes) };
-  return { bytes, sent };
-};
-
-/** The row's file is stored whole: the bytes sent (`size` of them, hashing to `hash`), with the etag the row says. */
-async function expectStoredWhole(row: NonNullable<Awaited<ReturnType<typeof findUploadInAnyState>>>, sent: Sent) {
-  const object = await env.FILES.get(row.objectKey);
-  expect(object, row.objectKey).not.toBeNull();
-  expect(object!.size).toBe(sent.size);
-  expect(row.size).toBe(sent.size);
-  expect(row.etag).toBe(object!.httpEtag);
-  expect(await sha256(await object!.arrayBuffer())).toBe(sent.hash);
-}
-
-/**
- * Runs `operation` failing at each storage step in turn (with `down`, failing from that step on),
- * until it runs through without reaching the failure.
- */
-async function atEveryStep<Outcome>(
-  prepare: () => Promise<{ id: string; before: string | null }>,
-  operation: (bindings: Partial<Cloudflare.Env>, id: string) => Promise<Outcome>,
-  after: (id: string, before: string | null, fault: Fault, outcome: Outcome | string) => Promise<void>,
-  down = false,
-) {
-  for (let step = 1; step < 100; step++) {
-    const { id, before } = await prepare();
-    const fault = failing(step, down);
-    const outcome = await operation(fault.bindings, id).catch((error) => String(error));
-    try {
-      await after(id, before, fault, outcome);
-    } catch (error) {
-      throw new Error(`failing at step ${step} (${JSON.stringify(outcome)?.slice(0, 300)}): ${error}`);
-    }
-    if (fault.steps() < step) return step - 1;
-  }
-  throw new Error("the operation never finished");
-}
+  atEveryStep,
+  call,
+  expectAnswered,
+  expectConsistent,
+  expectNoStrayObjects,
+  expectStoredWhole,
+  type Fault,
+  noService,
+  pngToSend,
+  type Sent,
+  serviceDown,
+  unfinished,
+} from "./crash-steps";
 
 /** For an operation that makes a new upload: nothing to set up, no earlier state. */
 const nothingBefore = async () => ({ id: "", before: null });
@@ -263,7 +100,7 @@ describe("a crash at any step leaves the old state or the new one", () => {
         const res = await call(
           "/api",
           { method: "POST", key: account.full, body: uploadForm(bmp, { allow_duplicate: "1" }) },
-          { MEDIA_SERVICE_URL: DEAD_SERVICE },
+          noService,
         );
         return { id: res.body.data.id, before: null };
       },
@@ -295,10 +132,6 @@ describe("a crash at any step leaves the old state or the new one", () => {
 });
 
 const fixtureBytes = await fixture("tiny/gif.gif");
-
-/** The media service down: thumbnail jobs fail at once rather than send megabytes to it. */
-const noService = { MEDIA_SERVICE_URL: DEAD_SERVICE };
-const serviceDown = (bindings: Partial<Cloudflare.Env>) => ({ ...bindings, ...noService });
 
 /**
  * A file over one storage part goes up as a multipart upload (create, a part, the last part,
