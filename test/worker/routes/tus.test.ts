@@ -1,7 +1,17 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MAX_FILE_BYTES, MiB } from "../../../src/model/spec-limits";
-import { bigPng, clockedApp, json, newAccount, request, strayObjects, type TestAccount, uniquePng } from "../helpers";
+import {
+  bigPng,
+  clockedApp,
+  json,
+  newAccount,
+  request,
+  scheduledInline,
+  strayObjects,
+  type TestAccount,
+  uniquePng,
+} from "../helpers";
 
 /**
  * The tus 1.0 endpoint, raw: every status the protocol names, the extensions it offers, and the
@@ -362,10 +372,18 @@ describe("tus: termination, expiry and access", () => {
     const path = await created(account, 1000);
     expect((await patch(account.full, path, 0, new Uint8Array(500))).status).toBe(204);
     const id = path.split("/").pop()!;
-    await env.DB.prepare("UPDATE tus_uploads SET expires_at = 1 WHERE id = ?").bind(id).run();
-    await env.DB.prepare("UPDATE chunk_sessions SET expires_at = 1 WHERE id = ?").bind(id).run();
+    await env.DB.prepare("UPDATE tus_uploads SET expires_at = ? WHERE id = ?")
+      .bind(Date.now() - 1000, id)
+      .run();
+    await env.DB.prepare("UPDATE chunk_sessions SET expires_at = ? WHERE id = ?")
+      .bind(Date.now() - 1000, id)
+      .run();
     expect((await head(account.full, path)).status).toBe(410);
     expect((await patch(account.full, path, 500, new Uint8Array(10))).status).toBe(410);
+    expect((await env.FILES.list({ prefix: `chunks/${id}/` })).objects.length).toBeGreaterThan(0);
+    await scheduledInline(env);
+    expect((await env.FILES.list({ prefix: `chunks/${id}/` })).objects).toEqual([]);
+    expect((await head(account.full, path)).status).toBe(410);
   });
 
   it("is the account's own: another account's key gets 404; tus uploads are not /api/chunk sessions", async () => {
