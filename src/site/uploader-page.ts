@@ -1,4 +1,6 @@
 import { html } from "hono/html";
+import TUS_CLIENT_SCRIPT from "tus-js-client/dist/tus.min.js";
+import { version as TUS_CLIENT_VERSION } from "tus-js-client/package.json";
 import type { Markup } from "./html";
 
 /**
@@ -62,3 +64,11 @@ service's repository.</p>
 
 /** Inlined into the page (its CSP allows inline style, not script). */
 export { default as UPLOADER_STYLE } from "./browser/uploader.css";
+
+/**
+ * tus-js-client's own browser build (the `tus` global), as the installed package has it: the Text
+ * rule in wrangler.toml brings it in when the Worker is built, never a copy in this repository.
+ * Its path names the package's version, so browsers and caches may keep it for good.
+ */
+export { TUS_CLIENT_SCRIPT };
+export const TUS_CLIENT_PATH = `/assets/tus-js-client-${TUS_CLIENT_VERSION}.min.js`;
