@@ -6,9 +6,9 @@ import type { Markup } from "./html";
 /**
  * The browser uploader (/upload): the key is kept in this browser's localStorage only, files
  * come by drag and drop, the file picker or a paste, each with a progress bar; files over 90 MB
- * go in 5 MiB pieces with retries, as the published clients send them. All behaviour is
- * /assets/uploader.js: the page itself runs no inline script. A backslash at the end of a line
- * joins it to the next: the markup has no line break there.
+ * go over tus (/api/tus), resumed after a dropped connection or a reload. All behaviour is
+ * /assets/uploader.js, with tus-js-client's browser build: the page itself runs no inline script.
+ * A backslash at the end of a line joins it to the next: the markup has no line break there.
  */
 export const UPLOADER_BODY: Markup = html`<main>
 <h1>Upload</h1>

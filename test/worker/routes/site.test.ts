@@ -227,7 +227,7 @@ describe("the browser uploader", () => {
     expect(head.inlineScript).toBe(false);
     for (const [path, words] of [
       ["/assets/page.js", "navigator.clipboard.writeText"],
-      ["/assets/uploader.js", "/api/chunk"],
+      ["/assets/uploader.js", "/api/tus"],
       ["/assets/client-configs.js", "picgo-plugin-web-uploader"],
     ] as const) {
       const script = await request(path);
