@@ -1,5 +1,6 @@
 import { createReadStream } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { Readable } from "node:stream";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
@@ -101,16 +102,19 @@ const NOT_QUICK = [
 const QUICK = process.env.TEST_TIER === "quick";
 
 /**
- * The Text module rule of wrangler.toml (the browser's files, imported as their text), for the
- * Node tests that import the Worker's app itself (openapi.test.ts): workerd's pool reads the rule,
- * Vite in Node does not, and would run uploader.js as a module.
+ * The Text module rule of wrangler.toml (the browser's files and tus-js-client's browser build,
+ * imported as their text), for the Node tests that import the Worker's app itself
+ * (openapi.test.ts): workerd's pool reads the rule, Vite in Node does not, and would run
+ * uploader.js as a module.
  */
 const BROWSER_FILE = /\/src\/site\/browser\/[^/]+\.(js|css)$/;
+const TUS_CLIENT_BUILD = "tus-js-client/dist/tus.min.js";
 const browserFilesAsText = {
   name: "browser-files-as-text",
   enforce: "pre" as const,
   // Vite's own `?raw` loads a file as its text; a real path, so its module cache on disk keeps it.
   resolveId(source: string, importer: string | undefined) {
+    if (source === TUS_CLIENT_BUILD) return `${createRequire(import.meta.url).resolve(source)}?raw`;
     const file = importer ? path.resolve(path.dirname(importer), source) : source;
     return BROWSER_FILE.test(file) ? `${file}?raw` : null;
   },

@@ -34,6 +34,15 @@ const state = {
   "X-Upload-Id": header("Once the last byte is in: the id of the upload made (GET /api/{id})."),
   "X-Upload-Src": header("Once the last byte is in: the upload's `src`."),
 };
+/** Only on the answer to the request whose bytes finished the upload. */
+const finishing = {
+  ...state,
+  "X-Upload-Delete-Url": header(
+    "The upload's `delete_url` (keep it private), as POST / answers it: only on the answer that finished the " +
+      "upload, and not for a duplicate.",
+  ),
+  "X-Upload-Duplicate": header("`true` when the file was already an upload of the account's (`duplicate`)."),
+};
 
 export const describeTusCreate = describeRoute({
   summary: "Create a tus upload (tus 1.0 creation, creation-with-upload, creation-defer-length)",
@@ -53,7 +62,7 @@ export const describeTusCreate = describeRoute({
   responses: {
     201: {
       description: "Created; Location is the upload's URL.",
-      headers: { Location: header("The upload's URL."), ...state },
+      headers: { Location: header("The upload's URL."), ...finishing },
     },
     400: error("Neither or both of Upload-Length and Upload-Defer-Length, or bad Upload-Metadata."),
     413: error(`Upload-Length over ${megabytes(MAX_FILE_BYTES)} (Tus-Max-Size).`),
@@ -82,7 +91,8 @@ export const describeTusWrite = describeRoute({
   operationId: "tusWrite",
   description:
     "Any size of request works; the service keeps what arrives even when the connection breaks. The last " +
-    "byte runs the file through the upload pipeline, and the answer carries X-Upload-Id and X-Upload-Src. " +
+    "byte runs the file through the upload pipeline, and the answer carries X-Upload-Id and X-Upload-Src, " +
+    "and, as POST / answers them, the delete link (X-Upload-Delete-Url) and X-Upload-Duplicate. " +
     "A refusal of the file (422, 413) is given again to every later request; a passing failure (503) " +
     "gives the last piece back, so that the client sends it again. One request writes an upload at a " +
     "time (423 to another). X-HTTP-Method-Override on POST is honoured.",
@@ -101,7 +111,7 @@ export const describeTusWrite = describeRoute({
     content: { "application/offset+octet-stream": { schema: { type: "string", format: "binary" } } },
   },
   responses: {
-    204: { description: "Stored.", headers: state },
+    204: { description: "Stored.", headers: finishing },
     400: error("Bad header, or a checksummed request without Content-Length."),
     409: error("Upload-Offset is not the upload's offset (the header says which it is)."),
     413: error("The bytes go past Upload-Length."),
@@ -136,7 +146,7 @@ export const describeTusOverride = describeRoute({
     },
   ],
   responses: {
-    204: { description: "As PATCH or DELETE answer.", headers: state },
+    204: { description: "As PATCH or DELETE answer.", headers: finishing },
     200: { description: "As HEAD answers.", headers: state },
     405: error("No X-HTTP-Method-Override, or another method."),
     ...common,

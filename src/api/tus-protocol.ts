@@ -61,6 +61,8 @@ export const TUS_RESPONSE_HEADERS = [
   "Tus-Checksum-Algorithm",
   "X-Upload-Id",
   "X-Upload-Src",
+  "X-Upload-Delete-Url",
+  "X-Upload-Duplicate",
 ];
 
 /**

@@ -146,8 +146,12 @@ async function finish(c: Context<AppEnv>, stores: Stores, upload: TusUploadRow, 
       passwordHash: options.passwordHash,
       source: { sent: null, tusUploadId: upload.id },
     });
-    const { row } = await uploadFrom(c, stores, read, upload.uploadId!);
-    return await finishTusUpload(stores, upload, row.id);
+    const { row, data } = await uploadFrom(c, stores, read, upload.uploadId!);
+    const finished = await finishTusUpload(stores, upload, row.id);
+    // What POST /api's answer alone tells, and only this answer can: the delete link exists only now.
+    if (data.delete_url) c.header("X-Upload-Delete-Url", data.delete_url);
+    c.header("X-Upload-Duplicate", String(data.duplicate));
+    return finished;
   } catch (error) {
     if (refusesTheFile(error)) await refuseTusUpload(stores, upload, { status: error.status, message: error.message });
     throw error;

@@ -14,6 +14,9 @@ export const publicFor = (seconds: number) => `public, max-age=${seconds}`;
 
 const YEAR_SECONDS = 31_536_000;
 
+/** A file whose URL names its version (a package's, served as it is): kept for a year by any cache. */
+export const VERSIONED = `public, max-age=${YEAR_SECONDS}, immutable`;
+
 /**
  * A stored object never changes under its name: cacheable for a year, or until the upload
  * expires, by any cache (`public`) or by the browser alone (`private`).

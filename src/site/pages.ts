@@ -15,10 +15,10 @@ import { uploadLinks } from "../uploads/public-urls";
 import { removeUploadByToken, uploadForDeleteLink } from "../uploads/remove";
 import { deletedResponse } from "../api/responses";
 import { EMBED_HEADERS, NOINDEX, page, PAGE_HEADERS, UPLOADER_HEADERS } from "./html";
-import { UPLOADER_BODY, UPLOADER_STYLE } from "./uploader-page";
+import { TUS_CLIENT_PATH, TUS_CLIENT_SCRIPT, UPLOADER_BODY, UPLOADER_STYLE } from "./uploader-page";
 import UPLOADER_SCRIPT from "./browser/uploader.js";
 import CLIENT_CONFIGS_SCRIPT from "./browser/client-configs.js";
-import { NO_STORE } from "../http/cache-control";
+import { NO_STORE, publicFor, VERSIONED } from "../http/cache-control";
 import { oembedAnswer, readOembedRequest } from "./oembed";
 import PAGE_SCRIPT from "./browser/page.js";
 import { previewTags, uploadTitle } from "./previews";
@@ -99,10 +99,11 @@ ${shareOptions(shareSnippets(row, urls.links, urls.embed))}</main>`;
   });
 }
 
-const script = (c: Context<AppEnv>, source: string) =>
+/** Our own scripts change with each deploy under the same path: kept an hour. */
+const script = (c: Context<AppEnv>, source: string, cacheControl = publicFor(3600)) =>
   c.body(source, 200, {
     "Content-Type": "text/javascript; charset=utf-8",
-    "Cache-Control": "public, max-age=3600",
+    "Cache-Control": cacheControl,
     "X-Content-Type-Options": "nosniff",
   });
 
@@ -110,10 +111,12 @@ export const pages = new Hono<AppEnv>()
   .get("/assets/page.js", (c) => script(c, PAGE_SCRIPT))
   .get("/assets/uploader.js", (c) => script(c, UPLOADER_SCRIPT))
   .get("/assets/client-configs.js", (c) => script(c, CLIENT_CONFIGS_SCRIPT))
-  /** The browser uploader: a page of its own; all it does is its script's. */
+  .get(TUS_CLIENT_PATH, (c) => script(c, TUS_CLIENT_SCRIPT, VERSIONED))
+  /** The browser uploader: a page of its own; all it does is its scripts'. */
   .get("/upload", (c) => {
     const head = html`<script src="/assets/page.js" defer></script>\
-<script src="/assets/client-configs.js" defer></script><script src="/assets/uploader.js" defer></script>`;
+<script src="/assets/client-configs.js" defer></script><script src="${TUS_CLIENT_PATH}" defer></script>\
+<script src="/assets/uploader.js" defer></script>`;
     return c.html(page({ title: "Upload", head, body: UPLOADER_BODY, style: UPLOADER_STYLE }), 200, UPLOADER_HEADERS);
   })
   .all("/upload", methodNotAllowed("GET"))

@@ -1,12 +1,14 @@
 import { html } from "hono/html";
+import TUS_CLIENT_SCRIPT from "tus-js-client/dist/tus.min.js";
+import { version as TUS_CLIENT_VERSION } from "tus-js-client/package.json";
 import type { Markup } from "./html";
 
 /**
  * The browser uploader (/upload): the key is kept in this browser's localStorage only, files
  * come by drag and drop, the file picker or a paste, each with a progress bar; files over 90 MB
- * go in 5 MiB pieces with retries, as the published clients send them. All behaviour is
- * /assets/uploader.js: the page itself runs no inline script. A backslash at the end of a line
- * joins it to the next: the markup has no line break there.
+ * go over tus (/api/tus), resumed after a dropped connection or a reload. All behaviour is
+ * /assets/uploader.js, with tus-js-client's browser build: the page itself runs no inline script.
+ * A backslash at the end of a line joins it to the next: the markup has no line break there.
  */
 export const UPLOADER_BODY: Markup = html`<main>
 <h1>Upload</h1>
@@ -62,3 +64,11 @@ service's repository.</p>
 
 /** Inlined into the page (its CSP allows inline style, not script). */
 export { default as UPLOADER_STYLE } from "./browser/uploader.css";
+
+/**
+ * tus-js-client's own browser build (the `tus` global), as the installed package has it: the Text
+ * rule in wrangler.toml brings it in when the Worker is built, never a copy in this repository.
+ * Its path names the package's version, so browsers and caches may keep it for good.
+ */
+export { TUS_CLIENT_SCRIPT };
+export const TUS_CLIENT_PATH = `/assets/tus-js-client-${TUS_CLIENT_VERSION}.min.js`;

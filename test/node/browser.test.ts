@@ -127,6 +127,52 @@ const watchProgress = (page: Page) =>
   });
 const progressOf = (page: Page) => page.evaluate((): number[] => window.progress);
 
+/** The size of the service's pieces, and of the uploader's tus PATCHes. */
+const PIECE = 5 * 1024 * 1024;
+
+interface TusRequest {
+  method: string;
+  path: string;
+  /** The request's Upload-Offset (PATCH), or null. */
+  offset: number | null;
+  /** Its answer's status and Upload-Offset, once answered; a request that failed has status 0. */
+  status?: number;
+  answered?: number | null;
+}
+
+/** The requests the page sends to /api/tus, as they go. */
+function watchTus(page: Page) {
+  const sent: TusRequest[] = [];
+  const byRequest = new Map<unknown, TusRequest>();
+  const offsetOf = (value: string | undefined) => (value === undefined ? null : Number(value));
+  page.on("request", (request) => {
+    const url = new URL(request.url());
+    if (!url.pathname.startsWith("/api/tus")) return;
+    const entry = {
+      method: request.method(),
+      path: url.pathname,
+      offset: offsetOf(request.headers()["upload-offset"]),
+    };
+    byRequest.set(request, entry);
+    sent.push(entry);
+  });
+  page.on("response", (response) => {
+    const entry = byRequest.get(response.request());
+    if (!entry) return;
+    entry.status = response.status();
+    entry.answered = offsetOf(response.headers()["upload-offset"]);
+  });
+  page.on("requestfailed", (request) => {
+    const entry = byRequest.get(request);
+    if (entry) entry.status = 0;
+  });
+  return sent;
+}
+
+/** The uploads tus-js-client remembers in this browser for resuming. */
+const tusEntries = (page: Page) =>
+  page.evaluate(() => Object.keys(localStorage).filter((key: string) => key.startsWith("tus::")));
+
 /** A valid PNG of `bytes` bytes whose pixel data is noise the service never decodes on upload. */
 const largePng = (bytes: number) => sizedPng(bytes, (data) => randomFillSync(data));
 
@@ -202,24 +248,103 @@ describe("the browser uploader", () => {
     await page.close();
   });
 
-  it("sends a file over 90 MB in 5 MiB pieces, its progress going up piece by piece", async () => {
-    const account = await createAccount(bed.server, "pieces");
+  it("sends a file over 90 MB over tus in 5 MiB PATCHes, its progress going up as they go", async () => {
+    const account = await createAccount(bed.server, "tus");
     const file = path.join(bed.dir, "large.png");
     const bytes = largePng(95 * 1000 * 1000);
     await writeFile(file, bytes);
     const page = await newPage();
     await openUploader(page);
-    await page.type("#key", account.full);
+    await page.type("#key", account.upload);
+    await page.type("#title", "Large");
     await page.click("#keep-original");
     await watchProgress(page);
+    const sent = watchTus(page);
     await (await page.$("#files"))!.uploadFile(file);
     await page.waitForSelector("#results li[data-id] input, #results li .error", { timeout: 110_000 });
     expect(await page.$eval("#results li span", (s: Dom) => s.textContent)).toBe(" done");
     const progress = await progressOf(page);
     expect(progress.filter((share) => share > 0.1 && share < 0.9).length).toBeGreaterThan(5);
+    // One creation, then PATCHes each starting where the last one ended, 5 MiB apart; no pieces.
+    expect(sent.filter((r) => r.method === "POST").map((r) => r.path)).toEqual(["/api/tus"]);
+    const offsets = sent.filter((r) => r.method === "PATCH").map((r) => r.offset);
+    expect(offsets).toEqual(Array.from({ length: Math.ceil(bytes.length / PIECE) }, (_, i) => i * PIECE));
     const src = await page.$eval("#results li input", (field: Dom) => field.value);
     const head = await fetch(src, { method: "HEAD" });
     expect(Number(head.headers.get("Content-Length"))).toBe(bytes.length);
+    // The page's options went as Upload-Metadata; the finishing answer's delete link is shown.
+    const id = await page.$eval("#results li[data-id]", (item: Dom) => item.getAttribute("data-id"));
+    const { data } = (await (
+      await fetch(`${bed.server.url}/api/${id}`, { headers: { "X-API-Key": account.full } })
+    ).json()) as {
+      data: { title: string };
+    };
+    expect(data.title).toBe("Large");
+    const links = await page.$$eval("#results li .share label", (labels: Dom[]) =>
+      labels.map((l: Dom) => l.textContent),
+    );
+    expect(links).toContain("Delete link (keep it private)");
+    // A finished upload is no longer remembered for resuming.
+    expect(await tusEntries(page)).toEqual([]);
+    expect(errorsOf(page)).toEqual([]);
+    await page.close();
+  });
+
+  it("resumes a large upload by itself after the connection drops, and after a reload when the file is chosen again", async () => {
+    const account = await createAccount(bed.server, "resume");
+    const file = path.join(bed.dir, "resumed.png");
+    const bytes = largePng(95 * 1000 * 1000);
+    await writeFile(file, bytes);
+    const page = await newPage();
+    await openUploader(page);
+    await page.type("#key", account.full);
+    await page.click("#remember");
+    await watchProgress(page);
+    const sent = watchTus(page);
+    /**
+     * Among the requests after the first `from`: the HEAD that told where to resume (those before it
+     * may have failed while the connection came back: HEADs, retried), and the PATCH that did.
+     */
+    const resumption = (from: number) => {
+      const after = sent.slice(from);
+      const at = after.findIndex((r) => r.method === "HEAD" && r.status === 200);
+      expect(after.slice(0, at + 1).map((r) => r.method)).toEqual(Array(at + 1).fill("HEAD"));
+      return { head: after[at]!, patch: after.slice(at).find((r) => r.method === "PATCH")! };
+    };
+    await (await page.$("#files"))!.uploadFile(file);
+
+    // The connection drops while the upload is under way (a PATCH fails): the upload waits, then
+    // asks the service where it stands once the browser is back online, and goes on from there.
+    await page.waitForFunction(() => window.progress.some((share: number) => share > 0.2), { timeout: 60_000 });
+    await page.setOfflineMode(true);
+    await page.waitForFunction(() => document.querySelector("#results li span").textContent.includes("waiting"));
+    expect(sent.filter((r) => r.method === "PATCH" && r.status === 0)).toHaveLength(1);
+    const offline = sent.length;
+    await page.setOfflineMode(false);
+    await page.waitForFunction(() => window.progress.some((share: number) => share > 0.5), { timeout: 60_000 });
+    const afterDrop = resumption(offline);
+    expect(afterDrop.head.answered).toBeGreaterThan(0);
+    expect(afterDrop.patch.offset).toBe(afterDrop.head.answered);
+
+    // The page is reloaded mid-upload; the same file chosen again resumes from the service's offset.
+    await page.reload({ waitUntil: "networkidle0" });
+    expect(await tusEntries(page)).toHaveLength(1);
+    const reloaded = sent.length;
+    await watchProgress(page);
+    await (await page.$("#files"))!.uploadFile(file);
+    await page.waitForSelector("#results li[data-id] input, #results li .error", { timeout: 110_000 });
+    expect(await page.$eval("#results li span", (s: Dom) => s.textContent)).toBe(" done");
+    const afterReload = resumption(reloaded);
+    expect(afterReload.head.answered).toBeGreaterThanOrEqual(afterDrop.patch.offset! + PIECE);
+    expect(afterReload.patch.offset).toBe(afterReload.head.answered);
+    expect((await progressOf(page))[0]).toBeGreaterThan(0.4);
+    // One upload was made, of the whole file, from one tus upload.
+    expect(sent.filter((r) => r.method === "POST")).toHaveLength(1);
+    const src = await page.$eval("#results li input", (field: Dom) => field.value);
+    const head = await fetch(src, { method: "HEAD" });
+    expect(Number(head.headers.get("Content-Length"))).toBe(bytes.length);
+    expect(await tusEntries(page)).toEqual([]);
+    expect(errorsOf(page)).toEqual([]);
     await page.close();
   });
 

@@ -15,9 +15,21 @@
    * An answer of the API: its status, and its JSON body (null when the body was not JSON).
    * @typedef {{ status: number, body: any }} Answer
    */
-  var PIECE = 5 * 1024 * 1024;
-  var PIECED_OVER = 90 * 1000 * 1000;
-  var TRIES = 4;
+  /**
+   * Which files go over tus (/api/tus): those over 90 MB, the size the Workers platform's 100 MB
+   * request bodies make every client send in parts. They resume where the service's offset says,
+   * after a dropped connection (by themselves) or a reload (when the same file is chosen again).
+   * Smaller files keep going in one POST /api: one request instead of three, any failure costs at
+   * most one resend, and they stay out of the daily budget of piece bytes that tus bytes draw on.
+   */
+  var TUS_OVER = 90 * 1000 * 1000;
+  /**
+   * Each PATCH is one of the service's 5 MiB pieces, stored as it comes (after a resume from inside
+   * a piece, the PATCHes straddle pieces and their bytes are written twice: still correct).
+   */
+  var TUS_CHUNK = 5 * 1024 * 1024;
+  /** Pauses before each retry; they start over whenever bytes got through in between. */
+  var TUS_RETRY_DELAYS = [0, 1000, 3000, 5000, 10000, 20000];
   var STORE = "media-host.key";
   /** The page's element with this id: the page this script is made for always has it. */
   var $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
@@ -78,8 +90,8 @@
 
   /**
    * One request with upload progress; resolves { status, body } whatever the status. A request
-   * that goes STALL_MS without sending a byte or getting its answer is abandoned (an error, so
-   * a piece is sent again), however slow the line: only silence counts.
+   * that goes STALL_MS without sending a byte or getting its answer is abandoned (an error),
+   * however slow the line: only silence counts.
    */
   var STALL_MS = 30000;
   /**
@@ -125,22 +137,22 @@
       xhr.send(form);
     });
   }
-  var wait = (/** @type {number} */ ms) =>
-    new Promise((r) => {
-      setTimeout(r, ms);
-    });
   var failed = (/** @type {Answer} */ res) =>
     new Error((res.body && res.body.errors) || `the service answered ${res.status}`);
 
-  /** @param {FormData} form */
-  function options(form) {
+  /**
+   * The options set on the page, as the upload's text fields.
+   * @returns {Record<string, string>}
+   */
+  function options() {
+    /** @type {Record<string, string>} */
+    var fields = { visibility: /** @type {HTMLSelectElement} */ ($("visibility")).value };
     var title = /** @type {HTMLInputElement} */ ($("title")).value.trim();
-    if (title) form.append("title", title);
-    form.append("visibility", /** @type {HTMLSelectElement} */ ($("visibility")).value);
+    if (title) fields.title = title;
     var expiry = /** @type {HTMLSelectElement} */ ($("expiry")).value;
-    if (expiry) form.append("expires_in", expiry);
-    if (/** @type {HTMLInputElement} */ ($("keep-original")).checked) form.append("keep_original", "1");
-    return form;
+    if (expiry) fields.expires_in = expiry;
+    if (/** @type {HTMLInputElement} */ ($("keep-original")).checked) fields.keep_original = "1";
+    return fields;
   }
 
   /**
@@ -149,7 +161,11 @@
    * @returns {Promise<Upload>}
    */
   function direct(file, progress) {
-    var form = options(new FormData());
+    var form = new FormData();
+    var fields = options();
+    Object.keys(fields).forEach((name) => {
+      form.append(name, fields[name]);
+    });
     form.append("uploads", file, file.name || "pasted");
     return send("POST", "/api", form, (loaded, total) => {
       progress(loaded / total);
@@ -159,39 +175,117 @@
     });
   }
 
+  /** tus-js-client's browser build (/assets/tus-js-client-{version}.min.js) defines the global `tus`. */
+  var tusClient = /** @type {typeof import("tus-js-client") | undefined} */ (/** @type {any} */ (window).tus);
+  var TUS_VERSION = { "Tus-Resumable": "1.0.0" };
+  /** @param {Error} error the status of tus-js-client's failed request's answer; 0 when none came */
+  var statusOf = (error) => {
+    var response = /** @type {import("tus-js-client").DetailedError} */ (error).originalResponse;
+    return response ? response.getStatus() : 0;
+  };
   /**
-   * Over 90 MB: 5 MiB pieces, each retried with a growing pause, then the finishing request.
+   * Whether tus-js-client should try a failed request again: a network error while the browser is
+   * online (offline, the upload waits for the connection instead), a 5xx, and the service's answers
+   * that say to wait (409 offset moved, 423 another request writing, 429 limit).
+   * @param {import("tus-js-client").DetailedError} error
+   */
+  function worthRetrying(error) {
+    var status = statusOf(error);
+    if (status === 0) return navigator.onLine;
+    return status >= 500 || status === 409 || status === 423 || status === 429;
+  }
+  /**
+   * The service's own words for a failure of tus-js-client's, when it answered.
+   * @param {Error} error
+   */
+  function tusFailure(error) {
+    var response = /** @type {import("tus-js-client").DetailedError} */ (error).originalResponse;
+    if (!response) return error;
+    var body = null;
+    try {
+      body = JSON.parse(response.getBody());
+    } catch (_e) {
+      body = null;
+    }
+    return failed({ status: response.getStatus(), body: body });
+  }
+
+  /**
+   * A large file over tus: created with the page's options as Upload-Metadata, then sent in 5 MiB
+   * PATCHes from the service's offset. tus-js-client remembers the upload's URL in localStorage
+   * under the file's fingerprint (its name, type, size and date), so choosing the same file after
+   * a reload resumes it; a request that fails is retried by itself (TUS_RETRY_DELAYS), and while
+   * the browser is offline the upload waits for the connection. The upload made is read from the
+   * tus URL, with the delete link and duplicate flag the finishing answer carries.
    * @param {File} file
    * @param {(share: number) => void} progress
+   * @param {(text: string) => void} say
    * @returns {Promise<Upload>}
    */
-  async function pieced(file, progress) {
-    var bytes = new Uint8Array(16);
-    crypto.getRandomValues(bytes);
-    var uploadId = Array.prototype.map.call(bytes, (b) => (b + 256).toString(16).slice(1)).join("");
-    var total = Math.ceil(file.size / PIECE);
-    for (let index = 0; index < total; index++) {
-      for (let attempt = 1; ; attempt++) {
-        const form = new FormData();
-        form.append("upload_id", uploadId);
-        form.append("index", String(index));
-        form.append("total", String(total));
-        form.append("chunk", file.slice(index * PIECE, (index + 1) * PIECE), "blob");
-        const done = index * PIECE;
-        const res = await send("POST", "/api/chunk", form, (loaded, all) => {
-          progress((done + Math.min(loaded, all)) / file.size);
-        }).catch(() => ({ status: 0, body: null }));
-        if (res.status === 200) break;
-        if (attempt >= TRIES || (res.status >= 400 && res.status < 500 && res.status !== 429)) throw failed(res);
-        await wait(500 * 2 ** (attempt - 1));
-      }
+  function resumable(file, progress, say) {
+    if (!tusClient || !tusClient.isSupported) {
+      return Promise.reject(new Error("this browser cannot send files this large"));
     }
-    var finish = options(new FormData());
-    finish.append("upload_id", uploadId);
-    finish.append("filename", file.name || "file");
-    var answer = await send("POST", "/api", finish);
-    if (answer.status !== 200) throw failed(answer);
-    return answer.body.data;
+    var TusUpload = tusClient.Upload;
+    /** @type {Record<string, string>} */
+    var metadata = options();
+    metadata.filename = file.name || "file";
+    return new Promise((resolve, reject) => {
+      var upload = new TusUpload(file, {
+        endpoint: `${location.origin}/api/tus`,
+        headers: { "X-API-Key": key() },
+        metadata: metadata,
+        chunkSize: TUS_CHUNK,
+        retryDelays: TUS_RETRY_DELAYS,
+        onShouldRetry: worthRetrying,
+        removeFingerprintOnSuccess: true,
+        onProgress: (sent, total) => {
+          progress(sent / total);
+        },
+        onError: (error) => {
+          if (statusOf(error) !== 0 || navigator.onLine) {
+            reject(tusFailure(error));
+            return;
+          }
+          say(" waiting for the connection");
+          window.addEventListener(
+            "online",
+            () => {
+              say(" resuming");
+              upload.start();
+            },
+            { once: true },
+          );
+        },
+        onSuccess: (payload) => {
+          var last = payload.lastResponse;
+          var deleteUrl = last.getHeader("X-Upload-Delete-Url");
+          var duplicate = last.getHeader("X-Upload-Duplicate") === "true";
+          fetch(/** @type {string} */ (upload.url), { headers: Object.assign({ "X-API-Key": key() }, TUS_VERSION) })
+            .then((res) => res.json().then((body) => ({ status: res.status, body: body })))
+            .then((res) => {
+              if (res.status !== 200) throw failed(res);
+              /** @type {Upload} */
+              var data = res.body.data;
+              if (deleteUrl) data.delete_url = deleteUrl;
+              data.duplicate = duplicate;
+              resolve(data);
+            })
+            .catch(reject);
+        },
+      });
+      upload
+        .findPreviousUploads()
+        .then((previous) => {
+          var newest = previous.sort((a, b) => Date.parse(b.creationTime) - Date.parse(a.creationTime))[0];
+          if (newest) {
+            say(" resuming");
+            upload.resumeFromPreviousUpload(newest);
+          }
+          upload.start();
+        })
+        .catch(reject);
+    });
   }
 
   /** @param {File} file */
@@ -205,12 +299,16 @@
       status.className = "error";
       return Promise.resolve();
     }
-    status.textContent = file.size > PIECED_OVER ? " uploading in pieces" : " uploading";
+    var overTus = file.size > TUS_OVER;
+    status.textContent = overTus ? " uploading (resumable)" : " uploading";
     var progress = (/** @type {number} */ share) => {
       bar.value = share;
       item.dispatchEvent(new CustomEvent("upload-progress", { bubbles: true, detail: share }));
     };
-    return (file.size > PIECED_OVER ? pieced(file, progress) : direct(file, progress)).then(
+    var say = (/** @type {string} */ text) => {
+      status.textContent = text;
+    };
+    return (overTus ? resumable(file, progress, say) : direct(file, progress)).then(
       (data) => {
         bar.value = 1;
         status.textContent = data.duplicate ? " done (you had uploaded this file before)" : " done";

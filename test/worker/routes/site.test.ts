@@ -1,4 +1,7 @@
+import TUS_CLIENT_BUILD from "tus-js-client/dist/tus.min.js";
+import { version as TUS_CLIENT_VERSION } from "tus-js-client/package.json";
 import { describe, expect, it } from "vitest";
+import { TUS_CLIENT_PATH } from "../../../src/site/uploader-page";
 import { fixture, json, newAccount, ORIGIN, request, upload, type TestAccount } from "../helpers";
 
 const decode = (text: string) =>
@@ -215,11 +218,16 @@ describe("the browser uploader", () => {
     const text = await res.clone().text();
     expect(text).toMatch(/<style>[^<]*\.drop\.over[^<]*<\/style>/);
     const head = await headOf(res);
-    expect(head.scripts).toEqual(["/assets/page.js", "/assets/client-configs.js", "/assets/uploader.js"]);
+    expect(head.scripts).toEqual([
+      "/assets/page.js",
+      "/assets/client-configs.js",
+      TUS_CLIENT_PATH,
+      "/assets/uploader.js",
+    ]);
     expect(head.inlineScript).toBe(false);
     for (const [path, words] of [
       ["/assets/page.js", "navigator.clipboard.writeText"],
-      ["/assets/uploader.js", "/api/chunk"],
+      ["/assets/uploader.js", "/api/tus"],
       ["/assets/client-configs.js", "picgo-plugin-web-uploader"],
     ] as const) {
       const script = await request(path);
@@ -231,5 +239,19 @@ describe("the browser uploader", () => {
       expect(source).toContain(`"use strict";`);
       expect(source).toContain(words);
     }
+  });
+
+  it("serves tus-js-client's browser build from the installed package, under its version, kept for good", async () => {
+    expect(TUS_CLIENT_PATH).toBe(`/assets/tus-js-client-${TUS_CLIENT_VERSION}.min.js`);
+    const script = await request(TUS_CLIENT_PATH);
+    expect(script.status).toBe(200);
+    expect(script.headers.get("Content-Type")).toBe("text/javascript; charset=utf-8");
+    expect(script.headers.get("Cache-Control")).toBe("public, max-age=31536000, immutable");
+    expect(script.headers.get("X-Content-Type-Options")).toBe("nosniff");
+    // The package's own file, byte for byte (imported here through the same Text rule).
+    expect(await script.text()).toBe(TUS_CLIENT_BUILD);
+    expect(TUS_CLIENT_BUILD).toContain(".tus=");
+    // Another version's path is not served: a page always names the one it runs with.
+    expect((await request("/assets/tus-js-client-0.0.1.min.js")).status).toBe(404);
   });
 });

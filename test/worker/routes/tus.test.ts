@@ -191,6 +191,35 @@ describe("tus: writing", () => {
     expect((await env.FILES.list({ prefix: `chunks/${path.split("/").pop()}/` })).objects).toEqual([]);
   });
 
+  it("gives the delete link on the answer that finished the upload only, and says when it was a duplicate", async () => {
+    const account = await newAccount();
+    const file = await uniquePng("delete-link");
+    const path = await created(account, file.length);
+    const last = await patch(account.upload, path, 0, file);
+    expect(last.status, await last.clone().text()).toBe(204);
+    const id = last.headers.get("X-Upload-Id")!;
+    expect(last.headers.get("X-Upload-Duplicate")).toBe("false");
+    const deleteUrl = last.headers.get("X-Upload-Delete-Url")!;
+    expect(deleteUrl).toMatch(new RegExp(`^http://media\\.test/d/${id}/\\w+$`));
+    // Asked again later, the upload's URL names the upload, not its delete link.
+    const state = await head(account.full, path);
+    expect(state.headers.get("X-Upload-Id")).toBe(id);
+    expect(state.headers.get("X-Upload-Delete-Url")).toBeNull();
+    // The same file again is the same upload, which has no delete link to give (as POST /api).
+    const again = await patch(account.full, await created(account, file.length), 0, file);
+    expect(again.headers.get("X-Upload-Id")).toBe(id);
+    expect(again.headers.get("X-Upload-Duplicate")).toBe("true");
+    expect(again.headers.get("X-Upload-Delete-Url")).toBeNull();
+    // A browser may read them (CORS).
+    const exposed = (
+      await create(account.full, { "Upload-Length": "1", Origin: "https://elsewhere.example" })
+    ).headers.get("Access-Control-Expose-Headers");
+    expect(exposed).toMatch(/X-Upload-Delete-Url/i);
+    expect(exposed).toMatch(/X-Upload-Duplicate/i);
+    expect((await request(new URL(deleteUrl).pathname, { method: "DELETE" })).status).toBe(200);
+    expect((await request(`/api/${id}`, { key: account.full })).status).toBe(404);
+  });
+
   it("takes many small requests within a piece, and a length given only at the end", async () => {
     const account = await newAccount();
     const file = await bigPng(600 * 1024, 3);
