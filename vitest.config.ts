@@ -72,6 +72,8 @@ const LONG_FILES = [
   "test/worker/uploads/large-video.test.ts",
   "test/node/dev-script.test.ts",
   "test/node/storage-costs.test.ts",
+  "test/node/tus-clients.test.ts",
+  "test/node/tus-kill.test.ts",
 ];
 
 class LongFilesFirst extends BaseSequencer {

@@ -3,7 +3,8 @@
 // of wrangler dev's workerd processes. Minimal Workers are the baselines of what the local
 // runtime itself costs: one storing the same ~100 MiB body in R2, one storing the same 40 pieces
 // as parts of an R2 multipart upload (a request per piece, then one to complete it). Each run
-// gets a fresh server. measurePieces() gives the pieces' figures alone, for other suites.
+// gets a fresh server. measurePieces() gives the pieces' figures alone, for other suites;
+// measureRuns() and byKey() measure any upload as these are (the tus suite's).
 import { createHash, randomBytes, randomFillSync } from "node:crypto";
 import { sizedPng } from "../test/support/png.ts";
 import { fixed, median, mib, sampleRss, startMinimal, startService, table, usage, workerdPids } from "./lib.mjs";
@@ -54,7 +55,7 @@ const CONFIGS = [
     minimal: true,
   },
 ];
-const byKey = (key) => CONFIGS.find((config) => config.key === key);
+export const byKey = (key) => CONFIGS.find((config) => config.key === key);
 /** What the pieces are measured against: the service's throughput at least this share of the baseline's... */
 const TARGET_RATIO = 0.7;
 /** ...and its finishing request at most this share of its total time. */
@@ -204,7 +205,7 @@ async function measure(ctx, log, config, verifyIt) {
     const before = usage(pids);
     const clientCpu = process.cpuUsage();
     const sampler = sampleRss(pids, SAMPLE_MS);
-    const result = await config.send(server, blob);
+    const result = await config.send(server, blob, file);
     const peak = sampler.stop();
     const { user, system } = process.cpuUsage(clientCpu);
     const cpu = usage(pids);
@@ -240,8 +241,11 @@ async function measure(ctx, log, config, verifyIt) {
   }
 }
 
-/** Runs of one configuration; the first one's stored file is checked against the original. */
-async function measureRuns(ctx, log, config, runs = RUNS) {
+/**
+ * Runs of one configuration ({ name, bytes, send(server, blob, file) }, send resolving
+ * { data, seconds, finishSeconds }); the first one's stored file is checked against the original.
+ */
+export async function measureRuns(ctx, log, config, runs = RUNS) {
   const results = [];
   for (let i = 1; i <= runs; i++) {
     log(`  ${config.name}, ${mib(config.bytes)}, run ${i}/${runs}`);

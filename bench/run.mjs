@@ -20,6 +20,7 @@ const SUITES = {
   images: () => import("./images.mjs"),
   variants: () => import("./variants.mjs"),
   large: () => import("./large.mjs"),
+  tus: () => import("./tus.mjs"),
   limits: () => import("./limits.mjs"),
   hostile: () => import("./hostile.mjs"),
   scale: () => import("./scale.mjs"),

@@ -40,6 +40,8 @@ export interface RunningServer {
   pid: number;
   /** Ends wrangler and workerd (the whole process group). */
   stop(): Promise<void>;
+  /** Settles with wrangler's exit code (or the signal that ended it) when it ends, whoever ended it. */
+  exited: Promise<number | string>;
   /** The last 20,000 characters wrangler printed. */
   output(): string;
 }

@@ -47,3 +47,20 @@ export function readBlocks(body: ReadableStream<Uint8Array>): BlockReader {
     releaseLock: () => byob.releaseLock(),
   };
 }
+
+/**
+ * The body's blocks (readBlocks) for a `for await` loop; none when there is no body. Leaving the
+ * loop before the end cancels the body, as leaving a loop over the stream itself would.
+ */
+export async function* bodyBlocks(body: ReadableStream<Uint8Array> | null): AsyncGenerator<Uint8Array, void> {
+  if (!body) return;
+  const reader = readBlocks(body);
+  let ended = false;
+  try {
+    for (let block = await reader.read(); block; block = await reader.read()) yield block;
+    ended = true;
+  } finally {
+    if (ended) reader.releaseLock();
+    else await reader.cancel().catch(() => {});
+  }
+}

@@ -8,7 +8,7 @@ import { startMediaService } from "../../scripts/lib/media.mjs";
 import { GENEROUS_LIMITS } from "../support/limits";
 import { FIXTURES_DIR } from "../support/media";
 import { MEDIA_TOOLS_ENV } from "../support/tools";
-import { applyMigrationsAsync, freePort, startServer } from "../../scripts/lib/server.mjs";
+import { applyMigrationsAsync, freePort, portInUse, startServer } from "../../scripts/lib/server.mjs";
 
 export const ADMIN_TOKEN = "node-test-admin-token-0123456789abcdefghij";
 
@@ -80,6 +80,70 @@ export async function startTestServer(
   }
 }
 
+export interface RestartableServer extends TestServer {
+  /** Where wrangler dev keeps its local D1, R2 and Durable Objects. */
+  stateDir: string;
+  /** Ends wrangler dev and its workerd at once, as a crash would: the state directory stays. */
+  kill(): void;
+  /** wrangler dev again, on the same port and state; resolves once it answers. */
+  restart(): Promise<void>;
+}
+
+/**
+ * A dev server wired to a media service of its own (running npm's ffmpeg), for a test that
+ * kills the Worker: it starts again on the same port and state, where its clients left it.
+ */
+export async function startRestartableServer(name: string): Promise<RestartableServer> {
+  const secret = `${name}-media-secret-0123456789`;
+  const media = await startMediaService({ port: await freePort(), secret, env: MEDIA_TOOLS_ENV });
+  const stateDir = await mkdtemp(path.join(os.tmpdir(), `${name}-state-`));
+  const stopAll = async () => {
+    await media.stop();
+    await rm(stateDir, { recursive: true, force: true });
+  };
+  try {
+    const migrated = await copyMigratedState(stateDir);
+    const options = {
+      port: await freePort(),
+      stateDir,
+      vars: {
+        ADMIN_TOKEN,
+        LINK_SIGNING_SECRET: "node-test-link-signing-secret",
+        ...GENEROUS_LIMITS,
+        MEDIA_SERVICE_URL: media.url,
+        MEDIA_SECRET: secret,
+      },
+    };
+    let server = await startServer({ ...options, migrate: !migrated });
+    return {
+      url: server.url,
+      api: `${server.url}/api`,
+      stateDir,
+      kill() {
+        try {
+          process.kill(-server.pid, "SIGKILL");
+        } catch {}
+      },
+      async restart() {
+        await server.exited;
+        // workerd, below wrangler, lets go of the port as it dies.
+        for (const deadline = Date.now() + 10_000; await portInUse(options.port); ) {
+          if (Date.now() > deadline) throw new Error(`port ${options.port} is still taken after the kill`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        server = await startServer({ ...options, migrate: false });
+      },
+      async stop() {
+        await server.stop();
+        await stopAll();
+      },
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
 export interface TestAccount {
   id: string;
   full: string;
@@ -107,7 +171,8 @@ export function uploadFile(
 ): Promise<Response> {
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  form.append("uploads", new Blob([bytes]), filename);
+  // The DOM's types (tus-uppy.test.ts is checked with them) take only an ArrayBuffer's view.
+  form.append("uploads", new Blob([bytes as Uint8Array<ArrayBuffer>]), filename);
   return fetch(server.api, { method: "POST", headers: { "X-API-Key": key }, body: form });
 }
 

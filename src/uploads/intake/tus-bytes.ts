@@ -269,5 +269,5 @@ export async function checkedBytes(
   }
   const object = await bucket.get(key);
   if (!object) throw new Error(`the checked bytes of tus upload ${id} are missing`);
-  return { body: object.body as unknown as AsyncIterable<Uint8Array>, discard };
+  return { body: object.body as ReadableStream<Uint8Array>, discard };
 }

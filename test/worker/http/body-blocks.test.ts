@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readBlocks } from "../../../src/http/body-blocks";
+import { bodyBlocks, readBlocks } from "../../../src/http/body-blocks";
 
 async function readAll(body: ReadableStream<Uint8Array>) {
   const reader = readBlocks(body);
@@ -36,5 +36,23 @@ describe("readBlocks", () => {
     });
     expect(await readAll(plain)).toEqual([3, 5]);
     expect(await readAll(new Response("").body!)).toEqual([]);
+  });
+
+  it("gives the blocks to a for await loop (none without a body); leaving it early cancels the body", async () => {
+    const sizes: number[] = [];
+    for await (const block of bodyBlocks(trickled(300 * 1024, 4096))) sizes.push(block.byteLength);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(300 * 1024);
+    expect(sizes.slice(0, -1).every((size) => size >= 64 * 1024)).toBe(true);
+    for await (const _ of bodyBlocks(null)) expect.unreachable();
+
+    let cancelled: unknown = null;
+    const endless = new ReadableStream<Uint8Array>({
+      pull: (c) => c.enqueue(new Uint8Array(1000)),
+      cancel: (reason) => {
+        cancelled = reason ?? "cancelled";
+      },
+    });
+    for await (const _ of bodyBlocks(endless)) break;
+    expect(cancelled).not.toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { MAX_FILE_BYTES, MiB } from "../../../src/model/spec-limits";
 import {
   bigPng,
@@ -283,6 +283,31 @@ describe("tus: writing", () => {
     await send.close();
     expect((await first).status).toBe(204);
     expect((await head(account.full, path)).headers.get("Upload-Offset")).toBe("100");
+  });
+
+  it("reads the bytes in blocks of 64 KiB or more, not in the 4 KiB pieces the runtime hands over", async () => {
+    const account = await newAccount();
+    const file = await bigPng(6 * MiB + 4321, 11);
+    const path = await created(account, file.length);
+    // The body as the runtime hands a request's over: 4 KiB at a time.
+    const { readable, writable } = new IdentityTransformStream();
+    const writer = writable.getWriter();
+    const writing = (async () => {
+      for (let at = 0; at < file.length; at += 4096) await writer.write(file.subarray(at, at + 4096));
+      await writer.close();
+    })();
+    const reads = vi.spyOn(ReadableStreamBYOBReader.prototype, "readAtLeast");
+    try {
+      const res = await patch(account.full, path, 0, readable as unknown as Uint8Array);
+      await writing;
+      expect(res.status, await res.clone().text()).toBe(204);
+      expect(res.headers.get("X-Upload-Id")).toBeTruthy();
+      // Each read waits for 64 KiB: about 100 reads for the file, where 4 KiB pieces took 1,600.
+      expect(reads.mock.calls.length).toBeGreaterThan(0);
+      expect(reads.mock.calls.length).toBeLessThanOrEqual(Math.ceil(file.length / (64 * 1024)) + 1);
+    } finally {
+      reads.mockRestore();
+    }
   });
 
   it("answers 409 to a wrong Upload-Offset, 415 to a wrong Content-Type, 400 without Upload-Offset", async () => {
