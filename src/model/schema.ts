@@ -10,6 +10,15 @@ export const accounts = sqliteTable("accounts", {
   name: text("name").notNull(),
   bannedAt: integer("banned_at"),
   createdAt: integer("created_at").notNull(),
+  /** The operator's quotas for this account; null: the configured default (none: unlimited). */
+  quotaBytes: integer("quota_bytes"),
+  quotaUploads: integer("quota_uploads"),
+  /**
+   * What the account stores now, counted as uploads are made, replaced and removed, and
+   * reconciled with the uploads table by the cron job.
+   */
+  bytesUsed: integer("bytes_used").notNull().default(0),
+  uploadsUsed: integer("uploads_used").notNull().default(0),
 });
 
 /** One current key per account and kind; only a SHA-256 of the key is kept. */
@@ -243,6 +252,53 @@ export const tusUploads = sqliteTable(
 );
 
 export type TusUploadRow = typeof tusUploads.$inferSelect;
+
+/** An account's album: uploads gathered under one page and one link (`/a/{id}`). */
+export const albums = sqliteTable(
+  "albums",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    title: text("title"),
+    description: text("description"),
+    visibility: text("visibility", { enum: VISIBILITIES }).notNull().default("unlisted"),
+    passwordHash: text("password_hash"),
+    /** The upload its cards show; null: its first upload a visitor may see. */
+    coverUploadId: text("cover_upload_id").references(() => uploads.id, { onDelete: "set null" }),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("albums_account_created").on(t.accountId, t.createdAt),
+    index("albums_visibility_created").on(t.visibility, t.createdAt),
+  ],
+);
+
+export type AlbumRow = typeof albums.$inferSelect;
+
+/** An upload in an album, at a place in its order; an upload may be in several albums. */
+export const albumUploads = sqliteTable(
+  "album_uploads",
+  {
+    albumId: text("album_id")
+      .notNull()
+      .references(() => albums.id, { onDelete: "cascade" }),
+    uploadId: text("upload_id")
+      .notNull()
+      .references(() => uploads.id, { onDelete: "cascade" }),
+    position: integer("position").notNull(),
+    addedAt: integer("added_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.albumId, t.uploadId] }),
+    index("album_uploads_order").on(t.albumId, t.position),
+    index("album_uploads_upload").on(t.uploadId),
+  ],
+);
+
+export type AlbumUploadRow = typeof albumUploads.$inferSelect;
 
 /** Terms that titles and descriptions may not contain, kept in their normalised form. */
 export const blockedTerms = sqliteTable("blocked_terms", {
