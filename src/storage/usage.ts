@@ -96,7 +96,8 @@ export const chargeReplacement = (
     .where(
       and(
         eq(accounts.id, accountId),
-        sql`EXISTS (SELECT 1 FROM ${uploads} WHERE ${uploads.id} = ${uploadId} AND ${uploads.objectKey} = ${objectKey})`,
+        sql`EXISTS (SELECT 1 FROM ${uploads}
+          WHERE ${uploads.id} = ${uploadId} AND ${uploads.objectKey} = ${objectKey})`,
       ),
     );
 };
@@ -108,10 +109,11 @@ export const chargeReplacement = (
  */
 export const releaseUploads = (db: Database, where: SQL) => {
   const counted = and(where, isNull(uploads.filesRemovedAt), sql`${uploads.accountId} = ${accounts.id}`);
+  const bytes = sql`(SELECT coalesce(sum(${uploads.size}), 0) FROM ${uploads} WHERE ${counted})`;
   return db
     .update(accounts)
     .set({
-      bytesUsed: sql`${accounts.bytesUsed} - (SELECT coalesce(sum(${uploads.size}), 0) FROM ${uploads} WHERE ${counted})`,
+      bytesUsed: sql`${accounts.bytesUsed} - ${bytes}`,
       uploadsUsed: sql`${accounts.uploadsUsed} - (SELECT count(*) FROM ${uploads} WHERE ${counted})`,
     })
     .where(
