@@ -2,6 +2,7 @@ import { z } from "zod";
 import { EXPIRES_IN_MAX, EXPIRES_IN_MIN, GiB } from "./model/spec-limits";
 import type { Env } from "./env";
 import type { Limits } from "./limits/rules";
+import type { DefaultQuotas } from "./storage/usage";
 
 // A var that is unset, malformed or out of range means its default: a typo in the configuration
 // changes one setting and never fails requests. Secrets may be unset too (wrangler types them as
@@ -12,6 +13,14 @@ const numberWhere = (accept: (n: number) => boolean, fallback: number) =>
 const milliseconds = (fallbackSeconds: number) => numberWhere((n) => n > 0, fallbackSeconds).transform((s) => s * 1000);
 const count = (fallback: number) => numberWhere((n) => Number.isInteger(n) && n > 0, fallback);
 const text = z.string().catch("");
+/** A quota: empty or unset for none (unlimited), else a whole number ≥ 0 (a malformed one: none). */
+const quota = z
+  .string()
+  .trim()
+  .regex(/^\d{1,15}$/)
+  .transform(Number)
+  .nullable()
+  .catch(null);
 
 const DEFAULT_DNS_RESOLVER = "https://cloudflare-dns.com/dns-query";
 
@@ -70,6 +79,8 @@ const settingsSchema = z
     RATE_LIMIT_PIECE_BYTES_PER_DAY: count(4 * GiB),
     RATE_LIMIT_IP_PIECE_BYTES_PER_DAY: count(8 * GiB),
     RATE_LIMIT_BAD_KEY_PER_MINUTE: count(10),
+    QUOTA_BYTES: quota,
+    QUOTA_UPLOADS: quota,
   })
   .transform((vars) => ({
     /** Absolute origin for public URLs; empty means the request's origin. */
@@ -82,6 +93,8 @@ const settingsSchema = z
      * 30 days, its prose a year).
      */
     expiresInMax: vars.EXPIRES_IN_MAX_SECONDS,
+    /** Each account's quotas unless the operator set its own: null for none. */
+    quotas: { bytes: vars.QUOTA_BYTES, uploads: vars.QUOTA_UPLOADS } satisfies DefaultQuotas,
     media: {
       /** Reach the media service at this URL instead of the container binding; empty for the binding. */
       serviceUrl: vars.MEDIA_SERVICE_URL,

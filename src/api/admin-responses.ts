@@ -11,6 +11,16 @@ import { KEY_KINDS } from "../model/key-kinds";
 const account = z.object({ id: z.string(), name: z.string(), full_key: z.string(), upload_key: z.string() });
 const key = z.object({ id: z.string(), kind: z.enum(KEY_KINDS), key: z.string() });
 const accountBan = z.object({ id: z.string(), banned: z.boolean() });
+const quotaSetting = z.union([z.number(), z.null(), z.literal("unlimited")]);
+const accountQuotas = z.object({
+  id: z.string(),
+  quota_bytes: quotaSetting,
+  quota_uploads: quotaSetting,
+  bytes_used: z.number(),
+  bytes_allowed: z.number().nullable(),
+  uploads_used: z.number(),
+  uploads_allowed: z.number().nullable(),
+});
 const ipBan = z.object({ ip: z.string(), banned: z.boolean() });
 const blockedTerm = z.object({ term: z.string(), normalized: z.string() });
 const unblockedTerm = z.object({ normalized: z.string(), blocked: z.literal(false) });
@@ -33,6 +43,9 @@ export const keyResponse = (c: Context, data: z.infer<typeof key>) => success(c,
 
 /** PUT and DELETE /admin/accounts/{id}/ban. */
 export const accountBanResponse = (c: Context, data: z.infer<typeof accountBan>) => success(c, data);
+
+/** GET and PATCH /admin/accounts/{id}: its quotas as set (null: the default), and its usage against those in force. */
+export const accountQuotasResponse = (c: Context, data: z.infer<typeof accountQuotas>) => success(c, data);
 
 /** PUT and DELETE /admin/ip-bans/{ip}. */
 export const ipBanResponse = (c: Context, data: z.infer<typeof ipBan>) => success(c, data);

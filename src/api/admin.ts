@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { createAccount, regenerateKey, setAccountBanned } from "../accounts/accounts";
+import { getAccountQuotas, setAccountQuotas } from "../accounts/quotas";
 import { secretsEqual } from "../crypto";
 import type { AppEnv } from "../env";
 import { requestStores } from "../deps";
@@ -17,6 +18,7 @@ import { methodNotAllowed } from "../http/method-not-allowed";
 import {
   accountBanResponse,
   accountCreatedResponse,
+  accountQuotasResponse,
   blockedTermResponse,
   blockedTermsResponse,
   flaggedResponse,
@@ -29,6 +31,15 @@ const createAccountBody = z.object({ name: z.string().trim().min(1, "is required
 const keyBody = z.object({ kind: z.enum(KEY_KINDS, { message: "must be full or upload" }) });
 const termBody = z.object({ term: z.string().trim().min(1, "is required").max(200) });
 const flagBody = z.object({ reason: z.string().trim().max(500).optional() });
+/** A quota: whole bytes or uploads (0 allows none), null for the configured default, or "unlimited". */
+const quotaSetting = z.union([z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), z.null(), z.literal("unlimited")], {
+  message: 'must be a whole number ≥ 0, null (the default) or "unlimited"',
+});
+const quotasBody = z
+  .object({ quota_bytes: quotaSetting.optional(), quota_uploads: quotaSetting.optional() })
+  .refine((b) => b.quota_bytes !== undefined || b.quota_uploads !== undefined, {
+    message: "give quota_bytes, quota_uploads or both",
+  });
 const ipParam = z.object({
   ip: z.string().regex(/^[0-9a-fA-F:.]{2,45}$/, { message: "must be an IPv4 or IPv6 address" }),
 });
@@ -59,6 +70,14 @@ export const admin = new Hono<AppEnv>()
     return accountCreatedResponse(c, account);
   })
   .all("/accounts", methodNotAllowed("POST"))
+  .get("/accounts/:id", async (c) => {
+    return accountQuotasResponse(c, await getAccountQuotas(c.var.db, c.req.param("id"), settingsOf(c.env).quotas));
+  })
+  .patch("/accounts/:id", validate("json", quotasBody), async (c) => {
+    const quotas = settingsOf(c.env).quotas;
+    return accountQuotasResponse(c, await setAccountQuotas(c.var.db, c.req.param("id"), c.req.valid("json"), quotas));
+  })
+  .all("/accounts/:id", methodNotAllowed("GET", "PATCH"))
   .post("/accounts/:id/keys", validate("json", keyBody), async (c) => {
     const key = await regenerateKey(c.var.db, c.req.param("id"), c.req.valid("json").kind, c.var.now());
     return keyResponse(c, key);

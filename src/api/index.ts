@@ -24,9 +24,12 @@ import {
   describeList,
   describeReplace,
   describeUpload,
+  describeUsage,
 } from "./openapi-operations";
+import { accountUsage } from "../accounts/quotas";
+import { settingsOf } from "../settings";
 import { changeBody, listQuery } from "./schemas";
-import { deletedResponse, listResponse, uploadItemResponse } from "./responses";
+import { deletedResponse, listResponse, uploadItemResponse, usageResponse } from "./responses";
 import { handleChunk } from "./chunk";
 import { assertExpiryAllowed, handleReplace, handleUpload } from "./upload";
 import { plainTextUrl } from "./plain-text";
@@ -55,6 +58,11 @@ const uploads = routeGroup(identifyCaller, rateLimits("api"), accountSession)
     return listResponse(c, await Promise.all(rows.map((row) => presentUpload(row, origin, linkSigning(c)))), meta);
   })
   .all("/", methodNotAllowed("GET", "POST"))
+  // Either key: a refused upload tells the upload-only key as much, and the uploader page shows it.
+  .get("/usage", describeUsage, requireKey("any"), async (c) => {
+    return usageResponse(c, await accountUsage(c.var.db, c.var.caller.accountId, settingsOf(c.env).quotas));
+  })
+  .all("/usage", methodNotAllowed("GET"))
 
   .get("/:id", describeGet, requireKey("full"), async (c) => {
     const row = await getOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));

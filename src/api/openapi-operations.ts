@@ -11,6 +11,7 @@ import {
   listResponseSchema,
   uploadItemResponseSchema,
   uploadResponseSchema,
+  usageResponseSchema,
 } from "./schemas";
 
 /**
@@ -30,7 +31,10 @@ const anyKey = error("Missing or invalid API key.");
 const fullKey = error("Missing or invalid key, or the upload-only key.");
 const banned = error("Account or IP banned from uploading.");
 const noSuchUpload = error("No such upload on this account.");
-const tooLarge = error(`Request over ${megabytes(MAX_REQUEST_BYTES)}.`);
+const tooLarge = error(
+  `Request over ${megabytes(MAX_REQUEST_BYTES)}, or the file would take the account past its quota ` +
+    "(the message says what is used and allowed; nothing is stored).",
+);
 const throttled = error("Rate limit exceeded.");
 const throttledRetry = error("Rate limit exceeded; see Retry-After.");
 
@@ -164,6 +168,20 @@ export const describeDelete = describeRoute({
     200: json(deleteResponseSchema),
     401: fullKey,
     404: error("No such upload on this account (or already deleted)."),
+    429: throttled,
+  },
+});
+
+export const describeUsage = describeRoute({
+  summary: "The account's usage and quotas (extension)",
+  operationId: "usage",
+  description:
+    "Bytes stored and number of uploads, against the account's quotas (null: no limit). Counted are the " +
+    "files of its uploads as stored (after conversion), until they are deleted or removed by expiry; " +
+    "thumbnails and sized copies are not. Either key kind.",
+  responses: {
+    200: json(usageResponseSchema),
+    401: anyKey,
     429: throttled,
   },
 });

@@ -7,6 +7,7 @@ import type {
   listResponseSchema,
   uploadItemResponseSchema,
   uploadResponseSchema,
+  usageResponseSchema,
 } from "./schemas";
 
 /**
@@ -20,6 +21,7 @@ type UploadItemResponse = z.infer<typeof uploadItemResponseSchema>;
 type ListResponse = z.infer<typeof listResponseSchema>;
 type DeleteResponse = z.infer<typeof deleteResponseSchema>;
 type ChunkResponse = z.infer<typeof chunkResponseSchema>;
+type UsageResponse = z.infer<typeof usageResponseSchema>;
 
 /** POST /api: the new upload, or the existing one it duplicates. */
 export function uploadResponse(c: Context, data: UploadResponse["data"]) {
@@ -48,5 +50,11 @@ export function deletedResponse(c: Context) {
 /** POST /api/chunk: the piece is stored; the size tells the client how to cut the next ones. */
 export function chunkResponse(c: Context) {
   const body: ChunkResponse = { type: "success", chunk_size: PIECE_BYTES };
+  return c.json(body);
+}
+
+/** GET /api/usage: what the account stores and may store. */
+export function usageResponse(c: Context, data: UsageResponse["data"]) {
+  const body: UsageResponse = { type: "success", data };
   return c.json(body);
 }

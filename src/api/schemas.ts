@@ -208,4 +208,20 @@ export const chunkResponseSchema = z
   .object({ type: z.literal("success"), chunk_size: z.literal(PIECE_BYTES) })
   .meta({ id: "ChunkResponse" });
 
+/** GET /api/usage (extension): the account's usage against its quotas; null allowed is no limit. */
+export const usageResponseSchema = z
+  .object({
+    type: z.literal("success"),
+    data: z.object({
+      bytes_used: z
+        .number()
+        .int()
+        .describe("Bytes of the account's stored files (thumbnails and variants not counted)."),
+      bytes_allowed: z.number().int().nullable().describe("The account's byte quota; null: no limit."),
+      uploads_used: z.number().int().describe("Uploads whose files are stored."),
+      uploads_allowed: z.number().int().nullable().describe("The account's upload quota; null: no limit."),
+    }),
+  })
+  .meta({ id: "UsageResponse" });
+
 export const errorResponseSchema = z.object({ type: z.literal("error"), errors: z.string() }).meta({ id: "Error" });

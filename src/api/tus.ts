@@ -34,6 +34,8 @@ import {
   describeTusWrite,
 } from "./openapi-tus";
 import { uploadItemResponse } from "./responses";
+import { accountUsage, assertWithinQuota } from "../accounts/quotas";
+import { settingsOf } from "../settings";
 import { assertExpiryAllowed, parseUploadFields, uploadFrom, type UploadFields } from "./upload";
 import {
   byteCount,
@@ -167,6 +169,8 @@ async function handleCreate(c: Context<AppEnv>) {
   const stores = deps(c);
   const length = uploadLength(c);
   if (length === 0) throw new ApiError(422, "The file is empty: an upload needs at least one byte.");
+  // A declared length that cannot fit is refused before any byte is sent (the finish checks again).
+  if (length) assertWithinQuota(await accountUsage(c.var.db, c.var.caller.accountId, settingsOf(c.env).quotas), length);
   const metadata = c.req.header("Upload-Metadata") ?? null;
   const fields = parseUploadFields(metadataFields(parseMetadata(metadata ?? undefined)));
   assertExpiryAllowed(c, fields.expires_in);

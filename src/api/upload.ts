@@ -117,7 +117,8 @@ export async function uploadFrom(
   const file = await incoming.receive(request.source);
   const options = await uploadOptionsOf(c, request);
   const accountId = c.var.caller.accountId;
-  const result = await createUpload(deps, { id: incoming.uploadId, accountId, file, options });
+  const quotas = settingsOf(c.env).quotas;
+  const result = await createUpload(deps, { id: incoming.uploadId, accountId, file, options, quotas });
   if (result.duplicate) {
     await incoming.drop();
   } else {
@@ -149,7 +150,8 @@ export async function replaceFrom(
   await using incoming = new IncomingFile(deps, fileTarget(c, id, false));
   const { fields, source } = await read((chunks) => incoming.stage(chunks));
   const file = await incoming.receive(source);
-  const result = await replaceFile(deps, { accountId, id, file, keepOriginal: fields.keep_original ?? false });
+  const keepOriginal = fields.keep_original ?? false;
+  const result = await replaceFile(deps, { accountId, id, file, keepOriginal, quotas: settingsOf(c.env).quotas });
   await incoming.keep();
   startMediaJob(c, result.jobId);
   if (result.notRemoved) throw result.notRemoved;

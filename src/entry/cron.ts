@@ -3,6 +3,7 @@ import type { Env } from "../env";
 import { sweepPieceSessions } from "../uploads/intake/piece-sessions";
 import { sweepExpiredUploads } from "../uploads/cleanup/expired-uploads";
 import { sweepOrphanFiles } from "../uploads/cleanup/orphan-files";
+import { sweepUsageCounters } from "../uploads/cleanup/usage-counters";
 import { redriveMediaJobs } from "../uploads/media-jobs/jobs";
 
 /**
@@ -17,8 +18,9 @@ export const sweepsOrphans = (scheduledTime: number) =>
 
 /**
  * Every minute: re-drive media jobs that failed, crashed or never ran, remove the files of
- * expired uploads, discard piece sessions left unfinished for 2 hours, and (every fifth run)
- * remove files nothing points at after a grace period. One failing does not stop the others.
+ * expired uploads, discard piece sessions left unfinished for 2 hours, reconcile the usage counters
+ * of 90 accounts, and (every fifth run) remove files nothing points at after a grace period. One
+ * failing does not stop the others.
  */
 export async function scheduled(env: Env, now: () => number = Date.now, { orphans = true } = {}): Promise<void> {
   const stores = storesOf(env, undefined, now);
@@ -26,6 +28,7 @@ export async function scheduled(env: Env, now: () => number = Date.now, { orphan
     sweepExpiredUploads(stores),
     orphans ? sweepOrphanFiles(stores) : Promise.resolve(0),
     sweepPieceSessions(stores),
+    sweepUsageCounters(stores),
     redriveMediaJobs(mediaJobDeps(env, stores.db, now)),
   ]);
   const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");

@@ -5,21 +5,31 @@ import { KEY_KINDS } from "./key-kinds";
 
 /** Timestamps are Unix milliseconds (UTC) everywhere. */
 
-export const accounts = sqliteTable("accounts", {
-  id: text("id").primaryKey(),
-  name: text("name").notNull(),
-  bannedAt: integer("banned_at"),
-  createdAt: integer("created_at").notNull(),
-  /** The operator's quotas for this account; null: the configured default (none: unlimited). */
-  quotaBytes: integer("quota_bytes"),
-  quotaUploads: integer("quota_uploads"),
-  /**
-   * What the account stores now, counted as uploads are made, replaced and removed, and
-   * reconciled with the uploads table by the cron job.
-   */
-  bytesUsed: integer("bytes_used").notNull().default(0),
-  uploadsUsed: integer("uploads_used").notNull().default(0),
-});
+export const accounts = sqliteTable(
+  "accounts",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    bannedAt: integer("banned_at"),
+    createdAt: integer("created_at").notNull(),
+    /**
+     * The operator's quotas for this account; null: the configured default (none: unlimited);
+     * -1 (QUOTA_UNLIMITED in src/storage/usage.ts): unlimited whatever the default.
+     */
+    quotaBytes: integer("quota_bytes"),
+    quotaUploads: integer("quota_uploads"),
+    /**
+     * What the account stores now (the sizes and number of its uploads whose files are still
+     * stored), counted in the same transaction as each upload, replace, conversion, delete and
+     * expiry, and reconciled with the uploads table by the cron job.
+     */
+    bytesUsed: integer("bytes_used").notNull().default(0),
+    uploadsUsed: integer("uploads_used").notNull().default(0),
+    /** When the cron job last reconciled the counters (0: never); the oldest go first. */
+    usageCheckedAt: integer("usage_checked_at").notNull().default(0),
+  },
+  (t) => [index("accounts_usage_checked").on(t.usageCheckedAt)],
+);
 
 /** One current key per account and kind; only a SHA-256 of the key is kept. */
 export const apiKeys = sqliteTable(

@@ -33,6 +33,7 @@ export const UPLOADER_BODY: Markup = html`<main>
 </section>
 <section aria-labelledby="files-heading">
 <h2 id="files-heading">Files</h2>
+<p id="usage" aria-live="polite" hidden></p>
 <div id="drop" class="drop" tabindex="0" role="button" aria-describedby="drop-help">
 <p id="drop-help">Drop images or videos here, paste them, or <label for="files" class="pick">choose files</label>.</p>
 <input id="files" type="file" multiple accept="image/*,video/*">

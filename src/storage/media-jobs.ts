@@ -28,15 +28,17 @@ const mediaJobInsert = (db: Database, job: NewMediaJob) =>
 /**
  * Runs `write` (the statement that points an upload at the job's file) with the job's row
  * inserted first, in one batch: one round trip, and one transaction, so no upload points at a
- * file without its job. Resolves `write`'s result.
+ * file without its job. `also` run after it, in the same transaction (the account's charge).
+ * Resolves `write`'s result.
  */
 export async function writeUploadWithJob<T extends BatchItem<"sqlite">>(
   db: Database,
   job: NewMediaJob | null,
   write: T,
+  ...also: BatchItem<"sqlite">[]
 ): Promise<T["_"]["result"]> {
-  if (!job) return (await db.batch([write]))[0];
-  const [, written] = await db.batch([mediaJobInsert(db, job), write]);
+  if (!job) return (await db.batch([write, ...also]))[0];
+  const [, written] = await db.batch([mediaJobInsert(db, job), write, ...also]);
   return written;
 }
 

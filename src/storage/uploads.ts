@@ -16,6 +16,7 @@ import {
 import { expired, listed, live, servedPlain, unrestricted, usedUp, viewLimited } from "../model/policy";
 import type { Database } from "./db";
 import { uploads, type NewUploadRow, type UploadRow } from "../model/schema";
+import { chargeProcessedFile, releaseUploads } from "./usage";
 
 /** Inserts the row, returning its id; none when the account's dedup slot for that content is already taken. */
 export const uploadInsert = (db: Database, row: NewUploadRow) =>
@@ -145,12 +146,13 @@ export const moveUploadFiles = (
     ),
   );
 
-/** Deletes the live upload `id` if `owner` holds, returning what it was so its files can be removed. */
+/**
+ * Deletes the live upload `id` if `owner` holds, returning what it was so its files can be
+ * removed; its account gets its bytes back in the same transaction.
+ */
 async function deleteLiveUpload(db: Database, id: string, owner: SQL, now: number) {
-  const [row] = await db
-    .delete(uploads)
-    .where(and(eq(uploads.id, id), owner, live.where(now)))
-    .returning();
+  const which = and(eq(uploads.id, id), owner, live.where(now))!;
+  const [, [row]] = await db.batch([releaseUploads(db, which), db.delete(uploads).where(which).returning()]);
   return row;
 }
 
@@ -169,8 +171,10 @@ export type ProcessedFile = Pick<UploadRow, "objectKey" | "mime" | "size" | "eta
 export async function swapUploadFile(db: Database, id: string, sourceKey: string, file: ProcessedFile, now: number) {
   const pointsAtSource = and(eq(uploads.id, id), eq(uploads.objectKey, sourceKey));
   // One batch, one transaction: nothing can change the row between the read and the update.
-  const [[before], [after]] = await db.batch([
+  // The account is charged what the file grew by (or given back what it shrank by), unrefused.
+  const [[before], , [after]] = await db.batch([
     db.select().from(uploads).where(pointsAtSource),
+    chargeProcessedFile(db, id, sourceKey, file.size),
     db
       .update(uploads)
       .set({ ...file, updatedAt: now })
@@ -180,9 +184,14 @@ export async function swapUploadFile(db: Database, id: string, sourceKey: string
   return before && after ? before : undefined;
 }
 
-/** Deletes every upload of these bytes, on any account, and returns them so their files can go too. */
-export function deleteUploadsWithContent(db: Database, contentHash: string) {
-  return db.delete(uploads).where(eq(uploads.contentHash, contentHash)).returning();
+/**
+ * Deletes every upload of these bytes, on any account, and returns them so their files can go too;
+ * their accounts get their bytes back in the same transaction.
+ */
+export async function deleteUploadsWithContent(db: Database, contentHash: string) {
+  const which = eq(uploads.contentHash, contentHash);
+  const [, removed] = await db.batch([releaseUploads(db, which), db.delete(uploads).where(which).returning()]);
+  return removed;
 }
 
 /** The upload in any state, expired included (for its page, which answers 410 once expired). */
@@ -212,8 +221,10 @@ export function expiredWithFiles(db: Database, now: number, limit: number) {
     .limit(limit);
 }
 
+/** Marks the expired upload's files removed; its account gets their bytes back in the same transaction. */
 export async function markFilesRemoved(db: Database, id: string, now: number) {
-  await db.update(uploads).set({ filesRemovedAt: now }).where(eq(uploads.id, id));
+  const which = and(eq(uploads.id, id), isNull(uploads.filesRemovedAt))!;
+  await db.batch([releaseUploads(db, which), db.update(uploads).set({ filesRemovedAt: now }).where(which)]);
 }
 
 /** Rows of uploads expired long enough ago that their page may say 404 instead of 410. */

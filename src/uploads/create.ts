@@ -2,6 +2,8 @@ import { randomBase62, sha256Hex } from "../crypto";
 import { unprocessable } from "../errors";
 import { assertFreeOfTerms, textToModerate } from "../moderation/moderate";
 import { readIntakeChecks } from "../storage/intake-checks";
+import { chargeNewUpload, isQuotaViolation, type DefaultQuotas } from "../storage/usage";
+import { accountUsage, assertWithinQuota, refusedCharge, usageAgainst } from "../accounts/quotas";
 import { writeUploadWithJob } from "../storage/media-jobs";
 import { isFlaggedContent } from "../storage/moderation";
 import type { UploadRow } from "../model/schema";
@@ -60,15 +62,20 @@ export const newUploadId = () => randomBase62(10);
  * staged copy unused. Title and description are moderated, and flagged bytes refused, in that
  * order. The unique dedup index settles two identical uploads racing each other.
  *
+ * A new upload is charged to the account's counters in the transaction that writes its row, on
+ * condition that it fits its quotas (`quotas`: the configured defaults), so concurrent uploads
+ * can never pass them together; one that cannot fit is a 413 and writes nothing (its staged
+ * file is then the caller's to discard). A duplicate stores nothing new and is never refused.
+ *
  * Two round trips to D1 in all: one batch reads what the upload is checked against, one writes
- * its media job and its row. A small image gets its thumbnail here and no media job.
+ * its media job, its row and its charge. A small image gets its thumbnail here and no media job.
  */
 export async function createUpload(
   deps: Stores,
-  input: { id: string; accountId: string; file: StagedFile; options: UploadOptions },
+  input: { id: string; accountId: string; file: StagedFile; options: UploadOptions; quotas: DefaultQuotas },
 ): Promise<CreateResult> {
   const { db } = deps;
-  const { id, accountId, file, options } = input;
+  const { id, accountId, file, options, quotas } = input;
   const dedup = options.expiresIn === null && !options.allowDuplicate;
   const text = { title: options.title, description: options.description };
   const checks = await readIntakeChecks(db, {
@@ -80,6 +87,7 @@ export async function createUpload(
   assertFreeOfTerms(checks.blockedTerms, text);
   if (checks.flagged) throw flaggedContent();
   if (checks.duplicate) return { duplicate: true, row: checks.duplicate };
+  if (checks.usage) assertWithinQuota(usageAgainst(checks.usage, quotas), file.size);
 
   const now = deps.now();
   const deleteToken = randomBase62(32);
@@ -106,8 +114,11 @@ export async function createUpload(
   const job = thumbKey === null ? planMediaJob(deps, id, file.key) : null;
   // Left behind if this fails too: the cron job's sweep removes files no upload points at.
   const dropThumbnail = () => (thumbKey ? deps.bucket.delete(thumbKey).catch(() => {}) : undefined);
-  const inserted = await writeUploadWithJob(db, job, uploadInsert(db, row)).catch(async (error) => {
+  const charge = chargeNewUpload(db, { accountId, uploadId: id, size: file.size, defaults: quotas });
+  const inserted = await writeUploadWithJob(db, job, uploadInsert(db, row), charge).catch(async (error) => {
     await dropThumbnail();
+    // Another upload of the account took the room since the check above.
+    if (isQuotaViolation(error)) throw refusedCharge(await accountUsage(db, accountId, quotas), file.size);
     throw error;
   });
   if (inserted.length > 0) return { duplicate: false, row, deleteToken, jobId: job?.id ?? null };

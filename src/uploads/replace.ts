@@ -8,6 +8,8 @@ import type { StagedFile } from "./intake/staged-file";
 import { cancelMediaJob, planMediaJob } from "./media-jobs/jobs";
 import { unrestricted } from "../model/policy";
 import { removePreviousFiles } from "./serving/previous-files";
+import { chargeReplacement, isQuotaViolation, type DefaultQuotas } from "../storage/usage";
+import { accountUsage, refusedCharge } from "../accounts/quotas";
 
 /** The spec's 409: a password-protected or view-limited upload keeps its file. */
 export function assertReplaceable(upload: Pick<UploadRow, "passwordHash" | "maxViews">) {
@@ -23,14 +25,16 @@ export function assertReplaceable(upload: Pick<UploadRow, "passwordHash" | "maxV
  * same checks and conversions as a new upload (its media job), and takes over duplicate
  * detection for its bytes unless another upload of the account already answers for them.
  * If the previous files cannot be removed, `notRemoved` is the answer to give (a 503), once the
- * new file, which is in place, is kept.
+ * new file, which is in place, is kept. The account's bytes move from the previous file to the
+ * new one in the same transaction; a larger file that would pass the byte quota (`quotas`: the
+ * configured defaults) is a 413 and changes nothing.
  */
 export async function replaceFile(
   deps: Stores,
-  input: { accountId: string; id: string; file: StagedFile; keepOriginal: boolean },
+  input: { accountId: string; id: string; file: StagedFile; keepOriginal: boolean; quotas: DefaultQuotas },
 ) {
   const { db, bucket } = deps;
-  const { accountId, id, file } = input;
+  const { accountId, id, file, quotas } = input;
   const current = await findOwnedUpload(db, accountId, id, deps.now());
   if (!current) throw notFound("No upload with that id on this account.");
   assertReplaceable(current);
@@ -49,7 +53,17 @@ export async function replaceFile(
     },
     deps.now(),
   );
-  const [row] = await writeUploadWithJob(db, job, replacement);
+  const charge = chargeReplacement(
+    db,
+    { accountId, uploadId: id, objectKey: file.key, previousSize: current.size, size: file.size },
+    quotas,
+  );
+  const [row] = await writeUploadWithJob(db, job, replacement, charge).catch(async (error) => {
+    if (isQuotaViolation(error)) {
+      throw refusedCharge(await accountUsage(db, accountId, quotas), file.size, current.size);
+    }
+    throw error;
+  });
   if (!row) {
     await cancelMediaJob(deps, job.id);
     throw new ApiError(

@@ -203,6 +203,10 @@ describe("the browser uploader", () => {
     await page.reload({ waitUntil: "networkidle0" });
     expect(await page.$eval("#key", (k: Dom) => k.value)).toBe(account.full);
     await page.waitForSelector("#mine:not([hidden]) #mine-list li");
+    // The account's usage (GET /api/usage), no quota set: no "of" to show.
+    await page.waitForFunction(() =>
+      /^Used: \d+\.\d MB, 1 uploads\.$/.test(document.getElementById("usage")!.textContent!),
+    );
     const id = src.split("/").pop()!;
     page.on("dialog", (dialog) => void dialog.accept());
     await page.click(`#mine-list li[data-id="${id}"] button`);

@@ -16,6 +16,7 @@ describe("settings", () => {
       adminToken: null,
       linkSigningSecret: "",
       expiresInMax: 31_536_000,
+      quotas: { bytes: null, uploads: null },
       media: { serviceUrl: "", secret: "", retryBaseMs: 60_000 },
       links: { dnsResolverUrl: "https://cloudflare-dns.com/dns-query", allowLoopback: false, timeoutMs: 120_000 },
       limits: {

@@ -364,12 +364,33 @@
     }
   });
 
+  /** @param {number} bytes */
+  var megabytes = (bytes) => `${(bytes / 1048576).toFixed(1)} MB`;
+  /** What the account stores and may store (GET /api/usage, either key), shown above the files. */
+  async function loadUsage() {
+    var shown = $("usage");
+    var res = key() ? await fetch("/api/usage", { headers: { "X-API-Key": key() } }).catch(() => null) : null;
+    if (!res || res.status !== 200) {
+      shown.hidden = true;
+      return;
+    }
+    /** @type {{ bytes_used: number, bytes_allowed: number | null, uploads_used: number,
+     *   uploads_allowed: number | null }} */
+    var usage = (await res.json()).data;
+    var bytes =
+      megabytes(usage.bytes_used) + (usage.bytes_allowed === null ? "" : ` of ${megabytes(usage.bytes_allowed)}`);
+    var count = `${usage.uploads_used}${usage.uploads_allowed === null ? "" : ` of ${usage.uploads_allowed}`} uploads`;
+    shown.textContent = `Used: ${bytes}, ${count}.`;
+    shown.hidden = false;
+  }
+
   /** With a full key, the account's uploads, newest first, each with a delete button. */
   var minePage = 1;
   /** @param {number} page */
   async function loadMine(page) {
     var section = $("mine"),
       list = $("mine-list");
+    if (page === 1) loadUsage();
     if (key().indexOf("fk_") !== 0) {
       section.hidden = true;
       return;

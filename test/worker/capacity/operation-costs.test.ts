@@ -135,6 +135,7 @@ describe("operation costs", () => {
 
     await measure("list, page 1 (3 uploads)", (bindings) => call(bindings, "/api", {}, key));
     await measure("GET one", (bindings) => call(bindings, `/api/${direct.id}`, {}, key));
+    await measure("usage GET", (bindings) => call(bindings, "/api/usage", {}, key));
     const changed = await measure(
       "PATCH title",
       async (bindings) =>
@@ -178,6 +179,15 @@ describe("operation costs", () => {
       ),
     );
     await measure("DELETE", (bindings) => call(bindings, `/api/${direct.id}`, { method: "DELETE" }, key));
+
+    // An upload the account's byte quota has no room for: refused before its row is written.
+    const full = await newAccount("capacity-full");
+    await request(`/admin/accounts/${full.id}`, { admin: true, method: "PATCH", json: { quota_bytes: 1 } });
+    await measure("direct upload refused by the quota, small PNG (413)", async (bindings) => {
+      const body = uploadForm(await uniquePng("capacity-3"), {}, "c.png");
+      const response = await request("/api", { method: "POST", body, key: full.full, app: { bindings } });
+      expect(response.status).toBe(413);
+    });
 
     // A video whose first run found no media service: its job then runs as a re-driven one would.
     const app = { bindings: { MEDIA_SERVICE_URL: DEAD_SERVICE } };

@@ -26,6 +26,7 @@ it("converts a 200 MB video", async () => {
     id,
     accountId: account.id,
     file: file!,
+    quotas: { bytes: null, uploads: null },
     options: {
       expiresIn: null,
       allowDuplicate: false,

@@ -1,0 +1,134 @@
+import { ApiError, notFound } from "../errors";
+import type { Database } from "../storage/db";
+import { QUOTA_UNLIMITED, readUsage, setQuotas, type AccountUsage, type DefaultQuotas } from "../storage/usage";
+
+/** What an account stores and may store: null allowed for no limit. */
+export interface Usage {
+  bytes_used: number;
+  bytes_allowed: number | null;
+  uploads_used: number;
+  uploads_allowed: number | null;
+}
+
+const allowedOf = (own: number | null, fallback: number | null) => {
+  const quota = own ?? fallback;
+  return quota === null || quota === QUOTA_UNLIMITED || quota < 0 ? null : quota;
+};
+
+export function usageAgainst(usage: AccountUsage, defaults: DefaultQuotas): Usage {
+  return {
+    bytes_used: usage.bytesUsed,
+    bytes_allowed: allowedOf(usage.quotaBytes, defaults.bytes),
+    uploads_used: usage.uploadsUsed,
+    uploads_allowed: allowedOf(usage.quotaUploads, defaults.uploads),
+  };
+}
+
+export async function accountUsage(db: Database, accountId: string, defaults: DefaultQuotas): Promise<Usage> {
+  const usage = await readUsage(db, accountId);
+  if (!usage) throw new Error(`account ${accountId} has no row`);
+  return usageAgainst(usage, defaults);
+}
+
+const MiB = 1024 * 1024;
+
+/** Bytes as people read them, in the service's MB (MiB), KB below one. */
+export function readableBytes(bytes: number): string {
+  const [value, unit] = bytes >= MiB ? [bytes / MiB, "MB"] : [bytes / 1024, "KB"];
+  return `${Number.isInteger(value) ? value : value.toFixed(1)} ${unit}`;
+}
+
+/**
+ * The refusal of a file of `size` bytes that would take the account past a quota (413, the
+ * spec's status for a file too large to take), saying what is used and allowed; null when it fits.
+ * `replacing`: the size of the file it would replace (given back, and no new upload).
+ */
+export function quotaRefusal(usage: Usage, size: number, replacing?: number): ApiError | null {
+  const newUpload = replacing === undefined;
+  if (newUpload && usage.uploads_allowed !== null && usage.uploads_used + 1 > usage.uploads_allowed) {
+    return new ApiError(
+      413,
+      `Upload quota reached: ${usage.uploads_used} of ${usage.uploads_allowed} uploads used. ` +
+        "Delete uploads to make room.",
+    );
+  }
+  const after = usage.bytes_used - (replacing ?? 0) + size;
+  if (usage.bytes_allowed !== null && after > usage.bytes_allowed && size > (replacing ?? 0)) {
+    return new ApiError(
+      413,
+      `Storage quota reached: ${readableBytes(usage.bytes_used)} of ${readableBytes(usage.bytes_allowed)} used ` +
+        `(${usage.bytes_used} of ${usage.bytes_allowed} bytes); this file needs ${readableBytes(size)}` +
+        `${newUpload ? "" : `, the file it replaces frees ${readableBytes(replacing)}`}.`,
+    );
+  }
+  return null;
+}
+
+/** Throws the refusal of a file of `size` bytes, if any (see quotaRefusal). */
+export function assertWithinQuota(usage: Usage, size: number, replacing?: number) {
+  const refusal = quotaRefusal(usage, size, replacing);
+  if (refusal) throw refusal;
+}
+
+/**
+ * The refusal of a charge the database refused (QUOTA_VIOLATION), from the usage read after it:
+ * by then other uploads may have been removed, so it may fit now; it is refused all the same, and
+ * the client may send it again.
+ */
+export function refusedCharge(usage: Usage, size: number, replacing?: number): ApiError {
+  return (
+    quotaRefusal(usage, size, replacing) ??
+    new ApiError(
+      413,
+      `Quota reached while this file was being stored (now ${readableBytes(usage.bytes_used)} and ` +
+        `${usage.uploads_used} uploads used); try again.`,
+    )
+  );
+}
+
+/** An operator's quota for one account: a number, null for the configured default, or "unlimited". */
+export type QuotaSetting = number | null | "unlimited";
+
+/** The account's quotas as set (null: the default), and its usage against those in force. */
+export interface AccountQuotas extends Usage {
+  id: string;
+  quota_bytes: QuotaSetting;
+  quota_uploads: QuotaSetting;
+}
+
+const settingOf = (own: number | null): QuotaSetting => (own === null ? null : own < 0 ? "unlimited" : own);
+const storedOf = (setting: QuotaSetting | undefined) => (setting === "unlimited" ? QUOTA_UNLIMITED : setting);
+
+function accountQuotasOf(id: string, usage: AccountUsage, defaults: DefaultQuotas): AccountQuotas {
+  return {
+    id,
+    quota_bytes: settingOf(usage.quotaBytes),
+    quota_uploads: settingOf(usage.quotaUploads),
+    ...usageAgainst(usage, defaults),
+  };
+}
+
+/**
+ * Sets the operator's quotas of an account (a quota left out stays as it is) and answers with
+ * them and its usage; 404 for no such account. A quota below what the account already stores
+ * refuses its next uploads and takes nothing away.
+ */
+export async function setAccountQuotas(
+  db: Database,
+  accountId: string,
+  quotas: { quota_bytes?: QuotaSetting; quota_uploads?: QuotaSetting },
+  defaults: DefaultQuotas,
+): Promise<AccountQuotas> {
+  const row = await setQuotas(db, accountId, {
+    quotaBytes: storedOf(quotas.quota_bytes),
+    quotaUploads: storedOf(quotas.quota_uploads),
+  });
+  if (!row) throw notFound("No such account.");
+  return accountQuotasOf(row.id, row, defaults);
+}
+
+export async function getAccountQuotas(db: Database, accountId: string, defaults: DefaultQuotas) {
+  const usage = await readUsage(db, accountId);
+  if (!usage) throw notFound("No such account.");
+  return accountQuotasOf(accountId, usage, defaults);
+}
