@@ -33,6 +33,7 @@ import { plainTextUrl } from "./plain-text";
 import { chevereto } from "./compat/chevereto";
 import { lsky } from "./compat/lsky";
 import { tusCreation, tusUploads } from "./tus";
+import { albumRoutes } from "./albums";
 
 const deps = requestStores;
 
@@ -101,4 +102,6 @@ export const api = new Hono<AppEnv>()
   .route("/", pieces)
   .route("/", tusCreation)
   .route("/", tusUploads)
+  // Albums before /{id}: /albums is also a path of /{id}.
+  .route("/", albumRoutes)
   .route("/", uploads);

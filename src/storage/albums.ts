@@ -1,5 +1,5 @@
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
+import { alias } from "drizzle-orm/sqlite-core";
 import { live } from "../model/policy";
 import { albums, albumUploads, uploads, type AlbumRow, type UploadRow } from "../model/schema";
 import type { Database } from "./db";
@@ -61,10 +61,13 @@ export async function findOwnedAlbum(
     .get();
 }
 
-/** One page of the account's albums, newest first, and how many it has. */
+/**
+ * One page of the account's albums, newest first, and how many it has. Two queries side by side,
+ * not a batch: a batch's rows come back as objects, where the join's two `id` columns collide.
+ */
 export async function listAlbumsOf(db: Database, accountId: string, now: number, page: PageOf) {
   const mine = eq(albums.accountId, accountId);
-  const [rows, totals] = await db.batch([
+  const [rows, totals] = await Promise.all([
     albumsWithFacts(db, now)
       .where(mine)
       .orderBy(desc(albums.createdAt), desc(albums.id))
@@ -72,7 +75,7 @@ export async function listAlbumsOf(db: Database, accountId: string, now: number,
       .offset(page.offset),
     db.select({ total: count() }).from(albums).where(mine),
   ]);
-  return { rows: rows as AlbumWithFacts[], total: totals[0]?.total ?? 0 };
+  return { rows, total: totals[0]?.total ?? 0 };
 }
 
 /**
@@ -120,16 +123,30 @@ export async function deleteAlbumRow(db: Database, accountId: string, id: string
  */
 export async function addUploadsToAlbum(db: Database, albumId: string, uploadIds: readonly string[], now: number) {
   if (uploadIds.length === 0) return 0;
+  const album = alias(albums, "a");
+  const upload = alias(uploads, "u");
   const statements = uploadIds.map((uploadId) =>
-    db.run(sql`insert into album_uploads (album_id, upload_id, position, added_at)
-      select a.id, u.id,
-        (select coalesce(max(position), -1) + 1 from album_uploads where album_id = a.id), ${now}
-      from albums a join uploads u on u.account_id = a.account_id
-      where a.id = ${albumId} and u.id = ${uploadId}
-      on conflict do nothing`),
+    db
+      .insert(albumUploads)
+      .select(
+        db
+          .select({
+            albumId: album.id,
+            uploadId: upload.id,
+            position: sql<number>`(select coalesce(max(position), -1) + 1 from album_uploads
+              where album_uploads.album_id = ${album.id})`.as("position"),
+            addedAt: sql<number>`${now}`.as("added_at"),
+          })
+          .from(album)
+          .innerJoin(upload, eq(upload.accountId, album.accountId))
+          .where(and(eq(album.id, albumId), eq(upload.id, uploadId))),
+      )
+      .onConflictDoNothing()
+      .returning({ id: albumUploads.uploadId }),
   );
-  const results = await db.batch(statements as unknown as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
-  return (results as D1Result[]).reduce((sum, result) => sum + (result.meta?.changes ?? 0), 0);
+  const [first, ...rest] = statements;
+  const results = await db.batch([first!, ...rest]);
+  return results.reduce((sum, rows) => sum + rows.length, 0);
 }
 
 /**

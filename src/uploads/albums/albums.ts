@@ -25,6 +25,8 @@ import { ID_BATCH } from "../../storage/db";
 import type { Stores } from "../../storage/stores";
 import { hashPassword } from "../access/passwords";
 import { removeOwnedUpload } from "../remove";
+import { presentUpload, type Signing } from "../present";
+import { isoTimestamp } from "../../time";
 
 /**
  * Albums: an account's named, ordered sets of its uploads. An upload may be in several albums;
@@ -34,6 +36,26 @@ import { removeOwnedUpload } from "../remove";
  */
 
 export type Album = AlbumWithFacts;
+
+/** The Album resource of the API: `signing` signs a locked cover's thumbnail (the owner's answer). */
+export async function presentAlbum({ album, uploadCount, cover }: Album, origin: string, signing: Signing | null) {
+  return {
+    id: album.id,
+    title: album.title,
+    description: album.description,
+    visibility: album.visibility,
+    locked: album.passwordHash !== null,
+    url: albumUrl(origin, album.id),
+    cover: cover ? (await presentUpload(cover, origin, signing)).thumb : null,
+    cover_id: cover ? cover.id : null,
+    upload_count: uploadCount,
+    created_at: isoTimestamp(album.createdAt),
+    updated_at: isoTimestamp(album.updatedAt),
+  };
+}
+
+/** An album's page. */
+export const albumUrl = (origin: string, id: string) => `${origin}/a/${id}`;
 
 /** Album ids: 10 base62 characters, like upload ids. */
 export const newAlbumId = () => randomBase62(10);
