@@ -13,12 +13,13 @@ import { settingsOf } from "../settings";
 import { verifyPassword } from "../uploads/access/passwords";
 import { checkSignedUrl, signUrl } from "../uploads/access/signed-links";
 import { albumCover, albumForPage, albumPageUploads } from "../uploads/albums/pages";
+import { albumUrl } from "../uploads/albums/albums";
 import { uploadLinks } from "../uploads/public-urls";
 import { NOINDEX, page, PAGE_HEADERS } from "./html";
 import { albumOembedAnswer, type OembedRequest } from "./oembed";
 import { albumPreviewTags } from "./previews";
 import { shareOptions } from "./share-options";
-import { albumLink, albumVisitorText, GRID_STYLE, pageLinks, pageNumber, uploadTile } from "./tiles";
+import { albumVisitorText, GRID_STYLE, pageLinks, pageNumber, uploadTile } from "./tiles";
 
 /**
  * An album's page, /a/{id}: its title, description and uploads as tiles (each as its own page
@@ -56,7 +57,7 @@ const seconds = (n: number) => `${n} second${n === 1 ? "" : "s"}`;
 async function albumPage(c: Context<AppEnv>, album: AlbumRow, number: number, signed: string | null) {
   const deps = requestStores(c);
   const origin = publicOrigin(c);
-  const url = albumLink(origin, album.id);
+  const url = albumUrl(origin, album.id);
   const locked = isLocked(album);
   const [{ uploads, total, last }, cover] = await Promise.all([
     albumPageUploads(deps, album.id, number),
@@ -93,7 +94,7 @@ ${shareOptions([{ name: "Album link", text: url }])}</main>`;
 
 /** The query that signs the album's path for SIGNED_LINK_SECONDS: `exp=…&sig=…`. */
 async function signedQuery(c: Context<AppEnv>, album: AlbumRow) {
-  const signed = await signUrl(settingsOf(c.env).linkSigningSecret, albumLink(publicOrigin(c), album.id), c.var.now());
+  const signed = await signUrl(settingsOf(c.env).linkSigningSecret, albumUrl(publicOrigin(c), album.id), c.var.now());
   return new URL(signed).search.slice(1);
 }
 

@@ -11,12 +11,13 @@ import { FEED_ENTRIES, feedUploads, galleryPage, sitemapPage, sitemapPages } fro
 import { albumGalleryPage, albumSitemapPage, albumSitemapPages, feedAlbums } from "../uploads/albums/pages";
 import type { AlbumRow } from "../model/schema";
 import { unrestricted } from "../model/policy";
+import { albumUrl } from "../uploads/albums/albums";
 import { uploadLinks } from "../uploads/public-urls";
 import type { Upload } from "../uploads/upload";
 import { page, PAGE_HEADERS } from "./html";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import { visitorText } from "./previews";
-import { albumLink, albumTile, albumVisitorText, GRID_STYLE, pageLinks, pageNumber, uploadTile } from "./tiles";
+import { albumTile, albumVisitorText, GRID_STYLE, pageLinks, pageNumber, uploadTile } from "./tiles";
 import { xml } from "./xml";
 
 /**
@@ -115,7 +116,7 @@ async function albumSitemap(c: Context<AppEnv>, number: number) {
   if (!albums.length) throw notFound("No such sitemap page.");
   const urls = albums.map(
     (album) =>
-      xml`<url><loc>${albumLink(origin, album.id)}</loc><lastmod>${isoTimestamp(album.updatedAt)}</lastmod></url>\n`,
+      xml`<url><loc>${albumUrl(origin, album.id)}</loc><lastmod>${isoTimestamp(album.updatedAt)}</lastmod></url>\n`,
   );
   const body = xml`<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
@@ -143,7 +144,7 @@ async function feedEntry(origin: string, row: Upload) {
 
 /** An album's entry: its cover's thumbnail and its description, none of either while it is locked. */
 async function albumFeedEntry(origin: string, album: AlbumRow, cover: Upload | null) {
-  const link = albumLink(origin, album.id);
+  const link = albumUrl(origin, album.id);
   const { title, description } = albumVisitorText(album);
   const thumb = cover && album.passwordHash === null ? uploadLinks(origin, cover).thumb : null;
   const picture = thumb ? html`<p><img src="${thumb}" alt="${title}"></p>` : "";

@@ -2,6 +2,7 @@ import { html } from "hono/html";
 import { badRequest } from "../errors";
 import { awaitsConversion, locked, unrestricted, viewLimited } from "../model/policy";
 import type { AlbumRow } from "../model/schema";
+import { albumUrl } from "../uploads/albums/albums";
 import { uploadLinks } from "../uploads/public-urls";
 import type { Upload } from "../uploads/upload";
 import type { Markup } from "./html";
@@ -13,9 +14,6 @@ import { tileImageSources } from "./responsive-images";
  * as its thumbnail, through its variants on screens of more pixels, and its title as visitors may
  * read it; a page number from the query, and the links to the pages beside it.
  */
-
-/** An album's page (its short link). */
-export const albumLink = (origin: string, id: string) => `${origin}/a/${id}`;
 
 /** What a locked album is called wherever it is listed or asks for its password. */
 const LOCKED_ALBUM = "Password-protected album";
@@ -62,7 +60,7 @@ export function albumTile(origin: string, album: AlbumRow, cover: Upload | null)
   const shown =
     (!isLocked && cover && picture(origin, cover, title)) ||
     html`<span class="nothumb">${isLocked ? "Password-protected" : "No preview yet"}</span>`;
-  return html`<li><a href="${albumLink(origin, album.id)}">${shown}<span class="caption">${title}</span></a></li>`;
+  return html`<li><a href="${albumUrl(origin, album.id)}">${shown}<span class="caption">${title}</span></a></li>`;
 }
 
 export const GRID_STYLE =
