@@ -22,8 +22,10 @@ import { xml } from "./xml";
 
 /**
  * The site's listings of public uploads (the spec's "listed on the site and indexable"): the
- * gallery, the sitemap and an Atom feed. Unlisted and private uploads are in none of them; a
- * locked or view-limited public upload is listed as its page shows it without the password
+ * gallery, the sitemap and an Atom feed, and of public albums (/gallery/albums, the
+ * sitemap-albums-N.xml pages, entries of the feed; a locked album as its page shows it without
+ * the password). Unlisted and private uploads are in none of them; a locked or view-limited
+ * public upload is listed as its page shows it without the password
  * (visitorText), never by its file; a used-up one not at all.
  *
  * Anyone may ask for them at any rate, so each answer is kept LISTING_SECONDS in the colo's cache
