@@ -55,9 +55,10 @@ async function gallery(c: Context<AppEnv>, number: number) {
   const links = pageLinks(number, last, (n) => `/gallery?page=${n}`);
   const head = html`<link rel="alternate" type="application/atom+xml" title="Newest public uploads" href="/feed.atom">
 ${links.head}`;
+  const tiles = rows.map((row) => uploadTile(origin, row));
   const body = html`<main><h1>Public uploads</h1>
 <p>Page ${number} of ${last}, newest first. <a href="/gallery/albums">Public albums</a></p>
-${rows.length ? html`<ul class="grid">${rows.map((row) => uploadTile(origin, row))}</ul>` : html`<p>Nothing here yet.</p>`}
+${tiles.length ? html`<ul class="grid">${tiles}</ul>` : html`<p>Nothing here yet.</p>`}
 ${links.nav}</main>`;
   // PAGE_HEADERS' no-store is for upload pages: fromColoCache replaces it with what caches may keep of a listing.
   return c.html(
@@ -99,6 +100,7 @@ ${entries}</sitemapindex>
 async function sitemap(c: Context<AppEnv>, number: number) {
   const origin = publicOrigin(c);
   const rows = await sitemapPage(requestStores(c), number);
+  const galleries = xml`<url><loc>${origin}/gallery</loc></url>\n<url><loc>${origin}/gallery/albums</loc></url>\n`;
   if (number > 1 && !rows.length) throw notFound("No such sitemap page.");
   const urls = rows.map(
     (row) =>
@@ -106,7 +108,7 @@ async function sitemap(c: Context<AppEnv>, number: number) {
   );
   const body = xml`<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
-${number === 1 ? xml`<url><loc>${origin}/gallery</loc></url>\n<url><loc>${origin}/gallery/albums</loc></url>\n` : null}${urls}</urlset>
+${number === 1 ? galleries : null}${urls}</urlset>
 `;
   return c.body(body.text, 200, XML_HEADERS);
 }

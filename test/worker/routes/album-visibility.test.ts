@@ -298,3 +298,41 @@ describe("a locked album's password form", () => {
     expect(albumText(await tampered.text(), key)).toBe(false);
   });
 });
+
+describe("an album's page", () => {
+  it("pages a large album, 48 uploads a page, in the album's order", async () => {
+    const base = cases.find(
+      (c) => c.album.visibility === "unlisted" && !c.album.passwordHash && expected(c.state).picture,
+    )!;
+    const albumId = `big${crypto.randomUUID().replace(/-/g, "").slice(0, 7)}`;
+    await db.insert(albums).values({ ...base.album, id: albumId, coverUploadId: null });
+    const ids = Array.from({ length: 50 }, (_, i) => `${albumId}u${String(i).padStart(2, "0")}`);
+    const rows = ids.map((id, i) =>
+      db.insert(uploads).values({ ...base.upload, id, contentHash: id, createdAt: NOW + i }),
+    );
+    const places = ids.map((uploadId, position) =>
+      db.insert(albumUploads).values({ albumId, uploadId, position, addedAt: NOW }),
+    );
+    const [first, ...rest] = [...rows, ...places];
+    await db.batch([first!, ...rest]);
+
+    const shown = (text: string) => [...text.matchAll(/\/v\/([0-9A-Za-z]+)"/g)].map((m) => m[1]);
+    const one = await (await request(`/a/${albumId}`)).text();
+    expect(shown(one)).toEqual(ids.slice(0, 48));
+    expect(one).toContain("50 uploads, page 1 of 2.");
+    expect(one).toContain(`<a rel="next" href="/a/${albumId}?page=2">Next</a>`);
+    const two = await (await request(`/a/${albumId}?page=2`)).text();
+    expect(shown(two)).toEqual(ids.slice(48));
+    expect(two).toContain(`<a rel="prev" href="/a/${albumId}?page=1">Previous</a>`);
+    expect(shown(await (await request(`/a/${albumId}?page=3`)).text())).toEqual([]);
+    for (const bad of ["0", "x", "1.5"]) expect((await request(`/a/${albumId}?page=${bad}`)).status).toBe(400);
+  });
+
+  it("is a 404 for an unknown album, in oEmbed and past the album sitemap's last page", async () => {
+    expect((await request("/a/nosuchalbum")).status).toBe(404);
+    const oembed = await request(`/oembed?url=${encodeURIComponent("http://media.test/a/nosuchalbum")}`);
+    expect(oembed.status).toBe(404);
+    expect((await site().get("/sitemap-albums-99.xml")).status).toBe(404);
+    expect((await request("/a/nosuchalbum", { method: "PUT" })).status).toBe(405);
+  });
+});
