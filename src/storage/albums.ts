@@ -16,11 +16,17 @@ export type AlbumPatch = Partial<
   Pick<AlbumRow, "title" | "description" | "visibility" | "passwordHash" | "coverUploadId">
 >;
 
+/** What an album's card shows of its cover upload. */
+export type AlbumCover = Pick<
+  UploadRow,
+  "id" | "type" | "objectKey" | "thumbKey" | "width" | "height" | "visibility" | "passwordHash" | "maxViews" | "views"
+>;
+
 /** An album with what presenting it needs: its live uploads' count and its cover upload, if live. */
 export interface AlbumWithFacts {
   album: AlbumRow;
   uploadCount: number;
-  cover: UploadRow | null;
+  cover: AlbumCover | null;
 }
 
 export interface PageOf {
@@ -33,10 +39,50 @@ const liveUploadCount = (now: number) =>
   sql<number>`(select count(*) from album_uploads au join uploads u on u.id = au.upload_id
     where au.album_id = ${albums.id} and (u.expires_at is null or u.expires_at > ${now}))`.mapWith(Number);
 
+/**
+ * The cover's columns under names of their own: rows read as objects (a batch's, or a wrapper's)
+ * keep one column of each name, and the album's `id`, `title`... would hide the upload's.
+ */
+const coverColumns = {
+  coverId: sql<string | null>`${uploads.id}`.as("cover_id"),
+  coverType: sql<AlbumCover["type"] | null>`${uploads.type}`.as("cover_type"),
+  coverObjectKey: sql<string | null>`${uploads.objectKey}`.as("cover_object_key"),
+  coverThumbKey: sql<string | null>`${uploads.thumbKey}`.as("cover_thumb_key"),
+  coverWidth: sql<number | null>`${uploads.width}`.as("cover_width"),
+  coverHeight: sql<number | null>`${uploads.height}`.as("cover_height"),
+  coverVisibility: sql<AlbumCover["visibility"] | null>`${uploads.visibility}`.as("cover_visibility"),
+  coverPasswordHash: sql<string | null>`${uploads.passwordHash}`.as("cover_password_hash"),
+  coverMaxViews: sql<number | null>`${uploads.maxViews}`.as("cover_max_views"),
+  coverViews: sql<number | null>`${uploads.views}`.as("cover_views"),
+};
+
+type FactsRow = { album: AlbumRow; uploadCount: number } & {
+  [K in keyof typeof coverColumns]: (typeof coverColumns)[K]["_"]["type"];
+};
+
+function withFacts(row: FactsRow): AlbumWithFacts {
+  const cover: AlbumCover | null =
+    row.coverId === null || row.coverObjectKey === null
+      ? null
+      : {
+          id: row.coverId,
+          type: row.coverType!,
+          objectKey: row.coverObjectKey,
+          thumbKey: row.coverThumbKey,
+          width: row.coverWidth,
+          height: row.coverHeight,
+          visibility: row.coverVisibility!,
+          passwordHash: row.coverPasswordHash,
+          maxViews: row.coverMaxViews,
+          views: row.coverViews ?? 0,
+        };
+  return { album: row.album, uploadCount: row.uploadCount, cover };
+}
+
 /** Albums with their facts: one query, the cover joined, the count a subquery on the order index. */
 const albumsWithFacts = (db: Database, now: number) =>
   db
-    .select({ album: albums, uploadCount: liveUploadCount(now), cover: uploads })
+    .select({ album: albums, uploadCount: liveUploadCount(now).as("upload_count"), ...coverColumns })
     .from(albums)
     .leftJoin(uploads, and(eq(uploads.id, albums.coverUploadId), live.where(now)));
 
@@ -56,18 +102,16 @@ export async function findOwnedAlbum(
   id: string,
   now: number,
 ): Promise<AlbumWithFacts | undefined> {
-  return albumsWithFacts(db, now)
+  const row = await albumsWithFacts(db, now)
     .where(and(eq(albums.id, id), eq(albums.accountId, accountId)))
     .get();
+  return row && withFacts(row);
 }
 
-/**
- * One page of the account's albums, newest first, and how many it has. Two queries side by side,
- * not a batch: a batch's rows come back as objects, where the join's two `id` columns collide.
- */
+/** One page of the account's albums, newest first, and how many it has (one batch). */
 export async function listAlbumsOf(db: Database, accountId: string, now: number, page: PageOf) {
   const mine = eq(albums.accountId, accountId);
-  const [rows, totals] = await Promise.all([
+  const [rows, totals] = await db.batch([
     albumsWithFacts(db, now)
       .where(mine)
       .orderBy(desc(albums.createdAt), desc(albums.id))
@@ -75,19 +119,20 @@ export async function listAlbumsOf(db: Database, accountId: string, now: number,
       .offset(page.offset),
     db.select({ total: count() }).from(albums).where(mine),
   ]);
-  return { rows, total: totals[0]?.total ?? 0 };
+  return { rows: rows.map(withFacts), total: totals[0]?.total ?? 0 };
 }
 
 /**
  * Public albums, newest first, with their facts (the gallery, the sitemap and the feed). A
  * password-protected one is among them: its page says what it may without the password.
  */
-export function publicAlbumsPage(db: Database, now: number, page: PageOf): Promise<AlbumWithFacts[]> {
-  return albumsWithFacts(db, now)
+export async function publicAlbumsPage(db: Database, now: number, page: PageOf): Promise<AlbumWithFacts[]> {
+  const rows = await albumsWithFacts(db, now)
     .where(eq(albums.visibility, "public"))
     .orderBy(desc(albums.createdAt), desc(albums.id))
     .limit(page.limit)
     .offset(page.offset);
+  return rows.map(withFacts);
 }
 
 export async function countPublicAlbums(db: Database): Promise<number> {

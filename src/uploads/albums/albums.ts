@@ -25,7 +25,7 @@ import { ID_BATCH } from "../../storage/db";
 import type { Stores } from "../../storage/stores";
 import { hashPassword } from "../access/passwords";
 import { removeOwnedUpload } from "../remove";
-import { presentUpload, type Signing } from "../present";
+import { presentThumb, type Signing } from "../present";
 import { isoTimestamp } from "../../time";
 
 /**
@@ -46,7 +46,7 @@ export async function presentAlbum({ album, uploadCount, cover }: Album, origin:
     visibility: album.visibility,
     locked: album.passwordHash !== null,
     url: albumUrl(origin, album.id),
-    cover: cover ? (await presentUpload(cover, origin, signing)).thumb : null,
+    cover: cover ? await presentThumb(cover, origin, signing) : null,
     cover_id: cover ? cover.id : null,
     upload_count: uploadCount,
     created_at: isoTimestamp(album.createdAt),
