@@ -36,6 +36,7 @@ import { plainTextUrl } from "./plain-text";
 import { chevereto } from "./compat/chevereto";
 import { lsky } from "./compat/lsky";
 import { tusCreation, tusUploads } from "./tus";
+import { albumRoutes } from "./albums";
 
 const deps = requestStores;
 
@@ -109,4 +110,6 @@ export const api = new Hono<AppEnv>()
   .route("/", pieces)
   .route("/", tusCreation)
   .route("/", tusUploads)
+  // Albums before /{id}: /albums is also a path of /{id}.
+  .route("/", albumRoutes)
   .route("/", uploads);

@@ -2,6 +2,9 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import { PIECE_BYTES } from "../model/spec-limits";
 import type {
+  albumDeleteResponseSchema,
+  albumListResponseSchema,
+  albumResponseSchema,
   chunkResponseSchema,
   deleteResponseSchema,
   listResponseSchema,
@@ -56,5 +59,27 @@ export function chunkResponse(c: Context) {
 /** GET /api/usage: what the account stores and may store. */
 export function usageResponse(c: Context, data: UsageResponse["data"]) {
   const body: UsageResponse = { type: "success", data };
+  return c.json(body);
+}
+
+type AlbumResponse = z.infer<typeof albumResponseSchema>;
+type AlbumListResponse = z.infer<typeof albumListResponseSchema>;
+type AlbumDeleteResponse = z.infer<typeof albumDeleteResponseSchema>;
+
+/** POST, GET and PATCH of albums, and their changes of uploads: the album as it now is. */
+export function albumResponse(c: Context, data: AlbumResponse["data"]) {
+  const body: AlbumResponse = { type: "success", msg: "success", data };
+  return c.json(body);
+}
+
+/** GET /api/albums: one page of albums. */
+export function albumListResponse(c: Context, data: AlbumListResponse["data"], meta: AlbumListResponse["meta"]) {
+  const body: AlbumListResponse = { type: "success", data, meta };
+  return c.json(body);
+}
+
+/** DELETE /api/albums/{id}: the album is gone, or uploads of it are still to delete. */
+export function albumDeletedResponse(c: Context, data: AlbumDeleteResponse["data"]) {
+  const body: AlbumDeleteResponse = { type: "success", msg: data.album_deleted ? "Deleted." : "Uploads left.", data };
   return c.json(body);
 }

@@ -4,6 +4,7 @@ import { DESCRIPTION_MAX, EXPIRES_IN_MAX, EXPIRES_IN_MIN, PIECE_BYTES, TITLE_MAX
 import { MAX_PIECES, SESSION_ID_PATTERN } from "../uploads/intake/piece-sessions";
 import { VISIBILITIES } from "../model/visibility";
 import { isXmlText } from "../model/xml-text";
+import { MAX_ALBUM_IDS_PER_REQUEST, UPLOADS_DELETED_PER_REQUEST } from "../uploads/albums/albums";
 
 /**
  * Request and response schemas of the API. They validate requests and are the source of the
@@ -79,6 +80,10 @@ const maxViewsField = wholeNumber(1, MAX_VIEWS_LIMIT).meta({
 
 const expiresInField = wholeNumber(EXPIRES_IN_MIN, EXPIRES_IN_MAX);
 
+/** An album's or upload's id as a request names it: 10 base62 characters (anything else names none). */
+const ID_PATTERN = /^[0-9A-Za-z]{10}$/;
+const albumIdField = z.string().trim().regex(ID_PATTERN, { message: "must be an album id (10 letters and digits)" });
+
 /** Text fields of POST /api (the file itself is the `uploads` part). */
 export const uploadFields = z.object({
   url: z.string().optional().meta({ description: "Public http(s) link to an image or video." }),
@@ -94,6 +99,11 @@ export const uploadFields = z.object({
   description: clearableText("Description", DESCRIPTION_MAX).optional(),
   password: passwordField.optional(),
   max_views: maxViewsField.optional(),
+  album: albumIdField.optional().meta({
+    description:
+      "Extension: the id of one of the account's albums; the upload (or, for a duplicate, the existing upload) " +
+      "is added at its end. Checked before any byte is stored: another account's or an unknown album is a 422.",
+  }),
 });
 
 /** Text fields of POST /api/chunk (the piece itself is the `chunk` part). */
@@ -136,6 +146,70 @@ export const listQuery = z.object({
     .optional()
     .default(1)
     .meta({ description: "Page number, from 1. A page past last_page returns an empty data array." }),
+});
+
+/* Albums (extension) */
+
+const coverField = z
+  .union([z.literal(""), z.null(), z.string().trim().regex(ID_PATTERN, { message: "must be an upload id" })])
+  .transform((v) => v || null)
+  .meta({ description: "The id of an upload in the album, shown as its cover. An empty value or null: none." });
+
+const albumPasswordField = passwordField.meta({
+  description: "Protects the album's page with this password. On PATCH an empty value or null removes it.",
+});
+
+/** POST /api/albums. */
+export const albumCreateBody = z.object({
+  title: clearableText("Title", TITLE_MAX).optional(),
+  description: clearableText("Description", DESCRIPTION_MAX).optional(),
+  visibility: visibilityField.optional().meta({
+    description:
+      "unlisted (the default: its page for whoever has the link), private (not shown on the site) or public " +
+      "(listed on the site).",
+  }),
+  password: albumPasswordField.optional(),
+});
+
+/** PATCH /api/albums/{id}: only the fields sent change. */
+export const albumChangeBody = albumCreateBody.extend({
+  password: albumPasswordField
+    .nullable()
+    .transform((p) => p || null)
+    .optional(),
+  cover: coverField.optional(),
+});
+
+/** A list of upload ids: a JSON array, or (in a form) the ids separated by commas or spaces. */
+export const albumUploadsBody = z.object({
+  uploads: z
+    .union([
+      z.array(z.string().max(64, { message: "must be an upload id" })),
+      z
+        .string()
+        .max(64 * MAX_ALBUM_IDS_PER_REQUEST)
+        .transform((s) => s.split(/[\s,]+/).filter(Boolean)),
+    ])
+    .pipe(
+      z
+        .array(z.string())
+        .min(1, { message: "must name at least one upload id" })
+        .max(MAX_ALBUM_IDS_PER_REQUEST, { message: `must name at most ${MAX_ALBUM_IDS_PER_REQUEST} uploads` }),
+    )
+    .meta({
+      description:
+        `Upload ids, at most ${MAX_ALBUM_IDS_PER_REQUEST}: a JSON array, or in a form one value of ids separated by ` +
+        "commas or spaces.",
+    }),
+});
+
+export const albumDeleteQuery = z.object({
+  delete_uploads: booleanField.optional().meta({
+    description:
+      "Deletes the album's uploads too (each as DELETE /api/{id} would), at most " +
+      `${UPLOADS_DELETED_PER_REQUEST} a request; until none is left the album stays and the answer says ` +
+      "how many are. Without it the uploads stay.",
+  }),
 });
 
 /* Responses */
@@ -223,5 +297,41 @@ export const usageResponseSchema = z
     }),
   })
   .meta({ id: "UsageResponse" });
+
+const albumSchema = z
+  .object({
+    id: z.string(),
+    title: z.string().nullable(),
+    description: z.string().nullable(),
+    visibility: visibilityField,
+    locked: z.boolean().meta({ description: "Whether its page asks for a password." }),
+    url: url.meta({ description: "The album's page." }),
+    cover: url.nullable().meta({ description: "The cover upload's thumbnail; null without a cover or thumbnail." }),
+    cover_id: z.string().nullable(),
+    upload_count: z.number().int().meta({ description: "Its uploads, expired ones left out." }),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: "Album" });
+
+export const albumResponseSchema = z
+  .object({ type: z.literal("success"), msg: z.literal("success"), data: albumSchema })
+  .meta({ id: "AlbumResponse" });
+
+export const albumListResponseSchema = listResponseSchema
+  .extend({ data: z.array(albumSchema) })
+  .meta({ id: "AlbumListResponse" });
+
+export const albumDeleteResponseSchema = z
+  .object({
+    type: z.literal("success"),
+    msg: z.enum(["Deleted.", "Uploads left."]),
+    data: z.object({
+      album_deleted: z.boolean(),
+      uploads_deleted: z.number().int(),
+      uploads_left: z.number().int().meta({ description: "Uploads still to delete; the album stays until 0." }),
+    }),
+  })
+  .meta({ id: "AlbumDeleteResponse" });
 
 export const errorResponseSchema = z.object({ type: z.literal("error"), errors: z.string() }).meta({ id: "Error" });

@@ -159,6 +159,7 @@ const OPTION_KEYS = [
   "max_views",
   "allow_duplicate",
   "keep_original",
+  "album",
 ] as const;
 
 /** The metadata as an upload's text fields: its options, and the file's name (`filename`, or Uppy's `name`). */

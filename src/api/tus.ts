@@ -12,6 +12,7 @@ import { routeGroup } from "../http/route-group";
 import { isolateMemory } from "../limits/isolate-memory";
 import type { TusUploadRow } from "../model/schema";
 import { requestStores, type Stores } from "../deps";
+import { assertUploadAlbum } from "../uploads/albums/albums";
 import { hashPassword } from "../uploads/access/passwords";
 import { presentUpload } from "../uploads/present";
 import { getOwnedUpload } from "../uploads/read";
@@ -148,6 +149,7 @@ async function finish(c: Context<AppEnv>, stores: Stores, upload: TusUploadRow, 
     const read = async () => ({
       fields: options.fields,
       passwordHash: options.passwordHash,
+      albumChecked: true,
       source: { sent: null, tusUploadId: upload.id },
     });
     const { row, data } = await uploadFrom(c, stores, read, upload.uploadId!);
@@ -174,6 +176,7 @@ async function handleCreate(c: Context<AppEnv>) {
   const metadata = c.req.header("Upload-Metadata") ?? null;
   const fields = parseUploadFields(metadataFields(parseMetadata(metadata ?? undefined)));
   assertExpiryAllowed(c, fields.expires_in);
+  if (fields.album) await assertUploadAlbum(stores, c.var.caller.accountId, fields.album);
   const { password, ...rest } = fields;
   const options: StoredOptions = { fields: rest, passwordHash: password ? await hashPassword(password) : null };
   let upload = await createTusUpload(stores, {

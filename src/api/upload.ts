@@ -12,6 +12,7 @@ import { presentUpload, presentUploadResult } from "../uploads/present";
 import { assertReplaceable, replaceFile } from "../uploads/replace";
 import { hashPassword } from "../uploads/access/passwords";
 import { getOwnedUpload } from "../uploads/read";
+import { addNewUpload, assertUploadAlbum } from "../uploads/albums/albums";
 import { linkDeps, type Stores } from "../deps";
 import type { UploadRow } from "../model/schema";
 import { workflowRunner } from "../uploads/media-jobs/runner";
@@ -36,13 +37,24 @@ export interface UploadRequest {
   source: FileSource;
   /** A password given earlier and hashed then (a tus upload's options), when `fields` has none. */
   passwordHash?: string | null;
+  /**
+   * `fields.album` was checked when the upload began (a tus upload's creation): an album deleted
+   * since leaves the upload made, in no album, rather than refusing bytes already sent.
+   */
+  albumChecked?: boolean;
 }
 
 /**
  * How a way in reads its request. A file sent in the request is handed to `stage` as it streams
- * in, so it is never held in memory; whatever was staged before a refusal is removed.
+ * in, so it is never held in memory; whatever was staged before a refusal is removed. A way in
+ * that sees an `album` field before the file calls `checkAlbum` with it first, so that a wrong
+ * album stores nothing (uploadFrom checks it anyway, before the file is received from a link or
+ * pieces).
  */
-export type ReadUploadRequest = (stage: IncomingFile["stage"]) => Promise<UploadRequest>;
+export type ReadUploadRequest = (
+  stage: IncomingFile["stage"],
+  checkAlbum: (fieldsSoFar: Record<string, string>) => Promise<void>,
+) => Promise<UploadRequest>;
 
 /** The new upload (or the one it duplicates) as the upload response's `data` carries it. */
 export type UploadResult = Awaited<ReturnType<typeof presentUploadResult>>;
@@ -60,8 +72,8 @@ const fileTarget = (c: Context<AppEnv>, uploadId: string, newUpload: boolean): F
  */
 const readApiRequest =
   (c: Context<AppEnv>): ReadUploadRequest =>
-  async (stage) => {
-    const body = await readUploadBody(c.req.raw, stage);
+  async (stage, checkAlbum) => {
+    const body = await readUploadBody(c.req.raw, stage, checkAlbum);
     const fields = parseUploadFields(body.fields);
     return { fields, source: { sent: body.file, url: fields.url, pieceSessionId: fields.upload_id } };
   };
@@ -111,12 +123,15 @@ export async function uploadFrom(
   id = newUploadId(),
 ): Promise<{ row: UploadRow; data: UploadResult }> {
   assertMayUpload(c);
+  const accountId = c.var.caller.accountId;
   // Whatever fails before the upload keeps or drops the file removes it (and gives back a piece session).
   await using incoming = new IncomingFile(deps, fileTarget(c, id, true));
-  const request = await read((chunks) => incoming.stage(chunks));
+  const albums = albumCheck(deps, accountId);
+  const request = await read((chunks) => incoming.stage(chunks), albums.before);
+  const album = request.fields.album;
+  if (album && !request.albumChecked) await albums.check(album);
   const file = await incoming.receive(request.source);
   const options = await uploadOptionsOf(c, request);
-  const accountId = c.var.caller.accountId;
   const quotas = settingsOf(c.env).quotas;
   const result = await createUpload(deps, { id: incoming.uploadId, accountId, file, options, quotas });
   if (result.duplicate) {
@@ -125,10 +140,30 @@ export async function uploadFrom(
     await incoming.keep();
     startMediaJob(c, result.jobId);
   }
+  // A duplicate's existing upload goes into the album as a new one would.
+  if (album) await addNewUpload(deps, album, result.row.id);
   // A duplicate is an existing upload, which the upload-only key (public by design) may not open:
   // its links come unsigned, so a locked one's path and thumb stay refused.
   const signing = result.duplicate && c.var.caller.kind !== "full" ? null : linkSigning(c);
   return { row: result.row, data: await presentUploadResult(result.row, publicOrigin(c), signing, result) };
+}
+
+/**
+ * The album an upload names is one of its account's (a 422 otherwise), checked once a request:
+ * `before` with the fields that came ahead of a sent file, `check` with the album finally named.
+ */
+function albumCheck(deps: Stores, accountId: string) {
+  let checked: string | undefined;
+  const check = async (album: string) => {
+    if (album === checked) return;
+    await assertUploadAlbum(deps, accountId, album);
+    checked = album;
+  };
+  const before = async (fieldsSoFar: Record<string, string>) => {
+    const album = fieldsSoFar.album?.trim();
+    if (album) await check(album);
+  };
+  return { check, before };
 }
 
 /** POST /api. */
@@ -148,7 +183,11 @@ export async function replaceFrom(
   // A 404 or 409 before reading what may be a 100 MB body.
   assertReplaceable(await getOwnedUpload(deps, accountId, id));
   await using incoming = new IncomingFile(deps, fileTarget(c, id, false));
-  const { fields, source } = await read((chunks) => incoming.stage(chunks));
+  // A replaced upload keeps its albums: `album` is not read here.
+  const { fields, source } = await read(
+    (chunks) => incoming.stage(chunks),
+    async () => {},
+  );
   const file = await incoming.receive(source);
   const keepOriginal = fields.keep_original ?? false;
   const result = await replaceFile(deps, { accountId, id, file, keepOriginal, quotas: settingsOf(c.env).quotas });

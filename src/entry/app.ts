@@ -16,6 +16,7 @@ import { mcp, mcpMetadata } from "../mcp";
 import { files } from "../files/index";
 import { pages } from "../site/pages";
 import { listings } from "../site/listings";
+import { albumPages } from "../site/album-pages";
 
 export function createApp(options: { now?: () => number } = {}) {
   const app = new Hono<AppEnv>({ strict: false });
@@ -77,6 +78,7 @@ export function createApp(options: { now?: () => number } = {}) {
   app.route("/", files);
   app.route("/", pages);
   app.route("/", listings);
+  app.route("/", albumPages);
 
   // Errors are kept by no cache: a 404 or 410 is about the upload as it is now, a 429 about this moment.
   app.notFound((c) => c.json(errorBody("Not found."), 404, { "Cache-Control": NO_STORE }));

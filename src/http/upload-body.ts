@@ -15,6 +15,9 @@ const TOO_LARGE =
  */
 type StageSentFile<File> = (chunks: AsyncIterable<Uint8Array>) => Promise<File | null>;
 
+/** Checks the fields that came before the file part, before any byte of it is staged. */
+type BeforeFile = (fieldsSoFar: Record<string, string>) => Promise<void>;
+
 /** What an upload or replace request carries: its text fields and, when sent directly, the file. */
 interface UploadBody<File> {
   fields: Record<string, string>;
@@ -30,6 +33,7 @@ async function readUploadForm<File>(
   body: ReadableStream<Uint8Array>,
   boundary: string,
   stage: StageSentFile<File>,
+  beforeFile?: BeforeFile,
 ): Promise<UploadBody<File>> {
   const fields = new TextFields(MAX_TEXT_BODY_BYTES);
   let file: File | null = null;
@@ -38,6 +42,7 @@ async function readUploadForm<File>(
   for await (const part of parts) {
     if (FILE_FIELDS.has(part.name)) {
       if (++fileParts > 1) throw unprocessable("One file per request: send a single `uploads` part.");
+      await beforeFile?.(fields.values);
       file = await stage(part.body);
     } else if (part.filename === null) {
       await fields.read(part);
@@ -65,12 +70,16 @@ function formFields(raw: Record<string, unknown>): Record<string, string> {
  * it, handed to `stage` as it streams in. Whatever `stage` has staged before a refusal is the
  * caller's to remove.
  */
-export async function readUploadBody<File>(request: Request, stage: StageSentFile<File>): Promise<UploadBody<File>> {
+export async function readUploadBody<File>(
+  request: Request,
+  stage: StageSentFile<File>,
+  beforeFile?: BeforeFile,
+): Promise<UploadBody<File>> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > MAX_REQUEST_BYTES) throw tooLarge(TOO_LARGE);
   const type = request.headers.get("content-type");
   const boundary = multipartBoundary(type ?? undefined);
-  if (boundary && request.body) return readUploadForm(request.body, boundary, stage);
+  if (boundary && request.body) return readUploadForm(request.body, boundary, stage, beforeFile);
   if ((type ?? "").toLowerCase().startsWith("multipart/")) {
     throw unprocessable("multipart/form-data body without a boundary.");
   }

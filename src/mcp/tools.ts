@@ -42,6 +42,11 @@ const uploadOptions = {
   max_views: z.number().int().optional().describe("The file is served this many times, then no more."),
   allow_duplicate: z.boolean().optional().describe("Store the file again even if the account has it already."),
   keep_original: z.boolean().optional().describe("Keep a large JPEG or PNG as it is instead of converting to WebP."),
+  album: z
+    .string()
+    .max(64)
+    .optional()
+    .describe("The id of one of the account's albums: the upload is added at its end. Either key may name one."),
 };
 
 /** The tools' arguments as the API's form fields, so that the API's one schema checks them. */
@@ -113,8 +118,10 @@ export function registerTools(server: McpServer, call: ToolCall) {
     },
     ({ data: base64, ...options }) =>
       run(async () => {
-        const { row, data } = await uploadFrom(c, deps, async (stage) => {
+        const { row, data } = await uploadFrom(c, deps, async (stage, checkAlbum) => {
           const fields = parseUploadFields(asFields(options));
+          // A wrong album stores nothing.
+          await checkAlbum(asFields(options));
           return { fields, source: { sent: await stage(once(decodeInlineFile(base64))) } };
         });
         return toolResult(data, await thumbnailContent(deps.bucket, row));

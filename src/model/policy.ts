@@ -106,6 +106,29 @@ export const listed = {
 };
 
 /**
+ * Shown on the pages of the albums it is in: live, not private (a private upload's link leads
+ * only to its file, so no page may list it), and not used up (its page says only that it is
+ * gone). A locked or view-limited one is shown as the listings show it: by what its page shows
+ * without the password, never by its file.
+ */
+export const shownInAlbums = {
+  of: (row: Row<"visibility" | "expiresAt" | "maxViews" | "views">, now: number) =>
+    row.visibility !== "private" && live.of(row, now) && !usedUp.of(row),
+  where: (now: number): SQL => and(not(eq(uploads.visibility, "private")), live.where(now), not(usedUp.where()))!,
+};
+
+/**
+ * May stand for its album in link previews and listings (the album's cover): shown in albums,
+ * unrestricted (link previews never show a locked or view-limited file) and not awaiting its
+ * conversion. The cover also needs a thumbnail, which the query asks for itself.
+ */
+export const albumCover = {
+  of: (row: Row<"visibility" | "expiresAt" | "maxViews" | "views" | "passwordHash" | "mime">, now: number) =>
+    shownInAlbums.of(row, now) && unrestricted.of(row) && !awaitsConversion.of(row),
+  where: (now: number): SQL => and(shownInAlbums.where(now), unrestricted.where(), not(awaitsConversion.where()))!,
+};
+
+/**
  * Its files may be indexed (no X-Robots-Tag) and, if unrestricted, kept by shared caches: a
  * public upload's. A locked public upload's carry no noindex either: they go only through
  * signed links, which only the owner and whoever gave the password are handed.

@@ -258,7 +258,11 @@ export const tusUploads = sqliteTable(
     /** A refusal's status and message, given again to every later request. */
     failure: text("failure"),
   },
-  (t) => [index("tus_uploads_expires").on(t.ended, t.expiresAt)],
+  (t) => [
+    index("tus_uploads_expires").on(t.ended, t.expiresAt),
+    // An account's unfinished ones, counted at each creation (MAX_OPEN_TUS_UPLOADS).
+    index("tus_uploads_account").on(t.accountId, t.ended),
+  ],
 );
 
 export type TusUploadRow = typeof tusUploads.$inferSelect;
@@ -283,6 +287,8 @@ export const albums = sqliteTable(
   (t) => [
     index("albums_account_created").on(t.accountId, t.createdAt),
     index("albums_visibility_created").on(t.visibility, t.createdAt),
+    // Deleting an upload looks for the albums it is the cover of (ON DELETE SET NULL).
+    index("albums_cover").on(t.coverUploadId),
   ],
 );
 

@@ -2,25 +2,30 @@ import { Hono, type Context } from "hono";
 import { html } from "hono/html";
 import { requestStores } from "../deps";
 import type { AppEnv } from "../env";
-import { badRequest, notFound } from "../errors";
+import { notFound } from "../errors";
 import { fromColoCache } from "../http/colo-cache";
 import { publicOrigin } from "../http/request-info";
 import { limitListing } from "../http/throttles/network-limits";
 import { isoTimestamp } from "../time";
-import { feedUploads, galleryPage, sitemapPage, sitemapPages } from "../uploads/listings";
-import { locked, unrestricted, viewLimited } from "../model/policy";
+import { FEED_ENTRIES, feedUploads, galleryPage, sitemapPage, sitemapPages } from "../uploads/listings";
+import { albumGalleryPage, albumSitemapPage, albumSitemapPages, feedAlbums } from "../uploads/albums/pages";
+import type { AlbumRow } from "../model/schema";
+import { unrestricted } from "../model/policy";
+import { albumUrl } from "../uploads/albums/albums";
 import { uploadLinks } from "../uploads/public-urls";
 import type { Upload } from "../uploads/upload";
 import { page, PAGE_HEADERS } from "./html";
 import { methodNotAllowed } from "../http/method-not-allowed";
-import { thumbnailSize, visitorText } from "./previews";
-import { tileImageSources } from "./responsive-images";
+import { visitorText } from "./previews";
+import { albumTile, albumVisitorText, GRID_STYLE, pageLinks, pageNumber, uploadTile } from "./tiles";
 import { xml } from "./xml";
 
 /**
  * The site's listings of public uploads (the spec's "listed on the site and indexable"): the
- * gallery, the sitemap and an Atom feed. Unlisted and private uploads are in none of them; a
- * locked or view-limited public upload is listed as its page shows it without the password
+ * gallery, the sitemap and an Atom feed, and of public albums (/gallery/albums, the
+ * sitemap-albums-N.xml pages, entries of the feed; a locked album as its page shows it without
+ * the password). Unlisted and private uploads are in none of them; a locked or view-limited
+ * public upload is listed as its page shows it without the password
  * (visitorText), never by its file; a used-up one not at all.
  *
  * Anyone may ask for them at any rate, so each answer is kept LISTING_SECONDS in the colo's cache
@@ -44,68 +49,47 @@ function listing(c: Context<AppEnv>, path: string, make: () => Promise<Response>
   });
 }
 
-function galleryNumber(c: Context<AppEnv>): number {
-  const raw = c.req.query("page");
-  if (raw === undefined) return 1;
-  if (!/^[1-9]\d{0,6}$/.test(raw)) throw badRequest("page must be a whole number of at least 1.");
-  return Number(raw);
-}
-
-/** What a tile without a thumbnail says instead. */
-const noThumbnail = (row: Upload) =>
-  locked.of(row) ? "Password-protected" : viewLimited.of(row) ? "Limited views" : "No preview yet";
-
-function tile(origin: string, row: Upload) {
-  const links = uploadLinks(origin, row);
-  const size = thumbnailSize(row);
-  const { title } = visitorText(row);
-  const sizeAttributes = size ? html` width="${size.width}" height="${size.height}"` : "";
-  const sources = links.thumb && size && tileImageSources(row, links.src, { url: links.thumb, width: size.width });
-  const responsive = sources ? html` srcset="${sources.srcset}" sizes="${sources.sizes}"` : "";
-  const picture =
-    unrestricted.of(row) && links.thumb
-      ? html`<img src="${links.thumb}"${responsive} alt="${title}" loading="lazy"${sizeAttributes}>`
-      : html`<span class="nothumb">${noThumbnail(row)}</span>`;
-  return html`<li><a href="${links.direct}">${picture}<span class="caption">${title}</span></a></li>`;
-}
-
-const GALLERY_STYLE =
-  ".grid{list-style:none;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(160px,1fr));gap:1rem}" +
-  ".grid a{display:block;text-decoration:none;color:inherit}" +
-  ".grid img{width:100%;height:auto;margin:0;border-radius:4px;background:#eee}" +
-  ".nothumb{display:flex;align-items:center;justify-content:center;aspect-ratio:4/3;background:#eee;color:#444}" +
-  ".caption{display:block;margin-top:.25rem;overflow-wrap:anywhere}" +
-  "nav{display:flex;gap:1rem;justify-content:space-between}";
-
 async function gallery(c: Context<AppEnv>, number: number) {
   const { uploads: rows, last } = await galleryPage(requestStores(c), number);
   const origin = publicOrigin(c);
-  const previous =
-    number > 1 ? html`<a rel="prev" href="/gallery?page=${Math.min(number - 1, last)}">Newer</a>` : html`<span></span>`;
-  const next = number < last ? html`<a rel="next" href="/gallery?page=${number + 1}">Older</a>` : html`<span></span>`;
-  const prevLink = number > 1 ? html`<link rel="prev" href="/gallery?page=${Math.min(number - 1, last)}">` : "";
-  const nextLink = number < last ? html`<link rel="next" href="/gallery?page=${number + 1}">` : "";
+  const links = pageLinks(number, last, (n) => `/gallery?page=${n}`);
   const head = html`<link rel="alternate" type="application/atom+xml" title="Newest public uploads" href="/feed.atom">
-${prevLink}${nextLink}`;
+${links.head}`;
+  const tiles = rows.map((row) => uploadTile(origin, row));
   const body = html`<main><h1>Public uploads</h1>
-<p>Page ${number} of ${last}, newest first.</p>
-${rows.length ? html`<ul class="grid">${rows.map((row) => tile(origin, row))}</ul>` : html`<p>Nothing here yet.</p>`}
-<nav aria-label="Pages">${previous}${next}</nav></main>`;
+<p>Page ${number} of ${last}, newest first. <a href="/gallery/albums">Public albums</a></p>
+${tiles.length ? html`<ul class="grid">${tiles}</ul>` : html`<p>Nothing here yet.</p>`}
+${links.nav}</main>`;
   // PAGE_HEADERS' no-store is for upload pages: fromColoCache replaces it with what caches may keep of a listing.
   return c.html(
-    page({ title: number > 1 ? `Public uploads, page ${number}` : "Public uploads", head, body, style: GALLERY_STYLE }),
+    page({ title: number > 1 ? `Public uploads, page ${number}` : "Public uploads", head, body, style: GRID_STYLE }),
     200,
     PAGE_HEADERS,
   );
 }
 
+/** The gallery of public albums: each by its cover, newest first; a locked one by no more than its page shows. */
+async function albumGallery(c: Context<AppEnv>, number: number) {
+  const { albums, last } = await albumGalleryPage(requestStores(c), number);
+  const origin = publicOrigin(c);
+  const links = pageLinks(number, last, (n) => `/gallery/albums?page=${n}`);
+  const tiles = albums.map(({ album, cover }) => albumTile(origin, album, cover));
+  const body = html`<main><h1>Public albums</h1>
+<p>Page ${number} of ${last}, newest first. <a href="/gallery">Public uploads</a></p>
+${tiles.length ? html`<ul class="grid">${tiles}</ul>` : html`<p>No albums yet.</p>`}
+${links.nav}</main>`;
+  const title = number > 1 ? `Public albums, page ${number}` : "Public albums";
+  return c.html(page({ title, head: links.head, body, style: GRID_STYLE }), 200, PAGE_HEADERS);
+}
+
 async function sitemapIndex(c: Context<AppEnv>) {
   const origin = publicOrigin(c);
-  const pages = await sitemapPages(requestStores(c));
-  const entries = Array.from(
-    { length: pages },
-    (_, i) => xml`<sitemap><loc>${origin}/sitemap-${i + 1}.xml</loc></sitemap>\n`,
-  );
+  const [pages, albumPages] = await Promise.all([sitemapPages(requestStores(c)), albumSitemapPages(requestStores(c))]);
+  const entry = (name: string) => xml`<sitemap><loc>${origin}/${name}</loc></sitemap>\n`;
+  const entries = [
+    ...Array.from({ length: pages }, (_, i) => entry(`sitemap-${i + 1}.xml`)),
+    ...Array.from({ length: albumPages }, (_, i) => entry(`sitemap-albums-${i + 1}.xml`)),
+  ];
   const body = xml`<?xml version="1.0" encoding="UTF-8"?>
 <sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
 ${entries}</sitemapindex>
@@ -116,6 +100,7 @@ ${entries}</sitemapindex>
 async function sitemap(c: Context<AppEnv>, number: number) {
   const origin = publicOrigin(c);
   const rows = await sitemapPage(requestStores(c), number);
+  const galleries = xml`<url><loc>${origin}/gallery</loc></url>\n<url><loc>${origin}/gallery/albums</loc></url>\n`;
   if (number > 1 && !rows.length) throw notFound("No such sitemap page.");
   const urls = rows.map(
     (row) =>
@@ -123,7 +108,23 @@ async function sitemap(c: Context<AppEnv>, number: number) {
   );
   const body = xml`<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
-${number === 1 ? xml`<url><loc>${origin}/gallery</loc></url>\n` : null}${urls}</urlset>
+${number === 1 ? galleries : null}${urls}</urlset>
+`;
+  return c.body(body.text, 200, XML_HEADERS);
+}
+
+/** A page of public albums' pages: unlocked or locked (whose page is the password form), as uploads are. */
+async function albumSitemap(c: Context<AppEnv>, number: number) {
+  const origin = publicOrigin(c);
+  const albums = await albumSitemapPage(requestStores(c), number);
+  if (!albums.length) throw notFound("No such sitemap page.");
+  const urls = albums.map(
+    (album) =>
+      xml`<url><loc>${albumUrl(origin, album.id)}</loc><lastmod>${isoTimestamp(album.updatedAt)}</lastmod></url>\n`,
+  );
+  const body = xml`<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+${urls}</urlset>
 `;
   return c.body(body.text, 200, XML_HEADERS);
 }
@@ -145,9 +146,42 @@ async function feedEntry(origin: string, row: Upload) {
 `;
 }
 
+/** An album's entry: its cover's thumbnail and its description, none of either while it is locked. */
+async function albumFeedEntry(origin: string, album: AlbumRow, cover: Upload | null) {
+  const link = albumUrl(origin, album.id);
+  const { title, description } = albumVisitorText(album);
+  const thumb = cover && album.passwordHash === null ? uploadLinks(origin, cover).thumb : null;
+  const picture = thumb ? html`<p><img src="${thumb}" alt="${title}"></p>` : "";
+  const summary = String(await html`${picture}${description ? html`<p>${description}</p>` : ""}`);
+  return xml`<entry>
+<id>${link}</id>
+<title>${title}</title>
+<link rel="alternate" type="text/html" href="${link}"/>
+<published>${isoTimestamp(album.createdAt)}</published>
+<updated>${isoTimestamp(album.updatedAt)}</updated>
+<content type="html">${summary}</content>
+</entry>
+`;
+}
+
 async function feed(c: Context<AppEnv>) {
   const origin = publicOrigin(c);
-  const rows = await feedUploads(requestStores(c));
+  const [uploads, albums] = await Promise.all([feedUploads(requestStores(c)), feedAlbums(requestStores(c))]);
+  // The newest of both, FEED_ENTRIES in all.
+  const rows = [
+    ...uploads.map((row) => ({
+      createdAt: row.createdAt,
+      updatedAt: row.updatedAt,
+      entry: () => feedEntry(origin, row),
+    })),
+    ...albums.map(({ album, cover }) => ({
+      createdAt: album.createdAt,
+      updatedAt: album.updatedAt,
+      entry: () => albumFeedEntry(origin, album, cover),
+    })),
+  ]
+    .sort((a, b) => b.createdAt - a.createdAt)
+    .slice(0, FEED_ENTRIES);
   const body = xml`<?xml version="1.0" encoding="UTF-8"?>
 <feed xmlns="http://www.w3.org/2005/Atom">
 <id>${origin}/feed.atom</id>
@@ -156,20 +190,26 @@ async function feed(c: Context<AppEnv>) {
 <link rel="alternate" type="text/html" href="${origin}/gallery"/>
 <updated>${isoTimestamp(rows[0]?.updatedAt ?? 0)}</updated>
 <author><name>${new URL(origin).host}</name></author>
-${await Promise.all(rows.map((row) => feedEntry(origin, row)))}</feed>
+${await Promise.all(rows.map((row) => row.entry()))}</feed>
 `;
   return c.body(body.text, 200, { "Content-Type": "application/atom+xml; charset=utf-8" });
 }
 
 /** /sitemap-1.xml, /sitemap-2.xml…: a page number without leading zeros, so each page has one URL. */
 const SITEMAP_PAGE = "/:page{sitemap-[1-9][0-9]{0,6}\\.xml}";
+const ALBUM_SITEMAP_PAGE = "/:page{sitemap-albums-[1-9][0-9]{0,6}\\.xml}";
 
 export const listings = new Hono<AppEnv>()
   .get("/gallery", (c) => {
-    const number = galleryNumber(c);
+    const number = pageNumber(c.req.query("page"));
     return listing(c, `/gallery?page=${number}`, () => gallery(c, number));
   })
   .all("/gallery", methodNotAllowed("GET"))
+  .get("/gallery/albums", (c) => {
+    const number = pageNumber(c.req.query("page"));
+    return listing(c, `/gallery/albums?page=${number}`, () => albumGallery(c, number));
+  })
+  .all("/gallery/albums", methodNotAllowed("GET"))
   .get("/sitemap.xml", (c) => listing(c, "/sitemap.xml", () => sitemapIndex(c)))
   .all("/sitemap.xml", methodNotAllowed("GET"))
   .get(SITEMAP_PAGE, (c) => {
@@ -177,6 +217,11 @@ export const listings = new Hono<AppEnv>()
     return listing(c, `/sitemap-${number}.xml`, () => sitemap(c, number));
   })
   .all(SITEMAP_PAGE, methodNotAllowed("GET"))
+  .get(ALBUM_SITEMAP_PAGE, (c) => {
+    const number = Number(/\d+/.exec(c.req.param("page"))![0]);
+    return listing(c, `/sitemap-albums-${number}.xml`, () => albumSitemap(c, number));
+  })
+  .all(ALBUM_SITEMAP_PAGE, methodNotAllowed("GET"))
   .get("/feed.atom", (c) => listing(c, "/feed.atom", () => feed(c)))
   .all("/feed.atom", methodNotAllowed("GET"))
   .get("/robots.txt", (c) =>

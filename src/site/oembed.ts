@@ -9,7 +9,9 @@ import { fittingVariant } from "./responsive-images";
  * (an iframe of its player page). Only what a link preview may show is answered: a private,
  * locked or view-limited upload is a 401, as the oEmbed spec has it for what is not public.
  */
-interface OembedRequest {
+export interface OembedRequest {
+  /** An upload's page or file, or an album's page. */
+  kind: "upload" | "album";
   id: string;
   maxWidth: number | null;
   maxHeight: number | null;
@@ -24,17 +26,18 @@ const positive = (value: string | undefined, name: string) => {
 /** The upload a request asks about: `url` is its page (or its `src`) on this site. */
 export function readOembedRequest(query: Record<string, string | undefined>, origin: string): OembedRequest {
   if ((query.format ?? "json") !== "json") throw new ApiError(501, "Only format=json is answered.");
-  if (!query.url) throw badRequest("url: the upload page to embed is required.");
+  if (!query.url) throw badRequest("url: the upload or album page to embed is required.");
   let url: URL;
   try {
     url = new URL(query.url);
   } catch {
     throw badRequest("url must be an absolute URL of an upload page.");
   }
-  const match = /^\/[vi]\/([0-9A-Za-z]{1,32})$/.exec(url.pathname);
-  if (url.origin !== origin || !match) throw notFound(`url is not an upload page of ${origin}.`);
+  const match = /^\/([via])\/([0-9A-Za-z]{1,32})$/.exec(url.pathname);
+  if (url.origin !== origin || !match) throw notFound(`url is not an upload or album page of ${origin}.`);
   return {
-    id: match[1]!,
+    kind: match[1] === "a" ? "album" : "upload",
+    id: match[2]!,
     maxWidth: positive(query.maxwidth, "maxwidth"),
     maxHeight: positive(query.maxheight, "maxheight"),
   };
@@ -83,4 +86,30 @@ export function oembedAnswer(
   const widest = smaller.reduce((a, b) => (b && (!a || b.width > a.width) ? b : a), null);
   if (widest) return { ...common, type: "photo", ...widest };
   throw notFound("No image of this upload fits maxwidth and maxheight.");
+}
+
+/**
+ * An album's oEmbed answer: a `link` (oEmbed 1.0, 2.3.4.3: a page, not something to embed
+ * inline), with its cover's thumbnail when it has one and it fits the bounds. Only for an album
+ * whose page anyone with the link sees: a private or locked album is a 401.
+ */
+export function albumOembedAnswer(
+  album: { title: string; private: boolean; locked: boolean },
+  cover: { row: Upload; thumb: string | null } | null,
+  request: OembedRequest,
+  site: { name: string; url: string },
+) {
+  if (album.private || album.locked) {
+    throw unauthorized("This album is not public enough to embed: it is private or password-protected.");
+  }
+  const thumb = cover?.thumb ? thumbnailSize(cover.row) : null;
+  const shown = cover?.thumb && thumb && fits(thumb, request.maxWidth, request.maxHeight);
+  return {
+    version: "1.0",
+    type: "link",
+    title: album.title,
+    provider_name: site.name,
+    provider_url: site.url,
+    ...(shown && { thumbnail_url: cover.thumb, thumbnail_width: thumb.width, thumbnail_height: thumb.height }),
+  };
 }

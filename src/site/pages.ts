@@ -20,6 +20,7 @@ import UPLOADER_SCRIPT from "./browser/uploader.js";
 import CLIENT_CONFIGS_SCRIPT from "./browser/client-configs.js";
 import { NO_STORE, publicFor, VERSIONED } from "../http/cache-control";
 import { oembedAnswer, readOembedRequest } from "./oembed";
+import { albumOembed } from "./album-pages";
 import PAGE_SCRIPT from "./browser/page.js";
 import { previewTags, uploadTitle } from "./previews";
 import { pageImageSources } from "./responsive-images";
@@ -143,6 +144,7 @@ export const pages = new Hono<AppEnv>()
   .get("/oembed", async (c) => {
     const origin = publicOrigin(c);
     const request = readOembedRequest(c.req.query(), origin);
+    if (request.kind === "album") return albumOembed(c, request);
     const row = await uploadForPreview(deps(c), request.id);
     if (!row) throw notFound("No such upload.");
     const urls = siteUrls(c, row);

@@ -130,3 +130,52 @@ export function previewTags(row: Upload, links: Links, urls: { embed: string; oe
     discovery,
   ]}`;
 }
+
+/**
+ * Open Graph and Twitter card tags, and oEmbed discovery, for an album's page, by its cover
+ * (src/uploads/albums/pages.ts: an upload anyone may see in full, with a thumbnail): an image
+ * by itself (or its 1200 px variant) with the thumbnail as a fallback, a video by its thumbnail.
+ * Without a cover, a summary card of its title and description. Only for an album whose page
+ * shows itself without a password: a locked album's page has none of this.
+ */
+export function albumPreviewTags(
+  album: { title: string; description: string | null; url: string },
+  cover: { row: Upload; links: Links } | null,
+  urls: { oembed: string; site: string },
+): Markup {
+  const common = html`${[
+    property("og:type", "website"),
+    property("og:site_name", urls.site),
+    property("og:title", album.title),
+    property("og:url", album.url),
+    property("og:description", album.description),
+    named("twitter:title", album.title),
+    named("twitter:description", album.description),
+  ]}`;
+  const discovery = html`<link rel="alternate" type="${OEMBED_TYPE}" href="${urls.oembed}" title="${album.title}">\n`;
+  if (!cover?.links.thumb) return html`${common}${named("twitter:card", "summary")}${discovery}`;
+  const { row, links } = cover;
+  const thumb = thumbnailSize(row);
+  const full = row.type === "image" && PREVIEWABLE_IMAGES.has(row.mime) ? previewImage(row, links.src) : null;
+  return html`${[
+    common,
+    full
+      ? html`${[
+          property("og:image", full.url),
+          property("og:image:type", row.mime),
+          property("og:image:width", full.width),
+          property("og:image:height", full.height),
+          property("og:image:alt", album.title),
+        ]}`
+      : "",
+    property("og:image", links.thumb),
+    property("og:image:type", "image/webp"),
+    property("og:image:width", thumb?.width),
+    property("og:image:height", thumb?.height),
+    property("og:image:alt", album.title),
+    named("twitter:card", "summary_large_image"),
+    named("twitter:image", full ? full.url : links.thumb),
+    named("twitter:image:alt", album.title),
+    discovery,
+  ]}`;
+}

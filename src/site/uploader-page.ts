@@ -6,7 +6,8 @@ import type { Markup } from "./html";
 /**
  * The browser uploader (/upload): the key is kept in this browser's localStorage only, files
  * come by drag and drop, the file picker or a paste, each with a progress bar; files over 90 MB
- * go over tus (/api/tus), resumed after a dropped connection or a reload. All behaviour is
+ * go over tus (/api/tus), resumed after a dropped connection or a reload; the next uploads may go
+ * into an album (picked or made with a full key, typed as an id with an upload-only key). All behaviour is
  * /assets/uploader.js, with tus-js-client's browser build: the page itself runs no inline script.
  * A backslash at the end of a line joins it to the next: the markup has no line break there.
  */
@@ -30,6 +31,11 @@ export const UPLOADER_BODY: Markup = html`<main>
 <option value="">Never</option><option value="3600">1 hour</option><option value="86400">1 day</option>
 <option value="604800">1 week</option><option value="2592000">30 days</option></select></p>
 <p><label><input id="keep-original" type="checkbox"> Keep the original file (no conversion to WebP)</label></p>
+<p id="album-pick" hidden><label for="album">Album</label><br><select id="album"><option value="">None</option></select>
+<br><input id="album-new" maxlength="100" size="24" aria-label="New album's title" placeholder="New album's title">
+<button type="button" id="album-create">Create album</button> <span id="album-said" aria-live="polite"></span></p>
+<p id="album-typed" hidden><label for="album-id">Album id (optional: the end of its /a/ link)</label><br>
+<input id="album-id" size="16" maxlength="10" spellcheck="false" autocomplete="off"></p>
 </section>
 <section aria-labelledby="files-heading">
 <h2 id="files-heading">Files</h2>
@@ -44,6 +50,11 @@ export const UPLOADER_BODY: Markup = html`<main>
 <h2 id="mine-heading">Your uploads</h2>
 <ol id="mine-list" class="results"></ol>
 <p><button type="button" id="mine-more" hidden>More</button></p>
+</section>
+<section id="albums" aria-labelledby="albums-heading" hidden>
+<h2 id="albums-heading">Your albums</h2>
+<ol id="albums-list" class="results"></ol>
+<p><button type="button" id="albums-more" hidden>More</button></p>
 </section>
 <section aria-labelledby="tools-heading">
 <h2 id="tools-heading">Screenshot and writing tools</h2>

@@ -12,7 +12,7 @@ export const GALLERY_PAGE_SIZE = 48;
  * the pages (https://www.sitemaps.org/protocol.html#index).
  */
 const SITEMAP_PAGE_URLS = 5_000;
-const FEED_ENTRIES = 50;
+export const FEED_ENTRIES = 50;
 
 const pagesOf = (total: number, size: number) => Math.max(1, Math.ceil(total / size));
 

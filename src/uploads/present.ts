@@ -14,7 +14,11 @@ export interface Signing {
  * A locked upload's `path` and `thumb` are short-lived signed links; `src` and `direct` stay.
  * Without `signing` (a caller that may not open the upload) they stay unsigned, and so refused.
  */
-async function links(row: UploadRow, origin: string, signing: Signing | null) {
+async function links(
+  row: Pick<UploadRow, "id" | "objectKey" | "thumbKey" | "passwordHash">,
+  origin: string,
+  signing: Signing | null,
+) {
   const plain = uploadLinks(origin, row);
   if (!locked.of(row) || !signing) return plain;
   return {
@@ -22,6 +26,15 @@ async function links(row: UploadRow, origin: string, signing: Signing | null) {
     path: await signUrl(signing.secret, plain.path, signing.now),
     thumb: plain.thumb ? await signUrl(signing.secret, plain.thumb, signing.now) : null,
   };
+}
+
+/** The upload's `thumb` as the Upload resource has it (an album's cover). */
+export async function presentThumb(
+  row: Pick<UploadRow, "id" | "objectKey" | "thumbKey" | "passwordHash">,
+  origin: string,
+  signing: Signing | null,
+) {
+  return (await links(row, origin, signing)).thumb;
 }
 
 /** The Upload resource of the spec, as list items, GET and PATCH return it. */

@@ -551,3 +551,148 @@ describe("the pages in a browser", () => {
     await record("gallery", `${bed.server.url}/gallery`);
   });
 });
+
+describe("albums in a browser", () => {
+  /** POST or PATCH of an album through the API, with the bed's full key; its data. */
+  const albumCall = async (path: string, method: string, body: unknown) => {
+    const res = await fetch(`${bed.server.url}/api/albums${path}`, {
+      method,
+      headers: { "X-API-Key": bed.account.full, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { data: { id: string; url: string } }).data;
+  };
+
+  it("shows an album's uploads as a grid through their variants, with cards, and opens a locked one with its password", async () => {
+    const res = await uploadFile(bed.server, bed.account.full, await fixture("gps/DSCN0010.jpg"), "album.jpg", {
+      title: "Hillside",
+      visibility: "public",
+      allow_duplicate: "1",
+    });
+    const { data: uploaded } = (await res.json()) as { data: { id: string } };
+    const photo = await processedUpload<{ id: string; src: string; thumb: string | null }>(
+      bed.server,
+      bed.account.full,
+      uploaded.id,
+    );
+    const lockedRes = await uploadFile(bed.server, bed.account.full, await fixture("pngsuite/basn2c08.png"), "l.png", {
+      title: "Not for the album's visitors",
+      password: "upload password",
+      allow_duplicate: "1",
+    });
+    const locked = ((await lockedRes.json()) as { data: { id: string } }).data;
+    const album = await albumCall("", "POST", {
+      title: "Walks",
+      description: "Hills and vines.",
+      visibility: "public",
+    });
+    await albumCall(`/${album.id}/uploads`, "POST", { uploads: [photo.id, locked.id] });
+
+    const page = await newPage("phone");
+    let images: { url: string; status: number; retryAfter?: string }[] = [];
+    page.on("response", (response) => {
+      if (response.request().resourceType() !== "image") return;
+      images.push({ url: response.url(), status: response.status(), retryAfter: response.headers()["retry-after"] });
+    });
+    await page.goto(album.url, { waitUntil: "networkidle0" });
+    // The media service may be busy with other variants (a 503 with Retry-After): loaded again when it says.
+    for (let tries = 0; images.some((image) => image.status === 503) && tries < 5; tries++) {
+      await new Promise((r) => setTimeout(r, Number(images[0]!.retryAfter ?? 5) * 1000));
+      images = [];
+      await page.reload({ waitUntil: "networkidle0" });
+    }
+    const tiles = await page.$$eval(".grid li", (items: Dom[]) =>
+      items.map((item: Dom) => ({
+        href: item.querySelector("a").href,
+        current: item.querySelector("img")?.currentSrc ?? null,
+        srcset: item.querySelector("img")?.getAttribute("srcset") ?? null,
+        drawn: item.querySelector("img")?.naturalWidth ?? 0,
+        text: item.textContent,
+      })),
+    );
+    // A tile 171 CSS px wide at 2 device pixels per CSS pixel: the 480 px variant, not the 280 px thumbnail.
+    expect(tiles[0]).toMatchObject({ href: `${bed.server.url}/v/${photo.id}`, current: `${photo.src}?w=480` });
+    expect(tiles[0]!.srcset).toContain(photo.thumb);
+    expect(tiles[0]!.drawn).toBeGreaterThan(0);
+    // The locked upload: a tile saying so, linking to its own page, with nothing of it.
+    expect(tiles[1]).toMatchObject({ href: `${bed.server.url}/v/${locked.id}`, current: null });
+    expect(tiles[1]!.text).not.toContain("Not for the album's visitors");
+    const cards = await page.$$eval("head meta", (metas: Dom[]) =>
+      Object.fromEntries(
+        metas.map((meta: Dom) => [meta.getAttribute("property") ?? meta.getAttribute("name"), meta.content]),
+      ),
+    );
+    expect(cards).toMatchObject({
+      "og:title": "Walks",
+      "og:description": "Hills and vines.",
+      "og:url": album.url,
+      "twitter:card": "summary_large_image",
+      "twitter:image": photo.src,
+    });
+    // The cover's file first, its thumbnail as the fallback.
+    const ogImages = await page.$$eval("meta[property='og:image']", (metas: Dom[]) => metas.map((m: Dom) => m.content));
+    expect(ogImages).toEqual([photo.src, photo.thumb]);
+    expect(cards.robots).toBeUndefined();
+    expect(errorsOf(page)).toEqual([]);
+    await page.close();
+    await record("album-page", album.url);
+
+    // The same uploads in a locked album: the form first, and the grid once the password is given.
+    const secret = await albumCall("", "POST", { title: "Private walks", password: "album password" });
+    await albumCall(`/${secret.id}/uploads`, "POST", { uploads: [photo.id] });
+    const form = await newPage("phone");
+    await form.goto(secret.url, { waitUntil: "networkidle0" });
+    expect(await form.$("img")).toBeNull();
+    expect(await form.content()).not.toContain("Private walks");
+    await form.type("input[name=password]", "album password");
+    await Promise.all([form.waitForNavigation({ waitUntil: "networkidle0" }), form.click("button[type=submit]")]);
+    expect(await form.$eval("h1", (h: Dom) => h.textContent)).toBe("Private walks");
+    await form.waitForFunction(() => document.querySelector(".grid img")?.complete === true);
+    expect(await form.$eval(".grid img", (img: Dom) => img.naturalWidth)).toBeGreaterThan(0);
+    expect(await form.$("meta[property='og:image']")).toBeNull();
+    expect(errorsOf(form)).toEqual([]);
+    await form.close();
+  });
+
+  it("uploads into an album made in the uploader, and lists the account's albums with links to their pages", async () => {
+    const account = await createAccount(bed.server, "albums");
+    const page = await newPage();
+    await openUploader(page);
+    await page.type("#key", account.full);
+    await page.click("#remember");
+    await page.waitForSelector("#album-pick:not([hidden])");
+    await page.type("#album-new", "Screenshots");
+    await page.click("#album-create");
+    await page.waitForFunction(
+      () => document.querySelector("#album").selectedOptions[0]?.textContent === "Screenshots",
+    );
+    const albumId = await page.$eval("#album", (select: Dom) => select.value);
+    expect(albumId).toMatch(/^[0-9A-Za-z]{10}$/);
+    await (await page.$("#files"))!.uploadFile(fixturePath("gps/DSCN0010.jpg"));
+    await page.waitForSelector("#results li[data-id] input", { timeout: 30_000 });
+    const id = await page.$eval("#results li[data-id]", (item: Dom) => item.getAttribute("data-id"));
+    // The album's list shows it holds the upload, linking to its page, which shows it.
+    await page.waitForFunction(
+      (album: string) =>
+        document.querySelector(`#albums-list li[data-id="${album}"] span`)?.textContent.includes("1 upload"),
+      {},
+      albumId,
+    );
+    const link = await page.$eval(`#albums-list li[data-id="${albumId}"] a`, (a: Dom) => a.href);
+    expect(link).toBe(`${bed.server.url}/a/${albumId}`);
+    const albumPage = await (await fetch(link)).text();
+    expect(albumPage).toContain(`/v/${id}`);
+    expect(errorsOf(page)).toEqual([]);
+    await page.screenshot({ path: path.join(SHOTS, "uploader-albums-desktop.png"), fullPage: true });
+
+    // An upload-only key cannot list albums: it may type an album's id.
+    await page.click("#forget");
+    await page.type("#key", account.upload);
+    await page.click("#title");
+    await page.waitForSelector("#album-typed:not([hidden])");
+    expect(await page.$eval("#album-pick", (p: Dom) => p.hidden)).toBe(true);
+    expect(await page.$eval("#albums", (s: Dom) => s.hidden)).toBe(true);
+    await page.close();
+  });
+});

@@ -10,6 +10,7 @@ import { routeGroup } from "../../http/route-group";
 import { rateLimits } from "../../http/throttles/rate-limits";
 import { EXPIRES_IN_MAX, EXPIRES_IN_MIN, MAX_REQUEST_BYTES, megabytes } from "../../model/spec-limits";
 import { isoTimestamp } from "../../time";
+import { albumOf } from "./source";
 import { parseUploadFields, type ReadUploadRequest, type UploadResult, uploadFrom } from "../upload";
 import { errorsAlsoAs, originalName, reasonPhrase, storedFile } from "./answers";
 import { StreamedForm, type FormPart } from "./form";
@@ -102,17 +103,19 @@ interface Asked {
 /**
  * A Chevereto request, read for the upload pipeline: fields from the query and the form (the
  * form's win, as PHP's $_REQUEST has it), the source from the form's `source` part or else the
- * `source` field. Only the fields listed in docs/api.md are read; the others (album_id, nsfw, tags,
- * category_id, width) are ignored.
+ * `source` field. Only the fields listed in docs/api.md are read; the others (nsfw, tags,
+ * category_id, width) are ignored. `album_id` names an album (albumOf), checked before the source
+ * part is stored when it comes ahead of it.
  */
 const readChevereto =
   (c: Context<AppEnv>, asked: Asked): ReadUploadRequest =>
-  async (stage) => {
+  async (stage, checkAlbum) => {
     let source: CompatSource | null = null;
     let formFields: Record<string, string> = {};
     if (c.req.method === "POST") {
       const opened = openedForms.get(c.req.raw) ?? (await openForm(c.req.raw));
       if (opened.source) {
+        await checkAlbum(albumOf({ ...c.req.query(), ...opened.form.fields.values }));
         source = await partSource(opened.source, stage);
         asked.sentAs = opened.source.filename;
       }
@@ -134,6 +137,7 @@ const readChevereto =
         description: fields.description,
         expires_in: expiresIn(fields.expiration),
         url: source.url,
+        ...albumOf(fields),
       }).filter((entry): entry is [string, string] => entry[1] !== undefined),
     );
     return { fields: parseUploadFields(apiFields), source: { sent: source.sent, url: source.url } };

@@ -10,6 +10,7 @@ import { methodNotAllowed } from "../../http/method-not-allowed";
 import { routeGroup } from "../../http/route-group";
 import { rateLimits } from "../../http/throttles/rate-limits";
 import { MAX_REQUEST_BYTES, megabytes } from "../../model/spec-limits";
+import { albumOf } from "./source";
 import { parseUploadFields, type ReadUploadRequest, type UploadResult, uploadFrom } from "../upload";
 import { errorsAlsoAs, escapeHtml, escapeMarkdown, originalName, storedFile } from "./answers";
 import { StreamedForm } from "./form";
@@ -61,19 +62,21 @@ async function* hashed(chunks: AsyncIterable<Uint8Array>, received: Received): A
 
 /**
  * A Lsky request, read for the upload pipeline: a multipart form whose `file` part is the file;
- * `permission` is read, `strategy_id` and `album_id` are accepted and ignored.
+ * `permission` and `album_id` (albumOf) are read, `strategy_id` is accepted and ignored.
  */
 const readLsky =
   (c: Context<AppEnv>, received: Received): ReadUploadRequest =>
-  async (stage) => {
+  async (stage, checkAlbum) => {
     const form = StreamedForm.open(c.req.raw, FILE, TOO_LARGE);
     const part = await form.head();
+    if (part) await checkAlbum(albumOf(form.fields.values));
     const sent = part ? await stage(hashed(part.body, received)) : null;
     if (!sent) throw unprocessable("No file: send the image as the multipart/form-data field `file`.");
     received.sentAs = part!.filename;
     await form.rest();
     const permission = visibility(form.fields.values.permission);
-    return { fields: parseUploadFields(permission ? { visibility: permission } : {}), source: { sent } };
+    const fields = { ...(permission ? { visibility: permission } : {}), ...albumOf(form.fields.values) };
+    return { fields: parseUploadFields(fields), source: { sent } };
   };
 
 type LskyUpload = z.infer<typeof lskyUploadSchema>;

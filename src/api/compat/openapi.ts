@@ -10,6 +10,10 @@ import { cheveretoErrorSchema, cheveretoUploadSchema, lskyErrorSchema, lskyUploa
  * readers, so they are written out here.
  */
 
+const ALBUM_ID =
+  "One of the account's albums (its 10-character id): the upload is added at its end; another account's or " +
+  "an unknown album is a 422, before the file is stored when the field comes before it. Any other value (an id " +
+  "of another server) is ignored.";
 const json = (schema: z.ZodType, description: string) => ({
   description,
   content: { "application/json": { schema: resolver(schema, { options: { io: "output" } }) } },
@@ -33,6 +37,7 @@ const cheveretoFields = {
   title: text("Title (Chevereto's `name` is read as the title too)."),
   description: text("Description."),
   expiration: text("Until automatic deletion: seconds, or an ISO 8601 duration (PT5M, P3D, P1M = 30 days, P1Y)."),
+  album_id: text(ALBUM_ID),
 };
 
 const cheveretoResponses = {
@@ -119,7 +124,7 @@ export const describeLskyUpload = describeRoute({
         description: "1: public; 0: private. Omitted: unlisted.",
       },
       strategy_id: text("Accepted and ignored: the service has one storage."),
-      album_id: text("Accepted and ignored: the service has no albums."),
+      album_id: text(ALBUM_ID),
     },
     ["file"],
   ),

@@ -70,3 +70,13 @@ export async function partSource(part: FormPart, stage: Stage): Promise<CompatSo
 export async function* bytesOf(text: string): AsyncGenerator<Uint8Array> {
   yield new TextEncoder().encode(text);
 }
+
+/**
+ * The album a compatible endpoint's `album_id` names: one of this service's album ids (10 letters
+ * and digits). Anything else (the tools' own numeric or short ids, set up for another server) is
+ * ignored, as every `album_id` was before the service had albums.
+ */
+export function albumOf(fields: Record<string, string | undefined>): { album?: string } {
+  const album = fields.album_id?.trim();
+  return album && /^[0-9A-Za-z]{10}$/.test(album) ? { album } : {};
+}

@@ -46,6 +46,7 @@
     else localStorage.removeItem(STORE);
     updateTools();
     loadMine(1);
+    loadAlbums(1);
   }
   keyField.addEventListener("change", keep);
   remember.addEventListener("change", keep);
@@ -152,6 +153,8 @@
     var expiry = /** @type {HTMLSelectElement} */ ($("expiry")).value;
     if (expiry) fields.expires_in = expiry;
     if (/** @type {HTMLInputElement} */ ($("keep-original")).checked) fields.keep_original = "1";
+    var album = chosenAlbum();
+    if (album) fields.album = album;
     return fields;
   }
 
@@ -319,6 +322,7 @@
         item.appendChild(copyField("Markdown", `![${data.title || ""}](${data.src})`));
         if (data.delete_url) item.appendChild(copyField("Delete link (keep it private)", data.delete_url));
         loadMine(1);
+        if (chosenAlbum()) loadAlbums(1);
       },
       (error) => {
         status.textContent = ` failed: ${error.message}`;
@@ -427,6 +431,95 @@
   });
 
   /**
+   * An album as the API describes it: the fields this page shows.
+   * @typedef {{ id: string, title: string | null, visibility: string, url: string, upload_count: number }} Album
+   */
+  /**
+   * The album the next uploads go into (the `album` field, and tus metadata): with a full key, the
+   * one picked in the list of the account's albums; with an upload-only key, which cannot list
+   * them, the id typed; none when empty.
+   */
+  var albumPick = /** @type {HTMLSelectElement} */ ($("album"));
+  var albumTyped = /** @type {HTMLInputElement} */ ($("album-id"));
+  var isFullKey = () => key().indexOf("fk_") === 0;
+  function chosenAlbum() {
+    if (isFullKey()) return albumPick.value;
+    return key() ? albumTyped.value.trim() : "";
+  }
+  /** The option naming `album` in the picker, added when missing. */
+  function albumOption(/** @type {Album} */ album) {
+    var option = /** @type {HTMLOptionElement | null} */ (albumPick.querySelector(`option[value="${album.id}"]`));
+    if (!option) {
+      option = el("option", { value: album.id });
+      albumPick.appendChild(option);
+    }
+    option.textContent = album.title || album.id;
+    return option;
+  }
+  /** With a full key, the account's albums, newest first: in the picker, and listed with links to their pages. */
+  var albumsPage = 1;
+  /** @param {number} page */
+  async function loadAlbums(page) {
+    var section = $("albums"),
+      list = $("albums-list");
+    $("album-typed").hidden = !key() || isFullKey();
+    if (!isFullKey()) {
+      section.hidden = true;
+      $("album-pick").hidden = true;
+      return;
+    }
+    var res = await fetch(`/api/albums?page=${page}`, { headers: { "X-API-Key": key() } }).catch(() => null);
+    if (!res || res.status !== 200) {
+      section.hidden = true;
+      $("album-pick").hidden = true;
+      return;
+    }
+    /** @type {{ data: Album[], meta: { current_page: number, last_page: number } }} */
+    var body = await res.json();
+    if (page === 1) list.textContent = "";
+    body.data.forEach((album) => {
+      albumOption(album);
+      var count = `${album.upload_count} upload${album.upload_count === 1 ? "" : "s"}`;
+      list.appendChild(
+        el("li", { "data-id": album.id }, [
+          el("a", { href: album.url, text: album.title || album.id }),
+          el("span", { text: ` ${count}, ${album.visibility}` }),
+        ]),
+      );
+    });
+    albumsPage = body.meta.current_page;
+    $("albums-more").hidden = body.meta.current_page >= body.meta.last_page;
+    section.hidden = body.data.length === 0 && page === 1;
+    $("album-pick").hidden = false;
+  }
+  $("albums-more").addEventListener("click", () => {
+    loadAlbums(albumsPage + 1);
+  });
+  /** Makes an album of the title typed (the API's default visibility, unlisted) and picks it. */
+  $("album-create").addEventListener("click", async () => {
+    var title = /** @type {HTMLInputElement} */ ($("album-new"));
+    var said = $("album-said");
+    var res = await fetch("/api/albums", {
+      method: "POST",
+      headers: { "X-API-Key": key(), "Content-Type": "application/json" },
+      body: JSON.stringify(title.value.trim() ? { title: title.value.trim() } : {}),
+    }).catch(() => null);
+    var body = res ? await res.json().catch(() => null) : null;
+    if (!res || res.status !== 200 || !body) {
+      said.textContent = `Could not create it: ${(body && body.errors) || (res ? res.status : "network error")}`;
+      said.className = "error";
+      return;
+    }
+    /** @type {Album} */
+    var album = body.data;
+    albumOption(album).selected = true;
+    title.value = "";
+    said.textContent = "Created: the next uploads go into it.";
+    said.className = "";
+    loadAlbums(1);
+  });
+
+  /**
    * Configurations for other tools (client-configs.js), filled in with the key in this browser
    * only: files to download, and commands to copy.
    */
@@ -456,4 +549,5 @@
   keyField.addEventListener("input", updateTools);
   updateTools();
   loadMine(1);
+  loadAlbums(1);
 })();

@@ -189,6 +189,63 @@ describe("operation costs", () => {
       expect(response.status).toBe(413);
     });
 
+    // Albums: made, filled by an upload and by adding, read, ordered, changed, emptied and deleted.
+    const jsonBody = (body: unknown) => ({
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const album = await measure(
+      "album create",
+      async (bindings) =>
+        (await call(bindings, "/api/albums", { method: "POST", ...jsonBody({ title: "Capacity" }) }, key)).json().data,
+    );
+    const intoAlbum = await measure(
+      "direct upload into an album, small PNG",
+      async (bindings) =>
+        (
+          await call(
+            bindings,
+            "/api",
+            { method: "POST", body: uploadForm(await uniquePng("capacity-4"), { album: album.id }, "c.png") },
+            key,
+          )
+        ).json().data,
+    );
+    const albumUploads = `/api/albums/${album.id}/uploads`;
+    await measure("album add 1 upload", (bindings) =>
+      call(bindings, albumUploads, { method: "POST", ...jsonBody({ uploads: [finished.id] }) }, key),
+    );
+    await measure("album GET one", (bindings) => call(bindings, `/api/albums/${album.id}`, {}, key));
+    await measure("album list, page 1 (1 album)", (bindings) => call(bindings, "/api/albums", {}, key));
+    await measure("album's uploads, page 1 (2 uploads)", (bindings) => call(bindings, albumUploads, {}, key));
+    await measure("album order (2 ids)", (bindings) =>
+      call(bindings, albumUploads, { method: "PUT", ...jsonBody({ uploads: [finished.id, intoAlbum.id] }) }, key),
+    );
+    await measure("album PATCH title and cover", (bindings) =>
+      call(
+        bindings,
+        `/api/albums/${album.id}`,
+        { method: "PATCH", ...jsonBody({ title: "C", cover: finished.id }) },
+        key,
+      ),
+    );
+    await measure("album take 1 upload out", (bindings) =>
+      call(bindings, `${albumUploads}/${finished.id}`, { method: "DELETE" }, key),
+    );
+    await measure("album DELETE, its uploads kept", (bindings) =>
+      call(bindings, `/api/albums/${album.id}`, { method: "DELETE" }, key),
+    );
+    const second = (await call({}, "/api/albums", { method: "POST" }, key)).json().data;
+    await call(
+      {},
+      `/api/albums/${second.id}/uploads`,
+      { method: "POST", ...jsonBody({ uploads: [intoAlbum.id] }) },
+      key,
+    );
+    await measure("album DELETE with its 1 upload", (bindings) =>
+      call(bindings, `/api/albums/${second.id}?delete_uploads=1`, { method: "DELETE" }, key),
+    );
+
     // A video whose first run found no media service: its job then runs as a re-driven one would.
     const app = { bindings: { MEDIA_SERVICE_URL: DEAD_SERVICE } };
     const video = (await upload(account.full, await fixture("generated/clip.avi"), {}, { app })).body.data;

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../../src/storage/db";
 import { accounts, mediaJobs, uploads, type MediaJobRow, type UploadRow } from "../../../src/model/schema";
 import {
+  albumCover,
   awaitsConversion,
   expired,
   filesIndexable,
@@ -13,6 +14,7 @@ import {
   mediaJobToCome,
   pageIndexable,
   servedPlain,
+  shownInAlbums,
   unrestricted,
   usedUp,
   viewLimited,
@@ -138,6 +140,8 @@ const RULES: [string, (row: UploadRow) => boolean, () => SQL][] = [
   ["mediaJobToCome", (row) => mediaJobToCome.of(row, jobs), () => mediaJobToCome.where()],
   ["servedPlain", (row) => servedPlain.of(row, jobs), () => servedPlain.where()],
   ["listed", (row) => listed.of(row, NOW), () => listed.where(NOW)],
+  ["shownInAlbums", (row) => shownInAlbums.of(row, NOW), () => shownInAlbums.where(NOW)],
+  ["albumCover", (row) => albumCover.of(row, NOW), () => albumCover.where(NOW)],
 ];
 
 describe("the upload policy", () => {

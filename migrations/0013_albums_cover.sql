@@ -1,0 +1,1 @@
+CREATE INDEX `albums_cover` ON `albums` (`cover_upload_id`);

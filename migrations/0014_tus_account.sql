@@ -1,0 +1,1 @@
+CREATE INDEX `tus_uploads_account` ON `tus_uploads` (`account_id`,`ended`);

@@ -1,0 +1,147 @@
+import { Hono, type Context } from "hono";
+import { html } from "hono/html";
+import { requestStores } from "../deps";
+import type { AppEnv } from "../env";
+import { notFound } from "../errors";
+import { readFields, smallBody } from "../http/body";
+import { NO_STORE } from "../http/cache-control";
+import { methodNotAllowed } from "../http/method-not-allowed";
+import { publicOrigin } from "../http/request-info";
+import { throttledPassword } from "../http/throttles/guesses";
+import type { AlbumRow } from "../model/schema";
+import { settingsOf } from "../settings";
+import { verifyPassword } from "../uploads/access/passwords";
+import { checkSignedUrl, signUrl } from "../uploads/access/signed-links";
+import { albumCover, albumForPage, albumPageUploads } from "../uploads/albums/pages";
+import { albumUrl } from "../uploads/albums/albums";
+import { uploadLinks } from "../uploads/public-urls";
+import { NOINDEX, page, PAGE_HEADERS } from "./html";
+import { albumOembedAnswer, type OembedRequest } from "./oembed";
+import { albumPreviewTags } from "./previews";
+import { shareOptions } from "./share-options";
+import { albumVisitorText, GRID_STYLE, pageLinks, pageNumber, uploadTile } from "./tiles";
+
+/**
+ * An album's page, /a/{id}: its title, description and uploads as tiles (each as its own page
+ * would show it to a visitor: src/uploads/albums/pages.ts), a page of ALBUM_PAGE_SIZE at a time.
+ * A private album has no page for visitors (404, as if there were none: pages have no owner
+ * session). A locked album's page is the password form, with nothing of the album, its uploads
+ * or its cover; the right password answers the page with its links to other pages signed
+ * (signed-links.ts, over the album's path), so the password is asked once for SIGNED_LINK_SECONDS.
+ * Link previews and oEmbed describe only an album anyone with the link may see.
+ */
+
+/** The album a page is about, if a visitor may know of it: none for a private one. */
+async function visibleAlbum(c: Context<AppEnv>): Promise<AlbumRow> {
+  const album = await albumForPage(requestStores(c), c.req.param("id")!);
+  if (!album || album.visibility === "private") throw notFound("No such album.");
+  return album;
+}
+
+const isLocked = (album: AlbumRow) => album.passwordHash !== null;
+
+function passwordForm(c: Context<AppEnv>, status: 200 | 401 | 429, message = "", headers: Record<string, string> = {}) {
+  const body = html`<h1>This album is password-protected</h1>
+${message ? html`<p><strong>${message}</strong></p>` : ""}
+<form method="post"><label>Password <input type="password" name="password" autofocus required></label>
+<button type="submit">Open</button></form>`;
+  return c.html(page({ title: "Password required", head: NOINDEX, body }), status, { ...PAGE_HEADERS, ...headers });
+}
+
+const seconds = (n: number) => `${n} second${n === 1 ? "" : "s"}`;
+
+/**
+ * The album's page `number`. `signed` is the query (exp and sig) that opened a locked album:
+ * its page links carry it.
+ */
+async function albumPage(c: Context<AppEnv>, album: AlbumRow, number: number, signed: string | null) {
+  const deps = requestStores(c);
+  const origin = publicOrigin(c);
+  const url = albumUrl(origin, album.id);
+  const locked = isLocked(album);
+  const [{ uploads, total, last }, cover] = await Promise.all([
+    albumPageUploads(deps, album.id, number),
+    locked ? null : albumCover(deps, album.id),
+  ]);
+  const title = album.title ?? "Untitled album";
+  const indexable = album.visibility === "public" && !locked;
+  const oembed = `${origin}/oembed?url=${encodeURIComponent(url)}&format=json`;
+  const cards = locked
+    ? ""
+    : albumPreviewTags(
+        { title, description: album.description, url },
+        cover && { row: cover, links: uploadLinks(origin, cover) },
+        { oembed, site: new URL(origin).host },
+      );
+  const links = pageLinks(number, last, (n) => `/a/${album.id}?${signed ? `${signed}&` : ""}page=${n}`, [
+    "Previous",
+    "Next",
+  ]);
+  const head = html`${indexable ? "" : NOINDEX}
+${cards}${links.head}<script src="/assets/page.js" defer></script>`;
+  const count = html`${total} upload${total === 1 ? "" : "s"}${last > 1 ? html`, page ${number} of ${last}` : ""}.`;
+  const body = html`<main><h1>${title}</h1>
+${album.description ? html`<p>${album.description}</p>` : ""}
+<p>${count}</p>
+${uploads.length ? html`<ul class="grid">${uploads.map((row) => uploadTile(origin, row))}</ul>` : ""}
+${links.nav}
+${shareOptions([{ name: "Album link", text: url }])}</main>`;
+  return c.html(page({ title, head, body, style: GRID_STYLE }), 200, {
+    ...PAGE_HEADERS,
+    ...(indexable ? {} : { "X-Robots-Tag": "noindex" }),
+  });
+}
+
+/** The query that signs the album's path for SIGNED_LINK_SECONDS: `exp=…&sig=…`. */
+async function signedQuery(c: Context<AppEnv>, album: AlbumRow) {
+  const signed = await signUrl(settingsOf(c.env).linkSigningSecret, albumUrl(publicOrigin(c), album.id), c.var.now());
+  return new URL(signed).search.slice(1);
+}
+
+/** The oEmbed answer for an album's page (GET /oembed with url=/a/{id}). */
+export async function albumOembed(c: Context<AppEnv>, request: OembedRequest) {
+  const origin = publicOrigin(c);
+  const album = await albumForPage(requestStores(c), request.id);
+  if (!album) throw notFound("No such album.");
+  const locked = isLocked(album);
+  const cover = locked || album.visibility === "private" ? null : await albumCover(requestStores(c), album.id);
+  const answer = albumOembedAnswer(
+    { title: albumVisitorText(album).title, private: album.visibility === "private", locked },
+    cover && { row: cover, thumb: uploadLinks(origin, cover).thumb },
+    request,
+    { name: new URL(origin).host, url: origin },
+  );
+  return c.json(answer, 200, { "Cache-Control": NO_STORE, "Access-Control-Allow-Origin": "*" });
+}
+
+export const albumPages = new Hono<AppEnv>()
+  .get("/a/:id", async (c) => {
+    const album = await visibleAlbum(c);
+    const number = pageNumber(c.req.query("page"));
+    if (!isLocked(album)) return albumPage(c, album, number, null);
+    const url = new URL(c.req.url);
+    const check = await checkSignedUrl(settingsOf(c.env).linkSigningSecret, url, c.var.now());
+    if (check === "valid") {
+      const signed = `exp=${url.searchParams.get("exp")}&sig=${url.searchParams.get("sig")}`;
+      return albumPage(c, album, number, signed);
+    }
+    return passwordForm(c, 200, check === "expired" ? "The link has expired: enter the password again." : "");
+  })
+  /** The password of a locked album; guesses are throttled per album and per client, as uploads' are. */
+  .post("/a/:id", smallBody, async (c) => {
+    const album = await visibleAlbum(c);
+    if (!isLocked(album)) return c.redirect(`/a/${album.id}`, 303);
+    const { password } = await readFields(c.req.raw);
+    if (typeof password !== "string") return passwordForm(c, 401, "Wrong password.");
+    const hash = album.passwordHash!;
+    const guess = await throttledPassword(c, `album:${album.id}`, () => verifyPassword(password, hash));
+    if (guess.outcome === "wait") {
+      const wait = guess.retryAfterSeconds;
+      return passwordForm(c, 429, `Too many wrong passwords. Please wait ${seconds(wait)} before trying again.`, {
+        "Retry-After": String(wait),
+      });
+    }
+    if (guess.outcome === "wrong") return passwordForm(c, 401, "Wrong password.");
+    return albumPage(c, album, 1, await signedQuery(c, album));
+  })
+  .all("/a/:id", methodNotAllowed("GET", "POST"));

@@ -1,0 +1,87 @@
+import { html } from "hono/html";
+import { badRequest } from "../errors";
+import { awaitsConversion, locked, unrestricted, viewLimited } from "../model/policy";
+import type { AlbumRow } from "../model/schema";
+import { albumUrl } from "../uploads/albums/albums";
+import { uploadLinks } from "../uploads/public-urls";
+import type { Upload } from "../uploads/upload";
+import type { Markup } from "./html";
+import { thumbnailSize, visitorText } from "./previews";
+import { tileImageSources } from "./responsive-images";
+
+/**
+ * Grids of tiles, as the gallery and album pages show them: an upload (or an album, by its cover)
+ * as its thumbnail, through its variants on screens of more pixels, and its title as visitors may
+ * read it; a page number from the query, and the links to the pages beside it.
+ */
+
+/** What a locked album is called wherever it is listed or asks for its password. */
+const LOCKED_ALBUM = "Password-protected album";
+
+/** An album's title and description as anyone may read them without its password. */
+export const albumVisitorText = (album: Pick<AlbumRow, "passwordHash" | "title" | "description">) =>
+  album.passwordHash !== null
+    ? { title: LOCKED_ALBUM, description: null }
+    : { title: album.title ?? "Untitled album", description: album.description };
+
+/** `?page=`: a whole number from 1 (none is 1), or a 400. */
+export function pageNumber(raw: string | undefined): number {
+  if (raw === undefined) return 1;
+  if (!/^[1-9]\d{0,6}$/.test(raw)) throw badRequest("page must be a whole number of at least 1.");
+  return Number(raw);
+}
+
+/** What a tile without a thumbnail says instead. */
+const noThumbnail = (row: Upload) =>
+  locked.of(row) ? "Password-protected" : viewLimited.of(row) ? "Limited views" : "No preview yet";
+
+/** The upload's thumbnail, if anyone may see it, through its variants where it has them. */
+function picture(origin: string, row: Upload, alt: string): Markup | null {
+  const links = uploadLinks(origin, row);
+  const size = thumbnailSize(row);
+  if (!unrestricted.of(row) || awaitsConversion.of(row) || !links.thumb) return null;
+  const sizeAttributes = size ? html` width="${size.width}" height="${size.height}"` : "";
+  const sources = size && tileImageSources(row, links.src, { url: links.thumb, width: size.width });
+  const responsive = sources ? html` srcset="${sources.srcset}" sizes="${sources.sizes}"` : "";
+  return html`<img src="${links.thumb}"${responsive} alt="${alt}" loading="lazy"${sizeAttributes}>`;
+}
+
+/** An upload's tile: its thumbnail (or why there is none) and title, linking to its page. */
+export function uploadTile(origin: string, row: Upload): Markup {
+  const { title } = visitorText(row);
+  const shown = picture(origin, row, title) ?? html`<span class="nothumb">${noThumbnail(row)}</span>`;
+  return html`<li><a href="${uploadLinks(origin, row).direct}">${shown}<span class="caption">${title}</span></a></li>`;
+}
+
+/** An album's tile: its cover's thumbnail (none while it is locked) and title, linking to its page. */
+export function albumTile(origin: string, album: AlbumRow, cover: Upload | null): Markup {
+  const { title } = albumVisitorText(album);
+  const isLocked = album.passwordHash !== null;
+  const shown =
+    (!isLocked && cover && picture(origin, cover, title)) ||
+    html`<span class="nothumb">${isLocked ? "Password-protected" : "No preview yet"}</span>`;
+  return html`<li><a href="${albumUrl(origin, album.id)}">${shown}<span class="caption">${title}</span></a></li>`;
+}
+
+export const GRID_STYLE =
+  ".grid{list-style:none;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(160px,1fr));gap:1rem}" +
+  ".grid a{display:block;text-decoration:none;color:inherit}" +
+  ".grid img{width:100%;height:auto;margin:0;border-radius:4px;background:#eee}" +
+  ".nothumb{display:flex;align-items:center;justify-content:center;aspect-ratio:4/3;background:#eee;color:#444}" +
+  ".caption{display:block;margin-top:.25rem;overflow-wrap:anywhere}" +
+  "nav{display:flex;gap:1rem;justify-content:space-between}";
+
+/**
+ * The links to the pages before and after page `number` of `last`: in the body (`nav`) and in
+ * the head (`head`). `href` makes a page's URL.
+ */
+export function pageLinks(number: number, last: number, href: (n: number) => string, labels = ["Newer", "Older"]) {
+  const before = Math.min(number - 1, last);
+  const nav = html`<nav aria-label="Pages">${
+    number > 1 ? html`<a rel="prev" href="${href(before)}">${labels[0]}</a>` : html`<span></span>`
+  }${number < last ? html`<a rel="next" href="${href(number + 1)}">${labels[1]}</a>` : html`<span></span>`}</nav>`;
+  const head = html`${number > 1 ? html`<link rel="prev" href="${href(before)}">` : ""}${
+    number < last ? html`<link rel="next" href="${href(number + 1)}">` : ""
+  }`;
+  return { nav, head };
+}

@@ -1,0 +1,307 @@
+import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { live } from "../model/policy";
+import { albums, albumUploads, uploads, type AlbumRow, type UploadRow } from "../model/schema";
+import type { Database } from "./db";
+
+/**
+ * D1 queries of albums (`albums`) and of the uploads in them (`album_uploads`). An album's
+ * uploads are read in their order (`position`, then when they were added); only live uploads
+ * (not expired) are ever read through an album, and a deleted upload leaves every album with its
+ * row (the foreign key's cascade), as a deleted album leaves its places.
+ */
+
+export type NewAlbumRow = typeof albums.$inferInsert;
+export type AlbumPatch = Partial<
+  Pick<AlbumRow, "title" | "description" | "visibility" | "passwordHash" | "coverUploadId">
+>;
+
+/** What an album's card shows of its cover upload. */
+export type AlbumCover = Pick<
+  UploadRow,
+  "id" | "type" | "objectKey" | "thumbKey" | "width" | "height" | "visibility" | "passwordHash" | "maxViews" | "views"
+>;
+
+/** An album with what presenting it needs: its live uploads' count and its cover upload, if live. */
+export interface AlbumWithFacts {
+  album: AlbumRow;
+  uploadCount: number;
+  cover: AlbumCover | null;
+}
+
+export interface PageOf {
+  limit: number;
+  offset: number;
+}
+
+/** How many of the album's uploads are live, as a column of a query on `albums`. */
+const liveUploadCount = (now: number) =>
+  sql<number>`(select count(*) from album_uploads au join uploads u on u.id = au.upload_id
+    where au.album_id = ${albums.id} and (u.expires_at is null or u.expires_at > ${now}))`.mapWith(Number);
+
+/**
+ * The cover's columns under names of their own: rows read as objects (a batch's, or a wrapper's)
+ * keep one column of each name, and the album's `id`, `title`... would hide the upload's.
+ */
+const coverColumns = {
+  coverId: sql<string | null>`${uploads.id}`.as("cover_id"),
+  coverType: sql<AlbumCover["type"] | null>`${uploads.type}`.as("cover_type"),
+  coverObjectKey: sql<string | null>`${uploads.objectKey}`.as("cover_object_key"),
+  coverThumbKey: sql<string | null>`${uploads.thumbKey}`.as("cover_thumb_key"),
+  coverWidth: sql<number | null>`${uploads.width}`.as("cover_width"),
+  coverHeight: sql<number | null>`${uploads.height}`.as("cover_height"),
+  coverVisibility: sql<AlbumCover["visibility"] | null>`${uploads.visibility}`.as("cover_visibility"),
+  coverPasswordHash: sql<string | null>`${uploads.passwordHash}`.as("cover_password_hash"),
+  coverMaxViews: sql<number | null>`${uploads.maxViews}`.as("cover_max_views"),
+  coverViews: sql<number | null>`${uploads.views}`.as("cover_views"),
+};
+
+type FactsRow = { album: AlbumRow; uploadCount: number } & {
+  [K in keyof typeof coverColumns]: (typeof coverColumns)[K]["_"]["type"];
+};
+
+function withFacts(row: FactsRow): AlbumWithFacts {
+  const cover: AlbumCover | null =
+    row.coverId === null || row.coverObjectKey === null
+      ? null
+      : {
+          id: row.coverId,
+          type: row.coverType!,
+          objectKey: row.coverObjectKey,
+          thumbKey: row.coverThumbKey,
+          width: row.coverWidth,
+          height: row.coverHeight,
+          visibility: row.coverVisibility!,
+          passwordHash: row.coverPasswordHash,
+          maxViews: row.coverMaxViews,
+          views: row.coverViews ?? 0,
+        };
+  return { album: row.album, uploadCount: row.uploadCount, cover };
+}
+
+/** Albums with their facts: one query, the cover joined, the count a subquery on the order index. */
+const albumsWithFacts = (db: Database, now: number) =>
+  db
+    .select({ album: albums, uploadCount: liveUploadCount(now).as("upload_count"), ...coverColumns })
+    .from(albums)
+    .leftJoin(uploads, and(eq(uploads.id, albums.coverUploadId), live.where(now)));
+
+export async function insertAlbum(db: Database, row: NewAlbumRow) {
+  await db.insert(albums).values(row);
+}
+
+/** The album `id`, whoever owns it. */
+export function findAlbum(db: Database, id: string): Promise<AlbumRow | undefined> {
+  return db.select().from(albums).where(eq(albums.id, id)).get();
+}
+
+/** The album `id` with its facts, if `accountId` owns it. */
+export async function findOwnedAlbum(
+  db: Database,
+  accountId: string,
+  id: string,
+  now: number,
+): Promise<AlbumWithFacts | undefined> {
+  const row = await albumsWithFacts(db, now)
+    .where(and(eq(albums.id, id), eq(albums.accountId, accountId)))
+    .get();
+  return row && withFacts(row);
+}
+
+/** One page of the account's albums, newest first, and how many it has (one batch). */
+export async function listAlbumsOf(db: Database, accountId: string, now: number, page: PageOf) {
+  const mine = eq(albums.accountId, accountId);
+  const [rows, totals] = await db.batch([
+    albumsWithFacts(db, now)
+      .where(mine)
+      .orderBy(desc(albums.createdAt), desc(albums.id))
+      .limit(page.limit)
+      .offset(page.offset),
+    db.select({ total: count() }).from(albums).where(mine),
+  ]);
+  return { rows: rows.map(withFacts), total: totals[0]?.total ?? 0 };
+}
+
+/**
+ * Public albums, newest first, with their facts (the gallery, the sitemap and the feed). A
+ * password-protected one is among them: its page says what it may without the password.
+ */
+export async function publicAlbumsPage(db: Database, now: number, page: PageOf): Promise<AlbumWithFacts[]> {
+  const rows = await albumsWithFacts(db, now)
+    .where(eq(albums.visibility, "public"))
+    .orderBy(desc(albums.createdAt), desc(albums.id))
+    .limit(page.limit)
+    .offset(page.offset);
+  return rows.map(withFacts);
+}
+
+export async function countPublicAlbums(db: Database): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(albums).where(eq(albums.visibility, "public"));
+  return row?.n ?? 0;
+}
+
+/** Changes the account's album, returning it as it now is (undefined: no such album of the account). */
+export async function updateAlbum(db: Database, accountId: string, id: string, patch: AlbumPatch, now: number) {
+  const [row] = await db
+    .update(albums)
+    .set({ ...patch, updatedAt: now })
+    .where(and(eq(albums.id, id), eq(albums.accountId, accountId)))
+    .returning();
+  return row;
+}
+
+/** Deletes the account's album and its places (not its uploads); whether there was one. */
+export async function deleteAlbumRow(db: Database, accountId: string, id: string) {
+  const [row] = await db
+    .delete(albums)
+    .where(and(eq(albums.id, id), eq(albums.accountId, accountId)))
+    .returning({ id: albums.id });
+  return !!row;
+}
+
+/**
+ * Appends the uploads to the album, in the order given, after its last one; an upload already in
+ * it keeps its place. Only uploads of the album's own account go in: each statement checks both
+ * rows exist (so one deleted meanwhile is skipped rather than breaking a foreign key). One batch,
+ * one transaction: the places follow each other even when another addition runs at the same time.
+ * Returns how many were added.
+ */
+export async function addUploadsToAlbum(db: Database, albumId: string, uploadIds: readonly string[], now: number) {
+  if (uploadIds.length === 0) return 0;
+  const album = alias(albums, "a");
+  const upload = alias(uploads, "u");
+  const statements = uploadIds.map((uploadId) =>
+    db
+      .insert(albumUploads)
+      .select(
+        db
+          .select({
+            albumId: album.id,
+            uploadId: upload.id,
+            position: sql<number>`(select coalesce(max(position), -1) + 1 from album_uploads
+              where album_uploads.album_id = ${album.id})`.as("position"),
+            addedAt: sql<number>`${now}`.as("added_at"),
+          })
+          .from(album)
+          .innerJoin(upload, eq(upload.accountId, album.accountId))
+          .where(and(eq(album.id, albumId), eq(upload.id, uploadId))),
+      )
+      .onConflictDoNothing()
+      .returning({ id: albumUploads.uploadId }),
+  );
+  const [first, ...rest] = statements;
+  const results = await db.batch([first!, ...rest]);
+  return results.reduce((sum, rows) => sum + rows.length, 0);
+}
+
+/**
+ * Takes the upload out of the album (it stays, as do its other albums); if it was the album's
+ * cover, the album has none. Whether it was in the album.
+ */
+export async function removeUploadFromAlbum(db: Database, albumId: string, uploadId: string, now: number) {
+  const [removed] = await db.batch([
+    db
+      .delete(albumUploads)
+      .where(and(eq(albumUploads.albumId, albumId), eq(albumUploads.uploadId, uploadId)))
+      .returning({ id: albumUploads.uploadId }),
+    db
+      .update(albums)
+      .set({ coverUploadId: null, updatedAt: now })
+      .where(and(eq(albums.id, albumId), eq(albums.coverUploadId, uploadId))),
+  ]);
+  return removed.length > 0;
+}
+
+/**
+ * Puts the uploads listed first, in that order; the album's others follow in the order they had.
+ * One batch: every place moves back by the count, then the listed ones take 0, 1, 2...
+ */
+export async function reorderAlbum(db: Database, albumId: string, uploadIds: readonly string[]) {
+  if (uploadIds.length === 0) return;
+  const n = uploadIds.length;
+  await db.batch([
+    db
+      .update(albumUploads)
+      .set({ position: sql`${albumUploads.position} + ${n}` })
+      .where(eq(albumUploads.albumId, albumId)),
+    ...uploadIds.map((uploadId, position) =>
+      db
+        .update(albumUploads)
+        .set({ position })
+        .where(and(eq(albumUploads.albumId, albumId), eq(albumUploads.uploadId, uploadId))),
+    ),
+  ]);
+}
+
+/** Which of `uploadIds` (at most ID_BATCH) are in the album. */
+export async function albumMembers(db: Database, albumId: string, uploadIds: readonly string[]) {
+  const rows = await db
+    .select({ id: albumUploads.uploadId })
+    .from(albumUploads)
+    .where(and(eq(albumUploads.albumId, albumId), inArray(albumUploads.uploadId, [...uploadIds])));
+  return new Set(rows.map((row) => row.id));
+}
+
+const inAlbum = (albumId: string, now: number, only?: SQL) =>
+  and(eq(albumUploads.albumId, albumId), live.where(now), only);
+
+/**
+ * One page of the album's live uploads, in the album's order. `only` narrows them further (a
+ * condition on `uploads`, such as `listed.where(now)` for what visitors may see).
+ */
+export async function albumUploadsPage(
+  db: Database,
+  albumId: string,
+  page: PageOf & { now: number; only?: SQL },
+): Promise<UploadRow[]> {
+  const rows = await db
+    .select({ upload: uploads })
+    .from(albumUploads)
+    .innerJoin(uploads, eq(uploads.id, albumUploads.uploadId))
+    .where(inAlbum(albumId, page.now, page.only))
+    .orderBy(asc(albumUploads.position), asc(albumUploads.addedAt), asc(albumUploads.uploadId))
+    .limit(page.limit)
+    .offset(page.offset);
+  return rows.map((row) => row.upload);
+}
+
+/** How many live uploads the album holds (narrowed by `only` as in albumUploadsPage). */
+export async function countAlbumUploads(db: Database, albumId: string, now: number, only?: SQL) {
+  const [row] = await db
+    .select({ n: count() })
+    .from(albumUploads)
+    .innerJoin(uploads, eq(uploads.id, albumUploads.uploadId))
+    .where(inAlbum(albumId, now, only));
+  return row?.n ?? 0;
+}
+
+/** The ids of the albums the upload is in, oldest album first. */
+export async function albumsOfUpload(db: Database, uploadId: string) {
+  const rows = await db
+    .select({ id: albumUploads.albumId })
+    .from(albumUploads)
+    .innerJoin(albums, eq(albums.id, albumUploads.albumId))
+    .where(eq(albumUploads.uploadId, uploadId))
+    .orderBy(asc(albums.createdAt), asc(albums.id));
+  return rows.map((row) => row.id);
+}
+
+/** Whether the upload is a live upload of the album's account and in the album. */
+export async function uploadInAlbum(db: Database, albumId: string, uploadId: string, now: number) {
+  const row = await db
+    .select({ id: albumUploads.uploadId })
+    .from(albumUploads)
+    .innerJoin(uploads, eq(uploads.id, albumUploads.uploadId))
+    .where(and(inAlbum(albumId, now), eq(albumUploads.uploadId, uploadId)))
+    .get();
+  return !!row;
+}
+
+/** Which of `uploadIds` (at most ID_BATCH) are live uploads of the account. */
+export async function ownedLiveUploadIds(db: Database, accountId: string, uploadIds: readonly string[], now: number) {
+  const rows = await db
+    .select({ id: uploads.id })
+    .from(uploads)
+    .where(and(inArray(uploads.id, [...uploadIds]), eq(uploads.accountId, accountId), live.where(now)));
+  return new Set(rows.map((row) => row.id));
+}

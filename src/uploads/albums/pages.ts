@@ -1,0 +1,93 @@
+import { shownInAlbums } from "../../model/policy";
+import type { AlbumRow } from "../../model/schema";
+import { albumCoverRows } from "../../storage/album-pages";
+import {
+  albumUploadsPage,
+  countAlbumUploads,
+  countPublicAlbums,
+  findAlbum,
+  publicAlbumsPage,
+} from "../../storage/albums";
+import type { Stores } from "../../storage/stores";
+import type { Upload } from "../upload";
+
+/**
+ * What the public routes read of albums: an album's page (its uploads as visitors may see them,
+ * policy's shownInAlbums), its cover, and the listings of public albums. Whether a visitor may see
+ * the album at all (private, locked) is the page's to decide; what it shows of each upload is
+ * decided by the upload's own state, never by the album's.
+ */
+
+export type AlbumForPage = AlbumRow;
+
+/** Uploads on one page of an album, as tiles in the gallery. */
+export const ALBUM_PAGE_SIZE = 48;
+/** Albums on one page of the gallery of albums. */
+export const ALBUM_GALLERY_PAGE_SIZE = 48;
+/** Album pages in one page of the sitemap, as for uploads. */
+const SITEMAP_PAGE_URLS = 5_000;
+const FEED_ENTRIES = 50;
+
+const pagesOf = (total: number, size: number) => Math.max(1, Math.ceil(total / size));
+
+/** The album `id`, whoever owns it and whatever its visibility; null when there is none. */
+export async function albumForPage(deps: Stores, id: string): Promise<AlbumForPage | null> {
+  return (await findAlbum(deps.db, id)) ?? null;
+}
+
+/** Page `number` (from 1) of the uploads the album's page shows, in its order, and its last page. */
+export async function albumPageUploads(deps: Stores, albumId: string, number: number) {
+  const now = deps.now();
+  const only = shownInAlbums.where(now);
+  const [uploads, total] = await Promise.all([
+    albumUploadsPage(deps.db, albumId, {
+      now,
+      only,
+      limit: ALBUM_PAGE_SIZE,
+      offset: (number - 1) * ALBUM_PAGE_SIZE,
+    }),
+    countAlbumUploads(deps.db, albumId, now, only),
+  ]);
+  return { uploads, total, last: pagesOf(total, ALBUM_PAGE_SIZE) };
+}
+
+/** Each album's cover as visitors may see it (src/storage/album-pages.ts), by album id. */
+export const albumCovers = (deps: Stores, albumIds: readonly string[]): Promise<Map<string, Upload>> =>
+  albumCoverRows(deps.db, albumIds, deps.now());
+
+/** The album's cover, or null. */
+export const albumCover = async (deps: Stores, albumId: string): Promise<Upload | null> =>
+  (await albumCovers(deps, [albumId])).get(albumId) ?? null;
+
+/** Public albums, newest first, with their covers. */
+async function publicAlbums(deps: Stores, limit: number, offset: number) {
+  const rows = await publicAlbumsPage(deps.db, deps.now(), { limit, offset });
+  const list = rows.map((row) => row.album);
+  const covers = await albumCovers(
+    deps,
+    list.filter((album) => album.passwordHash === null).map((album) => album.id),
+  );
+  return list.map((album) => ({ album, cover: covers.get(album.id) ?? null }));
+}
+
+/** Page `number` of the gallery of public albums, and its last page. */
+export async function albumGalleryPage(deps: Stores, number: number) {
+  const [albums, total] = await Promise.all([
+    publicAlbums(deps, ALBUM_GALLERY_PAGE_SIZE, (number - 1) * ALBUM_GALLERY_PAGE_SIZE),
+    countPublicAlbums(deps.db),
+  ]);
+  return { albums, last: pagesOf(total, ALBUM_GALLERY_PAGE_SIZE) };
+}
+
+/** How many sitemap pages the public albums fill (none when there is none). */
+export const albumSitemapPages = async (deps: Stores) =>
+  Math.ceil((await countPublicAlbums(deps.db)) / SITEMAP_PAGE_URLS);
+
+/** The public albums of album sitemap page `number` (from 1). */
+export const albumSitemapPage = async (deps: Stores, number: number) =>
+  (
+    await publicAlbumsPage(deps.db, deps.now(), { limit: SITEMAP_PAGE_URLS, offset: (number - 1) * SITEMAP_PAGE_URLS })
+  ).map((row) => row.album);
+
+/** The feed's public albums: the newest, with their covers. */
+export const feedAlbums = (deps: Stores) => publicAlbums(deps, FEED_ENTRIES, 0);
