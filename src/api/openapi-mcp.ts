@@ -13,7 +13,8 @@ export function mcpPathItem(origin: string) {
       description:
         "Extension: the service as a remote MCP server for AI agents, protocol revision 2026-07-28 and the 2025 " +
         "handshake. Tools: upload_from_url, upload_file (inline base64, at most 2 MiB), list_uploads, get_upload, " +
-        "update_upload, replace_from_url, delete_upload, get_variants; each with an outputSchema and annotations. " +
+        "update_upload, replace_from_url, delete_upload, get_variants, list_albums, create_album, add_to_album; " +
+        "each with an outputSchema and annotations. " +
         "The key as `Authorization: Bearer <key>`, X-API-Key or ?key=; an upload-only key may only upload. Each " +
         "message counts as one API request against the rate limits; a tool call over them is answered as a tool " +
         "error with its wait, anything else with 429. Bodies over 4 MiB get 413. A 401 carries " +

@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { listResponseSchema, uploadItemResponseSchema, uploadResponseSchema } from "../api/schemas";
+import {
+  albumListResponseSchema,
+  albumResponseSchema,
+  listResponseSchema,
+  uploadItemResponseSchema,
+  uploadResponseSchema,
+} from "../api/schemas";
 
 /**
  * What each tool returns as `structuredContent`, declared as its `outputSchema`: the API's own
@@ -35,4 +41,13 @@ export const variantsOutput = z.object({
     }),
   ),
   srcset: z.string().meta({ description: "The variants as an HTML srcset attribute's value." }),
+});
+
+/** An album as GET /api/albums/{id} answers it. */
+export const albumOutput = z.object(albumResponseSchema.shape.data.shape);
+
+/** One page of the account's albums, as GET /api/albums answers it. */
+export const albumListOutput = z.object({
+  data: z.array(albumOutput),
+  meta: albumListResponseSchema.shape.meta,
 });

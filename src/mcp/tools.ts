@@ -1,7 +1,7 @@
 import type { CallToolResult, McpServer } from "@modelcontextprotocol/server";
 import type { Context } from "hono";
 import { z } from "zod";
-import { changeBody } from "../api/schemas";
+import { albumCreateBody, albumUploadsBody, changeBody } from "../api/schemas";
 import { assertExpiryAllowed, parseUploadFields, replaceFrom, uploadFrom } from "../api/upload";
 import type { Stores } from "../deps";
 import type { AppEnv } from "../env";
@@ -11,6 +11,14 @@ import { linkSigning, publicOrigin } from "../http/request-info";
 import { parseOrThrow } from "../http/validation";
 import { unrestricted } from "../model/policy";
 import { VISIBILITIES } from "../model/visibility";
+import {
+  addToAlbum,
+  createAlbum,
+  listAlbums,
+  MAX_ALBUM_IDS_PER_REQUEST,
+  presentAlbum,
+  type Album,
+} from "../uploads/albums/albums";
 import { changeUpload } from "../uploads/change";
 import { presentUpload } from "../uploads/present";
 import { variantUrl } from "../uploads/public-urls";
@@ -18,7 +26,15 @@ import { getOwnedUpload, listPage } from "../uploads/read";
 import { removeOwnedUpload } from "../uploads/remove";
 import { widthsFor } from "../uploads/variants/options";
 import { decodeInlineFile, INLINE_FILE_BYTES, LARGER_FILES } from "./inline-file";
-import { deletedOutput, listOutput, uploadOutput, uploadResultOutput, variantsOutput } from "./outputs";
+import {
+  albumListOutput,
+  albumOutput,
+  deletedOutput,
+  listOutput,
+  uploadOutput,
+  uploadResultOutput,
+  variantsOutput,
+} from "./outputs";
 import { thumbnailContent, toolError, toolResult } from "./tool-results";
 
 /** The request a tool call came in, what it may draw on, and a refusal the route decided already. */
@@ -246,6 +262,66 @@ export function registerTools(server: McpServer, call: ToolCall) {
         const variants = widthsFor(row.width).map((width) => ({ width, url: variantUrl(src, width) }));
         const srcset = variants.map((v) => `${v.url} ${Math.min(v.width, row.width!)}w`).join(", ");
         return toolResult({ id, width: row.width, height: row.height, variants, srcset });
+      }),
+  );
+
+  const presentedAlbum = async (album: Album) => toolResult(await presentAlbum(album, publicOrigin(c), linkSigning(c)));
+
+  server.registerTool(
+    "list_albums",
+    {
+      title: "List albums",
+      description: "One page of the account's albums, 50 at a time, newest first. Needs the full key.",
+      inputSchema: z.object({ page: z.number().int().min(1).optional().describe("Page number, from 1.") }),
+      outputSchema: albumListOutput,
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    ({ page }) =>
+      full(async () => {
+        const { rows, meta } = await listAlbums(deps, accountId(), page ?? 1);
+        const data = await Promise.all(rows.map((row) => presentAlbum(row, publicOrigin(c), linkSigning(c))));
+        return toolResult({ data, meta });
+      }),
+  );
+
+  server.registerTool(
+    "create_album",
+    {
+      title: "Create an album",
+      description:
+        "A new, empty album of the account (title, description, visibility, password all optional); name its id " +
+        "as `album` when uploading, or add uploads with add_to_album. Needs the full key.",
+      inputSchema: z.object({
+        title: z.string().optional(),
+        description: z.string().optional(),
+        visibility: z.enum(VISIBILITIES).optional().describe("unlisted (default), private or public (listed)."),
+        password: z.string().optional().describe("Protects the album's page."),
+      }),
+      outputSchema: albumOutput,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    (fields) =>
+      full(async () => presentedAlbum(await createAlbum(deps, accountId(), parseOrThrow(albumCreateBody, fields)))),
+  );
+
+  server.registerTool(
+    "add_to_album",
+    {
+      title: "Add uploads to an album",
+      description:
+        `Appends up to ${MAX_ALBUM_IDS_PER_REQUEST} of the account's uploads to one of its albums, in the order ` +
+        "given (one already in it keeps its place). Needs the full key.",
+      inputSchema: z.object({
+        album: z.string().min(1).max(64).describe("The album's id."),
+        uploads: z.array(z.string().max(64)).describe("Upload ids."),
+      }),
+      outputSchema: albumOutput,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    ({ album, uploads }) =>
+      full(async () => {
+        const ids = parseOrThrow(albumUploadsBody, { uploads }).uploads;
+        return presentedAlbum(await addToAlbum(deps, accountId(), album, ids));
       }),
   );
 }

@@ -95,6 +95,16 @@ export function findAlbum(db: Database, id: string): Promise<AlbumRow | undefine
   return db.select().from(albums).where(eq(albums.id, id)).get();
 }
 
+/** Whether `accountId` owns the album `id` (one look-up by the primary key, nothing else read). */
+export async function ownsAlbum(db: Database, accountId: string, id: string) {
+  const row = await db
+    .select({ id: albums.id })
+    .from(albums)
+    .where(and(eq(albums.id, id), eq(albums.accountId, accountId)))
+    .get();
+  return !!row;
+}
+
 /** The album `id` with its facts, if `accountId` owns it. */
 export async function findOwnedAlbum(
   db: Database,

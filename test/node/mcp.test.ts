@@ -18,9 +18,12 @@ import { createAccount, fixture, sharedTestServer, type TestAccount, type TestSe
 const IMAGE = "pngsuite/basn2c08.png";
 const OTHER = "pngsuite/basn6a08.png";
 const TOOLS = [
+  "add_to_album",
+  "create_album",
   "delete_upload",
   "get_upload",
   "get_variants",
+  "list_albums",
   "list_uploads",
   "replace_from_url",
   "update_upload",

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/entry/app";
 import { createAccount, fixture, sharedTestServer, uploadFile, type TestAccount, type TestServer } from "./server";
 
-type Method = "get" | "post" | "patch" | "delete";
+type Method = "get" | "post" | "put" | "patch" | "delete";
 type Operation = { responses: Record<string, { content?: Record<string, { schema: object }> }> };
 interface Document {
   openapi: string;
@@ -228,6 +228,35 @@ describe("real responses match the document", () => {
       "post",
       404,
     );
+  });
+
+  it("albums: every operation's answer, and their errors", async () => {
+    const send = (path: string, method: string, body?: unknown) =>
+      fetch(`${server.api}${path}`, {
+        method,
+        headers: { ...auth(), "Content-Type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    const created = (await expectDocumented(await send("/albums", "POST", { title: "A" }), "/albums", "post", 200)) as {
+      data: { id: string };
+    };
+    const album = created.data.id;
+    await expectDocumented(await send("/albums", "GET"), "/albums", "get", 200);
+    await expectDocumented(await send(`/albums/${album}`, "GET"), "/albums/{id}", "get", 200);
+    const uploads = "/albums/{id}/uploads";
+    await expectDocumented(await send(`/albums/${album}/uploads`, "POST", { uploads: [id] }), uploads, "post", 200);
+    await expectDocumented(await send(`/albums/${album}/uploads`, "GET"), uploads, "get", 200);
+    await expectDocumented(await send(`/albums/${album}/uploads`, "PUT", { uploads: [id] }), uploads, "put", 200);
+    await expectDocumented(await send(`/albums/${album}`, "PATCH", { cover: id }), "/albums/{id}", "patch", 200);
+    await expectDocumented(
+      await send(`/albums/${album}/uploads/${id}`, "DELETE"),
+      "/albums/{id}/uploads/{uploadId}",
+      "delete",
+      200,
+    );
+    await expectDocumented(await send(`/albums/${album}`, "PATCH", { cover: "x" }), "/albums/{id}", "patch", 422);
+    await expectDocumented(await send(`/albums/${album}`, "DELETE"), "/albums/{id}", "delete", 200);
+    await expectDocumented(await send(`/albums/${album}`, "GET"), "/albums/{id}", "get", 404);
   });
 
   it("delete", async () => {

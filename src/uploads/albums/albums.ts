@@ -13,6 +13,7 @@ import {
   findOwnedAlbum,
   insertAlbum,
   listAlbumsOf,
+  ownsAlbum,
   ownedLiveUploadIds,
   removeUploadFromAlbum,
   reorderAlbum,
@@ -234,7 +235,7 @@ export async function addNewUpload(deps: Stores, albumId: string, uploadId: stri
 
 /** Checks, before any byte is stored, that the album a way in names is the account's: a 422 if not. */
 export async function assertUploadAlbum(deps: Stores, accountId: string, albumId: string) {
-  if (!(await findOwnedAlbum(deps.db, accountId, albumId, deps.now())))
+  if (!(await ownsAlbum(deps.db, accountId, albumId)))
     throw unprocessable("album: no album with that id on this account.");
 }
 

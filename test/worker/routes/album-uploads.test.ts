@@ -268,6 +268,41 @@ describe("album in the MCP tools", () => {
   });
 });
 
+describe("the MCP album tools", () => {
+  it("create_album, add_to_album and list_albums answer as the API; the upload-only key gets a tool error", async () => {
+    const account = await newAccount();
+    const created = await tool(account.full, "create_album", { title: "By an agent", visibility: "public" });
+    expect(created.isError, JSON.stringify(created)).toBeFalsy();
+    const album = created.structuredContent;
+    expect(album).toMatchObject({ title: "By an agent", visibility: "public", upload_count: 0 });
+    expect((await json(request(`/api/albums/${album.id}`, { key: account.full }))).body.data).toEqual(album);
+    const u = (await upload(account.full, await uniquePng("mcp-add"))).body.data.id;
+    const added = await tool(account.full, "add_to_album", { album: album.id, uploads: [u, u] });
+    expect(added.structuredContent).toMatchObject({ id: album.id, upload_count: 1 });
+    const listed = await tool(account.full, "list_albums", {});
+    expect(listed.structuredContent.data.map((a: { id: string }) => a.id)).toEqual([album.id]);
+    expect(listed.structuredContent.meta).toEqual({ current_page: 1, last_page: 1, total: 1 });
+    const stranger = await newAccount();
+    const theirs = await tool(stranger.full, "add_to_album", { album: album.id, uploads: [u] });
+    expect(theirs.isError).toBe(true);
+    expect(JSON.stringify(theirs.content)).toContain("HTTP 404");
+    for (const [name, args] of [
+      ["create_album", {}],
+      ["list_albums", {}],
+      ["add_to_album", { album: album.id, uploads: [u] }],
+    ] as const) {
+      const refused = await tool(account.upload, name, args);
+      expect(refused.isError, name).toBe(true);
+    }
+    const tooMany = await tool(account.full, "add_to_album", {
+      album: album.id,
+      uploads: Array.from({ length: 101 }, (_, i) => `u${i}`),
+    });
+    expect(tooMany.isError).toBe(true);
+    expect(JSON.stringify(tooMany.content)).toContain("HTTP 422");
+  });
+});
+
 describe("album_id on the compatible endpoints", () => {
   it("Chevereto: album_id puts the upload in the album; a wrong one is a 422 before the source is stored", async () => {
     const account = await newAccount();
