@@ -9,19 +9,12 @@ import {
   albumListResponseSchema,
   albumResponseSchema,
   albumUploadsBody,
-  errorResponseSchema,
   listQuery,
   listResponseSchema,
 } from "./schemas";
+import { error, json } from "./openapi-answers";
 
 /** What each album operation (src/api/albums.ts) is documented as; see openapi-operations.ts. */
-
-const json = (schema: z.ZodType, description = "Success") => ({
-  description,
-  content: { "application/json": { schema: resolver(schema, { options: { io: "output" } }) } },
-});
-
-const error = (description: string) => json(errorResponseSchema, description);
 
 const fullKey = error("Missing or invalid key, or the upload-only key (albums are managed with the full key).");
 const noSuchAlbum = error("No album with that id on this account.");

@@ -1,31 +1,23 @@
 import { describeRoute, resolver } from "hono-openapi";
-import type { z } from "zod";
 import { MAX_FILE_BYTES, MAX_REQUEST_BYTES, megabytes, PIECE_BYTES } from "../model/spec-limits";
 import { chunkForm, queryParameters, replaceForm, uploadForm, uploadUrlEncoded } from "./openapi-requests";
 import {
   changeBody,
   chunkResponseSchema,
   deleteResponseSchema,
-  errorResponseSchema,
   listQuery,
   listResponseSchema,
   uploadItemResponseSchema,
   uploadResponseSchema,
   usageResponseSchema,
 } from "./schemas";
+import { error, json } from "./openapi-answers";
 
 /**
  * What each operation of the API router is documented as. The router places one of these before
  * an operation's handlers; its path and method come from the route itself. Response bodies are
  * the schemas responses.ts is typed against, rendered as the service sends them ("output").
  */
-
-const json = (schema: z.ZodType, description = "Success") => ({
-  description,
-  content: { "application/json": { schema: resolver(schema, { options: { io: "output" } }) } },
-});
-
-const error = (description: string) => json(errorResponseSchema, description);
 
 const anyKey = error("Missing or invalid API key.");
 const fullKey = error("Missing or invalid key, or the upload-only key.");

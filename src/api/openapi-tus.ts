@@ -1,20 +1,15 @@
-import { describeRoute, resolver } from "hono-openapi";
-import type { z } from "zod";
+import { describeRoute } from "hono-openapi";
 import { MAX_FILE_BYTES, megabytes } from "../model/spec-limits";
 import { TUS_LIFETIME_MS } from "../uploads/intake/tus-uploads";
-import { errorResponseSchema, uploadItemResponseSchema } from "./schemas";
+import { uploadItemResponseSchema } from "./schemas";
 import { TUS_EXTENSIONS, TUS_VERSION } from "./tus-protocol";
+import { error, json } from "./openapi-answers";
 
 /**
  * The tus 1.0 endpoint's operations (extension; docs/api.md, "Resumable uploads over tus"). Their
  * answers are mostly headers, which these describe; errors carry the service's envelope.
  */
 
-const json = (schema: z.ZodType, description: string) => ({
-  description,
-  content: { "application/json": { schema: resolver(schema, { options: { io: "output" } }) } },
-});
-const error = (description: string) => json(errorResponseSchema, description);
 const header = (description: string, type: "string" | "integer" = "string") => ({ description, schema: { type } });
 
 const tusResumable = { required: true, schema: { type: "string" as const, enum: [TUS_VERSION] } };

@@ -1,8 +1,8 @@
-import { describeRoute, resolver } from "hono-openapi";
-import type { z } from "zod";
+import { describeRoute } from "hono-openapi";
 import { ACCEPTED_FORMATS_TEXT } from "../../media/sniff";
 import { MAX_REQUEST_BYTES, megabytes } from "../../model/spec-limits";
 import { cheveretoErrorSchema, cheveretoUploadSchema, lskyErrorSchema, lskyUploadSchema } from "./schemas";
+import { json } from "../openapi-answers";
 
 /**
  * How the compatible endpoints are documented: each route's first handler, as the API's own are
@@ -14,10 +14,6 @@ const ALBUM_ID =
   "One of the account's albums (its 10-character id): the upload is added at its end; another account's or " +
   "an unknown album is a 422, before the file is stored when the field comes before it. Any other value (an id " +
   "of another server) is ignored.";
-const json = (schema: z.ZodType, description: string) => ({
-  description,
-  content: { "application/json": { schema: resolver(schema, { options: { io: "output" } }) } },
-});
 
 const text = (description: string) => ({ type: "string" as const, description });
 const file = (description: string) => ({ type: "string" as const, format: "binary", description });
