@@ -62,6 +62,7 @@ const LONG_FILES = [
   "test/node/browser.test.ts",
   "test/worker/uploads/media-job-runner.test.ts",
   "test/worker/uploads/chunks.test.ts",
+  "test/worker/uploads/tus-consistency.test.ts",
   "test/node/image-pipeline.test.ts",
   "test/node/fixtures-pipeline.test.ts",
   "test/node/video-retry.test.ts",
