@@ -37,6 +37,9 @@ import {
 } from "./outputs";
 import { thumbnailContent, toolError, toolResult } from "./tool-results";
 
+/** A listing tool's input: which page of 50. */
+const pageInput = z.object({ page: z.number().int().min(1).optional().describe("Page number, from 1.") });
+
 /** The request a tool call came in, what it may draw on, and a refusal the route decided already. */
 export interface ToolCall {
   c: Context<AppEnv>;
@@ -149,7 +152,7 @@ export function registerTools(server: McpServer, call: ToolCall) {
     {
       title: "List uploads",
       description: "One page of the account's uploads, 50 at a time, newest first. Needs the full key.",
-      inputSchema: z.object({ page: z.number().int().min(1).optional().describe("Page number, from 1.") }),
+      inputSchema: pageInput,
       outputSchema: listOutput,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
@@ -272,7 +275,7 @@ export function registerTools(server: McpServer, call: ToolCall) {
     {
       title: "List albums",
       description: "One page of the account's albums, 50 at a time, newest first. Needs the full key.",
-      inputSchema: z.object({ page: z.number().int().min(1).optional().describe("Page number, from 1.") }),
+      inputSchema: pageInput,
       outputSchema: albumListOutput,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },

@@ -84,12 +84,23 @@ export async function setTusOffset(db: Database, id: string, writer: string, off
  * count of pieces.
  */
 export async function setTusLength(db: Database, id: string, writer: string, length: number, pieces: number) {
-  const [row] = await db
-    .update(tusUploads)
-    .set({ length })
-    .where(and(eq(tusUploads.id, id), eq(tusUploads.writer, writer), isNull(tusUploads.length)))
-    .returning({ id: tusUploads.id });
-  if (row) await db.update(pieceSessions).set({ total: pieces }).where(eq(pieceSessions.id, id));
+  // One batch, so the upload's length and its session's count of pieces never disagree.
+  const [[row]] = await db.batch([
+    db
+      .update(tusUploads)
+      .set({ length })
+      .where(and(eq(tusUploads.id, id), eq(tusUploads.writer, writer), isNull(tusUploads.length)))
+      .returning({ id: tusUploads.id }),
+    db
+      .update(pieceSessions)
+      .set({ total: pieces })
+      .where(
+        and(
+          eq(pieceSessions.id, id),
+          sql`EXISTS (SELECT 1 FROM tus_uploads WHERE id = ${id} AND length = ${length} AND writer = ${writer})`,
+        ),
+      ),
+  ]);
   return row !== undefined;
 }
 

@@ -5,7 +5,6 @@ import type { TusUploadRow } from "../../model/schema";
 import { concatBytes } from "../../bytes";
 import { tusCheckedKey, tusTailKey, tusTailPrefix } from "../../storage/keys";
 import { deleteObjects } from "../../storage/objects";
-import { findPieceSession } from "../../storage/piece-sessions";
 import { setTusOffset, takeTusWriter } from "../../storage/tus-uploads";
 import type { Stores } from "../../storage/stores";
 import { storePiece } from "./piece-sessions";
@@ -42,6 +41,15 @@ export interface TusWrite {
   /** Stores `bytes` new bytes through `store`, when the client's byte budgets have room for them. */
   charge<T>(bytes: number, store: () => Promise<T>): Promise<T>;
 }
+
+export const piecesOfLength = (length: number) => Math.max(1, Math.ceil(length / PIECE_BYTES));
+
+/**
+ * The piece session's count of pieces for an upload of `length` bytes; while the length is not
+ * known, as many as the largest file has (set once it is, with the length: setTusLength).
+ */
+export const sessionPieces = (length: number | null) =>
+  length === null ? Math.ceil(MAX_FILE_BYTES / PIECE_BYTES) : piecesOfLength(length);
 
 export const lostLease = () =>
   new ApiError(423, "Another request is writing this upload now. Ask for its offset (HEAD) and resume from there.");
@@ -135,10 +143,10 @@ export async function writeTusBytes(deps: Stores, write: TusWrite): Promise<{ of
   const storeFilledPiece = async (last = false) => {
     await renew();
     const bytes = concatBytes([...(await readFragments(bucket, tail)), ...fresh]);
-    const session = (await findPieceSession(db, id))!;
     const newBytes = freshBytes;
+    const total = sessionPieces(upload.length);
     await write.charge(newBytes, () =>
-      storePiece(deps, { accountId: upload.accountId, sessionId: id, index, total: session.total, bytes }, "tus"),
+      storePiece(deps, { accountId: upload.accountId, sessionId: id, index, total, bytes }, "tus"),
     );
     if (last) return;
     await moveTo(stored + newBytes);

@@ -1,6 +1,6 @@
 import { ApiError, notFound, tooLarge } from "../../errors";
 import { toHex } from "../../crypto";
-import { MAX_FILE_BYTES, MiB, PIECE_BYTES } from "../../model/spec-limits";
+import { MAX_FILE_BYTES, MiB } from "../../model/spec-limits";
 import type { TusUploadRow } from "../../model/schema";
 import { findPieceSession } from "../../storage/piece-sessions";
 import { findUploadInAnyState } from "../../storage/uploads";
@@ -17,7 +17,7 @@ import {
 import type { Stores } from "../../storage/stores";
 import { discardPieceSession } from "./piece-sessions";
 import { newUploadId } from "../create";
-import { lostLease, WRITER_LEASE_MS } from "./tus-bytes";
+import { lostLease, piecesOfLength, sessionPieces, WRITER_LEASE_MS } from "./tus-bytes";
 
 /**
  * Tus uploads (/api/tus): a file sent at offsets, resumed after any break. This is their life:
@@ -30,10 +30,6 @@ import { lostLease, WRITER_LEASE_MS } from "./tus-bytes";
 export const TUS_LIFETIME_MS = 24 * 60 * 60_000;
 /** Unfinished tus uploads an account may have at once: each may hold up to 200 MB of storage. */
 export const MAX_OPEN_TUS_UPLOADS = 20;
-/** Pieces of an upload whose length is not yet known: as many as the largest file has. */
-const UNKNOWN_LENGTH_PIECES = Math.ceil(MAX_FILE_BYTES / PIECE_BYTES);
-
-export const piecesOfLength = (length: number) => Math.max(1, Math.ceil(length / PIECE_BYTES));
 
 export const fileTooLarge = () =>
   tooLarge(`A file may be at most ${MAX_FILE_BYTES / MiB}MB (${MAX_FILE_BYTES} bytes).`);
@@ -64,7 +60,7 @@ export async function createTusUpload(deps: Stores, upload: NewTusUpload): Promi
     );
   }
   const id = newTusId();
-  const total = upload.length === null ? UNKNOWN_LENGTH_PIECES : piecesOfLength(upload.length);
+  const total = sessionPieces(upload.length);
   const expiresAt = now + TUS_LIFETIME_MS;
   await openTusUpload(
     deps.db,
