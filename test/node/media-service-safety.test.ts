@@ -186,10 +186,16 @@ describe("a job whose client went away", () => {
       "8",
     ]);
     const client = new AbortController();
-    const done = job("/video/mp4?format=avi", long, client.signal).catch(() => null);
+    let answered: Awaited<ReturnType<typeof job>> | null | undefined;
+    const done = job("/video/mp4?format=avi", long, client.signal)
+      .catch(() => null)
+      .then((result) => (answered = result));
     // Until the service has taken the upload and started: seconds when other test files share the cores.
     for (const deadline = Date.now() + 60_000; (await health()).running === 0; ) {
-      if (Date.now() > deadline) throw new Error("the conversion never started");
+      // A job answered before it was seen running says why, rather than a wait to the deadline.
+      if (answered !== undefined)
+        throw new Error(`the conversion ended before it was seen: ${answered?.status} ${answered?.error}`);
+      if (Date.now() > deadline) throw new Error(`the conversion never started: ${JSON.stringify(await health())}`);
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(children(media.pid!).length).toBeGreaterThan(0);
