@@ -471,7 +471,7 @@ describe("the pages in a browser", () => {
 
   it("plays a video's first second, poster first", async () => {
     const clip = path.join(bed.dir, "clip.webm");
-    ffmpeg([
+    await ffmpeg([
       "-y",
       "-f",
       "lavfi",

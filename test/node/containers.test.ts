@@ -88,7 +88,7 @@ describe.skipIf(!daemon)("media work in a real container (Docker)", () => {
       const account = await createAccount(server, "containers");
 
       const dir = stateDir;
-      ffmpeg([
+      await ffmpeg([
         "-f",
         "lavfi",
         "-i",
@@ -103,7 +103,7 @@ describe.skipIf(!daemon)("media work in a real container (Docker)", () => {
         "mp3",
         path.join(dir, "clip.avi"),
       ]);
-      ffmpeg([...testFrame("4000x3000"), "-q:v", "3", path.join(dir, "photo-12mp.jpg")]);
+      await ffmpeg([...testFrame("4000x3000"), "-q:v", "3", path.join(dir, "photo-12mp.jpg")]);
       const uploads = {
         video: await send(account.full, await readFile(path.join(dir, "clip.avi")), "clip.avi"),
         heic: await send(account.full, await readFile(path.join(FIXTURES_DIR, "heic/IMG_5195.HEIC")), "photo.heic"),

@@ -99,7 +99,7 @@ describe("PNG, WebP, GIF", () => {
 
   it("removes GIF comments and XMP, keeping the animation loop", async () => {
     const gif = path.join(bed.dir, "anim.gif");
-    ffmpeg(["-f", "lavfi", "-i", "testsrc=size=64x48:rate=5:duration=1", "-loop", "0", gif]);
+    await ffmpeg(["-f", "lavfi", "-i", "testsrc=size=64x48:rate=5:duration=1", "-loop", "0", gif]);
     const plain = new Uint8Array(await readFile(gif));
     // A comment extension with a location right after the header and global colour table.
     const tableBytes = plain[10]! & 0x80 ? 3 * 2 ** ((plain[10]! & 7) + 1) : 0;

@@ -47,9 +47,9 @@ async function download(url: string, name: string) {
   return file;
 }
 
-function make(name: string, args: string[]) {
+async function make(name: string, args: string[]) {
   const file = path.join(bed.dir, name);
-  ffmpeg([...args, file]);
+  await ffmpeg([...args, file]);
   return file;
 }
 
@@ -87,7 +87,7 @@ describe("thumbnails", () => {
     if (name === "grey.jpg") {
       await makeGreyJpeg(source, original);
       expect(tags(original).file?.["Color Components"]?.value).toBe(1);
-    } else ffmpeg([...source, "-frames:v", "1", ...args, original]);
+    } else await ffmpeg([...source, "-frames:v", "1", ...args, original]);
     const upload = await uploadProcessed(original);
     const thumb = await download(upload.thumb!, `thumb-${name}.webp`);
     expect(await size(thumb)).toEqual({ width: 280, height: 210 });
@@ -95,7 +95,7 @@ describe("thumbnails", () => {
   });
 
   it("look like the image for a CMYK JPEG (which the media service handles)", async () => {
-    const rgb = make("rgb.png", testFrame("640x480"));
+    const rgb = await make("rgb.png", testFrame("640x480"));
     const cmyk = path.join(bed.dir, "cmyk.jpg");
     await sharp(rgb).toColourspace("cmyk").jpeg().toFile(cmyk);
     expect(tags(cmyk).file?.["Color Components"]?.value).toBe(4);
@@ -107,7 +107,7 @@ describe("thumbnails", () => {
   });
 
   it("are never wider than the image", async () => {
-    const small = make("small.png", testFrame("100x60"));
+    const small = await make("small.png", testFrame("100x60"));
     const upload = await uploadProcessed(small);
     expect(await size(await download(upload.thumb!, "thumb-small.webp"))).toEqual({ width: 100, height: 60 });
   });
@@ -115,7 +115,7 @@ describe("thumbnails", () => {
 
 describe("conversion to WebP", () => {
   it("turns a 1 MP screenshot over 1 MB into a WebP without metadata that shows the same picture", async () => {
-    const original = make("screenshot.png", [
+    const original = await make("screenshot.png", [
       ...testFrame("1280x800"),
       ...noise(20),
       "-metadata",
@@ -135,7 +135,7 @@ describe("conversion to WebP", () => {
   });
 
   it("handles an 8000x8000 photo (the media service: too large for the Worker's memory)", async () => {
-    const original = make("huge.jpg", [...testFrame("8000x8000"), ...noise(6), "-q:v", "2"]);
+    const original = await make("huge.jpg", [...testFrame("8000x8000"), ...noise(6), "-q:v", "2"]);
     const upload = await uploadProcessed(original);
     expect(upload).toMatchObject({ width: 8000, height: 8000 });
     expect(upload.path).toMatch(/\.webp$/);
@@ -146,7 +146,7 @@ describe("conversion to WebP", () => {
 
 describe("animation", () => {
   it("keeps an animated GIF animated; its thumbnail is the first frame, still", async () => {
-    const gif = make("anim.gif", ["-f", "lavfi", "-i", "testsrc=size=320x240:rate=5:duration=1", "-loop", "0"]);
+    const gif = await make("anim.gif", ["-f", "lavfi", "-i", "testsrc=size=320x240:rate=5:duration=1", "-loop", "0"]);
     const upload = await uploadProcessed(gif);
     expect(upload.path).toMatch(/\.gif$/);
     const served = await download(upload.src, "served.gif");
@@ -158,7 +158,7 @@ describe("animation", () => {
   });
 
   it("keeps an animated WebP animated; its thumbnail is the first frame, still", async () => {
-    const webp = make("anim.webp", [
+    const webp = await make("anim.webp", [
       "-f",
       "lavfi",
       "-i",

@@ -39,10 +39,14 @@ async function job(route: string, body: Uint8Array, signal?: AbortSignal) {
   return { status: res.status, bytes, error };
 }
 
-/** A video made by ffmpeg from `args` (inputs and codec options), in the test's folder. */
+/**
+ * A video made by ffmpeg from `args` (inputs and codec options), in the test's folder. ffmpeg runs
+ * without blocking the event loop: a long encode that blocked it would let the service close the
+ * idle kept-alive connection unseen, and the next job would be sent on a closed socket.
+ */
 async function video(name: string, args: string[]): Promise<Uint8Array> {
   const file = path.join(dir, name);
-  ffmpeg([...args, file]);
+  await ffmpeg([...args, file]);
   return new Uint8Array(await readFile(file));
 }
 
@@ -57,7 +61,7 @@ describe("the input format is the one the Worker names", () => {
   it("reads an HLS playlist sent as MP4 as MP4 (422), never the files it points at", async () => {
     // The file the playlist points at: a playable video that must not come back.
     const target = path.join(dir, "elsewhere.ts");
-    ffmpeg([...clip(1, "64x48"), "-c:v", "mpeg2video", target]);
+    await ffmpeg([...clip(1, "64x48"), "-c:v", "mpeg2video", target]);
     const playlist = new TextEncoder().encode(
       `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1.0,\nfile://${target}\n#EXT-X-ENDLIST\n`,
     );
@@ -69,7 +73,7 @@ describe("the input format is the one the Worker names", () => {
 
   it("refuses a concat list sent as MP4 (422)", async () => {
     const target = path.join(dir, "listed.mp4");
-    ffmpeg([...clip(1, "64x48"), "-c:v", "libx264", "-pix_fmt", "yuv420p", target]);
+    await ffmpeg([...clip(1, "64x48"), "-c:v", "libx264", "-pix_fmt", "yuv420p", target]);
     const list = new TextEncoder().encode(`ffconcat version 1.0\nfile ${target}\n`);
     const result = await job("/video/mp4?format=mp4", list);
     expect(result.status).toBe(422);
@@ -186,15 +190,15 @@ describe("a job whose client went away", () => {
       "8",
     ]);
     const client = new AbortController();
-    let answered: Awaited<ReturnType<typeof job>> | null | undefined;
+    let answered: { status?: number; error?: string } | undefined;
     const done = job("/video/mp4?format=avi", long, client.signal)
-      .catch(() => null)
+      .catch((error: Error) => ({ error: String(error.cause ?? error) }))
       .then((result) => (answered = result));
     // Until the service has taken the upload and started: seconds when other test files share the cores.
     for (const deadline = Date.now() + 60_000; (await health()).running === 0; ) {
       // A job answered before it was seen running says why, rather than a wait to the deadline.
       if (answered !== undefined)
-        throw new Error(`the conversion ended before it was seen: ${answered?.status} ${answered?.error}`);
+        throw new Error(`the conversion ended before it was seen: ${answered.status} ${answered.error}`);
       if (Date.now() > deadline) throw new Error(`the conversion never started: ${JSON.stringify(await health())}`);
       await new Promise((r) => setTimeout(r, 50));
     }

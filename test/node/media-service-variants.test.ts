@@ -62,7 +62,7 @@ async function expectVariant(
 async function mp4(tags: string[] = []): Promise<Uint8Array> {
   const plain = path.join(dir, "plain.mp4");
   const tagged = path.join(dir, "tagged.mp4");
-  ffmpeg([
+  await ffmpeg([
     "-f",
     "lavfi",
     "-i",
@@ -73,7 +73,7 @@ async function mp4(tags: string[] = []): Promise<Uint8Array> {
     "yuv420p",
     plain,
   ]);
-  ffmpeg(["-i", plain, "-c", "copy", ...tags, tagged]);
+  await ffmpeg(["-i", plain, "-c", "copy", ...tags, tagged]);
   return new Uint8Array(await readFile(tagged));
 }
 

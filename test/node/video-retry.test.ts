@@ -20,7 +20,7 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "video-retry-"));
   // Long enough that the conversion is still running when the service is killed.
   const file = path.join(dir, "long.avi");
-  ffmpeg([
+  await ffmpeg([
     "-f",
     "lavfi",
     "-i",

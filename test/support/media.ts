@@ -3,7 +3,7 @@ import { availableParallelism } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import sharp from "sharp";
-import { ffmpeg, ffmpegAsync } from "./tools.ts";
+import { ffmpeg } from "./tools.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -113,7 +113,7 @@ async function make(output: string, write: (temp: string) => unknown) {
 /** A greyscale JPEG of ffmpeg's first frame for args: ffmpeg's JPEG encoder writes colour only. */
 export async function makeGreyJpeg(args: string[], output: string) {
   const png = `${output}.grey.png`;
-  ffmpeg([...args, "-frames:v", "1", "-pix_fmt", "gray", png]);
+  await ffmpeg([...args, "-frames:v", "1", "-pix_fmt", "gray", png]);
   await sharp(png).toColourspace("b-w").jpeg({ quality: 90 }).toFile(output);
   rmSync(png);
 }
@@ -130,7 +130,7 @@ export async function generateTestMedia(dir = GENERATED_DIR): Promise<string> {
     for (let next = queue.shift(); next; next = queue.shift()) {
       const [name, args] = next;
       const still = /\.(tif|bmp|jpg|png|webp)$/.test(name);
-      await make(path.join(dir, name), (temp) => ffmpegAsync([...args, ...(still ? [] : ["-shortest"]), temp]));
+      await make(path.join(dir, name), (temp) => ffmpeg([...args, ...(still ? [] : ["-shortest"]), temp]));
     }
   };
   await Promise.all(Array.from({ length: Math.max(2, availableParallelism()) }, worker));

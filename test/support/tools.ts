@@ -13,13 +13,12 @@ export const FFPROBE: string = require("@ffprobe-installer/ffprobe").path;
 /** Environment for startMediaService, so that the service runs these same binaries. */
 export const MEDIA_TOOLS_ENV = { FFMPEG_PATH: FFMPEG, FFPROBE_PATH: FFPROBE };
 
-/** Runs ffmpeg quietly; the output file is the last argument. */
-export function ffmpeg(args: string[]) {
-  execFileSync(FFMPEG, ["-v", "error", "-y", ...args], { stdio: "pipe" });
-}
-
-/** ffmpeg as ffmpeg() runs it, without blocking the event loop: for work made side by side. */
-export async function ffmpegAsync(args: string[]) {
+/**
+ * Runs ffmpeg quietly; the output file is the last argument. It never blocks the event loop: an
+ * encode of seconds that blocked it would let a server close an idle kept-alive connection
+ * unseen, and the test's next request would go out on the closed socket (ECONNRESET).
+ */
+export async function ffmpeg(args: string[]) {
   await promisify(execFile)(FFMPEG, ["-v", "error", "-y", ...args], { maxBuffer: 16 * 1024 * 1024 });
 }
 
