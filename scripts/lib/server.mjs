@@ -1,6 +1,7 @@
 // Starts the Worker locally with `wrangler dev` (embedded D1/R2/Durable Objects under stateDir)
 // and stops it again. Used by `npm run dev`, the end-to-end tests and the benchmarks.
 import { execFile, spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import net from "node:net";
 import path from "node:path";
@@ -62,15 +63,44 @@ export function applyMigrationsAsync({ stateDir, config = "wrangler.toml", cwd =
   });
 }
 
+/**
+ * The lowest port the kernel hands out to listen(0) and connect(): Miniflare's loopback servers,
+ * workerd's sockets, browsers. Linux says where its range starts; elsewhere 32768 is below it.
+ */
+function ephemeralLow() {
+  try {
+    return Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+const given = new Set();
+
+/**
+ * A free port for a server this process starts, chosen at random below the kernel's ephemeral
+ * range. A port the kernel chose (listen(0)) would be free only until the kernel gave it to
+ * someone else's listen(0), such as the loopback server of another test's workerd, in the second
+ * before wrangler binds it; then the server under test answers as someone else's.
+ */
 export async function freePort() {
-  return new Promise((resolve, reject) => {
+  const high = ephemeralLow() - 1;
+  const low = Math.max(1024, high - 12_000);
+  for (let tries = 0; tries < 200; tries++) {
+    const port = low + Math.floor(Math.random() * (high - low + 1));
+    if (given.has(port) || !(await canListen(port))) continue;
+    given.add(port);
+    return port;
+  }
+  throw new Error(`no free port found between ${low} and ${high}`);
+}
+
+function canListen(port) {
+  return new Promise((resolve) => {
     const server = net.createServer();
     server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
 }
 
@@ -170,8 +200,9 @@ export async function startServer({
   for (;;) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${output}`);
     try {
+      // Only the Worker's own answer: anything else on the port is someone else's server.
       const res = await fetch(url + readyPath);
-      if (res.status < 500) break;
+      if (res.ok) break;
     } catch {}
     if (Date.now() > deadline) {
       await stop();
