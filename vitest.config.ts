@@ -51,6 +51,50 @@ const ISOLATE_MEMORY_TESTS = [
 ];
 
 /**
+ * Files that share their workerd with the files run before them in the same pool worker
+ * (`isolate: false`): unit tests, and route tests that make only small uploads of their own
+ * accounts and read nothing global (moderation's blocked terms and flagged bytes are global). Starting a workerd and loading the Worker's modules for each
+ * of them took longer than their tests; the other files keep one workerd each, because they fill
+ * the isolate's memory, make large uploads whose jobs outlive them, count what the whole database
+ * holds, or read once-per-isolate state.
+ */
+const SHARED_RUNTIME_TESTS = [
+  "test/worker/net/address.test.ts",
+  "test/worker/http/body-blocks.test.ts",
+  "test/worker/http/multipart.test.ts",
+  "test/worker/media/sniff.test.ts",
+  "test/worker/media/crc32.test.ts",
+  "test/worker/media/jpeg-metadata.test.ts",
+  "test/worker/media/mp4-strip.test.ts",
+  "test/worker/media/image-info.test.ts",
+  "test/worker/media/strip-pieces.test.ts",
+  "test/worker/media/container-path.test.ts",
+  "test/worker/uploads/policy.test.ts",
+  "test/worker/uploads/upload-intake.test.ts",
+  "test/worker/uploads/video-location.test.ts",
+  "test/worker/uploads/variant-locks.test.ts",
+  "test/worker/uploads/locks.test.ts",
+  "test/worker/uploads/replace.test.ts",
+  "test/worker/uploads/expiry.test.ts",
+  "test/worker/uploads/media-calls.test.ts",
+  "test/worker/uploads/password-throttle.test.ts",
+  "test/worker/routes/errors.test.ts",
+  "test/worker/routes/pages.test.ts",
+  "test/worker/routes/files.test.ts",
+  "test/worker/routes/auth.test.ts",
+  "test/worker/routes/d1-sessions.test.ts",
+  "test/worker/routes/caching.test.ts",
+  "test/worker/routes/serving-staleness.test.ts",
+  "test/worker/routes/uploads.test.ts",
+  "test/worker/routes/album-uploads.test.ts",
+  "test/worker/routes/quotas.test.ts",
+  "test/worker/routes/tus.test.ts",
+  "test/worker/routes/albums.test.ts",
+  "test/worker/mcp/mcp.test.ts",
+  "test/worker/limits/rate-limit.test.ts",
+];
+
+/**
  * The files that take longest, longest first. They start before the others, whatever their
  * project, so that the run does not end waiting for one of them alone (vitest would run the
  * `node` project's files before the `worker` project's, and, without the timings of an earlier
@@ -128,7 +172,7 @@ function workerProject(
   migrations: Awaited<ReturnType<typeof readD1Migrations>>,
   name: string,
   include: string[],
-  { exclude = [] }: { exclude?: string[] } = {},
+  { exclude = [], isolate = true }: { exclude?: string[]; isolate?: boolean } = {},
 ) {
   return {
     plugins: [
@@ -158,6 +202,7 @@ function workerProject(
     ],
     test: {
       name,
+      isolate,
       // Generous: CI has 2 cores, and some tests stream 100 MB or run ffmpeg.
       testTimeout: 60_000,
       globalSetup: ["test/worker/global-setup.ts"],
@@ -179,7 +224,10 @@ export default defineConfig(async () => {
       maxWorkers: 3,
       sequence: { sequencer: LongFilesFirst },
       projects: [
-        workerProject(migrations, "worker", ["test/worker/**/*.test.ts"], { exclude: ISOLATE_MEMORY_TESTS }),
+        workerProject(migrations, "worker", ["test/worker/**/*.test.ts"], {
+          exclude: [...ISOLATE_MEMORY_TESTS, ...SHARED_RUNTIME_TESTS],
+        }),
+        workerProject(migrations, "worker-shared", SHARED_RUNTIME_TESTS, { isolate: false }),
         workerProject(migrations, "worker-memory", ISOLATE_MEMORY_TESTS),
         {
           plugins: [browserFilesAsText],

@@ -34,7 +34,12 @@ it.each([
     expect(answer.status).toBe(422);
     expect(((await answer.json()) as { errors: string }).errors).toMatch(reason);
 
-    const after = await uploadFile(server, account.full, next, "next.png", { allow_duplicate: "1" });
+    let after = await uploadFile(server, account.full, next, "next.png", { allow_duplicate: "1" });
+    // The dev proxy may still, rarely and under load, send the next request on the connection the
+    // refusal left being drained: workerd then loses it (a 500 "Network connection lost" from
+    // Miniflare's entry Worker, before ours runs). One resend; never a 503 "restarted".
+    if (after.status === 500 && (await after.clone().text()).includes("Network connection lost"))
+      after = await uploadFile(server, account.full, next, "next.png", { allow_duplicate: "1" });
     const text = await after.text();
     expect(text).not.toMatch(/restarted mid-request/);
     expect(after.status, text).toBe(200);
