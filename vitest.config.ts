@@ -52,11 +52,12 @@ const ISOLATE_MEMORY_TESTS = [
 
 /**
  * Files that share their workerd with the files run before them in the same pool worker
- * (`isolate: false`): unit tests, and route tests that make only small uploads of their own
- * accounts and read nothing global (moderation's blocked terms and flagged bytes are global). Starting a workerd and loading the Worker's modules for each
- * of them took longer than their tests; the other files keep one workerd each, because they fill
- * the isolate's memory, make large uploads whose jobs outlive them, count what the whole database
- * holds, or read once-per-isolate state.
+ * (`isolate: false`): unit tests, and route tests that upload only to accounts of their own and
+ * read nothing another file may have left. Starting a workerd and loading the Worker's modules
+ * took longer than their tests. The other files keep one workerd each: they fill the isolate's
+ * memory, make large uploads whose jobs outlive them, read the whole bucket or database
+ * (`strayObjects`, sweeps, listings), count per client network from a fixed address, read
+ * once-per-isolate state, or change global state (moderation). docs/testing.md says more.
  */
 const SHARED_RUNTIME_TESTS = [
   "test/worker/net/address.test.ts",
@@ -71,27 +72,24 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/media/container-path.test.ts",
   "test/worker/uploads/policy.test.ts",
   "test/worker/uploads/upload-intake.test.ts",
-  "test/worker/uploads/video-location.test.ts",
   "test/worker/uploads/variant-locks.test.ts",
   "test/worker/uploads/locks.test.ts",
   "test/worker/uploads/replace.test.ts",
   "test/worker/uploads/expiry.test.ts",
   "test/worker/uploads/media-calls.test.ts",
   "test/worker/uploads/password-throttle.test.ts",
+  "test/worker/uploads/piece-scan.test.ts",
+  "test/worker/uploads/video.test.ts",
+  "test/worker/uploads/link.test.ts",
+  "test/worker/media/pngsuite.test.ts",
   "test/worker/routes/errors.test.ts",
   "test/worker/routes/pages.test.ts",
   "test/worker/routes/files.test.ts",
-  "test/worker/routes/auth.test.ts",
   "test/worker/routes/d1-sessions.test.ts",
   "test/worker/routes/caching.test.ts",
   "test/worker/routes/serving-staleness.test.ts",
   "test/worker/routes/uploads.test.ts",
-  "test/worker/routes/album-uploads.test.ts",
-  "test/worker/routes/quotas.test.ts",
-  "test/worker/routes/tus.test.ts",
   "test/worker/routes/albums.test.ts",
-  "test/worker/mcp/mcp.test.ts",
-  "test/worker/limits/rate-limit.test.ts",
 ];
 
 /**
