@@ -3,19 +3,18 @@ import { html } from "hono/html";
 import { requestStores } from "../deps";
 import type { AppEnv } from "../env";
 import { notFound } from "../errors";
-import { readFields, smallBody } from "../http/body";
+import { smallBody } from "../http/body";
 import { NO_STORE } from "../http/cache-control";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import { publicOrigin } from "../http/request-info";
-import { throttledPassword } from "../http/throttles/guesses";
 import type { AlbumRow } from "../model/schema";
 import { settingsOf } from "../settings";
-import { verifyPassword } from "../uploads/access/passwords";
 import { checkSignedUrl, signUrl } from "../uploads/access/signed-links";
 import { albumCover, albumForPage, albumPageUploads } from "../uploads/albums/pages";
 import { albumUrl } from "../uploads/albums/albums";
 import { uploadLinks } from "../uploads/public-urls";
 import { NOINDEX, page, PAGE_HEADERS } from "./html";
+import { passwordForm, refusedPassword } from "./password-form";
 import { albumOembedAnswer, type OembedRequest } from "./oembed";
 import { albumPreviewTags } from "./previews";
 import { shareOptions } from "./share-options";
@@ -39,16 +38,6 @@ async function visibleAlbum(c: Context<AppEnv>): Promise<AlbumRow> {
 }
 
 const isLocked = (album: AlbumRow) => album.passwordHash !== null;
-
-function passwordForm(c: Context<AppEnv>, status: 200 | 401 | 429, message = "", headers: Record<string, string> = {}) {
-  const body = html`<h1>This album is password-protected</h1>
-${message ? html`<p><strong>${message}</strong></p>` : ""}
-<form method="post"><label>Password <input type="password" name="password" autofocus required></label>
-<button type="submit">Open</button></form>`;
-  return c.html(page({ title: "Password required", head: NOINDEX, body }), status, { ...PAGE_HEADERS, ...headers });
-}
-
-const seconds = (n: number) => `${n} second${n === 1 ? "" : "s"}`;
 
 /**
  * The album's page `number`. `signed` is the query (exp and sig) that opened a locked album:
@@ -125,23 +114,14 @@ export const albumPages = new Hono<AppEnv>()
       const signed = `exp=${url.searchParams.get("exp")}&sig=${url.searchParams.get("sig")}`;
       return albumPage(c, album, number, signed);
     }
-    return passwordForm(c, 200, check === "expired" ? "The link has expired: enter the password again." : "");
+    return passwordForm(c, "album", 200, check === "expired" ? "The link has expired: enter the password again." : "");
   })
   /** The password of a locked album; guesses are throttled per album and per client, as uploads' are. */
   .post("/a/:id", smallBody, async (c) => {
     const album = await visibleAlbum(c);
     if (!isLocked(album)) return c.redirect(`/a/${album.id}`, 303);
-    const { password } = await readFields(c.req.raw);
-    if (typeof password !== "string") return passwordForm(c, 401, "Wrong password.");
-    const hash = album.passwordHash!;
-    const guess = await throttledPassword(c, `album:${album.id}`, () => verifyPassword(password, hash));
-    if (guess.outcome === "wait") {
-      const wait = guess.retryAfterSeconds;
-      return passwordForm(c, 429, `Too many wrong passwords. Please wait ${seconds(wait)} before trying again.`, {
-        "Retry-After": String(wait),
-      });
-    }
-    if (guess.outcome === "wrong") return passwordForm(c, 401, "Wrong password.");
+    const refused = await refusedPassword(c, "album", `album:${album.id}`, album.passwordHash!);
+    if (refused) return refused;
     return albumPage(c, album, 1, await signedQuery(c, album));
   })
   .all("/a/:id", methodNotAllowed("GET", "POST"));

@@ -3,9 +3,7 @@ import { html } from "hono/html";
 import { requestStores } from "../deps";
 import type { AppEnv } from "../env";
 import { notFound } from "../errors";
-import { readFields, smallBody } from "../http/body";
-import { throttledPassword } from "../http/throttles/guesses";
-import { verifyPassword } from "../uploads/access/passwords";
+import { smallBody } from "../http/body";
 import { signUrl } from "../uploads/access/signed-links";
 import { publicOrigin } from "../http/request-info";
 import { settingsOf } from "../settings";
@@ -15,6 +13,7 @@ import { uploadLinks } from "../uploads/public-urls";
 import { removeUploadByToken, uploadForDeleteLink } from "../uploads/remove";
 import { deletedResponse } from "../api/responses";
 import { EMBED_HEADERS, NOINDEX, page, PAGE_HEADERS, UPLOADER_HEADERS } from "./html";
+import { passwordForm, refusedPassword } from "./password-form";
 import { TUS_CLIENT_PATH, TUS_CLIENT_SCRIPT, UPLOADER_BODY, UPLOADER_STYLE } from "./uploader-page";
 import UPLOADER_SCRIPT from "./browser/uploader.js";
 import CLIENT_CONFIGS_SCRIPT from "./browser/client-configs.js";
@@ -44,16 +43,6 @@ async function pageUpload(c: Context<AppEnv>): Promise<Upload | Response> {
   const text = "It could be viewed a limited number of times, and it has been.";
   return gonePage(c, "This upload is no longer available", text);
 }
-
-function passwordForm(c: Context<AppEnv>, status: 200 | 401 | 429, message = "", headers: Record<string, string> = {}) {
-  const body = html`<h1>This upload is password-protected</h1>
-${message ? html`<p><strong>${message}</strong></p>` : ""}
-<form method="post"><label>Password <input type="password" name="password" autofocus required></label>
-<button type="submit">Open</button></form>`;
-  return c.html(page({ title: "Password required", head: NOINDEX, body }), status, { ...PAGE_HEADERS, ...headers });
-}
-
-const seconds = (n: number) => `${n} second${n === 1 ? "" : "s"}`;
 
 /** The site's own URLs about an upload, besides its links. */
 function siteUrls(c: Context<AppEnv>, row: Upload) {
@@ -160,7 +149,7 @@ export const pages = new Hono<AppEnv>()
   .get("/v/:id", async (c) => {
     const row = await pageUpload(c);
     if (row instanceof Response) return row;
-    if (locked.of(row)) return passwordForm(c, 200);
+    if (locked.of(row)) return passwordForm(c, "upload", 200);
     if (row.visibility === "private") return c.redirect(uploadLinks(publicOrigin(c), row).src, 302);
     return uploadPage(c, row, uploadLinks(publicOrigin(c), row).src);
   })
@@ -172,16 +161,8 @@ export const pages = new Hono<AppEnv>()
     const row = await pageUpload(c);
     if (row instanceof Response) return row;
     if (!locked.of(row)) return c.redirect(`/v/${row.id}`, 303);
-    const { password } = await readFields(c.req.raw);
-    if (typeof password !== "string") return passwordForm(c, 401, "Wrong password.");
-    const guess = await throttledPassword(c, row.id, () => verifyPassword(password, row.passwordHash));
-    if (guess.outcome === "wait") {
-      const wait = guess.retryAfterSeconds;
-      return passwordForm(c, 429, `Too many wrong passwords. Please wait ${seconds(wait)} before trying again.`, {
-        "Retry-After": String(wait),
-      });
-    }
-    if (guess.outcome === "wrong") return passwordForm(c, 401, "Wrong password.");
+    const refused = await refusedPassword(c, "upload", row.id, row.passwordHash!);
+    if (refused) return refused;
     return uploadPage(
       c,
       row,
