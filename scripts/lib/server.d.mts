@@ -14,6 +14,8 @@ export function applyMigrations(options: { stateDir: string; config?: string; cw
 export function applyMigrationsAsync(options: { stateDir: string; config?: string; cwd?: string }): Promise<void>;
 
 export function freePort(): Promise<number>;
+/** Claims `port` for this process across the run's processes; false if a live process holds it. */
+export function claim(port: number): boolean;
 
 export function portInUse(port: number): Promise<boolean>;
 

@@ -1,7 +1,7 @@
 // Starts the Worker locally with `wrangler dev` (embedded D1/R2/Durable Objects under stateDir)
 // and stops it again. Used by `npm run dev`, the end-to-end tests and the benchmarks.
 import { execFile, spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import net from "node:net";
 import path from "node:path";
@@ -75,22 +75,58 @@ function ephemeralLow() {
   }
 }
 
-const given = new Set();
+/** Where each port handed out is claimed, by a file holding its process's pid (git ignores it). */
+const CLAIMS = path.join(ROOT, "node_modules", ".cache", "ports");
+
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === "EPERM";
+  }
+};
+
+/**
+ * Claims `port` for this process, across the processes of a test run (vitest's workers and its
+ * main process each pick ports): a claim is a file created only if absent, and a claim whose
+ * process has ended is taken over. A claim being written, with no pid yet, counts as held.
+ */
+export function claim(port) {
+  mkdirSync(CLAIMS, { recursive: true });
+  const file = path.join(CLAIMS, String(port));
+  for (let tries = 0; tries < 2; tries++) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: "wx" });
+      return true;
+    } catch (error) {
+      if (error.code !== "EEXIST") throw error;
+    }
+    let holder;
+    try {
+      holder = Number(readFileSync(file, "utf8"));
+    } catch {
+      continue; // released between the two calls: try again
+    }
+    if (!holder || holder === process.pid || alive(holder)) return false;
+    rmSync(file, { force: true });
+  }
+  return false;
+}
 
 /**
  * A free port for a server this process starts, chosen at random below the kernel's ephemeral
- * range. A port the kernel chose (listen(0)) would be free only until the kernel gave it to
- * someone else's listen(0), such as the loopback server of another test's workerd, in the second
- * before wrangler binds it; then the server under test answers as someone else's.
+ * range, and claimed so that no other process of the run picks it in the seconds before the
+ * server binds it. A port the kernel chose (listen(0)) would be free only until the kernel gave
+ * it to someone else's listen(0), such as the loopback server of another test's workerd; then the
+ * server under test answers as someone else's.
  */
 export async function freePort() {
   const high = ephemeralLow() - 1;
   const low = Math.max(1024, high - 12_000);
   for (let tries = 0; tries < 200; tries++) {
     const port = low + Math.floor(Math.random() * (high - low + 1));
-    if (given.has(port) || !(await canListen(port))) continue;
-    given.add(port);
-    return port;
+    if (claim(port) && (await canListen(port))) return port;
   }
   throw new Error(`no free port found between ${low} and ${high}`);
 }
