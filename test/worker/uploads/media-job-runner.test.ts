@@ -65,10 +65,11 @@ describe("media jobs on the Workflow", () => {
     const account = await newAccount();
     // The media service answers the conversion 35 s after it was asked, as for a long video (whose
     // real conversion would take the minutes of CPU that the other tests need).
-    const held = await fetch(`${env.MEDIA_SERVICE_URL}/__hold?ms=35000`, { method: "POST" });
+    const avi = await fixture("generated/odd.avi");
+    const held = await fetch(`${env.MEDIA_SERVICE_URL}/__hold?ms=35000&bytes=${avi.length}`, { method: "POST" });
     expect(held.status).toBe(204);
     const started = Date.now();
-    const uploaded = await upload(account.full, await fixture("generated/odd.avi"), {
+    const uploaded = await upload(account.full, avi, {
       MEDIA_JOBS: env.MEDIA_JOBS,
     });
     const answered = Date.now();
