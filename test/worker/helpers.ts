@@ -213,6 +213,16 @@ export function ownNetwork(): string {
   return `2001:db8:${hex.slice(0, 4)}:${hex.slice(4, 8)}`;
 }
 
+/**
+ * Waits for the clock to pass the current millisecond: rows made one after another then differ
+ * in their times, and a listing newest first has one right order (two made in one millisecond
+ * tie, and their order is the ids', random).
+ */
+export async function nextMillisecond(): Promise<void> {
+  const now = Date.now();
+  while (Date.now() === now) await new Promise((r) => setTimeout(r, 1));
+}
+
 /** PATCH /api/{id} with a JSON body, read as JSON. */
 /** `target` with the first character of its link signature changed, so that it never still matches. */
 export const tamperedSignature = (target: string) =>

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { json, newAccount, ORIGIN, request, upload, uniquePng, type TestAccount } from "../helpers";
+import { json, newAccount, nextMillisecond, ORIGIN, request, upload, uniquePng, type TestAccount } from "../helpers";
 
 type Answer = { status: number; body: any };
 
@@ -79,7 +79,10 @@ describe("albums: create, read, list, change", () => {
     const other = await newAccount();
     await newAlbum(other);
     const ids: string[] = [];
-    for (let i = 0; i < 51; i++) ids.push(await newAlbum(account, { title: `a${i}` }));
+    for (let i = 0; i < 51; i++) {
+      await nextMillisecond();
+      ids.push(await newAlbum(account, { title: `a${i}` }));
+    }
     const first = await call(account.full, "/albums");
     expect(first.status).toBe(200);
     expect(first.body.type).toBe("success");

@@ -1,12 +1,15 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { newAccount, patchUpload, request, upload, uniquePng, json } from "../helpers";
+import { json, newAccount, nextMillisecond, patchUpload, request, uniquePng, upload } from "../helpers";
 
 describe("GET /api (list)", () => {
   it("pages 50 uploads at a time, newest first, with meta", async () => {
     const account = await newAccount();
     const ids: string[] = [];
-    for (let i = 0; i < 51; i++) ids.push((await upload(account.full, await uniquePng(`list-${i}`))).body.data.id);
+    for (let i = 0; i < 51; i++) {
+      await nextMillisecond();
+      ids.push((await upload(account.full, await uniquePng(`list-${i}`))).body.data.id);
+    }
     const first = await json(request("/api", { key: account.full }));
     expect(first.status).toBe(200);
     expect(first.body.type).toBe("success");
