@@ -13,6 +13,8 @@ export function applyMigrations(options: { stateDir: string; config?: string; cw
 
 export function applyMigrationsAsync(options: { stateDir: string; config?: string; cwd?: string }): Promise<void>;
 
+/** The folder of the port claims: a file per port, holding its process's pid. */
+export const PORT_CLAIMS: string;
 export function freePort(): Promise<number>;
 /** Claims `port` for this process across the run's processes; false if a live process holds it. */
 export function claim(port: number): boolean;

@@ -76,7 +76,7 @@ function ephemeralLow() {
 }
 
 /** Where each port handed out is claimed, by a file holding its process's pid (git ignores it). */
-const CLAIMS = path.join(ROOT, "node_modules", ".cache", "ports");
+export const PORT_CLAIMS = path.join(ROOT, "node_modules", ".cache", "ports");
 
 const alive = (pid) => {
   try {
@@ -93,8 +93,8 @@ const alive = (pid) => {
  * process has ended is taken over. A claim being written, with no pid yet, counts as held.
  */
 export function claim(port) {
-  mkdirSync(CLAIMS, { recursive: true });
-  const file = path.join(CLAIMS, String(port));
+  mkdirSync(PORT_CLAIMS, { recursive: true });
+  const file = path.join(PORT_CLAIMS, String(port));
   for (let tries = 0; tries < 2; tries++) {
     try {
       writeFileSync(file, String(process.pid), { flag: "wx" });

@@ -4,7 +4,7 @@ import { rmSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { claim, portInUse, ROOT } from "../../scripts/lib/server.mjs";
+import { claim, PORT_CLAIMS, portInUse, ROOT } from "../../scripts/lib/server.mjs";
 import { startTestServer, type TestServer } from "./server";
 
 /**
@@ -53,6 +53,6 @@ it("never lets two processes of a run claim one port, and takes over the claim o
     expect(claim(port), "a port is handed out once, to its own process too").toBe(false);
   } finally {
     child.kill("SIGKILL");
-    rmSync(path.join(ROOT, "node_modules", ".cache", "ports", String(port)), { force: true });
+    rmSync(path.join(PORT_CLAIMS, String(port)), { force: true });
   }
 });

@@ -223,11 +223,11 @@ export async function nextMillisecond(): Promise<void> {
   while (Date.now() === now) await new Promise((r) => setTimeout(r, 1));
 }
 
-/** PATCH /api/{id} with a JSON body, read as JSON. */
 /** `target` with the first character of its link signature changed, so that it never still matches. */
 export const tamperedSignature = (target: string) =>
   target.replace(/sig=([0-9a-f])/, (_m, c: string) => `sig=${c === "0" ? "1" : "0"}`);
 
+/** PATCH /api/{id} with a JSON body, read as JSON. */
 export const patchUpload = (key: string, id: string, body: unknown) =>
   json(
     request(`/api/${id}`, {
