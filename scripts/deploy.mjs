@@ -27,28 +27,16 @@ try {
     writeFile,
     removeFile: (name) => rmSync(path.join(ROOT, name), { force: true }),
     log: console.log,
+    account: values.account,
+    adminToken: process.env.ADMIN_TOKEN,
   });
   for (const step of result.done) console.log(`- ${step}`);
   if (result.url) console.log(`\nThe service: ${result.url}`);
   if (result.adminTokenFile)
     console.log(`The new admin token is in ${result.adminTokenFile} (shown nowhere else; keep it safe).`);
-  const token = result.adminTokenFile
-    ? readFileSync(path.join(ROOT, result.adminTokenFile), "utf8").trim()
-    : process.env.ADMIN_TOKEN;
-  if (values.account && result.url && token) {
-    const res = await fetch(`${result.url}/admin/accounts`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ name: values.account }),
-    });
-    console.log(`Account ${values.account}: ${res.status}\n${await res.text()}`);
-  } else if (result.url) {
-    console.log(
-      `First account: curl -s -X POST -H "Authorization: Bearer $(cat ${result.adminTokenFile ?? "<your admin token>"})" ` +
-        `-H "Content-Type: application/json" -d '{"name":"me"}' ${result.url}/admin/accounts` +
-        "\n(or npm run deploy -- --account me)",
-    );
-  }
+  if (result.account) console.log(`Account ${values.account}:\n${JSON.stringify(result.account, null, 2)}`);
+  if (result.next) console.log(`\n${result.next}`);
+  if (values.account && !result.account) process.exitCode = 1;
 } catch (error) {
   console.error(error instanceof DeployError ? error.message : error);
   process.exitCode = 1;
