@@ -1,21 +1,17 @@
 // npm run deploy [-- --account NAME]: the first deploy and every later one (scripts/lib/deploy.mjs).
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { checkDeploy } from "./lib/deploy-check.mjs";
 import { DeployError, deploy } from "./lib/deploy.mjs";
+import { writeProjectFile } from "./lib/files.mjs";
 import { ROOT, runWrangler } from "./lib/server.mjs";
 
 const { values } = parseArgs({ options: { account: { type: "string" } } });
 
 const docker = spawnSync(process.env.WRANGLER_DOCKER_BIN || "docker", ["info"], { stdio: "ignore" }).status === 0;
-const writeFile = (name, text, mode = 0o644) => {
-  const file = path.join(ROOT, name);
-  mkdirSync(path.dirname(file), { recursive: true });
-  writeFileSync(file, text, { mode });
-  chmodSync(file, mode);
-};
+const writeFile = (name, text, mode) => writeProjectFile(ROOT, name, text, mode);
 
 try {
   const figures = checkDeploy();

@@ -1,7 +1,19 @@
-import { readFileSync } from "node:fs";
+import {
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import os from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { DEPLOY_CONFIG, DeployError, deploy, type WranglerResult } from "../../scripts/lib/deploy.mjs";
+import { writeProjectFile } from "../../scripts/lib/files.mjs";
 import { ROOT } from "../../scripts/lib/server.mjs";
 
 const CONFIG = readFileSync(path.join(ROOT, "wrangler.toml"), "utf8");
@@ -261,5 +273,46 @@ describe("npm run deploy", () => {
     await expect(deploy(s.options)).rejects.toThrow(DeployError);
     await expect(deploy(s.options)).rejects.toThrow(/wrangler login/);
     expect(s.calls.every((call) => call === "whoami")).toBe(true);
+  });
+});
+
+describe("the files npm run deploy keeps", () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), "deploy-files-"));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const TOKEN = ".wrangler/deploy/admin-token";
+
+  it("writes the admin token as a new file of mode 600, never through a link planted where it goes", () => {
+    const victim = path.join(root, "victim");
+    writeFileSync(victim, "precious\n", { mode: 0o644 });
+    mkdirSync(path.join(root, ".wrangler/deploy"), { recursive: true });
+    symlinkSync(victim, path.join(root, TOKEN));
+    writeProjectFile(root, TOKEN, "token-1\n", 0o600);
+    expect(readFileSync(victim, "utf8")).toBe("precious\n");
+    const written = lstatSync(path.join(root, TOKEN));
+    expect(written.isFile()).toBe(true);
+    expect(written.mode & 0o777).toBe(0o600);
+    expect(readFileSync(path.join(root, TOKEN), "utf8")).toBe("token-1\n");
+
+    // A hard link to someone's file, or a file others could read, is replaced, not written into.
+    rmSync(path.join(root, TOKEN));
+    linkSync(victim, path.join(root, TOKEN));
+    writeProjectFile(root, TOKEN, "token-2\n", 0o600);
+    expect(readFileSync(victim, "utf8")).toBe("precious\n");
+    expect(lstatSync(path.join(root, TOKEN)).mode & 0o777).toBe(0o600);
+    expect(readFileSync(path.join(root, TOKEN), "utf8")).toBe("token-2\n");
+    expect(readdirSync(path.join(root, ".wrangler/deploy"))).toEqual(["admin-token"]);
+  });
+
+  it("refuses a folder on the way that is a link, writing nothing there", () => {
+    const elsewhere = mkdtempSync(path.join(os.tmpdir(), "deploy-elsewhere-"));
+    try {
+      rmSync(path.join(root, ".wrangler"), { recursive: true, force: true });
+      mkdirSync(path.join(root, ".wrangler"));
+      symlinkSync(elsewhere, path.join(root, ".wrangler/deploy"));
+      expect(() => writeProjectFile(root, TOKEN, "token-3\n", 0o600)).toThrow(/\.wrangler\/deploy is a symbolic link/);
+      expect(readdirSync(elsewhere)).toEqual([]);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 });
