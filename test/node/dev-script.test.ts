@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -19,6 +19,7 @@ const children = (pid: number) =>
   readdirSync(`/proc/${pid}/task`).flatMap((task) =>
     readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").split(" ").filter(Boolean).map(Number),
   );
+const descendants = (pid: number): number[] => children(pid).flatMap((child) => [child, ...descendants(child)]);
 const commandLine = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
 const alive = (pid: number) => {
   try {
@@ -47,6 +48,16 @@ it("runs the scheduled job, and stops the media service and exits when wrangler 
   };
 
   await until("the service starting", () => output.includes("Service ready"));
+  // The secrets reach wrangler by .dev.vars (and the media service by its environment), never by a
+  // command line, which every user of the machine can read (ps, /proc/*/cmdline).
+  const devVars = readFileSync(path.join(ROOT, ".dev.vars"), "utf8");
+  const secrets = ["MEDIA_SECRET", "LINK_SIGNING_SECRET", "ADMIN_TOKEN"].map((name) =>
+    new RegExp(`^${name}=(.+)$`, "m").exec(devVars)![1]!.trim(),
+  );
+  const lines = descendants(dev.pid!).map(commandLine);
+  expect(lines.some((line) => line.includes("workerd"))).toBe(true);
+  for (const line of lines) for (const secret of secrets) expect(line).not.toContain(secret);
+  expect(statSync(path.join(ROOT, ".dev.vars")).mode & 0o077, ".dev.vars is readable by its owner alone").toBe(0);
   await until("the scheduled job running", () => output.includes("[cron] the scheduled job ran"));
 
   const [wrangler, media] = ["wrangler.js dev", "media-service/server.mjs"].map((name) =>
