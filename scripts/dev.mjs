@@ -1,6 +1,6 @@
 // `npm run dev`: local D1/R2 state, migrations, the media service, the Worker on 127.0.0.1:$PORT
 // and a demo account.
-//   PORT       port to listen on (default 8787)
+//   PORT       port to listen on (default 8787, or a free one when 8787 is taken)
 //   STATE_DIR  where local D1/R2/Durable Object state lives (default .wrangler/state)
 //   DEV_CRON_SECONDS  how often the scheduled job runs (default 60; 0: never)
 //   INSPECTOR_PORT    devtools port (default 9229, or a free one when 9229 is taken)
@@ -11,11 +11,19 @@ import { parseEnv } from "node:util";
 import { createAccount } from "./lib/accounts.mjs";
 import { writeProjectFile } from "./lib/files.mjs";
 import { startMediaService } from "./lib/media.mjs";
-import { freePort, portInUse, ROOT, startServer } from "./lib/server.mjs";
+import { DevPortError, portSetting, startDevServer } from "./lib/dev-server.mjs";
+import { freePort, ROOT } from "./lib/server.mjs";
 
-const port = Number(process.env.PORT || 8787);
-// Another wrangler dev (or a test's) may hold the usual devtools port: then any free one does.
-const inspectorPort = Number(process.env.INSPECTOR_PORT) || ((await portInUse(9229)) ? await freePort() : 9229);
+// Another wrangler dev (or a test's) may hold a usual port: unless set, any free one does.
+let port;
+let inspectorPort;
+try {
+  port = portSetting(process.env, "PORT");
+  inspectorPort = portSetting(process.env, "INSPECTOR_PORT");
+} catch (error) {
+  console.error(error.message);
+  process.exit(1);
+}
 const stateDir = path.resolve(ROOT, process.env.STATE_DIR || ".wrangler/state");
 mkdirSync(stateDir, { recursive: true });
 
@@ -60,16 +68,18 @@ console.log(`Media service on ${media.url}.`);
 console.log(`Applying migrations and starting the service (state in ${path.relative(ROOT, stateDir) || stateDir})...`);
 let server;
 try {
-  server = await startServer({
+  server = await startDevServer({
     port,
     inspectorPort,
     stateDir,
     log: true,
     vars: { MEDIA_SERVICE_URL: media.url },
+    onRetry: console.log,
   });
 } catch (error) {
   await media.stop();
-  throw error;
+  console.error(error instanceof DevPortError ? error.message : error);
+  process.exit(1);
 }
 
 /** The demo account's keys are kept beside the local state, since keys are only shown once. */
