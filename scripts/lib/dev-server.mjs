@@ -24,11 +24,11 @@ export function portSetting(env, name) {
 const usualOrFree = async (usual, attempt) => (attempt === 1 && !(await portInUse(usual)) ? usual : freePort());
 
 /**
- * Checks the ports given, applies the migrations once, then starts the Worker (startServer's `options`) on `port` and
- * `inspectorPort` where given (PORT, INSPECTOR_PORT), on ports `pick(usual, attempt)` chooses
- * otherwise; up to `attempts` times while wrangler finds a chosen port taken (each retry said to
- * `onRetry`). Throws DevPortError
- * naming the variable to set when a port given is taken, or when every attempt found one taken.
+ * Checks the ports given, applies the migrations once, then starts the Worker (startServer's
+ * `options`) on `port` and `inspectorPort` where given (PORT, INSPECTOR_PORT), on ports that
+ * `pick(usual, attempt)` chooses otherwise; up to `attempts` times while wrangler finds a chosen
+ * port taken (each retry told to `onRetry`). Throws DevPortError naming the variable to set when a
+ * port given is taken, or when every attempt found one taken.
  */
 export async function startDevServer({
   port,
