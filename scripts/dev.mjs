@@ -1,42 +1,65 @@
 // `npm run dev`: local D1/R2 state, migrations, the media service, the Worker on 127.0.0.1:$PORT
 // and a demo account.
-//   PORT       port to listen on (default 8787)
+//   PORT       port to listen on (default 8787, or a free one when 8787 is taken)
 //   STATE_DIR  where local D1/R2/Durable Object state lives (default .wrangler/state)
 //   DEV_CRON_SECONDS  how often the scheduled job runs (default 60; 0: never)
 //   INSPECTOR_PORT    devtools port (default 9229, or a free one when 9229 is taken)
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
+import { parseEnv } from "node:util";
 import { createAccount } from "./lib/accounts.mjs";
+import { writeProjectFile } from "./lib/files.mjs";
 import { startMediaService } from "./lib/media.mjs";
-import { freePort, portInUse, ROOT, startServer } from "./lib/server.mjs";
+import { DevPortError, portSetting, startDevServer } from "./lib/dev-server.mjs";
+import { freePort, ROOT } from "./lib/server.mjs";
 
-const port = Number(process.env.PORT || 8787);
-// Another wrangler dev (or a test's) may hold the usual devtools port: then any free one does.
-const inspectorPort = Number(process.env.INSPECTOR_PORT) || ((await portInUse(9229)) ? await freePort() : 9229);
+// Another wrangler dev (or a test's) may hold a usual port: unless set, any free one does.
+let port;
+let inspectorPort;
+try {
+  port = portSetting(process.env, "PORT");
+  inspectorPort = portSetting(process.env, "INSPECTOR_PORT");
+} catch (error) {
+  console.error(error.message);
+  process.exit(1);
+}
 const stateDir = path.resolve(ROOT, process.env.STATE_DIR || ".wrangler/state");
 mkdirSync(stateDir, { recursive: true });
 
+// The secrets reach wrangler in .dev.vars, which it reads itself, never on its command line
+// (which `ps` shows to every user of the machine): the file is kept readable by its owner alone.
 const devVars = path.join(ROOT, ".dev.vars");
-if (!existsSync(devVars)) {
-  copyFileSync(path.join(ROOT, ".dev.vars.example"), devVars);
-  console.log("Created .dev.vars from .dev.vars.example.");
-}
-let secrets = readFileSync(devVars, "utf8");
-let adminToken = /^ADMIN_TOKEN=(.*)$/m.exec(secrets)?.[1]?.trim();
+let secrets = existsSync(devVars) ? readFileSync(devVars, "utf8") : readFileSync(`${devVars}.example`, "utf8");
+const fromExample = !existsSync(devVars);
+const read = (name) => parseEnv(secrets)[name] || undefined; // as wrangler reads it (dotenv)
+const changes = [];
 // The Worker leaves /admin off with a token under 32 characters (src/api/admin.ts); an older
-// .dev.vars may hold one that short: it gets a random one, kept in .dev.vars.
-if (adminToken && adminToken.length < 32) {
-  adminToken = randomBytes(24).toString("hex");
-  secrets = secrets.replace(/^ADMIN_TOKEN=.*$/m, `ADMIN_TOKEN=${adminToken}`);
-  writeFileSync(devVars, secrets);
-  console.log(
-    "ADMIN_TOKEN in .dev.vars was shorter than the 32 characters /admin needs: replaced it with a random one.",
-  );
+// .dev.vars may hold one that short, or predate the media service or signed links: such a secret
+// gets a random value, kept in .dev.vars.
+for (const name of ["ADMIN_TOKEN", "MEDIA_SECRET", "LINK_SIGNING_SECRET"]) {
+  const value = read(name);
+  if (value && (name !== "ADMIN_TOKEN" || value.length >= 32)) continue;
+  const line = `${name}=${randomBytes(24).toString("hex")}`;
+  const pattern = new RegExp(`^${name}=.*$`, "m");
+  secrets = pattern.test(secrets) ? secrets.replace(pattern, line) : `${secrets.replace(/\n?$/, "\n")}${line}\n`;
+  changes.push(name);
 }
-// An older .dev.vars may predate the media service: a random secret then does for this run.
-const mediaSecret = /^MEDIA_SECRET=(.*)$/m.exec(secrets)?.[1]?.trim() || randomBytes(24).toString("hex");
-const linkSecret = /^LINK_SIGNING_SECRET=(.*)$/m.exec(secrets)?.[1]?.trim() || randomBytes(24).toString("hex");
+if (fromExample || changes.length) {
+  if (!fromExample && lstatSync(devVars).isSymbolicLink())
+    throw new Error(
+      `.dev.vars is a link, so it is left as it is: give it ${changes.join(", ")} (16+ characters; ADMIN_TOKEN 32+).`,
+    );
+  writeProjectFile(ROOT, ".dev.vars", secrets, 0o600);
+  if (fromExample) console.log("Created .dev.vars from .dev.vars.example.");
+  if (changes.length)
+    console.log(`.dev.vars lacked ${changes.join(", ")} (or had one too short): gave each a random value.`);
+} else if (!lstatSync(devVars).isSymbolicLink() && statSync(devVars).mode & 0o077) {
+  chmodSync(devVars, 0o600);
+  console.log(".dev.vars holds secrets: made it readable by you alone (mode 600).");
+}
+const adminToken = read("ADMIN_TOKEN");
+const mediaSecret = read("MEDIA_SECRET");
 
 // No Docker here: the media service (container/) runs as a plain process beside the Worker.
 const media = await startMediaService({ port: await freePort(), secret: mediaSecret, log: true });
@@ -45,16 +68,18 @@ console.log(`Media service on ${media.url}.`);
 console.log(`Applying migrations and starting the service (state in ${path.relative(ROOT, stateDir) || stateDir})...`);
 let server;
 try {
-  server = await startServer({
+  server = await startDevServer({
     port,
     inspectorPort,
     stateDir,
     log: true,
-    vars: { MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: mediaSecret, LINK_SIGNING_SECRET: linkSecret },
+    vars: { MEDIA_SERVICE_URL: media.url },
+    onRetry: console.log,
   });
 } catch (error) {
   await media.stop();
-  throw error;
+  console.error(error instanceof DevPortError ? error.message : error);
+  process.exit(1);
 }
 
 /** The demo account's keys are kept beside the local state, since keys are only shown once. */
@@ -65,9 +90,8 @@ async function demoAccount() {
     const check = await fetch(`${server.url}/api`, { headers: { "X-API-Key": saved.full_key } });
     if (check.status !== 401) return saved;
   }
-  if (!adminToken) throw new Error("ADMIN_TOKEN is not set in .dev.vars; cannot create the demo account.");
   const data = await createAccount({ origin: server.url, adminToken, name: "demo" });
-  writeFileSync(file, JSON.stringify(data, null, 2));
+  writeProjectFile(stateDir, "demo-account.json", JSON.stringify(data, null, 2), 0o600); // its keys
   return data;
 }
 

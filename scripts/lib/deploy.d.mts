@@ -1,4 +1,5 @@
 /** Types of deploy.mjs, for TypeScript callers (the tests). */
+import type { NewAccount } from "./accounts.mjs";
 
 export const SECRETS: string[];
 export const DEPLOY_CONFIG: string;
@@ -17,5 +18,18 @@ export function deploy(options: {
   writeFile: (name: string, text: string, mode?: number) => void;
   removeFile: (name: string) => void;
   log: (line: string) => void;
+  /** A first account to create on the deployed Worker. */
+  account?: string;
+  /** The admin token to create it with when this deploy makes none (ADMIN_TOKEN). */
+  adminToken?: string;
+  fetch?: (url: string, init: RequestInit) => Promise<Response>;
   random?: () => string;
-}): Promise<{ done: string[]; url: string | null; adminTokenFile: string | null }>;
+}): Promise<{
+  done: string[];
+  /** The deployed Worker's own address; null when wrangler named none. */
+  url: string | null;
+  adminTokenFile: string | null;
+  account: NewAccount | null;
+  /** What is left to do by hand (the first account, and where to create it), if anything. */
+  next: string | null;
+}>;

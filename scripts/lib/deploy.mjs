@@ -3,6 +3,8 @@
 // missing, and nothing that exists is changed. docs/operations.md, "Deploying", says why each
 // step comes where it does.
 import { randomBytes } from "node:crypto";
+import { createAccount } from "./accounts.mjs";
+import { deployedUrl, workerName } from "./deploy-address.mjs";
 
 /** The secrets the Worker needs, each a long random value when this script makes it. */
 export const SECRETS = ["ADMIN_TOKEN", "MEDIA_SECRET", "LINK_SIGNING_SECRET"];
@@ -25,11 +27,21 @@ const databaseNamed = (run, name) => {
   return list.find((db) => db.name === name) ?? null;
 };
 
+const ADMIN_TOKEN_FILE = ".wrangler/deploy/admin-token";
+
+/** The command that creates an account called "me" on the service at `origin`. */
+const accountCommand = (origin, tokenFile) =>
+  `curl -s -X POST -H "Authorization: Bearer $(cat ${tokenFile ?? "<your admin token>"})" ` +
+  `-H "Content-Type: application/json" -d '{"name":"me"}' ${origin}/admin/accounts`;
+
 /**
  * Deploys the Worker of `config` (wrangler.toml's text). `docker`: whether a Docker daemon runs
  * (the container is built and rolled out only then). `writeFile(name, text, mode)` keeps the
- * deploy configuration, the secrets file (removed once the deploy ends) and the new admin token. Returns what was done and the
- * service's URL; throws DeployError, saying what to do, when a step fails, before anything later.
+ * deploy configuration, the secrets file (removed once the deploy ends) and the new admin token.
+ * `account`: a first account to create, with the new admin token or else `adminToken`, on the
+ * deployed Worker's own address only (`fetch` sends it). Returns what was done, the service's URL
+ * (null when wrangler names none of the Worker's), the account, and what is left to do by hand
+ * (`next`); throws DeployError, saying what to do, when a step fails, before anything later.
  */
 export async function deploy({
   run,
@@ -38,6 +50,9 @@ export async function deploy({
   writeFile,
   removeFile,
   log,
+  account,
+  adminToken,
+  fetch = globalThis.fetch,
   random = () => randomBytes(32).toString("base64url"),
 }) {
   const done = [];
@@ -82,7 +97,7 @@ export async function deploy({
     deployArgs.push("--secrets-file", ".wrangler/deploy/secrets.json");
     done.push(`created the secrets ${Object.keys(missing).join(", ")}`);
   }
-  if (missing.ADMIN_TOKEN) writeFile(".wrangler/deploy/admin-token", `${missing.ADMIN_TOKEN}\n`, 0o600);
+  if (missing.ADMIN_TOKEN) writeFile(ADMIN_TOKEN_FILE, `${missing.ADMIN_TOKEN}\n`, 0o600);
   if (!docker) {
     deployArgs.push("--containers-rollout=none");
     log(
@@ -97,6 +112,30 @@ export async function deploy({
     if (Object.keys(missing).length) removeFile(".wrangler/deploy/secrets.json");
   }
   done.push(docker ? "deployed the Worker and its container" : "deployed the Worker (container not built)");
-  const url = /https:\/\/[^\s]+/.exec(deployed)?.[0] ?? null;
-  return { done, url, adminTokenFile: missing.ADMIN_TOKEN ? ".wrangler/deploy/admin-token" : null };
+  const url = deployedUrl(deployed, config);
+  const adminTokenFile = missing.ADMIN_TOKEN ? ADMIN_TOKEN_FILE : null;
+  const result = { done, url, adminTokenFile, account: null, next: null };
+  if (!url) {
+    result.next =
+      `wrangler named no address of ${workerName(config)} (its workers.dev one, or a route or custom domain of ` +
+      "wrangler.toml), so the admin token was sent nowhere. Find the Worker's address in the Cloudflare " +
+      `dashboard (Workers & Pages, ${workerName(config)}, Domains & Routes), then create the first account by ` +
+      `hand:\n  ${accountCommand("https://<the Worker's address>", adminTokenFile)}`;
+    return result;
+  }
+  const token = missing.ADMIN_TOKEN ?? adminToken;
+  if (!account || !token) {
+    result.next =
+      (account ? "No admin token (ADMIN_TOKEN) to create the account with: create it by hand.\n" : "") +
+      `First account: ${accountCommand(url, adminTokenFile)}\n(or npm run deploy -- --account me)`;
+    return result;
+  }
+  try {
+    // A redirect is refused rather than followed: the token goes to the deployed Worker alone.
+    const send = (target, init) => fetch(target, { ...init, redirect: "error" });
+    result.account = await createAccount({ origin: url, adminToken: token, name: account, send });
+  } catch (error) {
+    result.next = `Creating the account ${account} failed (${String(error)}); by hand: ${accountCommand(url, adminTokenFile)}`;
+  }
+  return result;
 }

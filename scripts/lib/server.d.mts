@@ -30,7 +30,10 @@ export interface StartServerOptions {
   /** Another entry point than the config's `main`, run with the config's bindings. */
   script?: string;
   cwd?: string;
-  /** Override wrangler.toml vars (and .dev.vars secrets). */
+  /**
+   * Override wrangler.toml vars (and .dev.vars secrets). They go on wrangler's command line, which
+   * every user of the machine can read: a real secret goes in .dev.vars instead (scripts/dev.mjs).
+   */
   vars?: Record<string, string>;
   migrate?: boolean;
   log?: boolean;

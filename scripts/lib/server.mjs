@@ -153,7 +153,8 @@ export async function portInUse(port) {
 
 /**
  * Starts `wrangler dev` in its own process group (so stopping it also ends workerd) and resolves
- * once the service answers. `vars` override wrangler.toml vars (and .dev.vars secrets).
+ * once the service answers. `vars` override wrangler.toml vars (and .dev.vars secrets); they go
+ * on wrangler's command line, which `ps` shows to every user, so a real secret goes in .dev.vars.
  * `inspectorPort` is the devtools port; by default a free one, so that a server started by a test
  * or a benchmark never collides with another `wrangler dev` (whose default is 9229). `script`
  * runs another entry point (a test's wrapper of the Worker) with the config's bindings.

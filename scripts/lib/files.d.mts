@@ -1,0 +1,3 @@
+/** Types of files.mjs, for TypeScript callers (the tests). */
+
+export function writeProjectFile(root: string, name: string, text: string, mode?: number): void;
