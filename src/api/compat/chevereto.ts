@@ -42,11 +42,11 @@ const openedForms = new WeakMap<Request, StreamedForm>();
 /**
  * Chevereto's `key` may be a form field. A key must be known before any byte of a file is
  * staged, and before an unknown caller may cost more than a small read: without X-API-Key or
- * ?key=, the text fields ahead of the first file part and within the body's first 64 KiB are
- * read (held in memory, nothing stored), and a `key` among them is the key. One after the
- * `source` part, after any other file part or past 64 KiB is not looked for, and the request is
- * refused (401) as keyless, counted against its network's budget of bad keys as the API's are;
- * so is a body that is no form. The rest of a refused body is never read.
+ * ?key=, the first 64 text fields ahead of the first file part and within the body's first
+ * 64 KiB are read (held in memory, nothing stored), and a `key` among them is the key. One after
+ * the `source` part, after any other file part, after 64 fields or past 64 KiB is not looked for,
+ * and the request is refused (401) as keyless, counted against its network's budget of bad keys
+ * as the API's are; so is a body that is no form. The rest of a refused body is never read.
  */
 const keyInForm = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method === "POST" && !presentedKey(c)) {

@@ -54,6 +54,12 @@ class MeteredBody {
 }
 
 /**
+ * The fields a search looks through, as many as a multipart body may have parts: each costs a
+ * little work, and 64 KiB of one-byte fields would be thousands of them.
+ */
+const SEARCH_FIELDS = 64;
+
+/**
  * A form as the compatible endpoints read it, in the order it was sent: the text fields before
  * the part that carries the file (`sourceName`: Chevereto's `source`, Lsky's `file`), that part,
  * then the fields after it. Text fields share the API's bound (64 KiB in all); the body, whatever
@@ -101,15 +107,15 @@ export class StreamedForm {
 
   /**
    * Reads text fields until one named `name` is among them, looking no further than the body's
-   * first `limit` bytes and the first file part (the source or any other): true when it was
-   * found. Before its caller is known, a request may cost no more than that. When it is not
+   * first `limit` bytes, its first SEARCH_FIELDS fields and the first file part (the source or
+   * any other): true when it was found. Before its caller is known, a request may cost no more than that. When it is not
    * found, nothing more of the body is read; a body that is no form has no such field.
    */
   async findField(name: string, limit: number): Promise<boolean> {
     if (!this.parts || !this.body) return false;
     this.body.limit = limit;
     try {
-      while (!(name in this.fields.values)) {
+      for (let read = 0; read < SEARCH_FIELDS && !(name in this.fields.values); read++) {
         const next = await this.parts.next();
         if (next.done || next.value.filename !== null || next.value.name === this.sourceName) break;
         await this.fields.read(next.value);

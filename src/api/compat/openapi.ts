@@ -23,7 +23,7 @@ const cheveretoError = (description: string) => json(cheveretoErrorSchema, descr
 const cheveretoFields = {
   key: text(
     "The API key, if not sent as X-API-Key or ?key=. In a multipart or urlencoded body it counts only before " +
-      "`source` and any other file part, within the body's first 64 KiB.",
+      "`source` and any other file part, among the first 64 fields and within the body's first 64 KiB.",
   ),
   format: {
     type: "string" as const,

@@ -311,6 +311,11 @@ describe("POST /api/1/upload (Chevereto API v1)", () => {
         {},
       ],
       [
+        "after 64 other fields",
+        `${"a=1&".repeat(64)}key=${account.upload}&source=${encodeURIComponent(base64(await uniquePng("many")))}`,
+        { "Content-Type": "application/x-www-form-urlencoded" },
+      ],
+      [
         "past 64 KiB",
         `${"&".repeat(64 * 1024)}key=${account.upload}&source=${encodeURIComponent(base64(await uniquePng("far")))}`,
         { "Content-Type": "application/x-www-form-urlencoded" },
@@ -321,12 +326,12 @@ describe("POST /api/1/upload (Chevereto API v1)", () => {
       expect(res.status, what).toBe(401);
     }
     await expectNothingStored(account);
-    // Fields and empty ones within 64 KiB, then the key, still count.
+    // Fields (63 of them) and empty ones within 64 KiB, then the key, still count.
     const near = await json(
       request("/api/1/upload", {
         method: "POST",
         headers: { "Content-Type": "application/x-www-form-urlencoded" },
-        body: `${"&".repeat(60 * 1024)}title=near&key=${account.upload}&source=${encodeURIComponent(base64(await uniquePng("near")))}`,
+        body: `${"&".repeat(60 * 1024)}${"a=1&".repeat(62)}title=near&key=${account.upload}&source=${encodeURIComponent(base64(await uniquePng("near")))}`,
       }),
     );
     expect(near.status).toBe(200);
@@ -682,7 +687,7 @@ async function collect(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
 
 describe("the compatible endpoints' streamed readers", () => {
   it("read a urlencoded body as URLSearchParams does, whatever its chunks", async () => {
-    const body = "a=1%2B2+3&empty=&bare&&%E2%82%AC=%zz%4&skipped=xyz&last=%41%42";
+    const body = "&&a=1%2B2+3&empty=&bare&&&&%E2%82%AC=%zz%4&skipped=xyz&&=v&last=%41%42&&&";
     const expected = [...new URLSearchParams(body)].filter(([name]) => name !== "skipped");
     for (const size of [1, 2, 3, 7, 1000]) {
       const fields: [string, string][] = [];
