@@ -108,8 +108,9 @@ export class StreamedForm {
   /**
    * Reads text fields until one named `name` is among them, looking no further than the body's
    * first `limit` bytes, its first SEARCH_FIELDS fields and the first file part (the source or
-   * any other): true when it was found. Before its caller is known, a request may cost no more than that. When it is not
-   * found, nothing more of the body is read; a body that is no form has no such field.
+   * any other): true when it was found. Before its caller is known, a request may cost no more
+   * than that. When it is not found, nothing more of the body is read; a body that is no form
+   * has no such field.
    */
   async findField(name: string, limit: number): Promise<boolean> {
     if (!this.parts || !this.body) return false;
