@@ -126,7 +126,10 @@ async function tus(res: Response): Promise<Answer> {
   return envelope(res);
 }
 
-/** A tool call's answer: a tool error says the API's message and status; the protocol's own refusals are the envelope. */
+/**
+ * A tool call's answer: a tool error says the API's message and status; the protocol's own
+ * refusals are the envelope.
+ */
 async function mcpAnswer(res: Response): Promise<Answer> {
   if (res.status !== 200) return envelope(res);
   const text = await res.text();
@@ -355,7 +358,8 @@ async function holdings(account: TestAccount) {
        WHERE s.account_id = ? ORDER BY 1, 2`,
     ),
     inAlbums: await all(
-      "SELECT a.album_id, a.upload_id FROM album_uploads a JOIN uploads u ON u.id = a.upload_id WHERE u.account_id = ? ORDER BY 1, 2",
+      `SELECT a.album_id, a.upload_id FROM album_uploads a JOIN uploads u ON u.id = a.upload_id
+       WHERE u.account_id = ? ORDER BY 1, 2`,
     ),
   };
 }

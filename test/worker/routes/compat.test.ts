@@ -331,7 +331,9 @@ describe("POST /api/1/upload (Chevereto API v1)", () => {
       request("/api/1/upload", {
         method: "POST",
         headers: { "Content-Type": "application/x-www-form-urlencoded" },
-        body: `${"&".repeat(60 * 1024)}${"a=1&".repeat(62)}title=near&key=${account.upload}&source=${encodeURIComponent(base64(await uniquePng("near")))}`,
+        body:
+          `${"&".repeat(60 * 1024)}${"a=1&".repeat(62)}title=near&key=${account.upload}` +
+          `&source=${encodeURIComponent(base64(await uniquePng("near")))}`,
       }),
     );
     expect(near.status).toBe(200);
