@@ -144,6 +144,11 @@ export async function* urlencodedFields(
 
   try {
     for (;;) {
+      // Empty pairs (`&&`) are no fields: skipped a chunk at a time, not a generator each.
+      while (at >= chunk.length || chunk[at] === AMPERSAND) {
+        if (at < chunk.length) at++;
+        else if (!(await pull())) return;
+      }
       const stopped: Stop = { by: -1, done: false };
       const nameBytes: number[] = [];
       for await (const piece of until(true, stopped)) {

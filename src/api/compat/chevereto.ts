@@ -8,12 +8,18 @@ import { identifyCallerBy, presentedKey, requireKey } from "../../http/auth";
 import { accountSession } from "../../http/d1-sessions";
 import { routeGroup } from "../../http/route-group";
 import { rateLimits } from "../../http/throttles/rate-limits";
-import { EXPIRES_IN_MAX, EXPIRES_IN_MIN, MAX_REQUEST_BYTES, megabytes } from "../../model/spec-limits";
+import {
+  EXPIRES_IN_MAX,
+  EXPIRES_IN_MIN,
+  MAX_REQUEST_BYTES,
+  MAX_TEXT_BODY_BYTES,
+  megabytes,
+} from "../../model/spec-limits";
 import { isoTimestamp } from "../../time";
 import { albumOf } from "./source";
 import { parseUploadFields, type ReadUploadRequest, type UploadResult, uploadFrom } from "../upload";
 import { errorsAlsoAs, originalName, reasonPhrase, storedFile } from "./answers";
-import { StreamedForm, type FormPart } from "./form";
+import { StreamedForm } from "./form";
 import { describeCheveretoLink, describeCheveretoUpload } from "./openapi";
 import type { cheveretoUploadSchema } from "./schemas";
 import { bytesOf, type CompatSource, partSource, textSource } from "./source";
@@ -30,31 +36,32 @@ const TOO_LARGE =
   `Request over ${megabytes(MAX_REQUEST_BYTES)}. Give a link as \`source\` instead (up to 200MB), ` +
   "or send the file in pieces through the API (/api/chunk).";
 
-/** A form whose head was read to find its `key`, before its caller was known (keyInForm). */
-interface OpenedForm {
-  form: StreamedForm;
-  source: FormPart | null;
-}
-const openedForms = new WeakMap<Request, OpenedForm>();
-
-async function openForm(request: Request): Promise<OpenedForm> {
-  const form = StreamedForm.open(request, SOURCE, TOO_LARGE);
-  return { form, source: await form.head() };
-}
+/** A form whose `key` field was found ahead of its file (keyInForm), before its caller was known. */
+const openedForms = new WeakMap<Request, StreamedForm>();
 
 /**
  * Chevereto's `key` may be a form field. A key must be known before any byte of a file is
- * staged, so without X-API-Key or ?key= the fields before `source` are read (64 KiB at most,
- * held in memory, nothing stored) and a `key` among them is the key; one after `source` is not
- * looked for, and the request is refused (401) as keyless.
+ * staged, and before an unknown caller may cost more than a small read: without X-API-Key or
+ * ?key=, the first 64 text fields ahead of the first file part and within the body's first
+ * 64 KiB are read (held in memory, nothing stored), and a `key` among them is the key. One after
+ * the `source` part, after any other file part, after 64 fields or past 64 KiB is not looked for,
+ * and the request is refused (401) as keyless, counted against its network's budget of bad keys
+ * as the API's are; so is a body that is no form. The rest of a refused body is never read.
  */
 const keyInForm = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.req.method === "POST" && !presentedKey(c)) openedForms.set(c.req.raw, await openForm(c.req.raw));
+  if (c.req.method === "POST" && !presentedKey(c)) {
+    try {
+      const form = StreamedForm.open(c.req.raw, SOURCE, TOO_LARGE);
+      if (await form.findField("key", MAX_TEXT_BODY_BYTES)) openedForms.set(c.req.raw, form);
+    } catch (error) {
+      // No form, no key: identifyCaller refuses it.
+      if (!(error instanceof ApiError)) throw error;
+    }
+  }
   await next();
 });
 
-const keyOf = (c: Context<AppEnv>) =>
-  presentedKey(c) ?? (openedForms.get(c.req.raw)?.form.fields.values.key || undefined);
+const keyOf = (c: Context<AppEnv>) => presentedKey(c) ?? (openedForms.get(c.req.raw)?.fields.values.key || undefined);
 
 const keyRefused = () =>
   unauthorized(
@@ -113,14 +120,15 @@ const readChevereto =
     let source: CompatSource | null = null;
     let formFields: Record<string, string> = {};
     if (c.req.method === "POST") {
-      const opened = openedForms.get(c.req.raw) ?? (await openForm(c.req.raw));
-      if (opened.source) {
-        await checkAlbum(albumOf({ ...c.req.query(), ...opened.form.fields.values }));
-        source = await partSource(opened.source, stage);
-        asked.sentAs = opened.source.filename;
+      const form = openedForms.get(c.req.raw) ?? StreamedForm.open(c.req.raw, SOURCE, TOO_LARGE);
+      const part = await form.head();
+      if (part) {
+        await checkAlbum(albumOf({ ...c.req.query(), ...form.fields.values }));
+        source = await partSource(part, stage);
+        asked.sentAs = part.filename;
       }
-      await opened.form.rest();
-      formFields = opened.form.fields.values;
+      await form.rest();
+      formFields = form.fields.values;
     }
     const fields: Record<string, string | undefined> = { ...c.req.query(), ...formFields };
     const format = fields.format?.trim().toLowerCase() || "json";

@@ -22,7 +22,8 @@ const cheveretoError = (description: string) => json(cheveretoErrorSchema, descr
 
 const cheveretoFields = {
   key: text(
-    "The API key, if not sent as X-API-Key or ?key=. In a multipart or urlencoded body it counts only before `source`.",
+    "The API key, if not sent as X-API-Key or ?key=. In a multipart or urlencoded body it counts only before " +
+      "`source` and any other file part, among the first 64 fields and within the body's first 64 KiB.",
   ),
   format: {
     type: "string" as const,
@@ -39,7 +40,7 @@ const cheveretoFields = {
 const cheveretoResponses = {
   200: json(cheveretoUploadSchema, "Uploaded (format=json); with format=txt, `url` alone as text/plain."),
   303: { description: "format=redirect: to the upload's page (`url_viewer`)." },
-  401: cheveretoError("Missing or invalid key, or a `key` field after `source`."),
+  401: cheveretoError("Missing or invalid key, or a `key` field after a file part or past the body's first 64 KiB."),
   403: cheveretoError("Account or IP banned from uploading."),
   405: cheveretoError("Another method (HEAD too: it would upload)."),
   413: cheveretoError(`Request over ${megabytes(MAX_REQUEST_BYTES)}.`),

@@ -101,6 +101,64 @@ describe("/mcp hostile messages", () => {
   });
 });
 
+describe("/mcp key kinds", () => {
+  /** The tools either key may call; every other tool needs the full key. */
+  const EITHER_KEY = ["upload_file", "upload_from_url"];
+
+  type ToolAnswer = { result: { isError?: boolean; content: { text: string }[]; structuredContent?: any } };
+  const call = async (key: string, name: string, args: Record<string, unknown>) =>
+    (await reply<ToolAnswer>(await post(message("tools/call", { name, arguments: args }), { key }))).result;
+
+  it("refuses every full-key tool to the upload-only key with the API's own 401 reason, changing nothing", async () => {
+    const account = await newAccount();
+    const made = await call(account.full, "upload_file", {
+      data: btoa(String.fromCharCode(...(await uniquePng("mcp-kinds")))),
+    });
+    const id = made.structuredContent.id as string;
+    const album = (await call(account.full, "create_album", { title: "kept" })).structuredContent.id as string;
+    // Valid arguments for each, so that only the key kind can refuse them.
+    const argumentsOf: Record<string, Record<string, unknown>> = {
+      list_uploads: {},
+      get_upload: { id },
+      update_upload: { id, title: "changed by the upload-only key" },
+      replace_from_url: { id, url: `${env.LINK_SERVER_URL}/file/tiny/gif.gif` },
+      delete_upload: { id },
+      get_variants: { id },
+      list_albums: {},
+      create_album: { title: "made by the upload-only key" },
+      add_to_album: { album, uploads: [id] },
+    };
+    const apiRefusal = await request("/api", { headers: { "X-API-Key": account.upload } });
+    expect(apiRefusal.status).toBe(401);
+    const reason = ((await apiRefusal.json()) as { errors: string }).errors;
+
+    const listed = await reply<{ result: { tools: { name: string; description: string }[] } }>(
+      await post(message("tools/list"), { key: account.upload }),
+    );
+    const fullKeyTools = listed.result.tools.filter((t) => !EITHER_KEY.includes(t.name));
+    expect(fullKeyTools.map((t) => t.name).sort()).toEqual(Object.keys(argumentsOf).sort());
+    for (const tool of fullKeyTools) {
+      // Tools are listed to both keys alike; each says which key it needs.
+      expect(tool.description, tool.name).toMatch(/Needs the full key\.$/);
+      const refused = await call(account.upload, tool.name, argumentsOf[tool.name]!);
+      expect(refused.isError, tool.name).toBe(true);
+      expect(refused.content[0]!.text, tool.name).toBe(`${reason} (HTTP 401)`);
+    }
+    for (const name of EITHER_KEY) {
+      expect(listed.result.tools.find((t) => t.name === name)?.description, name).toMatch(/Either key may upload\./);
+    }
+    // Nothing changed: the upload as made, the album empty, no other album, no other upload.
+    const read = await call(account.full, "get_upload", { id });
+    expect(read.structuredContent).toMatchObject({ id, title: null, size: made.structuredContent.size });
+    const albums = await call(account.full, "list_albums", {});
+    expect(albums.structuredContent.data).toMatchObject([{ id: album, upload_count: 0 }]);
+    expect(await rows(account.id)).toBe(1);
+    // The full key still may.
+    const changed = await call(account.full, "update_upload", { id, title: "changed" });
+    expect(changed.structuredContent).toMatchObject({ id, title: "changed" });
+  });
+});
+
 describe("/mcp rate limits", () => {
   const limits = { RATE_LIMITS: "on", RATE_LIMIT_PER_MINUTE: "3", RATE_LIMIT_BAD_KEY_PER_MINUTE: "5" };
 

@@ -4,7 +4,17 @@ import { describe, expect, it } from "vitest";
 import { decodeBase64 } from "../../../src/http/base64";
 import { urlencodedFields } from "../../../src/http/urlencoded";
 import { MAX_REQUEST_BYTES, MiB } from "../../../src/model/spec-limits";
-import { fixture, json, newAccount, request, strayObjects, type TestAccount, uniquePng } from "../helpers";
+import {
+  answerWithin,
+  clockedApp,
+  fixture,
+  json,
+  newAccount,
+  request,
+  strayObjects,
+  type TestAccount,
+  uniquePng,
+} from "../helpers";
 
 /**
  * The ways in that other tools speak: Chevereto API v1 (/api/1/upload), Lsky Pro v1
@@ -68,6 +78,36 @@ function oversizedStream(head: Uint8Array, fill: number) {
     }
   })();
   return { body: readable, writing, state };
+}
+
+/**
+ * A body sent only as fast as it is read, `head` then blocks of `fill`, up to 8 MiB (so that a
+ * server reading it all still ends): `state.sent` is how much the server took.
+ */
+function endlessStream(head: Uint8Array, fill: number) {
+  const { readable, writable } = new IdentityTransformStream();
+  const writer = writable.getWriter();
+  writer.closed.catch(() => {});
+  const state = { sent: 0, stopped: false };
+  const block = new Uint8Array(16 * 1024).fill(fill);
+  void (async () => {
+    try {
+      await writer.write(head);
+      state.sent += head.length;
+      while (!state.stopped && state.sent < 8 * MiB) {
+        await writer.write(block);
+        state.sent += block.length;
+      }
+      await writer.close();
+    } catch {
+      // expected: the server stops reading once it has answered
+    }
+  })();
+  const stop = () => {
+    state.stopped = true;
+    writer.abort().catch(() => {});
+  };
+  return { body: readable, state, stop };
 }
 
 describe("POST /api with Accept: text/plain", () => {
@@ -199,6 +239,140 @@ describe("POST /api/1/upload (Chevereto API v1)", () => {
     });
     expect(await uploadsOf(account)).toBe(2);
     expect(await strayObjects()).toEqual([]);
+  });
+
+  it("never takes a `key` after a text `source` (a link or base64), storing and fetching nothing", async () => {
+    const account = await newAccount();
+    const png = await uniquePng("key-after-text");
+    const link = `${env.LINK_SERVER_URL}/file/tiny/gif.gif`;
+    const urlencoded = { "Content-Type": "application/x-www-form-urlencoded" };
+    const bodies: [string, BodyInit, Record<string, string>][] = [
+      ["base64, urlencoded", new URLSearchParams({ source: base64(png), key: account.upload }).toString(), urlencoded],
+      ["a link, urlencoded", new URLSearchParams({ source: link, key: account.upload }).toString(), urlencoded],
+      [
+        "base64, multipart",
+        form([
+          ["source", base64(png)],
+          ["key", account.upload],
+        ]),
+        {},
+      ],
+    ];
+    for (const [what, body, headers] of bodies) {
+      const res = await json(request("/api/1/upload", { method: "POST", headers, body }));
+      expect(res.status, what).toBe(401);
+      expect(res.body.error.message, what).toMatch(/before the `source` part/);
+    }
+    await expectNothingStored(account);
+    // The same key ahead of the same text source is taken.
+    const ok = await json(
+      request("/api/1/upload", {
+        method: "POST",
+        headers: urlencoded,
+        body: new URLSearchParams({ key: account.upload, source: base64(png) }).toString(),
+      }),
+    );
+    expect(ok.status).toBe(200);
+  });
+
+  it("looks for a form's key in its first 64 KiB only, ahead of any file part, then answers 401 at once", async () => {
+    const account = await newAccount();
+    const big = new Uint8Array(8 * MiB);
+    const multipartHead = new TextEncoder().encode(
+      '--xyz\r\nContent-Disposition: form-data; name="other"; filename="big.bin"\r\n\r\n',
+    );
+    const keyless: [string, string, Uint8Array, number][] = [
+      ["a urlencoded body of `&`", "application/x-www-form-urlencoded", new Uint8Array(0), 0x26],
+      ["a urlencoded body of empty fields", "application/x-www-form-urlencoded", new Uint8Array(0), 0x3d],
+      ["a file part that is not `source`", "multipart/form-data; boundary=xyz", multipartHead, 0],
+    ];
+    for (const [what, type, head, fill] of keyless) {
+      // Sent as it is read, for as long as it is read: the answer must come without the rest.
+      const stream = endlessStream(head, fill);
+      const res = await answerWithin(
+        10_000,
+        what,
+        json(request("/api/1/upload", { method: "POST", headers: { "Content-Type": type }, body: stream.body })),
+      );
+      stream.stop();
+      expect(res.status, what).toBe(401);
+      expect(res.body, what).toMatchObject({ status_code: 401, type: "error", errors: expect.stringMatching(/key/) });
+      expect(stream.state.sent, what).toBeLessThanOrEqual(256 * 1024);
+    }
+    // A key that comes after a file part, or past the first 64 KiB, is not looked for.
+    const late: [string, FormData | string, Record<string, string>][] = [
+      [
+        "after another file part",
+        form([
+          ["other", new Blob([big.subarray(0, 1000)]), "o.bin"],
+          ["key", account.upload],
+          ["source", new Blob([await uniquePng("late-key")]), "a.png"],
+        ]),
+        {},
+      ],
+      [
+        "after 64 other fields",
+        `${"a=1&".repeat(64)}key=${account.upload}&source=${encodeURIComponent(base64(await uniquePng("many")))}`,
+        { "Content-Type": "application/x-www-form-urlencoded" },
+      ],
+      [
+        "past 64 KiB",
+        `${"&".repeat(64 * 1024)}key=${account.upload}&source=${encodeURIComponent(base64(await uniquePng("far")))}`,
+        { "Content-Type": "application/x-www-form-urlencoded" },
+      ],
+    ];
+    for (const [what, body, headers] of late) {
+      const res = await json(request("/api/1/upload", { method: "POST", headers, body }));
+      expect(res.status, what).toBe(401);
+    }
+    await expectNothingStored(account);
+    // Fields (63 of them) and empty ones within 64 KiB, then the key, still count.
+    const near = await json(
+      request("/api/1/upload", {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body:
+          `${"&".repeat(60 * 1024)}${"a=1&".repeat(62)}title=near&key=${account.upload}` +
+          `&source=${encodeURIComponent(base64(await uniquePng("near")))}`,
+      }),
+    );
+    expect(near.status).toBe(200);
+    expect(near.body.image.title).toBe("near");
+  });
+
+  it("counts a wrong or missing key in the form against the client network, as POST /api does", async () => {
+    const account = await newAccount();
+    const app = clockedApp({ RATE_LIMITS: "on", RATE_LIMIT_BAD_KEY_PER_MINUTE: "3" });
+    const ip = "198.51.100.77";
+    const send = (key: string) =>
+      json(
+        app.call("/api/1/upload", {
+          method: "POST",
+          ip,
+          body: form([
+            ["key", key],
+            ["source", new Blob([new Uint8Array(64 * 1024)]), "a.png"],
+          ]),
+        }),
+      );
+    const statuses: number[] = [];
+    for (const key of ["uk_wrong1", "", "uk_wrong2", "uk_wrong3", ""]) statuses.push((await send(key)).status);
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    const throttled = await send("uk_wrong4");
+    expect(throttled.headers.get("Retry-After")).toMatch(/^\d+$/);
+    expect(throttled.body).toMatchObject({ status_code: 429, type: "error" });
+    // As on POST /api, a real key from the throttled network is not held back.
+    const ok = await json(
+      app.call("/api/1/upload", {
+        method: "POST",
+        ip,
+        body: form([
+          ["key", account.upload],
+          ["source", new Blob([await uniquePng("after-throttle")]), "a.png"],
+        ]),
+      }),
+    );
+    expect(ok.status).toBe(200);
   });
 
   it("takes a link (POST or GET) and base64 text, answering as format asks", async () => {
@@ -515,7 +689,7 @@ async function collect(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
 
 describe("the compatible endpoints' streamed readers", () => {
   it("read a urlencoded body as URLSearchParams does, whatever its chunks", async () => {
-    const body = "a=1%2B2+3&empty=&bare&&%E2%82%AC=%zz%4&skipped=xyz&last=%41%42";
+    const body = "&&a=1%2B2+3&empty=&bare&&&&%E2%82%AC=%zz%4&skipped=xyz&&=v&last=%41%42&&&";
     const expected = [...new URLSearchParams(body)].filter(([name]) => name !== "skipped");
     for (const size of [1, 2, 3, 7, 1000]) {
       const fields: [string, string][] = [];
