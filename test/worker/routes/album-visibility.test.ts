@@ -118,6 +118,7 @@ beforeAll(async () => {
           description: `adesc${key}`,
           visibility: albumVisibility,
           passwordHash: albumLocked ? passwordHash : null,
+          acceptsUploads: false,
           coverUploadId: uploadId,
           createdAt: NOW - n,
           updatedAt: NOW - n,
