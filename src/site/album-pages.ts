@@ -30,9 +30,12 @@ import { albumVisitorText, GRID_STYLE, pageLinks, pageNumber, uploadTile } from 
  * Link previews and oEmbed describe only an album anyone with the link may see.
  */
 
-/** The album a page is about, if a visitor may know of it: none for a private one. */
-async function visibleAlbum(c: Context<AppEnv>): Promise<AlbumRow> {
-  const album = await albumForPage(requestStores(c), c.req.param("id")!);
+/**
+ * The album `id` (by default the page's), if a visitor may know of it: none for a private one,
+ * answered word for word as an unknown album by its page, its form and oEmbed alike.
+ */
+async function visibleAlbum(c: Context<AppEnv>, id = c.req.param("id")!): Promise<AlbumRow> {
+  const album = await albumForPage(requestStores(c), id);
   if (!album || album.visibility === "private") throw notFound("No such album.");
   return album;
 }
@@ -90,12 +93,11 @@ async function signedQuery(c: Context<AppEnv>, album: AlbumRow) {
 /** The oEmbed answer for an album's page (GET /oembed with url=/a/{id}). */
 export async function albumOembed(c: Context<AppEnv>, request: OembedRequest) {
   const origin = publicOrigin(c);
-  const album = await albumForPage(requestStores(c), request.id);
-  if (!album) throw notFound("No such album.");
+  const album = await visibleAlbum(c, request.id);
   const locked = isLocked(album);
-  const cover = locked || album.visibility === "private" ? null : await albumCover(requestStores(c), album.id);
+  const cover = locked ? null : await albumCover(requestStores(c), album.id);
   const answer = albumOembedAnswer(
-    { title: albumVisitorText(album).title, private: album.visibility === "private", locked },
+    { title: albumVisitorText(album).title, locked },
     cover && { row: cover, thumb: uploadLinks(origin, cover).thumb },
     request,
     { name: new URL(origin).host, url: origin },

@@ -6,7 +6,7 @@ import { accounts, albums, albumUploads, uploads, type AlbumRow, type UploadRow 
 import { VISIBILITIES, type Visibility } from "../../../src/model/visibility";
 import { hashPassword } from "../../../src/uploads/access/passwords";
 import { signUrl } from "../../../src/uploads/access/signed-links";
-import { request, tamperedSignature } from "../helpers";
+import { json, newAccount, request, tamperedSignature } from "../helpers";
 import { site } from "./listings-support";
 
 /**
@@ -175,7 +175,7 @@ describe("an album shows no upload its visitor could not see on its own", () => 
         // As if there were no such album.
         expect(res.status, label).toBe(404);
         expect(albumText(text, key) || Object.values(marks).some(Boolean), label).toBe(false);
-        expect(oembed.status, label).toBe(401);
+        expect(oembed.status, label).toBe(404);
         expect(albumText(answer, key), label).toBe(false);
         return;
       }
@@ -335,5 +335,31 @@ describe("an album's page", () => {
     expect(oembed.status).toBe(404);
     expect((await site().get("/sitemap-albums-99.xml")).status).toBe(404);
     expect((await request("/a/nosuchalbum", { method: "PUT" })).status).toBe(405);
+  });
+
+  it("answers a private album exactly as an unknown one: its page, its form and oEmbed", async () => {
+    const account = await newAccount();
+    const made = await json(
+      request("/api/albums", { key: account.full, method: "POST", json: { visibility: "private", title: "Hidden" } }),
+    );
+    const hidden = made.body.data.id as string;
+    /** What a visitor learns from an answer: its status, its type and its text without the request's id. */
+    const seen = async (res: Response) => ({
+      status: res.status,
+      type: res.headers.get("Content-Type"),
+      text: (await res.text()).replace(/request [\w-]+/g, "request X"),
+    });
+    const oembed = (id: string) =>
+      request(`/oembed?url=${encodeURIComponent(`http://media.test/a/${id}`)}&format=json`);
+    const guess = () => new URLSearchParams({ password: "x" });
+    for (const [what, send] of [
+      ["the page", (id: string) => request(`/a/${id}`)],
+      ["the password form", (id: string) => request(`/a/${id}`, { method: "POST", body: guess() })],
+      ["oEmbed", oembed],
+    ] as const) {
+      const unknown = await seen(await send("ZZZZZZZZZZ"));
+      expect(unknown.status, what).toBe(404);
+      expect(await seen(await send(hidden)), what).toEqual(unknown);
+    }
   });
 });
