@@ -9,7 +9,7 @@ import { methodNotAllowed } from "../http/method-not-allowed";
 import { publicOrigin } from "../http/request-info";
 import type { AlbumRow } from "../model/schema";
 import { settingsOf } from "../settings";
-import { checkSignedUrl, signUrl } from "../uploads/access/signed-links";
+import { checkAlbumUrl, signAlbumUrl } from "../uploads/access/signed-links";
 import { albumCover, albumForPage, albumPageUploads } from "../uploads/albums/pages";
 import { albumUrl } from "../uploads/albums/albums";
 import { uploadLinks } from "../uploads/public-urls";
@@ -26,7 +26,8 @@ import { albumVisitorText, GRID_STYLE, pageLinks, pageNumber, uploadTile } from 
  * A private album has no page for visitors (404, as if there were none: pages have no owner
  * session). A locked album's page is the password form, with nothing of the album, its uploads
  * or its cover; the right password answers the page with its links to other pages signed
- * (signed-links.ts, over the album's path), so the password is asked once for SIGNED_LINK_SECONDS.
+ * (signed-links.ts, over the album's path and for its password as it is), so the password is asked
+ * once for SIGNED_LINK_SECONDS, or until it changes.
  * Link previews and oEmbed describe only an album anyone with the link may see.
  */
 
@@ -84,9 +85,10 @@ ${shareOptions([{ name: "Album link", text: url }])}</main>`;
   });
 }
 
-/** The query that signs the album's path for SIGNED_LINK_SECONDS: `exp=…&sig=…`. */
+/** The query that signs the locked album's path for SIGNED_LINK_SECONDS: `exp=…&sig=…`. */
 async function signedQuery(c: Context<AppEnv>, album: AlbumRow) {
-  const signed = await signUrl(settingsOf(c.env).linkSigningSecret, albumUrl(publicOrigin(c), album.id), c.var.now());
+  const url = albumUrl(publicOrigin(c), album.id);
+  const signed = await signAlbumUrl(settingsOf(c.env).linkSigningSecret, url, c.var.now(), album.passwordHash!);
   return new URL(signed).search.slice(1);
 }
 
@@ -111,7 +113,7 @@ export const albumPages = new Hono<AppEnv>()
     const number = pageNumber(c.req.query("page"));
     if (!isLocked(album)) return albumPage(c, album, number, null);
     const url = new URL(c.req.url);
-    const check = await checkSignedUrl(settingsOf(c.env).linkSigningSecret, url, c.var.now());
+    const check = await checkAlbumUrl(settingsOf(c.env).linkSigningSecret, url, c.var.now(), album.passwordHash!);
     if (check === "valid") {
       const signed = `exp=${url.searchParams.get("exp")}&sig=${url.searchParams.get("sig")}`;
       return albumPage(c, album, number, signed);

@@ -5,7 +5,7 @@ import { database } from "../../../src/storage/db";
 import { accounts, albums, albumUploads, uploads, type AlbumRow, type UploadRow } from "../../../src/model/schema";
 import { VISIBILITIES, type Visibility } from "../../../src/model/visibility";
 import { hashPassword } from "../../../src/uploads/access/passwords";
-import { signUrl } from "../../../src/uploads/access/signed-links";
+import { signAlbumUrl } from "../../../src/uploads/access/signed-links";
 import { json, newAccount, request, tamperedSignature } from "../helpers";
 import { site } from "./listings-support";
 
@@ -148,8 +148,11 @@ function upload(text: string, key: string) {
 }
 const albumText = (text: string, key: string) => text.includes(`atitle${key}`) || text.includes(`adesc${key}`);
 
-const signedPath = async (albumId: string) =>
-  new URL(await signUrl(env.LINK_SIGNING_SECRET, `http://media.test/a/${albumId}`, Date.now())).search;
+/** The signed query of a locked album's page links. */
+const signedPath = async (album: AlbumRow) =>
+  new URL(
+    await signAlbumUrl(env.LINK_SIGNING_SECRET, `http://media.test/a/${album.id}`, Date.now(), album.passwordHash!),
+  ).search;
 
 /** Runs `check` on every case, a few at a time. */
 async function each(check: (c: Case) => Promise<void>) {
@@ -214,7 +217,7 @@ describe("an album shows no upload its visitor could not see on its own", () => 
       await Promise.all(
         locked.slice(i, i + 8).map(async ({ key, album, state }) => {
           const label = `${album.visibility} locked album: ${JSON.stringify(state)}`;
-          const res = await request(`/a/${album.id}${await signedPath(album.id)}`);
+          const res = await request(`/a/${album.id}${await signedPath(album)}`);
           const text = await res.text();
           const want = expected(state);
           expect(res.status, label).toBe(200);
@@ -294,7 +297,7 @@ describe("a locked album's password form", () => {
     expect(upload(text, key).picture).toBe(true);
     expect(right.headers.get("Cache-Control")).toContain("no-store");
     // A tampered signature is the form again.
-    const signed = await signedPath(album.id);
+    const signed = await signedPath(album);
     const tampered = await request(`/a/${album.id}${tamperedSignature(signed)}`);
     expect(albumText(await tampered.text(), key)).toBe(false);
   });
