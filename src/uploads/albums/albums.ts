@@ -1,5 +1,5 @@
 import { randomBase62 } from "../../crypto";
-import { ApiError, notFound, unprocessable } from "../../errors";
+import { notFound, unprocessable } from "../../errors";
 import { PAGE_SIZE } from "../../model/spec-limits";
 import type { KeyKind } from "../../model/key-kinds";
 import type { AlbumRow } from "../../model/schema";
@@ -26,7 +26,7 @@ import {
 import { ID_BATCH } from "../../storage/db";
 import type { Stores } from "../../storage/stores";
 import { hashPassword } from "../access/passwords";
-import { removeOwnedUpload } from "../remove";
+import { removeOwnedUploads } from "../remove";
 import { presentThumb, type Signing } from "../present";
 import { isoTimestamp } from "../../time";
 
@@ -161,10 +161,11 @@ export async function changeAlbum(deps: Stores, accountId: string, id: string, f
 }
 
 /**
- * Deletes the album; its uploads stay, unless `deleteUploads`: then they are deleted first, each
- * as DELETE /api/{id} deletes it (row, then files), at most UPLOADS_DELETED_PER_REQUEST of them
- * a request. The album goes once none is left; until then it stays, and the caller asks again.
- * An upload the album shares with another album is deleted too (it is gone from both).
+ * Deletes the album; its uploads stay, unless `deleteUploads`: then they are deleted first, as
+ * DELETE /api/{id} deletes one (rows, then files), at most UPLOADS_DELETED_PER_REQUEST of them a
+ * request, together (removeOwnedUploads: one batch of statements, a few R2 calls). The album goes
+ * once none is left; until then it stays, and the caller asks again. An upload the album shares
+ * with another album is deleted too (it is gone from both).
  */
 export async function removeAlbum(
   deps: Stores,
@@ -180,17 +181,12 @@ export async function removeAlbum(
       offset: 0,
       now: deps.now(),
     });
-    for (const row of rows) {
-      // One deleted meanwhile (by its own DELETE) is simply not counted.
-      const gone = await removeOwnedUpload(deps, accountId, row.id).then(
-        () => true,
-        (error) => {
-          if (error instanceof ApiError && error.status === 404) return false;
-          throw error;
-        },
-      );
-      if (gone) uploadsDeleted++;
-    }
+    // One deleted meanwhile (by its own DELETE) is simply not counted.
+    uploadsDeleted = await removeOwnedUploads(
+      deps,
+      accountId,
+      rows.map((row) => row.id),
+    );
     const left = uploadCount - rows.length;
     if (left > 0) return { albumDeleted: false, uploadsDeleted, uploadsLeft: left };
   }
