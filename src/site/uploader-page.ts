@@ -35,7 +35,8 @@ export const UPLOADER_BODY: Markup = html`<main>
 <p id="album-pick" hidden><label for="album">Album</label><br><select id="album"><option value="">None</option></select>
 <br><input id="album-new" maxlength="100" size="24" aria-label="New album's title" placeholder="New album's title">
 <button type="button" id="album-create">Create album</button> <span id="album-said" aria-live="polite"></span></p>
-<p id="album-typed" hidden><label for="album-id">Album id (optional: the end of its /a/ link; the album must accept uploads)</label><br>
+<p id="album-typed" hidden><label for="album-id">Album id (optional: the end of its /a/ link; \
+the album must accept uploads)</label><br>
 <input id="album-id" size="16" maxlength="10" spellcheck="false" autocomplete="off"></p>
 </section>
 <section aria-labelledby="files-heading">
