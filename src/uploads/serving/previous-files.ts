@@ -46,16 +46,19 @@ export async function removePreviousFiles(bucket: R2Bucket, previous: NamedFiles
 
 /**
  * Removes the files of deleted uploads, one or many; called once their rows are gone. What
- * records name (each file, its thumbnail, and the variants a record serves of its file) goes, by
- * name: every key a variant of the file can have (everyVariantKey) rather than a listing of each
- * upload's folder, so a hundred uploads take a few R2 calls of up to 1,000 keys each
- * (https://developers.cloudflare.com/r2/api/workers/workers-api-reference/, `delete`), not a
- * listing and a delete apiece. Anything else under an upload's prefix (left by an earlier crash)
- * is named by no record and no row: the cron job's orphan sweep removes it.
+ * records name goes, by name, in a few R2 calls of up to 1,000 keys each
+ * (https://developers.cloudflare.com/r2/api/workers/workers-api-reference/, `delete`) rather than
+ * a listing and a delete apiece: first each file and thumbnail, which must go (a 503 otherwise);
+ * then every key a variant of each file can have (everyVariantKey), after the files, so that a
+ * variant stored meanwhile finds no file and removes itself (make.ts). Anything else under an
+ * upload's prefix (left by an earlier crash, or a variant that could not be removed now) is named
+ * by no row: the cron job's orphan sweep removes it.
  */
 export async function removeFiles(bucket: R2Bucket, rows: UploadRow[]): Promise<void> {
-  const keys = rows.flatMap((row) => [...keysOf(row), ...everyVariantKey(row)]);
-  await deleteObjects(bucket, keys).catch((error) => Promise.reject(notRemoved(error)));
+  await deleteObjects(bucket, rows.flatMap(keysOf)).catch((error) => Promise.reject(notRemoved(error)));
+  await deleteObjects(bucket, rows.flatMap(everyVariantKey)).catch((error) =>
+    console.error(JSON.stringify({ uploads: rows.map((row) => row.id), removeVariants: String(error) })),
+  );
 }
 
 /**
