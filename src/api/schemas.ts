@@ -101,8 +101,10 @@ export const uploadFields = z.object({
   max_views: maxViewsField.optional(),
   album: albumIdField.optional().meta({
     description:
-      "Extension: the id of one of the account's albums; the upload (or, for a duplicate, the existing upload) " +
-      "is added at its end. Checked before any byte is stored: another account's or an unknown album is a 422.",
+      "Extension: the id of one of the account's albums; the upload (or, for a duplicate sent with the full key, " +
+      "the existing upload) is added at its end. The upload-only key may name only an album that accepts uploads " +
+      "(`accepts_uploads`). Checked before any byte is stored: another account's, an unknown album, or for the " +
+      "upload-only key one that does not accept uploads, is a 422.",
   }),
 });
 
@@ -169,6 +171,11 @@ export const albumCreateBody = z.object({
       "(listed on the site).",
   }),
   password: albumPasswordField.optional(),
+  accepts_uploads: booleanField.optional().meta({
+    description:
+      "Whether the upload-only key may name the album as `album` when uploading (default false; the full key " +
+      "always may). For the upload-only key an album that does not accept uploads is refused as an unknown one.",
+  }),
 });
 
 /** PATCH /api/albums/{id}: only the fields sent change. */
@@ -305,6 +312,9 @@ const albumSchema = z
     description: z.string().nullable(),
     visibility: visibilityField,
     locked: z.boolean().meta({ description: "Whether its page asks for a password." }),
+    accepts_uploads: z
+      .boolean()
+      .meta({ description: "Whether the upload-only key may upload into it (the full key always may)." }),
     url: url.meta({ description: "The album's page." }),
     cover: url.nullable().meta({ description: "The cover upload's thumbnail; null without a cover or thumbnail." }),
     cover_id: z.string().nullable(),

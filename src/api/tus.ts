@@ -176,7 +176,7 @@ async function handleCreate(c: Context<AppEnv>) {
   const metadata = c.req.header("Upload-Metadata") ?? null;
   const fields = parseUploadFields(metadataFields(parseMetadata(metadata ?? undefined)));
   assertExpiryAllowed(c, fields.expires_in);
-  if (fields.album) await assertUploadAlbum(stores, c.var.caller.accountId, fields.album);
+  if (fields.album) await assertUploadAlbum(stores, c.var.caller, fields.album);
   const { password, ...rest } = fields;
   const options: StoredOptions = { fields: rest, passwordHash: password ? await hashPassword(password) : null };
   let upload = await createTusUpload(stores, {

@@ -12,7 +12,7 @@ import { presentUpload, presentUploadResult } from "../uploads/present";
 import { assertReplaceable, replaceFile } from "../uploads/replace";
 import { hashPassword } from "../uploads/access/passwords";
 import { getOwnedUpload } from "../uploads/read";
-import { addNewUpload, assertUploadAlbum } from "../uploads/albums/albums";
+import { addNewUpload, assertUploadAlbum, type Uploader } from "../uploads/albums/albums";
 import { linkDeps, type Stores } from "../deps";
 import type { UploadRow } from "../model/schema";
 import { workflowRunner } from "../uploads/media-jobs/runner";
@@ -126,7 +126,7 @@ export async function uploadFrom(
   const accountId = c.var.caller.accountId;
   // Whatever fails before the upload keeps or drops the file removes it (and gives back a piece session).
   await using incoming = new IncomingFile(deps, fileTarget(c, id, true));
-  const albums = albumCheck(deps, accountId);
+  const albums = albumCheck(deps, c.var.caller);
   const request = await read((chunks) => incoming.stage(chunks), albums.before);
   const album = request.fields.album;
   if (album && !request.albumChecked) await albums.check(album);
@@ -140,8 +140,8 @@ export async function uploadFrom(
     await incoming.keep();
     startMediaJob(c, result.jobId);
   }
-  // A duplicate's existing upload goes into the album as a new one would.
-  if (album) await addNewUpload(deps, album, result.row.id);
+  // A duplicate's existing upload goes into the album only with the full key (addNewUpload).
+  if (album) await addNewUpload(deps, c.var.caller, album, { id: result.row.id, duplicate: result.duplicate });
   // A duplicate is an existing upload, which the upload-only key (public by design) may not open:
   // its links come unsigned, so a locked one's path and thumb stay refused.
   const signing = result.duplicate && c.var.caller.kind !== "full" ? null : linkSigning(c);
@@ -149,14 +149,15 @@ export async function uploadFrom(
 }
 
 /**
- * The album an upload names is one of its account's (a 422 otherwise), checked once a request:
- * `before` with the fields that came ahead of a sent file, `check` with the album finally named.
+ * The album an upload names is one the caller's key may upload into (a 422 otherwise), checked
+ * once a request: `before` with the fields that came ahead of a sent file, `check` with the album
+ * finally named.
  */
-function albumCheck(deps: Stores, accountId: string) {
+function albumCheck(deps: Stores, uploader: Uploader) {
   let checked: string | undefined;
   const check = async (album: string) => {
     if (album === checked) return;
-    await assertUploadAlbum(deps, accountId, album);
+    await assertUploadAlbum(deps, uploader, album);
     checked = album;
   };
   const before = async (fieldsSoFar: Record<string, string>) => {

@@ -65,7 +65,10 @@ const uploadOptions = {
     .string()
     .max(64)
     .optional()
-    .describe("The id of one of the account's albums: the upload is added at its end. Either key may name one."),
+    .describe(
+      "The id of one of the account's albums: the upload is added at its end. The upload-only key may name only " +
+        "an album that accepts uploads.",
+    ),
 };
 
 /** The tools' arguments as the API's form fields, so that the API's one schema checks them. */
@@ -292,13 +295,14 @@ export function registerTools(server: McpServer, call: ToolCall) {
     {
       title: "Create an album",
       description:
-        "A new, empty album of the account (title, description, visibility, password all optional); name its id " +
-        "as `album` when uploading, or add uploads with add_to_album. Needs the full key.",
+        "A new, empty album of the account (title, description, visibility, password, accepts_uploads all optional); " +
+        "name its id as `album` when uploading, or add uploads with add_to_album. Needs the full key.",
       inputSchema: z.object({
         title: z.string().optional(),
         description: z.string().optional(),
         visibility: z.enum(VISIBILITIES).optional().describe("unlisted (default), private or public (listed)."),
         password: z.string().optional().describe("Protects the album's page."),
+        accepts_uploads: z.boolean().optional().describe("Lets the upload-only key upload into it (default false)."),
       }),
       outputSchema: albumOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },

@@ -279,6 +279,8 @@ export const albums = sqliteTable(
     description: text("description"),
     visibility: text("visibility", { enum: VISIBILITIES }).notNull().default("unlisted"),
     passwordHash: text("password_hash"),
+    /** Whether the upload-only key may name it (the full key always may). */
+    acceptsUploads: integer("accepts_uploads", { mode: "boolean" }).notNull().default(false),
     /** The upload its cards show; null: its first upload a visitor may see. */
     coverUploadId: text("cover_upload_id").references(() => uploads.id, { onDelete: "set null" }),
     createdAt: integer("created_at").notNull(),

@@ -9,7 +9,7 @@ import { methodNotAllowed } from "../http/method-not-allowed";
 import { publicOrigin } from "../http/request-info";
 import type { AlbumRow } from "../model/schema";
 import { settingsOf } from "../settings";
-import { checkSignedUrl, signUrl } from "../uploads/access/signed-links";
+import { checkAlbumUrl, signAlbumUrl } from "../uploads/access/signed-links";
 import { albumCover, albumForPage, albumPageUploads } from "../uploads/albums/pages";
 import { albumUrl } from "../uploads/albums/albums";
 import { uploadLinks } from "../uploads/public-urls";
@@ -26,13 +26,17 @@ import { albumVisitorText, GRID_STYLE, pageLinks, pageNumber, uploadTile } from 
  * A private album has no page for visitors (404, as if there were none: pages have no owner
  * session). A locked album's page is the password form, with nothing of the album, its uploads
  * or its cover; the right password answers the page with its links to other pages signed
- * (signed-links.ts, over the album's path), so the password is asked once for SIGNED_LINK_SECONDS.
+ * (signed-links.ts, over the album's path and for its password as it is), so the password is asked
+ * once for SIGNED_LINK_SECONDS, or until it changes.
  * Link previews and oEmbed describe only an album anyone with the link may see.
  */
 
-/** The album a page is about, if a visitor may know of it: none for a private one. */
-async function visibleAlbum(c: Context<AppEnv>): Promise<AlbumRow> {
-  const album = await albumForPage(requestStores(c), c.req.param("id")!);
+/**
+ * The album `id` (by default the page's), if a visitor may know of it: none for a private one,
+ * answered word for word as an unknown album by its page, its form and oEmbed alike.
+ */
+async function visibleAlbum(c: Context<AppEnv>, id = c.req.param("id")!): Promise<AlbumRow> {
+  const album = await albumForPage(requestStores(c), id);
   if (!album || album.visibility === "private") throw notFound("No such album.");
   return album;
 }
@@ -81,21 +85,21 @@ ${shareOptions([{ name: "Album link", text: url }])}</main>`;
   });
 }
 
-/** The query that signs the album's path for SIGNED_LINK_SECONDS: `exp=…&sig=…`. */
+/** The query that signs the locked album's path for SIGNED_LINK_SECONDS: `exp=…&sig=…`. */
 async function signedQuery(c: Context<AppEnv>, album: AlbumRow) {
-  const signed = await signUrl(settingsOf(c.env).linkSigningSecret, albumUrl(publicOrigin(c), album.id), c.var.now());
+  const url = albumUrl(publicOrigin(c), album.id);
+  const signed = await signAlbumUrl(settingsOf(c.env).linkSigningSecret, url, c.var.now(), album.passwordHash!);
   return new URL(signed).search.slice(1);
 }
 
 /** The oEmbed answer for an album's page (GET /oembed with url=/a/{id}). */
 export async function albumOembed(c: Context<AppEnv>, request: OembedRequest) {
   const origin = publicOrigin(c);
-  const album = await albumForPage(requestStores(c), request.id);
-  if (!album) throw notFound("No such album.");
+  const album = await visibleAlbum(c, request.id);
   const locked = isLocked(album);
-  const cover = locked || album.visibility === "private" ? null : await albumCover(requestStores(c), album.id);
+  const cover = locked ? null : await albumCover(requestStores(c), album.id);
   const answer = albumOembedAnswer(
-    { title: albumVisitorText(album).title, private: album.visibility === "private", locked },
+    { title: albumVisitorText(album).title, locked },
     cover && { row: cover, thumb: uploadLinks(origin, cover).thumb },
     request,
     { name: new URL(origin).host, url: origin },
@@ -109,7 +113,7 @@ export const albumPages = new Hono<AppEnv>()
     const number = pageNumber(c.req.query("page"));
     if (!isLocked(album)) return albumPage(c, album, number, null);
     const url = new URL(c.req.url);
-    const check = await checkSignedUrl(settingsOf(c.env).linkSigningSecret, url, c.var.now());
+    const check = await checkAlbumUrl(settingsOf(c.env).linkSigningSecret, url, c.var.now(), album.passwordHash!);
     if (check === "valid") {
       const signed = `exp=${url.searchParams.get("exp")}&sig=${url.searchParams.get("sig")}`;
       return albumPage(c, album, number, signed);

@@ -91,17 +91,17 @@ export function oembedAnswer(
 /**
  * An album's oEmbed answer: a `link` (oEmbed 1.0, 2.3.4.3: a page, not something to embed
  * inline), with its cover's thumbnail when it has one and it fits the bounds. Only for an album
- * whose page anyone with the link sees: a private or locked album is a 401.
+ * whose page anyone with the link sees: a locked album is a 401, as its page is the password form
+ * (which says no more than that it is locked). A private album never gets here: it is a 404, as
+ * an unknown one is, like its page.
  */
 export function albumOembedAnswer(
-  album: { title: string; private: boolean; locked: boolean },
+  album: { title: string; locked: boolean },
   cover: { row: Upload; thumb: string | null } | null,
   request: OembedRequest,
   site: { name: string; url: string },
 ) {
-  if (album.private || album.locked) {
-    throw unauthorized("This album is not public enough to embed: it is private or password-protected.");
-  }
+  if (album.locked) throw unauthorized("This album is not public enough to embed: it is password-protected.");
   const thumb = cover?.thumb ? thumbnailSize(cover.row) : null;
   const shown = cover?.thumb && thumb && fits(thumb, request.maxWidth, request.maxHeight);
   return {

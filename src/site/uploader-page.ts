@@ -7,7 +7,8 @@ import type { Markup } from "./html";
  * The browser uploader (/upload): the key is kept in this browser's localStorage only, files
  * come by drag and drop, the file picker or a paste, each with a progress bar; files over 90 MB
  * go over tus (/api/tus), resumed after a dropped connection or a reload; the next uploads may go
- * into an album (picked or made with a full key, typed as an id with an upload-only key). All behaviour is
+ * into an album (picked or made with a full key, typed as an id of an album that accepts uploads with an
+ * upload-only key). All behaviour is
  * /assets/uploader.js, with tus-js-client's browser build: the page itself runs no inline script.
  * A backslash at the end of a line joins it to the next: the markup has no line break there.
  */
@@ -34,7 +35,8 @@ export const UPLOADER_BODY: Markup = html`<main>
 <p id="album-pick" hidden><label for="album">Album</label><br><select id="album"><option value="">None</option></select>
 <br><input id="album-new" maxlength="100" size="24" aria-label="New album's title" placeholder="New album's title">
 <button type="button" id="album-create">Create album</button> <span id="album-said" aria-live="polite"></span></p>
-<p id="album-typed" hidden><label for="album-id">Album id (optional: the end of its /a/ link)</label><br>
+<p id="album-typed" hidden><label for="album-id">Album id (optional: the end of its /a/ link; \
+the album must accept uploads)</label><br>
 <input id="album-id" size="16" maxlength="10" spellcheck="false" autocomplete="off"></p>
 </section>
 <section aria-labelledby="files-heading">

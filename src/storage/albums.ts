@@ -13,7 +13,7 @@ import type { Database } from "./db";
 
 export type NewAlbumRow = typeof albums.$inferInsert;
 export type AlbumPatch = Partial<
-  Pick<AlbumRow, "title" | "description" | "visibility" | "passwordHash" | "coverUploadId">
+  Pick<AlbumRow, "title" | "description" | "visibility" | "passwordHash" | "coverUploadId" | "acceptsUploads">
 >;
 
 /** What an album's card shows of its cover upload. */
@@ -95,12 +95,21 @@ export function findAlbum(db: Database, id: string): Promise<AlbumRow | undefine
   return db.select().from(albums).where(eq(albums.id, id)).get();
 }
 
-/** Whether `accountId` owns the album `id` (one look-up by the primary key, nothing else read). */
-export async function ownsAlbum(db: Database, accountId: string, id: string) {
+/**
+ * Whether `accountId` owns the album `id` and, with `acceptingUploads`, the album accepts uploads
+ * (one look-up by the primary key, nothing else read).
+ */
+export async function ownsAlbum(db: Database, accountId: string, id: string, options: { acceptingUploads: boolean }) {
   const row = await db
     .select({ id: albums.id })
     .from(albums)
-    .where(and(eq(albums.id, id), eq(albums.accountId, accountId)))
+    .where(
+      and(
+        eq(albums.id, id),
+        eq(albums.accountId, accountId),
+        options.acceptingUploads ? eq(albums.acceptsUploads, true) : undefined,
+      ),
+    )
     .get();
   return !!row;
 }
@@ -174,9 +183,16 @@ export async function deleteAlbumRow(db: Database, accountId: string, id: string
  * it keeps its place. Only uploads of the album's own account go in: each statement checks both
  * rows exist (so one deleted meanwhile is skipped rather than breaking a foreign key). One batch,
  * one transaction: the places follow each other even when another addition runs at the same time.
+ * With `acceptingUploads`, only while the album accepts uploads (checked in the same statement).
  * Returns how many were added.
  */
-export async function addUploadsToAlbum(db: Database, albumId: string, uploadIds: readonly string[], now: number) {
+export async function addUploadsToAlbum(
+  db: Database,
+  albumId: string,
+  uploadIds: readonly string[],
+  now: number,
+  options: { acceptingUploads: boolean } = { acceptingUploads: false },
+) {
   if (uploadIds.length === 0) return 0;
   const album = alias(albums, "a");
   const upload = alias(uploads, "u");
@@ -194,7 +210,13 @@ export async function addUploadsToAlbum(db: Database, albumId: string, uploadIds
           })
           .from(album)
           .innerJoin(upload, eq(upload.accountId, album.accountId))
-          .where(and(eq(album.id, albumId), eq(upload.id, uploadId))),
+          .where(
+            and(
+              eq(album.id, albumId),
+              eq(upload.id, uploadId),
+              options.acceptingUploads ? eq(album.acceptsUploads, true) : undefined,
+            ),
+          ),
       )
       .onConflictDoNothing()
       .returning({ id: albumUploads.uploadId }),

@@ -1,6 +1,6 @@
 import { secretsEqual, sha256Hex } from "../crypto";
 import { notFound } from "../errors";
-import { deleteOwnedUpload, deleteUploadByToken, findUpload } from "../storage/uploads";
+import { deleteOwnedUpload, deleteOwnedUploads, deleteUploadByToken, findUpload } from "../storage/uploads";
 import { removeFiles } from "./serving/previous-files";
 import type { Stores } from "../storage/stores";
 
@@ -11,13 +11,25 @@ import type { Stores } from "../storage/stores";
 export async function removeOwnedUpload(deps: Stores, accountId: string, id: string) {
   const row = await deleteOwnedUpload(deps.db, accountId, id, deps.now());
   if (!row) throw notFound("No upload with that id on this account.");
-  await removeFiles(deps.bucket, row);
+  await removeFiles(deps.bucket, [row]);
+}
+
+/**
+ * Removes those of `ids` that are live uploads of the account, each as removeOwnedUpload removes
+ * one (rows first, then files), in one batch of statements and a few R2 calls for all of them;
+ * the ones already gone are skipped. Returns how many were removed.
+ */
+export async function removeOwnedUploads(deps: Stores, accountId: string, ids: readonly string[]) {
+  if (ids.length === 0) return 0;
+  const rows = await deleteOwnedUploads(deps.db, accountId, ids, deps.now());
+  await removeFiles(deps.bucket, rows);
+  return rows.length;
 }
 
 export async function removeUploadByToken(deps: Stores, id: string, token: string) {
   const row = await deleteUploadByToken(deps.db, id, await sha256Hex(token), deps.now());
   if (!row) throw invalidLink();
-  await removeFiles(deps.bucket, row);
+  await removeFiles(deps.bucket, [row]);
 }
 
 /** The upload a delete link points at, for the confirmation page; 404 for any invalid link. */

@@ -12,8 +12,8 @@ import { json } from "../openapi-answers";
 
 const ALBUM_ID =
   "One of the account's albums (its 10-character id): the upload is added at its end; another account's or " +
-  "an unknown album is a 422, before the file is stored when the field comes before it. Any other value (an id " +
-  "of another server) is ignored.";
+  "an unknown album (or, for the upload-only key, one that does not accept uploads) is a 422, before the file is " +
+  "stored when the field comes before it. Any other value (an id of another server) is ignored.";
 
 const text = (description: string) => ({ type: "string" as const, description });
 const file = (description: string) => ({ type: "string" as const, format: "binary", description });

@@ -437,7 +437,7 @@
   /**
    * The album the next uploads go into (the `album` field, and tus metadata): with a full key, the
    * one picked in the list of the account's albums; with an upload-only key, which cannot list
-   * them, the id typed; none when empty.
+   * them, the id typed (of an album whose owner let it accept uploads); none when empty.
    */
   var albumPick = /** @type {HTMLSelectElement} */ ($("album"));
   var albumTyped = /** @type {HTMLInputElement} */ ($("album-id"));

@@ -1,6 +1,7 @@
 import { randomBase62 } from "../../crypto";
-import { ApiError, notFound, unprocessable } from "../../errors";
+import { notFound, unprocessable } from "../../errors";
 import { PAGE_SIZE } from "../../model/spec-limits";
+import type { KeyKind } from "../../model/key-kinds";
 import type { AlbumRow } from "../../model/schema";
 import type { Visibility } from "../../model/visibility";
 import { assertAcceptableText } from "../../moderation/moderate";
@@ -25,7 +26,7 @@ import {
 import { ID_BATCH } from "../../storage/db";
 import type { Stores } from "../../storage/stores";
 import { hashPassword } from "../access/passwords";
-import { removeOwnedUpload } from "../remove";
+import { removeOwnedUploads } from "../remove";
 import { presentThumb, type Signing } from "../present";
 import { isoTimestamp } from "../../time";
 
@@ -46,6 +47,7 @@ export async function presentAlbum({ album, uploadCount, cover }: Album, origin:
     description: album.description,
     visibility: album.visibility,
     locked: album.passwordHash !== null,
+    accepts_uploads: album.acceptsUploads,
     url: albumUrl(origin, album.id),
     cover: cover ? await presentThumb(cover, origin, signing) : null,
     cover_id: cover ? cover.id : null,
@@ -76,6 +78,8 @@ export interface AlbumFields {
   /** Plain: hashed here. */
   password?: string | null;
   cover?: string | null;
+  /** Whether the upload-only key may name the album when uploading (assertUploadAlbum). */
+  accepts_uploads?: boolean;
 }
 
 const noSuchAlbum = () => notFound("No album with that id on this account.");
@@ -125,6 +129,7 @@ async function patchOf(deps: Stores, albumId: string | null, fields: AlbumFields
   if (fields.password !== undefined) patch.passwordHash = fields.password ? await hashPassword(fields.password) : null;
   if (fields.cover !== undefined && fields.cover !== null) await assertCover(deps, albumId, fields.cover);
   if (fields.cover !== undefined) patch.coverUploadId = fields.cover;
+  if (fields.accepts_uploads !== undefined) patch.acceptsUploads = fields.accepts_uploads;
   return patch;
 }
 
@@ -139,6 +144,7 @@ export async function createAlbum(deps: Stores, accountId: string, fields: Album
     description: patch.description ?? null,
     visibility: patch.visibility ?? "unlisted",
     passwordHash: patch.passwordHash ?? null,
+    acceptsUploads: patch.acceptsUploads ?? false,
     coverUploadId: null,
     createdAt: now,
     updatedAt: now,
@@ -155,10 +161,11 @@ export async function changeAlbum(deps: Stores, accountId: string, id: string, f
 }
 
 /**
- * Deletes the album; its uploads stay, unless `deleteUploads`: then they are deleted first, each
- * as DELETE /api/{id} deletes it (row, then files), at most UPLOADS_DELETED_PER_REQUEST of them
- * a request. The album goes once none is left; until then it stays, and the caller asks again.
- * An upload the album shares with another album is deleted too (it is gone from both).
+ * Deletes the album; its uploads stay, unless `deleteUploads`: then they are deleted first, as
+ * DELETE /api/{id} deletes one (rows, then files), at most UPLOADS_DELETED_PER_REQUEST of them a
+ * request, together (removeOwnedUploads: one batch of statements, a few R2 calls). The album goes
+ * once none is left; until then it stays, and the caller asks again. An upload the album shares
+ * with another album is deleted too (it is gone from both).
  */
 export async function removeAlbum(
   deps: Stores,
@@ -174,17 +181,12 @@ export async function removeAlbum(
       offset: 0,
       now: deps.now(),
     });
-    for (const row of rows) {
-      // One deleted meanwhile (by its own DELETE) is simply not counted.
-      const gone = await removeOwnedUpload(deps, accountId, row.id).then(
-        () => true,
-        (error) => {
-          if (error instanceof ApiError && error.status === 404) return false;
-          throw error;
-        },
-      );
-      if (gone) uploadsDeleted++;
-    }
+    // One deleted meanwhile (by its own DELETE) is simply not counted.
+    uploadsDeleted = await removeOwnedUploads(
+      deps,
+      accountId,
+      rows.map((row) => row.id),
+    );
     const left = uploadCount - rows.length;
     if (left > 0) return { albumDeleted: false, uploadsDeleted, uploadsLeft: left };
   }
@@ -228,14 +230,42 @@ export async function addToAlbum(deps: Stores, accountId: string, id: string, up
   return getOwnedAlbum(deps, accountId, id);
 }
 
-/** Adds the upload just made (or found to be a duplicate) to the album a way in named. */
-export async function addNewUpload(deps: Stores, albumId: string, uploadId: string) {
-  await addUploadsToAlbum(deps.db, albumId, [uploadId], deps.now());
+/** Who uploads: the account, and the kind of key it sent. */
+export interface Uploader {
+  accountId: string;
+  kind: KeyKind;
 }
 
-/** Checks, before any byte is stored, that the album a way in names is the account's: a 422 if not. */
-export async function assertUploadAlbum(deps: Stores, accountId: string, albumId: string) {
-  if (!(await ownsAlbum(deps.db, accountId, albumId)))
+/**
+ * The upload-only key is public by design (a ShareX config, a page's script): it may put uploads
+ * only into albums whose owner said they accept them, and it never moves an existing upload.
+ */
+const acceptingOnly = (uploader: Uploader) => ({ acceptingUploads: uploader.kind !== "full" });
+
+/**
+ * Adds the upload a way in made to the album it named. A duplicate's existing upload goes in only
+ * with the full key: the upload-only key cannot read uploads, so the bytes of an unlisted one must
+ * not move it into a public album. With the upload-only key the album must still accept uploads
+ * (it may have stopped since the check); otherwise the upload stays in no album, as when the album
+ * is deleted meanwhile.
+ */
+export async function addNewUpload(
+  deps: Stores,
+  uploader: Uploader,
+  albumId: string,
+  upload: { id: string; duplicate: boolean },
+) {
+  if (upload.duplicate && uploader.kind !== "full") return;
+  await addUploadsToAlbum(deps.db, albumId, [upload.id], deps.now(), acceptingOnly(uploader));
+}
+
+/**
+ * Checks, before any byte is stored, that the album a way in names is the account's and, for the
+ * upload-only key, accepts uploads: a 422 if not, word for word the same either way, so that the
+ * upload-only key learns nothing of which album ids exist.
+ */
+export async function assertUploadAlbum(deps: Stores, uploader: Uploader, albumId: string) {
+  if (!(await ownsAlbum(deps.db, uploader.accountId, albumId, acceptingOnly(uploader))))
     throw unprocessable("album: no album with that id on this account.");
 }
 

@@ -1,7 +1,8 @@
 import { ApiError } from "../../errors";
 import { deleteObjects, deletePrefix } from "../../storage/objects";
-import { uploadPrefix, variantPrefix } from "../../storage/keys";
+import { variantPrefix } from "../../storage/keys";
 import type { UploadRow } from "../../model/schema";
+import { everyVariantKey } from "../variants/plan";
 
 /**
  * The answer when a change is made but the files it left behind could not be removed (after
@@ -44,14 +45,19 @@ export async function removePreviousFiles(bucket: R2Bucket, previous: NamedFiles
 }
 
 /**
- * Removes every file of a deleted upload; called once its row is gone. Its file and thumbnail
- * are what records name, so they go first and must; everything else under its prefix (its
- * variants, anything left by an earlier crash) is the sweep's if it cannot be removed now.
+ * Removes the files of deleted uploads, one or many; called once their rows are gone. What
+ * records name goes, by name, in a few R2 calls of up to 1,000 keys each
+ * (https://developers.cloudflare.com/r2/api/workers/workers-api-reference/, `delete`) rather than
+ * a listing and a delete apiece: first each file and thumbnail, which must go (a 503 otherwise);
+ * then every key a variant of each file can have (everyVariantKey), after the files, so that a
+ * variant stored meanwhile finds no file and removes itself (make.ts). Anything else under an
+ * upload's prefix (left by an earlier crash, or a variant that could not be removed now) is named
+ * by no row: the cron job's orphan sweep removes it.
  */
-export async function removeFiles(bucket: R2Bucket, row: UploadRow): Promise<void> {
-  await deleteObjects(bucket, keysOf(row)).catch((error) => Promise.reject(notRemoved(error)));
-  await deletePrefix(bucket, uploadPrefix(row.id)).catch((error) =>
-    console.error(JSON.stringify({ upload: row.id, removeRest: String(error) })),
+export async function removeFiles(bucket: R2Bucket, rows: UploadRow[]): Promise<void> {
+  await deleteObjects(bucket, rows.flatMap(keysOf)).catch((error) => Promise.reject(notRemoved(error)));
+  await deleteObjects(bucket, rows.flatMap(everyVariantKey)).catch((error) =>
+    console.error(JSON.stringify({ uploads: rows.map((row) => row.id), removeVariants: String(error) })),
   );
 }
 
@@ -63,6 +69,6 @@ export async function removeFiles(bucket: R2Bucket, row: UploadRow): Promise<voi
  */
 export async function removeFilesOfEach(bucket: R2Bucket, rows: UploadRow[]): Promise<string[]> {
   const left: string[] = [];
-  for (const row of rows) await removeFiles(bucket, row).catch(() => left.push(...keysOf(row)));
+  for (const row of rows) await removeFiles(bucket, [row]).catch(() => left.push(...keysOf(row)));
   return left;
 }

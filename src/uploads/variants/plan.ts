@@ -1,7 +1,7 @@
 import type { VariantEncoding } from "../../../container/src/contract";
 import { variantKey } from "../../storage/keys";
 import type { UploadRow } from "../../model/schema";
-import { chooseEncoding, type VariantOptions } from "./options";
+import { chooseEncoding, VARIANT_WIDTHS, type VariantOptions } from "./options";
 
 /** What a variant is made of: the upload's current file, as a row or a serving record names it. */
 export type VariantSource = Pick<UploadRow, "id" | "type" | "mime" | "objectKey" | "width" | "animated">;
@@ -12,6 +12,17 @@ const ENCODINGS: Record<VariantEncoding, { mime: string; ext: string }> = {
   jpeg: { mime: "image/jpeg", ext: "jpg" },
   png: { mime: "image/png", ext: "png" },
 };
+
+/**
+ * Every key planVariant can give a variant of the file: each ladder width up to the file's own
+ * (every one when its width is unknown) and its own width, in each encoding. What removing the
+ * file deletes by name, rather than listing its folder.
+ */
+export function everyVariantKey(source: Pick<UploadRow, "objectKey" | "width">): string[] {
+  const own = source.width;
+  const widths = own ? [...VARIANT_WIDTHS.filter((w) => w < own), own] : [...VARIANT_WIDTHS];
+  return widths.flatMap((width) => Object.values(ENCODINGS).map(({ ext }) => variantKey(source.objectKey, width, ext)));
+}
 
 /** The stored formats a variant can be written in as they are. */
 const WRITABLE: Record<string, VariantEncoding> = {

@@ -4,14 +4,18 @@ import { json, newAccount, request, strayObjects, type TestAccount, uniquePng, u
 
 /**
  * Uploads straight into an album, through every way in: POST /api (a sent file, a link, pieces),
- * tus, the MCP tools, Chevereto's and Lsky Pro's endpoints. Either key may name one of its
- * account's albums; another account's or an unknown album is a 422 and nothing is stored.
+ * tus, the MCP tools, Chevereto's and Lsky Pro's endpoints. The full key may name any album of its
+ * account, the upload-only key one that accepts uploads; another account's or an unknown album is
+ * a 422 and nothing is stored.
  */
 
 const LINKS = env.LINK_SERVER_URL;
 
+/** A new album of the account that accepts uploads (so that either key may name it). */
 async function newAlbum(account: TestAccount) {
-  const res = await json(request("/api/albums", { key: account.full, method: "POST", json: {} }));
+  const res = await json(
+    request("/api/albums", { key: account.full, method: "POST", json: { accepts_uploads: true } }),
+  );
   expect(res.status).toBe(200);
   return res.body.data.id as string;
 }
@@ -353,5 +357,221 @@ describe("album_id on the compatible endpoints", () => {
     expect(wrong.body.status).toBe(false);
     expect((await send("12", "lsky-numeric")).status).toBe(200);
     expect(await uploadCount(account)).toBe(2);
+  });
+});
+
+/**
+ * The upload-only key (public by design: a ShareX config, a page's script) and albums: it may
+ * name only an album whose owner set `accepts_uploads`, and another is refused exactly as an
+ * unknown album is; a duplicate it sends never moves the existing upload into any album.
+ */
+describe("the upload-only key and albums that accept uploads", () => {
+  /** What a way in answered: refused (its status), or the upload it made or found. */
+  type Sent = { status: number; id?: string; duplicate?: boolean; error?: string };
+  const fromApi = (res: { status: number; body: any }): Sent =>
+    res.status === 200
+      ? { status: 200, id: res.body.data.id, duplicate: res.body.data.duplicate }
+      : { status: res.status, error: res.body.errors };
+  const LINKED = `${LINKS}/file/pngsuite/basn0g08.png`;
+
+  /** Each way in, sending `bytes` (or, by link, LINKED) with `key` into `album`. */
+  const waysIn: [string, (key: string, album: string, bytes: Uint8Array) => Promise<Sent>][] = [
+    [
+      "POST /api, file",
+      async (key, album, bytes) =>
+        fromApi(
+          await json(
+            request("/api", {
+              method: "POST",
+              key,
+              body: formOf([
+                ["album", album],
+                ["uploads", new Blob([bytes])],
+              ]),
+            }),
+          ),
+        ),
+    ],
+    [
+      "POST /api, url",
+      async (key, album) =>
+        fromApi(
+          await json(
+            request("/api", {
+              method: "POST",
+              key,
+              body: formOf([
+                ["url", LINKED],
+                ["album", album],
+              ]),
+            }),
+          ),
+        ),
+    ],
+    [
+      "POST /api, upload_id pieces",
+      async (key, album, bytes) => {
+        const sessionId = crypto.randomUUID().replace(/-/g, "");
+        const piece = formOf([
+          ["upload_id", sessionId],
+          ["index", "0"],
+          ["total", "1"],
+          ["chunk", new Blob([bytes])],
+        ]);
+        expect((await request("/api/chunk", { method: "POST", key, body: piece })).status).toBe(200);
+        const finish = formOf([
+          ["upload_id", sessionId],
+          ["filename", "a.png"],
+          ["album", album],
+        ]);
+        return fromApi(await json(request("/api", { method: "POST", key, body: finish })));
+      },
+    ],
+    [
+      "tus creation",
+      async (key, album, bytes) => {
+        const created = await request("/api/tus", {
+          method: "POST",
+          key,
+          headers: { ...TUS, "Upload-Length": String(bytes.length), "Upload-Metadata": `album ${b64(album)}` },
+        });
+        if (created.status !== 201) return { status: created.status, error: (await created.json<any>()).errors };
+        const done = await request(new URL(created.headers.get("Location")!).pathname, {
+          method: "PATCH",
+          key,
+          headers: { ...TUS, "Content-Type": "application/offset+octet-stream", "Upload-Offset": "0" },
+          body: bytes,
+        });
+        expect(done.status, await done.clone().text()).toBe(204);
+        const duplicate = done.headers.get("X-Upload-Duplicate") === "true";
+        return { status: 200, id: done.headers.get("X-Upload-Id")!, duplicate };
+      },
+    ],
+    ...(["upload_file", "upload_from_url"] as const).map(
+      (name): [string, (key: string, album: string, bytes: Uint8Array) => Promise<Sent>] => [
+        `MCP ${name}`,
+        async (key, album, bytes) => {
+          const source = name === "upload_file" ? { data: base64(bytes) } : { url: LINKED };
+          const result = await tool(key, name, { ...source, album });
+          if (!result.isError) return { status: 200, ...result.structuredContent };
+          return {
+            status: Number(/HTTP (\d+)/.exec(JSON.stringify(result.content))?.[1]),
+            error: result.content[0]?.text,
+          };
+        },
+      ],
+    ),
+    [
+      "Chevereto /api/1/upload",
+      async (key, album, bytes) => {
+        const res = await json(
+          request("/api/1/upload", {
+            method: "POST",
+            key,
+            body: formOf([
+              ["album_id", album],
+              ["source", new Blob([bytes])],
+            ]),
+          }),
+        );
+        return res.status === 200
+          ? { status: 200, id: res.body.image.id_encoded }
+          : { status: res.status, error: res.body.error.message };
+      },
+    ],
+    [
+      "Lsky /api/v1/upload",
+      async (key, album, bytes) => {
+        const res = await json(
+          request("/api/v1/upload", {
+            method: "POST",
+            headers: { Authorization: `Bearer ${key}`, Accept: "application/json" },
+            body: formOf([
+              ["album_id", album],
+              ["file", new Blob([bytes])],
+            ]),
+          }),
+        );
+        return res.status === 200
+          ? { status: 200, id: res.body.data.key }
+          : { status: res.status, error: res.body.message };
+      },
+    ],
+  ];
+
+  async function albumWith(account: TestAccount, fields: Record<string, unknown>) {
+    const res = await json(request("/api/albums", { key: account.full, method: "POST", json: fields }));
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body.data.id as string;
+  }
+
+  it.each(waysIn)("%s: refused into an album that does not accept uploads, as an unknown one", async (_, send) => {
+    const account = await newAccount();
+    const album = await albumWith(account, { visibility: "public" });
+    const png = await uniquePng(`not-accepting-${crypto.randomUUID()}`);
+    const refused = await send(account.upload, album, png);
+    const unknown = await send(account.upload, "ZZZZZZZZZZ", png);
+    expect(refused.status).toBe(422);
+    expect(refused).toEqual(unknown);
+    expect(refused.error).toContain("album: no album with that id on this account.");
+    expect(await uploadCount(account)).toBe(0);
+    expect(await albumIds(account, album)).toEqual([]);
+    // The full key still may.
+    const full = await send(account.full, album, png);
+    expect(full.status, JSON.stringify(full)).toBe(200);
+    expect(await albumIds(account, album)).toEqual([full.id]);
+  });
+
+  it.each(waysIn)("%s: added to an album that accepts uploads", async (_, send) => {
+    const account = await newAccount();
+    const album = await albumWith(account, { visibility: "public", accepts_uploads: true });
+    const sent = await send(account.upload, album, await uniquePng(`accepting-${crypto.randomUUID()}`));
+    expect(sent.status, JSON.stringify(sent)).toBe(200);
+    expect(await albumIds(account, album)).toEqual([sent.id]);
+  });
+
+  it.each(waysIn)("%s: a duplicate of an unlisted upload stays out of a public album", async (_, send) => {
+    const account = await newAccount();
+    const png = await uniquePng(`dup-${crypto.randomUUID()}`);
+    const own = await send(account.full, "", png);
+    expect(own.status, JSON.stringify(own)).toBe(200);
+    const album = await albumWith(account, { visibility: "public", accepts_uploads: true });
+    const again = await send(account.upload, album, png);
+    expect(again.status, JSON.stringify(again)).toBe(200);
+    expect(again.id).toBe(own.id);
+    if (again.duplicate !== undefined) expect(again.duplicate).toBe(true);
+    expect(await albumIds(account, album)).toEqual([]);
+    expect(await uploadCount(account)).toBe(1);
+    // With the full key, the duplicate goes in as before.
+    expect((await send(account.full, album, png)).id).toBe(own.id);
+    expect(await albumIds(account, album)).toEqual([own.id]);
+  });
+
+  it("accepts_uploads is set on create and PATCH with the full key, and answered", async () => {
+    const account = await newAccount();
+    const album = await albumWith(account, {});
+    const read = async () => (await json(request(`/api/albums/${album}`, { key: account.full }))).body.data;
+    expect((await read()).accepts_uploads).toBe(false);
+    const on = await json(
+      request(`/api/albums/${album}`, { key: account.full, method: "PATCH", json: { accepts_uploads: true } }),
+    );
+    expect(on.status).toBe(200);
+    expect(on.body.data.accepts_uploads).toBe(true);
+    expect((await read()).accepts_uploads).toBe(true);
+    const form = new URLSearchParams({ accepts_uploads: "0" });
+    const off = await json(request(`/api/albums/${album}`, { key: account.full, method: "PATCH", body: form }));
+    expect(off.body.data.accepts_uploads).toBe(false);
+    const bad = await json(
+      request(`/api/albums/${album}`, { key: account.full, method: "PATCH", json: { accepts_uploads: "maybe" } }),
+    );
+    expect(bad.status).toBe(422);
+    expect(bad.body.type).toBe("error");
+    const refused = await request(`/api/albums/${album}`, {
+      key: account.upload,
+      method: "PATCH",
+      json: { accepts_uploads: true },
+    });
+    expect(refused.status).toBe(401);
+    expect((await read()).accepts_uploads).toBe(false);
   });
 });

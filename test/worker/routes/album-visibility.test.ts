@@ -5,8 +5,8 @@ import { database } from "../../../src/storage/db";
 import { accounts, albums, albumUploads, uploads, type AlbumRow, type UploadRow } from "../../../src/model/schema";
 import { VISIBILITIES, type Visibility } from "../../../src/model/visibility";
 import { hashPassword } from "../../../src/uploads/access/passwords";
-import { signUrl } from "../../../src/uploads/access/signed-links";
-import { request, tamperedSignature } from "../helpers";
+import { signAlbumUrl } from "../../../src/uploads/access/signed-links";
+import { json, newAccount, request, tamperedSignature } from "../helpers";
 import { site } from "./listings-support";
 
 /**
@@ -118,6 +118,7 @@ beforeAll(async () => {
           description: `adesc${key}`,
           visibility: albumVisibility,
           passwordHash: albumLocked ? passwordHash : null,
+          acceptsUploads: false,
           coverUploadId: uploadId,
           createdAt: NOW - n,
           updatedAt: NOW - n,
@@ -147,8 +148,11 @@ function upload(text: string, key: string) {
 }
 const albumText = (text: string, key: string) => text.includes(`atitle${key}`) || text.includes(`adesc${key}`);
 
-const signedPath = async (albumId: string) =>
-  new URL(await signUrl(env.LINK_SIGNING_SECRET, `http://media.test/a/${albumId}`, Date.now())).search;
+/** The signed query of a locked album's page links. */
+const signedPath = async (album: AlbumRow) =>
+  new URL(
+    await signAlbumUrl(env.LINK_SIGNING_SECRET, `http://media.test/a/${album.id}`, Date.now(), album.passwordHash!),
+  ).search;
 
 /** Runs `check` on every case, a few at a time. */
 async function each(check: (c: Case) => Promise<void>) {
@@ -174,7 +178,7 @@ describe("an album shows no upload its visitor could not see on its own", () => 
         // As if there were no such album.
         expect(res.status, label).toBe(404);
         expect(albumText(text, key) || Object.values(marks).some(Boolean), label).toBe(false);
-        expect(oembed.status, label).toBe(401);
+        expect(oembed.status, label).toBe(404);
         expect(albumText(answer, key), label).toBe(false);
         return;
       }
@@ -213,7 +217,7 @@ describe("an album shows no upload its visitor could not see on its own", () => 
       await Promise.all(
         locked.slice(i, i + 8).map(async ({ key, album, state }) => {
           const label = `${album.visibility} locked album: ${JSON.stringify(state)}`;
-          const res = await request(`/a/${album.id}${await signedPath(album.id)}`);
+          const res = await request(`/a/${album.id}${await signedPath(album)}`);
           const text = await res.text();
           const want = expected(state);
           expect(res.status, label).toBe(200);
@@ -293,7 +297,7 @@ describe("a locked album's password form", () => {
     expect(upload(text, key).picture).toBe(true);
     expect(right.headers.get("Cache-Control")).toContain("no-store");
     // A tampered signature is the form again.
-    const signed = await signedPath(album.id);
+    const signed = await signedPath(album);
     const tampered = await request(`/a/${album.id}${tamperedSignature(signed)}`);
     expect(albumText(await tampered.text(), key)).toBe(false);
   });
@@ -334,5 +338,31 @@ describe("an album's page", () => {
     expect(oembed.status).toBe(404);
     expect((await site().get("/sitemap-albums-99.xml")).status).toBe(404);
     expect((await request("/a/nosuchalbum", { method: "PUT" })).status).toBe(405);
+  });
+
+  it("answers a private album exactly as an unknown one: its page, its form and oEmbed", async () => {
+    const account = await newAccount();
+    const made = await json(
+      request("/api/albums", { key: account.full, method: "POST", json: { visibility: "private", title: "Hidden" } }),
+    );
+    const hidden = made.body.data.id as string;
+    /** What a visitor learns from an answer: its status, its type and its text without the request's id. */
+    const seen = async (res: Response) => ({
+      status: res.status,
+      type: res.headers.get("Content-Type"),
+      text: (await res.text()).replace(/request [\w-]+/g, "request X"),
+    });
+    const oembed = (id: string) =>
+      request(`/oembed?url=${encodeURIComponent(`http://media.test/a/${id}`)}&format=json`);
+    const guess = () => new URLSearchParams({ password: "x" });
+    for (const [what, send] of [
+      ["the page", (id: string) => request(`/a/${id}`)],
+      ["the password form", (id: string) => request(`/a/${id}`, { method: "POST", body: guess() })],
+      ["oEmbed", oembed],
+    ] as const) {
+      const unknown = await seen(await send("ZZZZZZZZZZ"));
+      expect(unknown.status, what).toBe(404);
+      expect(await seen(await send(hidden)), what).toEqual(unknown);
+    }
   });
 });

@@ -29,6 +29,7 @@ describe("albums: create, read, list, change", () => {
     const album = res.body.data;
     expect(Object.keys(album).sort()).toEqual(
       [
+        "accepts_uploads",
         "cover",
         "cover_id",
         "created_at",
@@ -47,6 +48,7 @@ describe("albums: create, read, list, change", () => {
       description: "Days out",
       visibility: "unlisted",
       locked: false,
+      accepts_uploads: false,
       cover: null,
       cover_id: null,
       upload_count: 0,

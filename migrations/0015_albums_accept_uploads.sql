@@ -1,0 +1,1 @@
+ALTER TABLE `albums` ADD `accepts_uploads` integer DEFAULT false NOT NULL;
