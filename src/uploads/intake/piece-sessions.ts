@@ -15,6 +15,7 @@ import {
 import { PIECES_PREFIX, pieceKey } from "../../storage/keys";
 import { deletePrefix } from "../../storage/objects";
 import type { PieceSender, PieceSessionRow } from "../../model/schema";
+import type { SQL } from "drizzle-orm";
 import { findUploadInAnyState } from "../../storage/uploads";
 import type { WrittenObject } from "../../storage/object-writer";
 import { assembleParts, getStoredPiece, mayBePart, removePieceStorage, storeAsPart } from "./piece-parts";
@@ -57,10 +58,25 @@ export interface Piece {
 }
 
 /**
+ * How a tus upload's writer stores a piece: under a key of its own request (`suffix`, its lease),
+ * recorded only while `fence` (its lease, in the same statement) holds; lostLease otherwise.
+ */
+export interface FencedStore {
+  suffix: string;
+  fence: SQL;
+  lost: () => Error;
+}
+
+/**
  * Stores one piece; sending the same index again replaces it. `sender` is who cuts the file into
  * pieces: the client (/api/chunk), or the service for a tus upload; neither may add to the other's.
  */
-export async function storePiece(deps: Stores, piece: Piece, sender: PieceSender = "chunk"): Promise<void> {
+export async function storePiece(
+  deps: Stores,
+  piece: Piece,
+  sender: PieceSender = "chunk",
+  fenced?: FencedStore,
+): Promise<void> {
   const { db, bucket } = deps;
   const now = deps.now();
   const expiresAt = now + SESSION_LIFETIME_MS;
@@ -80,9 +96,18 @@ export async function storePiece(deps: Stores, piece: Piece, sender: PieceSender
   }
 
   const part = await storeAsPart(deps, session, piece.index, piece.bytes, slot);
-  const key = pieceKey(piece.sessionId, piece.index);
+  const objectKey = fenced ? `${pieceKey(piece.sessionId, piece.index)}.${fenced.suffix}` : null;
+  const key = objectKey ?? pieceKey(piece.sessionId, piece.index);
   if (!part) await bucket.put(key, piece.bytes);
-  const sessionBytes = await recordPiece(db, piece.sessionId, piece.index, piece.bytes.byteLength, part);
+  const sessionBytes = await recordPiece(db, piece.sessionId, piece.index, piece.bytes.byteLength, part, {
+    objectKey: part ? null : objectKey,
+    fence: fenced?.fence,
+  });
+  if (sessionBytes === null) {
+    // A writer that lost its lease: what it stored is no piece of the file.
+    if (!part) await bucket.delete(key).catch(() => {});
+    throw fenced!.lost();
+  }
   if (sessionBytes > MAX_FILE_BYTES) {
     // A part nothing records is left out when the multipart upload is completed.
     await forgetPiece(db, piece.sessionId, piece.index);

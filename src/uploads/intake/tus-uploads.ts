@@ -9,8 +9,8 @@ import {
   findTusUpload,
   findTusUploadAndSession,
   openTusUpload,
-  openTusUploads,
   releaseTusWriter,
+  renewTusWriter,
   setTusLength,
   takeTusWriter,
 } from "../../storage/tus-uploads";
@@ -52,22 +52,23 @@ function newTusId(): string {
 export async function createTusUpload(deps: Stores, upload: NewTusUpload): Promise<TusUploadRow> {
   if (upload.length !== null && upload.length > MAX_FILE_BYTES) throw fileTooLarge();
   const now = deps.now();
-  if ((await openTusUploads(deps.db, upload.accountId, now)) >= MAX_OPEN_TUS_UPLOADS) {
+  const id = newTusId();
+  const total = sessionPieces(upload.length);
+  const expiresAt = now + TUS_LIFETIME_MS;
+  const opened = await openTusUpload(
+    deps.db,
+    { id, accountId: upload.accountId, total, createdAt: now, expiresAt },
+    // The id its upload will have (unless its pieces reserve one): a finish that dies is found by it.
+    { length: upload.length, metadata: upload.metadata, fields: upload.fields, uploadId: newUploadId() },
+    MAX_OPEN_TUS_UPLOADS,
+  );
+  if (!opened) {
     throw new ApiError(
       429,
       `At most ${MAX_OPEN_TUS_UPLOADS} unfinished tus uploads at once: finish or terminate one first.`,
       { "Retry-After": "60" },
     );
   }
-  const id = newTusId();
-  const total = sessionPieces(upload.length);
-  const expiresAt = now + TUS_LIFETIME_MS;
-  await openTusUpload(
-    deps.db,
-    { id, accountId: upload.accountId, total, createdAt: now, expiresAt },
-    // The id its upload will have (unless its pieces reserve one): a finish that dies is found by it.
-    { length: upload.length, metadata: upload.metadata, fields: upload.fields, uploadId: newUploadId() },
-  );
   return (await findTusUpload(deps.db, id))!;
 }
 
@@ -125,10 +126,10 @@ export async function withTusWriter<T>(
 /** How often a writer busy with something other than bytes (the finish) renews its lease. */
 const KEEP_EVERY_MS = 5_000;
 
-/** Renews the writer's lease every few seconds until the returned function is called. */
+/** Renews the writer's lease (while it is still its own) every few seconds until the returned function is called. */
 export function keepTusWriter(deps: Stores, id: string, writer: string): () => void {
   const timer = setInterval(() => {
-    takeTusWriter(deps.db, id, writer, deps.now(), WRITER_LEASE_MS).catch(() => {});
+    renewTusWriter(deps.db, id, writer, deps.now(), WRITER_LEASE_MS).catch(() => {});
   }, KEEP_EVERY_MS);
   return () => clearInterval(timer);
 }
