@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, isNull, lt, or, type SQL, sql } from "drizzle-orm";
 import type { Database } from "./db";
-import { storedPieces, pieceSessions, type PieceSessionRow } from "../model/schema";
+import { storedPieces, pieceSessions, tusUploads, type PieceSessionRow } from "../model/schema";
 
 export interface PartRecord {
   number: number;
@@ -128,11 +128,37 @@ export async function claimPieceSession(
   return row;
 }
 
-/** Ends a session: `consumed` once its file became an upload, `discarded` when it expired. */
-export async function closePieceSession(db: Database, id: string, status: "consumed" | "discarded") {
+/**
+ * Ends a session: `consumed` once its file became an upload, `discarded` when it expired. A tus
+ * upload's session consumed as upload `madeUploadId` (made, or the duplicate found) finishes the
+ * tus upload in the same transaction, so that a finish that dies after it is still found.
+ */
+export async function closePieceSession(
+  db: Database,
+  id: string,
+  status: "consumed" | "discarded",
+  madeUploadId?: string | null,
+) {
+  const close = db.update(pieceSessions).set({ status, leaseUntil: null }).where(eq(pieceSessions.id, id));
+  const forget = db.delete(storedPieces).where(eq(storedPieces.sessionId, id));
+  if (status !== "consumed" || !madeUploadId) {
+    await db.batch([close, forget]);
+    return;
+  }
   await db.batch([
-    db.update(pieceSessions).set({ status, leaseUntil: null }).where(eq(pieceSessions.id, id)),
-    db.delete(storedPieces).where(eq(storedPieces.sessionId, id)),
+    close,
+    forget,
+    db
+      .update(tusUploads)
+      .set({
+        ended: "finished",
+        uploadId: madeUploadId,
+        failure: null,
+        offset: sql`coalesce(${tusUploads.length}, ${tusUploads.offset})`,
+        writer: null,
+        writerUntil: null,
+      })
+      .where(and(eq(tusUploads.id, id), isNull(tusUploads.ended))),
   ]);
 }
 

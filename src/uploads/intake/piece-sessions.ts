@@ -146,8 +146,11 @@ export interface PiecedFile {
   scanned(): Promise<StagedFile | null>;
   /** The file's bytes in order, read from storage as they are consumed. */
   bytes(): AsyncIterable<Uint8Array>;
-  /** The file became an upload (keeping `keptKey`, or nothing): the session is spent and its storage removed. */
-  consume(keptKey: string | null): Promise<void>;
+  /**
+   * The file became upload `madeUploadId` (a new one keeping `keptKey`, or a duplicate keeping
+   * nothing): the session is spent and its storage removed.
+   */
+  consume(keptKey: string | null, madeUploadId?: string): Promise<void>;
   /** Finishing failed: the session is open again, pieces kept, for another try. */
   release(): Promise<void>;
 }
@@ -184,7 +187,7 @@ export async function claimPiecedFile(
   try {
     // An upload made from it by a finish whose last step failed: the session was spent.
     if (claimed.fileUploadId && (await findUploadInAnyState(db, claimed.fileUploadId))) {
-      await closePieceSession(db, sessionId, "consumed");
+      await closePieceSession(db, sessionId, "consumed", claimed.fileUploadId);
       throw finished();
     }
     let pieces = await piecesOf(db, sessionId);
@@ -228,8 +231,8 @@ export async function claimPiecedFile(
           yield* object.body as unknown as AsyncIterable<Uint8Array>;
         }
       },
-      async consume(keptKey) {
-        await closePieceSession(db, sessionId, "consumed");
+      async consume(keptKey, madeUploadId) {
+        await closePieceSession(db, sessionId, "consumed", madeUploadId);
         await removePieceStorage(bucket, session, keptKey);
       },
       release,
@@ -255,7 +258,7 @@ export async function sweepPieceSessions(deps: Stores, limit = 100): Promise<num
     const made = session.fileUploadId ? await findUploadInAnyState(deps.db, session.fileUploadId) : undefined;
     // Storage first: a session marked discarded never keeps pieces behind, even after a crash here.
     await removePieceStorage(deps.bucket, session, made?.objectKey ?? null);
-    await closePieceSession(deps.db, session.id, made ? "consumed" : "discarded");
+    await closePieceSession(deps.db, session.id, made ? "consumed" : "discarded", made?.id);
   }
   await sweepLeftoverPieces(deps);
   await purgePieceTombstones(deps.db, now - TOMBSTONE_MS);
