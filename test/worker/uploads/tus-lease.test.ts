@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { WRITER_LEASE_MS } from "../../../src/uploads/intake/tus-bytes";
-import { type Call, newAccount, request, startApp, uniquePng } from "../helpers";
+import { PIECE_BYTES } from "../../../src/model/spec-limits";
+import { bigPng, type Call, newAccount, request, startApp, uniquePng } from "../helpers";
 
 /**
  * A tus writer that lost its lease (it stalled past it, and another request took over) changes
@@ -210,5 +211,72 @@ describe("tus: storage keys and failures", () => {
     expect(state.headers.get("Upload-Offset")).toBe(String(20 * size));
     const again = await send(20 * size, file.subarray(20 * size, 21 * size));
     expect(again.status, await again.clone().text()).toBe(204);
+  });
+});
+
+describe("tus: the offset covers only stored bytes", () => {
+  it("a piece or a fragment whose storing fails leaves the offset where it was", async () => {
+    const account = await newAccount();
+    let failing = false;
+    const refuse = () => Promise.reject(new Error("injected: storage unavailable"));
+    const failingUpload = (upload: R2MultipartUpload) =>
+      new Proxy(upload, {
+        get(target, name) {
+          const value = Reflect.get(target, name);
+          if (typeof value !== "function") return value;
+          return name === "uploadPart" && failing ? refuse : value.bind(target);
+        },
+      });
+    const bucket = new Proxy(env.FILES, {
+      get(target, name) {
+        const value = Reflect.get(target, name);
+        if (typeof value !== "function") return value;
+        if (failing && (name === "put" || name === "createMultipartUpload")) return refuse;
+        if (name === "resumeMultipartUpload")
+          return (...args: [string, string]) => failingUpload(target.resumeMultipartUpload(...args));
+        return value.bind(target);
+      },
+    });
+    const app = { bindings: { FILES: bucket } };
+    const file = await bigPng(PIECE_BYTES + 300_000, 5);
+    const created = await request("/api/tus", {
+      method: "POST",
+      key: account.full,
+      headers: { ...TUS, "Upload-Length": String(file.length) },
+      app,
+    });
+    const path = new URL(created.headers.get("Location")!).pathname;
+    const send = (offset: number, bytes: Uint8Array) =>
+      request(path, {
+        method: "PATCH",
+        key: account.full,
+        headers: writeHeaders(offset, bytes.length),
+        body: bytes,
+        app,
+      });
+    const offset = async () =>
+      (await request(path, { method: "HEAD", key: account.full, headers: TUS })).headers.get("Upload-Offset");
+
+    // A fragment.
+    failing = true;
+    const fragment = await send(0, file.subarray(0, 100));
+    expect(fragment.status).toBeGreaterThanOrEqual(500);
+    expect(await offset()).toBe("0");
+    failing = false;
+    expect((await send(0, file.subarray(0, 100))).status).toBe(204);
+    // The rest of the first piece, which fills it.
+    failing = true;
+    const piece = await send(100, file.subarray(100, PIECE_BYTES));
+    expect(piece.status).toBeGreaterThanOrEqual(500);
+    expect(await offset()).toBe("100");
+    failing = false;
+    const rest = await send(100, file.subarray(100));
+    expect(rest.status, await rest.clone().text()).toBe(204);
+    const uploadId = rest.headers.get("X-Upload-Id")!;
+    const row = await env.DB.prepare("SELECT object_key FROM uploads WHERE id = ?")
+      .bind(uploadId)
+      .first<{ object_key: string }>();
+    const stored = new Uint8Array(await (await env.FILES.get(row!.object_key))!.arrayBuffer());
+    expect(stored).toEqual(file.subarray(0, stored.length));
   });
 });
