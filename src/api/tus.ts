@@ -177,7 +177,7 @@ async function receiveBytes(c: Context<AppEnv>, stores: Stores, upload: TusUploa
         // In blocks of 64 KiB or more: the runtime's own 4 KiB pieces cost a read each.
         body: bodyBlocks(checked?.body ?? body),
         memory,
-        // A checksummed request's bytes were charged as they arrived.
+        // A checksummed request's bytes were charged before they were read.
         charge: checked ? (_bytes, store) => store() : (bytes, store) => withPieceBytes(c, bytes, store),
         cap,
       });

@@ -119,6 +119,10 @@ export async function storePiece(
   if (part) await scanPiece(piece.sessionId, part.objectKey, piece.index, part.number, piece.bytes);
 }
 
+/** The upload a tus upload's session became, for its row to say so as the session is spent; none for others'. */
+const tusUploadOf = (session: PieceSessionRow, madeUploadId: string | null | undefined) =>
+  session.sender === "tus" ? madeUploadId : null;
+
 /** "3, 7-9" */
 function ranges(numbers: number[]): string {
   const parts: string[] = [];
@@ -187,7 +191,7 @@ export async function claimPiecedFile(
   try {
     // An upload made from it by a finish whose last step failed: the session was spent.
     if (claimed.fileUploadId && (await findUploadInAnyState(db, claimed.fileUploadId))) {
-      await closePieceSession(db, sessionId, "consumed", claimed.fileUploadId);
+      await closePieceSession(db, sessionId, "consumed", tusUploadOf(claimed, claimed.fileUploadId));
       throw finished();
     }
     let pieces = await piecesOf(db, sessionId);
@@ -232,7 +236,7 @@ export async function claimPiecedFile(
         }
       },
       async consume(keptKey, madeUploadId) {
-        await closePieceSession(db, sessionId, "consumed", madeUploadId);
+        await closePieceSession(db, sessionId, "consumed", tusUploadOf(session, madeUploadId));
         await removePieceStorage(bucket, session, keptKey);
       },
       release,
@@ -258,7 +262,7 @@ export async function sweepPieceSessions(deps: Stores, limit = 100): Promise<num
     const made = session.fileUploadId ? await findUploadInAnyState(deps.db, session.fileUploadId) : undefined;
     // Storage first: a session marked discarded never keeps pieces behind, even after a crash here.
     await removePieceStorage(deps.bucket, session, made?.objectKey ?? null);
-    await closePieceSession(deps.db, session.id, made ? "consumed" : "discarded", made?.id);
+    await closePieceSession(deps.db, session.id, made ? "consumed" : "discarded", tusUploadOf(session, made?.id));
   }
   await sweepLeftoverPieces(deps);
   await purgePieceTombstones(deps.db, now - TOMBSTONE_MS);

@@ -71,6 +71,34 @@ describe("tus: admission", () => {
     expect((await patch(account.full, path, 0, new Uint8Array(40))).status).toBe(204);
   });
 
+  it("refuses a banned IP address (403) at creation and on every write", async () => {
+    const account = await newAccount();
+    const ip = "203.0.113.61";
+    const path = await created(account.full, { "Upload-Length": "100" });
+    expect((await request(`/admin/ip-bans/${ip}`, { method: "PUT", admin: true })).status).toBe(200);
+    try {
+      const refused = await request("/api/tus", {
+        method: "POST",
+        key: account.full,
+        ip,
+        headers: { ...TUS, "Upload-Length": "100" },
+      });
+      expect(refused.status).toBe(403);
+      const write = await request(path, {
+        method: "PATCH",
+        key: account.full,
+        ip,
+        headers: { ...TUS, "Content-Type": OFFSET_TYPE, "Upload-Offset": "0" },
+        body: new Uint8Array(40),
+      });
+      expect(write.status).toBe(403);
+      expect(await offsetOf(account.full, path)).toBe("0");
+    } finally {
+      await request(`/admin/ip-bans/${ip}`, { method: "DELETE", admin: true });
+    }
+    expect((await patch(account.full, path, 0, new Uint8Array(40))).status).toBe(204);
+  });
+
   it("holds a deferred length upload to the account's byte quota before storing its bytes", async () => {
     const account = await newAccount();
     expect((await setQuota(account, { quota_bytes: 1000 })).status).toBe(200);
