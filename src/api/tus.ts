@@ -189,13 +189,19 @@ async function receiveBytes(c: Context<AppEnv>, stores: Stores, upload: TusUploa
       memory.release();
       await checked?.discard();
     }
-    return complete ? finish(c, stores, held, writer) : held;
+    if (!complete) return held;
+    try {
+      return await finish(c, stores, held, writer);
+    } catch (error) {
+      throw asStorageError(held.id, error);
+    }
   });
 }
 
 /**
- * A failure of storage while bytes were written (R2 or D1 refusing or failing) is a 503 with
- * Retry-After, which tus clients retry from the offset; the service's own refusals pass as they are.
+ * A failure of storage while bytes were written or the file made (R2 or D1 refusing or failing)
+ * is a 503 with Retry-After, which tus clients retry from the offset; the service's own refusals
+ * pass as they are.
  */
 function asStorageError(id: string, error: unknown) {
   if (error instanceof ApiError) return error;
