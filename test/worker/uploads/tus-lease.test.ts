@@ -1,6 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { WRITER_LEASE_MS } from "../../../src/uploads/intake/tus-bytes";
+import { database } from "../../../src/storage/db";
+import { fenceHolds } from "../../../src/storage/tus-uploads";
+import { storePiece } from "../../../src/uploads/intake/piece-sessions";
+import { lostLease, WRITER_LEASE_MS } from "../../../src/uploads/intake/tus-bytes";
 import { PIECE_BYTES } from "../../../src/model/spec-limits";
 import { bigPng, type Call, newAccount, request, startApp, uniquePng } from "../helpers";
 
@@ -278,5 +281,45 @@ describe("tus: the offset covers only stored bytes", () => {
       .first<{ object_key: string }>();
     const stored = new Uint8Array(await (await env.FILES.get(row!.object_key))!.arrayBuffer());
     expect(stored).toEqual(file.subarray(0, stored.length));
+  });
+});
+
+describe("tus: a piece is recorded only while the writer's lease holds", () => {
+  it("a piece stored by a writer that lost its lease is neither recorded nor kept", async () => {
+    const account = await newAccount();
+    const created = await request("/api/tus", {
+      method: "POST",
+      key: account.full,
+      headers: { ...TUS, "Upload-Length": String(2 * PIECE_BYTES) },
+    });
+    const id = new URL(created.headers.get("Location")!).pathname.split("/").pop()!;
+    const stores = { db: database(env.DB), bucket: env.FILES, now: () => Date.now() };
+    // Another request holds the lease now: "stale" is no longer the upload's writer.
+    await env.DB.prepare("UPDATE tus_uploads SET writer = 'current', writer_until = ? WHERE id = ?")
+      .bind(Date.now() + WRITER_LEASE_MS, id)
+      .run();
+    // Bytes no type is sniffed from: the piece is stored as an object of its own, not a part.
+    const piece = { accountId: account.id, sessionId: id, index: 0, total: 2, bytes: new Uint8Array(PIECE_BYTES) };
+    const fence = { writer: "stale", offset: 0 };
+    const stored = storePiece(stores, piece, "tus", {
+      suffix: fence.writer,
+      fence: fenceHolds(id, fence),
+      lost: lostLease,
+    });
+    await expect(stored).rejects.toMatchObject({ status: 423 });
+    const rows = await env.DB.prepare("SELECT count(*) AS n FROM chunk_pieces WHERE session_id = ?")
+      .bind(id)
+      .first<{ n: number }>();
+    expect(rows!.n).toBe(0);
+    const keys = async () => (await env.FILES.list({ prefix: `chunks/${id}/` })).objects.map((o) => o.key);
+    expect(await keys()).toEqual([]);
+    // The holder's piece is recorded.
+    const current = { suffix: "current", fence: fenceHolds(id, { writer: "current", offset: 0 }), lost: lostLease };
+    await storePiece(stores, piece, "tus", current);
+    const after = await env.DB.prepare("SELECT count(*) AS n FROM chunk_pieces WHERE session_id = ?")
+      .bind(id)
+      .first<{ n: number }>();
+    expect(after!.n).toBe(1);
+    expect(await keys()).toEqual([`chunks/${id}/0.current`]);
   });
 });
