@@ -34,6 +34,7 @@ import {
   keepTusWriter,
   refuseTusUpload,
   terminateTusUpload,
+  usageBesideOpenTus,
   withTusWriter,
 } from "../uploads/intake/tus-uploads";
 import {
@@ -145,7 +146,8 @@ async function receiveBytes(c: Context<AppEnv>, stores: Stores, upload: TusUploa
   const declared = byteCount(c, "Content-Length");
   if (sum && declared === undefined) throw new ApiError(400, "Upload-Checksum needs a Content-Length.");
   const body = c.req.raw.body;
-  const usage = await accountUsage(c.var.db, c.var.caller.accountId, settingsOf(c.env).quotas);
+  const stored = await accountUsage(c.var.db, c.var.caller.accountId, settingsOf(c.env).quotas);
+  const usage = await usageBesideOpenTus(stores, stored, c.var.caller.accountId, upload.id);
   return withTusWriter(stores, upload, async (held, writer) => {
     const at = byteCount(c, "Upload-Offset") ?? 0;
     if (at !== held.offset) {
@@ -254,7 +256,8 @@ async function handleCreate(c: Context<AppEnv>) {
   if (length === 0) throw new ApiError(422, "The file is empty: an upload needs at least one byte.");
   // A declared length that cannot fit, or an account with no upload left, is refused before any
   // byte is sent (each write and the finish check again).
-  assertWithinQuota(await accountUsage(c.var.db, c.var.caller.accountId, settingsOf(c.env).quotas), length ?? 0);
+  const stored = await accountUsage(c.var.db, c.var.caller.accountId, settingsOf(c.env).quotas);
+  assertWithinQuota(await usageBesideOpenTus(stores, stored, c.var.caller.accountId), length ?? 0);
   const sent = c.req.header("Upload-Metadata");
   const fields = parseUploadFields(metadataFields(parseMetadata(sent)));
   // The password is kept as its hash alone, never as sent.

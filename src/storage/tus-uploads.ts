@@ -168,3 +168,22 @@ export async function endTusUpload(
     .set({ ...ending, writer: null, writerUntil: null })
     .where(and(eq(tusUploads.id, id), isNull(tusUploads.ended)));
 }
+
+/**
+ * The bytes the account's open tus uploads (but `exceptId`) hold or will: each one's length, or
+ * while that is deferred its offset. They count against the byte quota while open.
+ */
+export async function openTusBytes(db: Database, accountId: string, now: number, exceptId = ""): Promise<number> {
+  const [row] = await db
+    .select({ bytes: sql<number>`coalesce(sum(coalesce(${tusUploads.length}, ${tusUploads.offset})), 0)` })
+    .from(tusUploads)
+    .where(
+      and(
+        eq(tusUploads.accountId, accountId),
+        isNull(tusUploads.ended),
+        sql`${tusUploads.expiresAt} > ${now}`,
+        sql`${tusUploads.id} <> ${exceptId}`,
+      ),
+    );
+  return Number(row?.bytes ?? 0);
+}

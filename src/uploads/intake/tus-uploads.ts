@@ -8,6 +8,7 @@ import {
   endTusUpload,
   findTusUpload,
   findTusUploadAndSession,
+  openTusBytes,
   openTusUpload,
   releaseTusWriter,
   renewTusWriter,
@@ -15,6 +16,7 @@ import {
   takeTusWriter,
 } from "../../storage/tus-uploads";
 import type { Stores } from "../../storage/stores";
+import type { Usage } from "../../accounts/quotas";
 import { discardPieceSession } from "./piece-sessions";
 import { newUploadId } from "../create";
 import { lostLease, piecesOfLength, sessionPieces, WRITER_LEASE_MS } from "./tus-bytes";
@@ -70,6 +72,15 @@ export async function createTusUpload(deps: Stores, upload: NewTusUpload): Promi
     );
   }
   return (await findTusUpload(deps.db, id))!;
+}
+
+/**
+ * The account's usage as a tus upload is admitted against it: what it stores, and what its other
+ * open tus uploads hold or will (so that 20 of them cannot each park the quota's whole room).
+ */
+export async function usageBesideOpenTus(deps: Stores, usage: Usage, accountId: string, exceptId?: string) {
+  const pending = await openTusBytes(deps.db, accountId, deps.now(), exceptId);
+  return { ...usage, bytes_used: usage.bytes_used + pending };
 }
 
 /** A refusal remembered for an upload the pipeline would not take. */

@@ -123,6 +123,27 @@ describe("tus: admission", () => {
     expect(none.status).toBe(413);
   });
 
+  it("counts the account's open tus uploads against its byte quota: 20 of them cannot park 20 times its room", async () => {
+    const account = await newAccount();
+    expect((await setQuota(account, { quota_bytes: 1000 })).status).toBe(200);
+    const first = await created(account.full, { "Upload-Defer-Length": "1" });
+    expect((await patch(account.full, first, 0, new Uint8Array(600))).status).toBe(204);
+    const second = await created(account.full, { "Upload-Defer-Length": "1" });
+    const over = await patch(account.full, second, 0, new Uint8Array(600));
+    expect(over.status).toBe(413);
+    expect((await over.json<{ errors: string }>()).errors).toMatch(/quota/i);
+    expect(await offsetOf(account.full, second)).toBe("0");
+    // A length that fits the quota but not beside what the open uploads hold is refused at creation.
+    const declared = await request("/api/tus", {
+      method: "POST",
+      key: account.full,
+      headers: { ...TUS, "Upload-Length": "600" },
+    });
+    expect(declared.status).toBe(413);
+    // What is left of the room still goes.
+    expect((await patch(account.full, second, 0, new Uint8Array(400))).status).toBe(204);
+  });
+
   it("counts the 20 open uploads and adds one in one statement: concurrent creations never pass it", async () => {
     const account = await newAccount();
     const answers = await Promise.all(
