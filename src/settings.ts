@@ -81,6 +81,7 @@ const settingsSchema = z
     RATE_LIMIT_BAD_KEY_PER_MINUTE: count(10),
     QUOTA_BYTES: quota,
     QUOTA_UPLOADS: quota,
+    EDGE_MAX_BODY_BYTES: count(100_000_000),
   })
   .transform((vars) => ({
     /** Absolute origin for public URLs; empty means the request's origin. */
@@ -93,6 +94,13 @@ const settingsSchema = z
      * 30 days, its prose a year).
      */
     expiresInMax: vars.EXPIRES_IN_MAX_SECONDS,
+    /**
+     * The largest request body Cloudflare's edge lets through to the Worker (100 MB on the Free and
+     * Pro plans, 200 MB on Business): refused there with its own 413 before the Worker runs, and
+     * here, on the declared Content-Length, so that `wrangler dev` and the tests refuse what a
+     * deployment would.
+     */
+    edgeMaxBodyBytes: vars.EDGE_MAX_BODY_BYTES,
     /** Each account's quotas unless the operator set its own: null for none. */
     quotas: { bytes: vars.QUOTA_BYTES, uploads: vars.QUOTA_UPLOADS } satisfies DefaultQuotas,
     media: {

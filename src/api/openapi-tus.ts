@@ -47,7 +47,10 @@ export const describeTusCreate = describeRoute({
     "stored uploads). Either key kind; creating counts as one upload against the API's limits. " +
     "Upload-Metadata may carry the upload's options (title, description, visibility, expires_in, password, " +
     "max_views, allow_duplicate, keep_original; `filename` or `name`), checked here as POST / checks them. " +
-    `A body of type application/offset+octet-stream is written at offset 0. Files up to ${megabytes(MAX_FILE_BYTES)}.`,
+    "A body of type application/offset+octet-stream is written at offset 0. " +
+    `Files up to ${megabytes(MAX_FILE_BYTES)}; ` +
+    "a request body up to 100 MB (Cloudflare's edge refuses larger ones: clients set a chunkSize). The password is " +
+    "kept as its hash only, and left out of the Upload-Metadata HEAD answers.",
   parameters: [
     { name: "Tus-Resumable", in: "header", ...tusResumable },
     { name: "Upload-Length", in: "header", schema: { type: "integer", minimum: 1, maximum: MAX_FILE_BYTES } },
@@ -60,7 +63,11 @@ export const describeTusCreate = describeRoute({
       headers: { Location: header("The upload's URL."), ...finishing },
     },
     400: error("Neither or both of Upload-Length and Upload-Defer-Length, or bad Upload-Metadata."),
-    413: error(`Upload-Length over ${megabytes(MAX_FILE_BYTES)} (Tus-Max-Size).`),
+    403: error("The account or the client's address is banned from uploading."),
+    413: error(
+      `Upload-Length over ${megabytes(MAX_FILE_BYTES)} (Tus-Max-Size) or the account's quota, no upload left in the ` +
+        "quota, or a body over 100 MB.",
+    ),
     422: error("An option in Upload-Metadata is invalid, or the file is empty."),
     ...common,
   },
@@ -90,7 +97,9 @@ export const describeTusWrite = describeRoute({
     "and, as POST / answers them, the delete link (X-Upload-Delete-Url) and X-Upload-Duplicate. " +
     "A refusal of the file (422, 413) is given again to every later request; a passing failure (503) " +
     "gives the last piece back, so that the client sends it again. One request writes an upload at a " +
-    "time (423 to another). X-HTTP-Method-Override on POST is honoured.",
+    "time (423 to another; a request that lost its lease meanwhile changes nothing). Admitted as POST / is: " +
+    "ban (403), quota, the file's size and the daily piece bytes, before any byte is stored; a checksummed " +
+    "request is charged its Content-Length first. X-HTTP-Method-Override on POST is honoured.",
   parameters: [
     { name: "Tus-Resumable", in: "header", ...tusResumable },
     { name: "Upload-Offset", in: "header", required: true, schema: { type: "integer", minimum: 0 } },
@@ -108,12 +117,17 @@ export const describeTusWrite = describeRoute({
   responses: {
     204: { description: "Stored.", headers: finishing },
     400: error("Bad header, or a checksummed request without Content-Length."),
+    403: error("The account or the client's address is banned from uploading."),
     409: error("Upload-Offset is not the upload's offset (the header says which it is)."),
-    413: error("The bytes go past Upload-Length."),
+    413: error(
+      "The bytes go past Upload-Length, the largest file or (length deferred) the account's quota, or the body " +
+        "is over 100 MB.",
+    ),
     415: error("Content-Type is not application/offset+octet-stream."),
     422: error("The file was refused by the upload pipeline."),
     423: error("Another request is writing this upload."),
     460: error("Checksum mismatch: nothing of the request was kept."),
+    503: error("Storage failed or was busy; nothing past the offset was kept. Retry after Retry-After."),
     ...common,
   },
 });

@@ -149,6 +149,19 @@ export function parseMetadata(header: string | undefined): Record<string, string
   return pairs;
 }
 
+/**
+ * Upload-Metadata as it is kept and answered on HEAD: as sent, without its `password` (only its
+ * hash is kept, with the options); null when nothing else is left.
+ */
+export function metadataToKeep(header: string | undefined): string | null {
+  if (header === undefined) return null;
+  const kept = header
+    .split(",")
+    .map((pair) => pair.trim())
+    .filter((pair) => pair !== "" && pair.split(" ")[0] !== "password");
+  return kept.length ? kept.join(",") : null;
+}
+
 /** The upload's options among the metadata (others, like Uppy's `type` or `relativePath`, are the client's own). */
 const OPTION_KEYS = [
   "title",

@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError, tooLarge } from "../errors";
-import { bearerOrPresentedKey, identifyCallerBy, requireKey } from "../http/auth";
+import { assertMayUpload, bearerOrPresentedKey, identifyCallerBy, requireKey } from "../http/auth";
+import { edgeBodyLimit } from "../http/edge-body-limit";
 import { bodyBlocks } from "../http/body-blocks";
 import { withPieceBytes } from "../http/throttles/budgets";
 import { rateLimits } from "../http/throttles/rate-limits";
@@ -16,15 +17,24 @@ import { assertUploadAlbum } from "../uploads/albums/albums";
 import { hashPassword } from "../uploads/access/passwords";
 import { presentUpload } from "../uploads/present";
 import { getOwnedUpload } from "../uploads/read";
-import { checkedBytes, writeTusBytes } from "../uploads/intake/tus-bytes";
+import {
+  type Checksum,
+  checkedBytes,
+  isChecksumMismatch,
+  leaseKeeper,
+  storageBusy,
+  writeTusBytes,
+} from "../uploads/intake/tus-bytes";
 import {
   createTusUpload,
   declareTusLength,
+  fileTooLarge,
   findOwnTusUpload,
   finishTusUpload,
   keepTusWriter,
   refuseTusUpload,
   terminateTusUpload,
+  usageBesideOpenTus,
   withTusWriter,
 } from "../uploads/intake/tus-uploads";
 import {
@@ -35,13 +45,15 @@ import {
   describeTusWrite,
 } from "./openapi-tus";
 import { uploadItemResponse } from "./responses";
-import { accountUsage, assertWithinQuota } from "../accounts/quotas";
+import { accountUsage, assertWithinQuota, quotaRefusal, type Usage } from "../accounts/quotas";
+import { MAX_FILE_BYTES } from "../model/spec-limits";
 import { settingsOf } from "../settings";
 import { assertExpiryAllowed, parseUploadFields, uploadFrom, type UploadFields } from "./upload";
 import {
   byteCount,
   httpDate,
   metadataFields,
+  metadataToKeep,
   OFFSET_CONTENT_TYPE,
   parseMetadata,
   tusProtocol,
@@ -82,13 +94,60 @@ function stateHeaders(c: Context<AppEnv>, upload: TusUploadRow) {
 }
 
 /**
+ * How far the file may reach, and the refusal past it: its length (the quota checked against
+ * it), or while that is not known the largest file and the room the account's byte quota leaves.
+ */
+function capOf(upload: TusUploadRow, usage: Usage) {
+  if (upload.length !== null) {
+    assertWithinQuota(usage, upload.length);
+    const length = upload.length;
+    return { bytes: length, refusal: () => tooLarge(`This request goes past the upload's length of ${length} bytes.`) };
+  }
+  const room = usage.bytes_allowed === null ? MAX_FILE_BYTES : usage.bytes_allowed - usage.bytes_used;
+  return {
+    bytes: Math.max(0, Math.min(MAX_FILE_BYTES, room)),
+    refusal: (size: number) => (size > MAX_FILE_BYTES ? fileTooLarge() : (quotaRefusal(usage, size) ?? fileTooLarge())),
+  };
+}
+
+/**
+ * A checksummed request's bytes, held aside until their digest matches (checkedBytes), charged
+ * to the daily piece bytes before any is stored: a mismatch has sent its bytes too, and stays
+ * charged; a failure to store them gives them back.
+ */
+async function chargedCheckedBytes(
+  c: Context<AppEnv>,
+  stores: Stores,
+  held: TusUploadRow,
+  writer: string,
+  body: ReadableStream<Uint8Array>,
+  declared: number,
+  sum: Checksum,
+  keep: () => Promise<void>,
+) {
+  const checked = await withPieceBytes(c, declared, () =>
+    checkedBytes(stores.bucket, held.id, writer, body, declared, sum, keep).catch((error: unknown) =>
+      isChecksumMismatch(error) ? { mismatch: error } : Promise.reject(error),
+    ),
+  );
+  if ("mismatch" in checked) throw checked.mismatch;
+  return checked;
+}
+
+/**
  * The request's bytes, written from the upload's offset while this request holds its writer
  * lease; then, if they were the last, the upload is made. Answers the upload as it then is.
+ * Admitted first as every way in is: the caller may upload, and the bytes fit the file's cap,
+ * the account's quota and (as they are stored) the key's and network's daily piece bytes.
  */
 async function receiveBytes(c: Context<AppEnv>, stores: Stores, upload: TusUploadRow): Promise<TusUploadRow> {
+  assertMayUpload(c);
   const sum = uploadChecksum(c);
   const declared = byteCount(c, "Content-Length");
+  if (sum && declared === undefined) throw new ApiError(400, "Upload-Checksum needs a Content-Length.");
   const body = c.req.raw.body;
+  const stored = await accountUsage(c.var.db, c.var.caller.accountId, settingsOf(c.env).quotas);
+  const usage = await usageBesideOpenTus(stores, stored, c.var.caller.accountId, upload.id);
   return withTusWriter(stores, upload, async (held, writer) => {
     const at = byteCount(c, "Upload-Offset") ?? 0;
     if (at !== held.offset) {
@@ -97,36 +156,59 @@ async function receiveBytes(c: Context<AppEnv>, stores: Stores, upload: TusUploa
       });
     }
     const length = byteCount(c, "Upload-Length");
-    if (length !== undefined && held.length === null) held = await declareTusLength(stores, held, writer, length);
-    else if (length !== undefined && length !== held.length) {
+    if (length !== undefined && held.length === null) {
+      assertWithinQuota(usage, length);
+      held = await declareTusLength(stores, held, writer, length);
+    } else if (length !== undefined && length !== held.length) {
       throw new ApiError(400, `Upload-Length cannot change: it is ${held.length}.`);
     }
-    const room = (held.length ?? Number.POSITIVE_INFINITY) - held.offset;
-    if (declared !== undefined && declared > room) {
-      throw tooLarge(`This request's ${declared} bytes go past the upload's length of ${held.length} bytes.`);
-    }
-    if (sum && declared === undefined) throw new ApiError(400, "Upload-Checksum needs a Content-Length.");
+    const cap = capOf(held, usage);
+    // Refused before a byte is read: a declared body that goes past what the file may hold.
+    if (declared !== undefined && held.offset + declared > cap.bytes) throw cap.refusal(held.offset + declared);
+    const keep = leaseKeeper(stores, held, writer);
     const memory = isolateMemory.open();
-    const checked = sum && body ? await checkedBytes(stores.bucket, held.id, body, declared!, sum) : null;
+    let checked: Awaited<ReturnType<typeof chargedCheckedBytes>> | null = null;
     let complete: boolean;
     try {
+      if (sum && body) checked = await chargedCheckedBytes(c, stores, held, writer, body, declared!, sum, keep);
       // Even with no body: a length given last may end the file in the bytes already held.
       const written = await writeTusBytes(stores, {
         upload: held,
         writer,
+        keep,
         // In blocks of 64 KiB or more: the runtime's own 4 KiB pieces cost a read each.
         body: bodyBlocks(checked?.body ?? body),
         memory,
-        charge: (bytes, store) => withPieceBytes(c, bytes, store),
+        // A checksummed request's bytes were charged before they were read.
+        charge: checked ? (_bytes, store) => store() : (bytes, store) => withPieceBytes(c, bytes, store),
+        cap,
       });
       held = { ...held, offset: written.offset };
       complete = written.complete;
+    } catch (error) {
+      throw asStorageError(held.id, error);
     } finally {
       memory.release();
       await checked?.discard();
     }
-    return complete ? finish(c, stores, held, writer) : held;
+    if (!complete) return held;
+    try {
+      return await finish(c, stores, held, writer);
+    } catch (error) {
+      throw asStorageError(held.id, error);
+    }
   });
+}
+
+/**
+ * A failure of storage while bytes were written or the file made (R2 or D1 refusing or failing)
+ * is a 503 with Retry-After, which tus clients retry from the offset; the service's own refusals
+ * pass as they are.
+ */
+function asStorageError(id: string, error: unknown) {
+  if (error instanceof ApiError) return error;
+  console.error(JSON.stringify({ tus: id, storage: String(error), stack: (error as Error)?.stack }));
+  return storageBusy();
 }
 
 /**
@@ -169,12 +251,17 @@ async function finish(c: Context<AppEnv>, stores: Stores, upload: TusUploadRow, 
 /** POST /api/tus: a new upload, its options checked now, with its first bytes if the body has them. */
 async function handleCreate(c: Context<AppEnv>) {
   const stores = deps(c);
+  assertMayUpload(c);
   const length = uploadLength(c);
   if (length === 0) throw new ApiError(422, "The file is empty: an upload needs at least one byte.");
-  // A declared length that cannot fit is refused before any byte is sent (the finish checks again).
-  if (length) assertWithinQuota(await accountUsage(c.var.db, c.var.caller.accountId, settingsOf(c.env).quotas), length);
-  const metadata = c.req.header("Upload-Metadata") ?? null;
-  const fields = parseUploadFields(metadataFields(parseMetadata(metadata ?? undefined)));
+  // A declared length that cannot fit, or an account with no upload left, is refused before any
+  // byte is sent (each write and the finish check again).
+  const stored = await accountUsage(c.var.db, c.var.caller.accountId, settingsOf(c.env).quotas);
+  assertWithinQuota(await usageBesideOpenTus(stores, stored, c.var.caller.accountId), length ?? 0);
+  const sent = c.req.header("Upload-Metadata");
+  const fields = parseUploadFields(metadataFields(parseMetadata(sent)));
+  // The password is kept as its hash alone, never as sent.
+  const metadata = metadataToKeep(sent);
   assertExpiryAllowed(c, fields.expires_in);
   if (fields.album) await assertUploadAlbum(stores, c.var.caller, fields.album);
   const { password, ...rest } = fields;
@@ -268,8 +355,12 @@ function handleOverride(c: Context<AppEnv>) {
   }
 }
 
-/** The routes of the tus uploads; OPTIONS, the protocol's discovery, is answered with CORS's (app.ts). */
+/**
+ * The routes of the tus uploads; OPTIONS, the protocol's discovery, is answered with CORS's
+ * (app.ts). A body over the edge's limit is refused first, as the edge would (edgeBodyLimit).
+ */
 export const tusCreation = routeGroup(
+  edgeBodyLimit,
   tusProtocol,
   identifyCallerBy(bearerOrPresentedKey),
   rateLimits("api"),
@@ -279,6 +370,7 @@ export const tusCreation = routeGroup(
   .all("/tus", methodNotAllowed("POST"));
 
 export const tusUploads = routeGroup(
+  edgeBodyLimit,
   tusProtocol,
   identifyCallerBy(bearerOrPresentedKey),
   rateLimits("pieces"),

@@ -135,7 +135,7 @@ export async function uploadFrom(
   const quotas = settingsOf(c.env).quotas;
   const result = await createUpload(deps, { id: incoming.uploadId, accountId, file, options, quotas });
   if (result.duplicate) {
-    await incoming.drop();
+    await incoming.drop(result.row.id);
   } else {
     await incoming.keep();
     startMediaJob(c, result.jobId);

@@ -211,6 +211,12 @@ export const storedPieces = sqliteTable(
     partNumber: integer("part_number"),
     partEtag: text("part_etag"),
     objectOffset: integer("object_offset"),
+    /**
+     * A piece stored as an object under a key of its own request (a tus upload's: its writer's
+     * lease in the name, so that a writer that lost the lease never overwrites the piece); null
+     * for the piece's one key, pieceKey.
+     */
+    objectKey: text("object_key"),
   },
   (t) => [primaryKey({ columns: [t.sessionId, t.index] })],
 );
@@ -245,9 +251,18 @@ export const tusUploads = sqliteTable(
     fields: text("fields").notNull(),
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
-    /** The request writing its bytes now, and when another may take over (it died). */
+    /**
+     * The request writing its bytes now (its lease: the fencing token every write of the upload's
+     * state checks), and when another may take over (it died).
+     */
     writer: text("writer"),
     writerUntil: integer("writer_until"),
+    /**
+     * The tail fragments holding the bytes from the start of the piece being filled up to
+     * `offset`, in order (JSON: [{key, start, size}]): set with `offset`, in the same statement,
+     * so that only fragments a writer holding the lease wrote are ever part of the file.
+     */
+    tail: text("tail").notNull().default("[]"),
     /** How it ended: made into `uploadId`, terminated by the client, or refused by the pipeline. */
     ended: text("ended", { enum: TUS_ENDINGS }),
     /**

@@ -33,8 +33,14 @@ export function variantSource(key: string): string | null {
 export const PIECES_PREFIX = "chunks/";
 export const piecePrefix = (uploadId: string) => `${PIECES_PREFIX}${uploadId}/`;
 export const pieceKey = (uploadId: string, index: number) => `${piecePrefix(uploadId)}${index}`;
-/** A tus upload's bytes that wait for their piece to fill (uploads/intake/tus-bytes.ts), by where they start. */
+/**
+ * A tus upload's bytes that wait for their piece to fill (uploads/intake/tus-bytes.ts), by where
+ * they start and the request that wrote them (its writer lease): every request writes keys of
+ * its own, so a writer that lost its lease never overwrites another's bytes, and no key is
+ * written twice (R2 takes one write a second to a key).
+ */
 export const tusTailPrefix = (uploadId: string) => `${piecePrefix(uploadId)}tail/`;
-export const tusTailKey = (uploadId: string, start: number) => `${tusTailPrefix(uploadId)}${start}`;
-/** A tus request's bytes held until their checksum is known. */
-export const tusCheckedKey = (uploadId: string) => `${piecePrefix(uploadId)}checked`;
+export const tusTailKey = (uploadId: string, start: number, writer: string) =>
+  `${tusTailPrefix(uploadId)}${start}.${writer}`;
+/** A tus request's bytes held until their checksum is known, under the request's own key. */
+export const tusCheckedKey = (uploadId: string, writer: string) => `${piecePrefix(uploadId)}checked/${writer}`;

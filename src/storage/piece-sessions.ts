@@ -1,6 +1,6 @@
-import { and, asc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lt, or, type SQL, sql } from "drizzle-orm";
 import type { Database } from "./db";
-import { storedPieces, pieceSessions, type PieceSessionRow } from "../model/schema";
+import { storedPieces, pieceSessions, tusUploads, type PieceSessionRow } from "../model/schema";
 
 export interface PartRecord {
   number: number;
@@ -45,8 +45,10 @@ export async function findPieceSession(db: Database, id: string) {
 }
 
 /**
- * Records a stored piece (replacing one of the same index), as an object or as a part, and
- * returns the session's bytes so far.
+ * Records a stored piece (replacing one of the same index), as an object (under `objectKey`, or
+ * the piece's own key when null) or as a part, and returns the session's bytes so far. With
+ * `fence`, only while that condition holds (a tus writer's lease, checked in the same
+ * transaction): null when it no longer does, and nothing was recorded.
  */
 export async function recordPiece(
   db: Database,
@@ -54,19 +56,33 @@ export async function recordPiece(
   index: number,
   size: number,
   part: PartRecord | null = null,
-): Promise<number> {
-  const where = { size, partNumber: part?.number ?? null, partEtag: part?.etag ?? null, objectOffset: null };
-  const [, [row]] = await db.batch([
-    db
-      .insert(storedPieces)
-      .values({ sessionId, index, ...where })
-      .onConflictDoUpdate({ target: [storedPieces.sessionId, storedPieces.index], set: where }),
-    db
-      .select({ bytes: sql<number>`coalesce(sum(${storedPieces.size}), 0)` })
-      .from(storedPieces)
-      .where(eq(storedPieces.sessionId, sessionId)),
+  stored: { objectKey?: string | null; fence?: SQL } = {},
+): Promise<number | null> {
+  const objectKey = stored.objectKey ?? null;
+  const where = { size, partNumber: part?.number ?? null, partEtag: part?.etag ?? null, objectOffset: null, objectKey };
+  const upsert = db
+    .insert(storedPieces)
+    .values({ sessionId, index, ...where })
+    .onConflictDoUpdate({ target: [storedPieces.sessionId, storedPieces.index], set: where, setWhere: stored.fence });
+  const sum = db
+    .select({ bytes: sql<number>`coalesce(sum(${storedPieces.size}), 0)` })
+    .from(storedPieces)
+    .where(eq(storedPieces.sessionId, sessionId));
+  if (!stored.fence) {
+    const [, [row]] = await db.batch([upsert, sum]);
+    return Number(row?.bytes ?? 0);
+  }
+  const thisPiece = and(eq(storedPieces.sessionId, sessionId), eq(storedPieces.index, index));
+  // What this call stored: its own part number, or its own object's key.
+  const mine = and(thisPiece, part ? eq(storedPieces.partNumber, part.number) : eq(storedPieces.objectKey, objectKey!));
+  const [, , [row], [recorded]] = await db.batch([
+    upsert,
+    // A new row the fence would not have let in is taken out again, in the same transaction.
+    db.delete(storedPieces).where(and(mine, sql`NOT (${stored.fence})`)),
+    sum,
+    db.select({ index: storedPieces.index }).from(storedPieces).where(mine),
   ]);
-  return Number(row?.bytes ?? 0);
+  return recorded ? Number(row?.bytes ?? 0) : null;
 }
 
 export async function forgetPiece(db: Database, sessionId: string, index: number) {
@@ -112,11 +128,37 @@ export async function claimPieceSession(
   return row;
 }
 
-/** Ends a session: `consumed` once its file became an upload, `discarded` when it expired. */
-export async function closePieceSession(db: Database, id: string, status: "consumed" | "discarded") {
+/**
+ * Ends a session: `consumed` once its file became an upload, `discarded` when it expired. A tus
+ * upload's session consumed as upload `madeUploadId` (made, or the duplicate found) finishes the
+ * tus upload in the same transaction, so that a finish that dies after it is still found.
+ */
+export async function closePieceSession(
+  db: Database,
+  id: string,
+  status: "consumed" | "discarded",
+  madeUploadId?: string | null,
+) {
+  const close = db.update(pieceSessions).set({ status, leaseUntil: null }).where(eq(pieceSessions.id, id));
+  const forget = db.delete(storedPieces).where(eq(storedPieces.sessionId, id));
+  if (status !== "consumed" || !madeUploadId) {
+    await db.batch([close, forget]);
+    return;
+  }
   await db.batch([
-    db.update(pieceSessions).set({ status, leaseUntil: null }).where(eq(pieceSessions.id, id)),
-    db.delete(storedPieces).where(eq(storedPieces.sessionId, id)),
+    close,
+    forget,
+    db
+      .update(tusUploads)
+      .set({
+        ended: "finished",
+        uploadId: madeUploadId,
+        failure: null,
+        offset: sql`coalesce(${tusUploads.length}, ${tusUploads.offset})`,
+        writer: null,
+        writerUntil: null,
+      })
+      .where(and(eq(tusUploads.id, id), isNull(tusUploads.ended))),
   ]);
 }
 

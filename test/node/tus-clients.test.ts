@@ -84,6 +84,19 @@ describe("tus-js-client 4.3.1 from Node", () => {
     });
   });
 
+  it("is refused (413) a file over 100 MB sent in one request, as Cloudflare's edge refuses it deployed", async () => {
+    // wrangler dev takes any body; the Worker refuses a declared body over EDGE_MAX_BODY_BYTES as the edge would.
+    const big = Buffer.alloc(150 * 1000 * 1000);
+    const run = startUpload(big, { ...clientOptions("too-big.bin"), retryDelays: [] });
+    const error = await run.done.then(
+      () => null,
+      (failure: unknown) => failure as { originalResponse?: { getStatus(): number; getBody(): string } },
+    );
+    expect(error?.originalResponse?.getStatus()).toBe(413);
+    expect(error?.originalResponse?.getBody()).toMatch(/100 MB/);
+    expect(writes(run.requests).map((r) => r.status)).toEqual([413]);
+  });
+
   it("resumes with a new tus.Upload from the offset the server gives, after the upload was aborted", async () => {
     const options = clientOptions("resumed.png");
     let aborted!: () => void;

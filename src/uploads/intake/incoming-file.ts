@@ -107,15 +107,18 @@ export class IncomingFile implements AsyncDisposable {
   async keep(): Promise<void> {
     if (!this.file) throw new Error("no file was received to keep");
     this.ended = true;
-    await this.spendSession(this.file.key);
+    await this.spendSession(this.file.key, this.uploadId);
   }
 
-  /** The upload succeeded without the file (a duplicate): it is removed, and a piece session spent. */
-  async drop(): Promise<void> {
+  /**
+   * The upload succeeded without the file (a duplicate, upload `existingId`): it is removed, and
+   * a piece session spent.
+   */
+  async drop(existingId?: string): Promise<void> {
     // Until it is removed, a failure here is a failure like any other, which disposal undoes.
     await this.staging.discard();
     this.ended = true;
-    await this.spendSession(null);
+    await this.spendSession(null, existingId);
   }
 
   /** Neither kept nor dropped: whatever was staged is removed, and a piece session is given back. */
@@ -129,9 +132,9 @@ export class IncomingFile implements AsyncDisposable {
     }
   }
 
-  private async spendSession(keptKey: string | null) {
+  private async spendSession(keptKey: string | null, madeUploadId?: string) {
     // The upload is made, whatever happens to the session's bookkeeping; the cron job sweeps leftover pieces.
-    await this.session?.consume(keptKey).catch((error) => {
+    await this.session?.consume(keptKey, madeUploadId).catch((error) => {
       console.error(JSON.stringify({ upload: this.uploadId, consumeSession: String(error) }));
     });
   }

@@ -118,7 +118,7 @@ export async function assembleParts(
     const objects = pieces.filter((piece) => !piece.partEtag);
     if (objects.every((piece) => fitsAsPart(piece.index, piece.size, session.total))) {
       for (const piece of objects) {
-        const object = await bucket.get(pieceKey(session.id, piece.index));
+        const object = await bucket.get(piece.objectKey ?? pieceKey(session.id, piece.index));
         if (!object) throw new Error(`piece ${piece.index} of ${session.id} is missing from storage`);
         const bytes = new Uint8Array(await object.arrayBuffer());
         const slot = await takePartSlot(db, session.id);
@@ -142,7 +142,7 @@ export async function assembleParts(
 
 /** The stored bytes of one piece: a range of the session's completed object, or an object of its own. */
 export async function getStoredPiece(bucket: R2Bucket, session: PieceSessionRow, piece: StoredPieceRow) {
-  if (piece.objectOffset === null) return bucket.get(pieceKey(session.id, piece.index));
+  if (piece.objectOffset === null) return bucket.get(piece.objectKey ?? pieceKey(session.id, piece.index));
   // The last piece runs to the end of the object: its row may be older than the part that won.
   const last = piece.index === session.total - 1;
   return bucket.get(session.objectKey!, {

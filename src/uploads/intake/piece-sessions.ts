@@ -15,6 +15,7 @@ import {
 import { PIECES_PREFIX, pieceKey } from "../../storage/keys";
 import { deletePrefix } from "../../storage/objects";
 import type { PieceSender, PieceSessionRow } from "../../model/schema";
+import type { SQL } from "drizzle-orm";
 import { findUploadInAnyState } from "../../storage/uploads";
 import type { WrittenObject } from "../../storage/object-writer";
 import { assembleParts, getStoredPiece, mayBePart, removePieceStorage, storeAsPart } from "./piece-parts";
@@ -57,10 +58,25 @@ export interface Piece {
 }
 
 /**
+ * How a tus upload's writer stores a piece: under a key of its own request (`suffix`, its lease),
+ * recorded only while `fence` (its lease, in the same statement) holds; lostLease otherwise.
+ */
+export interface FencedStore {
+  suffix: string;
+  fence: SQL;
+  lost: () => Error;
+}
+
+/**
  * Stores one piece; sending the same index again replaces it. `sender` is who cuts the file into
  * pieces: the client (/api/chunk), or the service for a tus upload; neither may add to the other's.
  */
-export async function storePiece(deps: Stores, piece: Piece, sender: PieceSender = "chunk"): Promise<void> {
+export async function storePiece(
+  deps: Stores,
+  piece: Piece,
+  sender: PieceSender = "chunk",
+  fenced?: FencedStore,
+): Promise<void> {
   const { db, bucket } = deps;
   const now = deps.now();
   const expiresAt = now + SESSION_LIFETIME_MS;
@@ -80,9 +96,18 @@ export async function storePiece(deps: Stores, piece: Piece, sender: PieceSender
   }
 
   const part = await storeAsPart(deps, session, piece.index, piece.bytes, slot);
-  const key = pieceKey(piece.sessionId, piece.index);
+  const objectKey = fenced ? `${pieceKey(piece.sessionId, piece.index)}.${fenced.suffix}` : null;
+  const key = objectKey ?? pieceKey(piece.sessionId, piece.index);
   if (!part) await bucket.put(key, piece.bytes);
-  const sessionBytes = await recordPiece(db, piece.sessionId, piece.index, piece.bytes.byteLength, part);
+  const sessionBytes = await recordPiece(db, piece.sessionId, piece.index, piece.bytes.byteLength, part, {
+    objectKey: part ? null : objectKey,
+    fence: fenced?.fence,
+  });
+  if (sessionBytes === null) {
+    // A writer that lost its lease: what it stored is no piece of the file.
+    if (!part) await bucket.delete(key).catch(() => {});
+    throw fenced!.lost();
+  }
   if (sessionBytes > MAX_FILE_BYTES) {
     // A part nothing records is left out when the multipart upload is completed.
     await forgetPiece(db, piece.sessionId, piece.index);
@@ -93,6 +118,10 @@ export async function storePiece(deps: Stores, piece: Piece, sender: PieceSender
   }
   if (part) await scanPiece(piece.sessionId, part.objectKey, piece.index, part.number, piece.bytes);
 }
+
+/** The upload a tus upload's session became, for its row to say so as the session is spent; none for others'. */
+const tusUploadOf = (session: PieceSessionRow, madeUploadId: string | null | undefined) =>
+  session.sender === "tus" ? madeUploadId : null;
 
 /** "3, 7-9" */
 function ranges(numbers: number[]): string {
@@ -121,8 +150,11 @@ export interface PiecedFile {
   scanned(): Promise<StagedFile | null>;
   /** The file's bytes in order, read from storage as they are consumed. */
   bytes(): AsyncIterable<Uint8Array>;
-  /** The file became an upload (keeping `keptKey`, or nothing): the session is spent and its storage removed. */
-  consume(keptKey: string | null): Promise<void>;
+  /**
+   * The file became upload `madeUploadId` (a new one keeping `keptKey`, or a duplicate keeping
+   * nothing): the session is spent and its storage removed.
+   */
+  consume(keptKey: string | null, madeUploadId?: string): Promise<void>;
   /** Finishing failed: the session is open again, pieces kept, for another try. */
   release(): Promise<void>;
 }
@@ -159,7 +191,7 @@ export async function claimPiecedFile(
   try {
     // An upload made from it by a finish whose last step failed: the session was spent.
     if (claimed.fileUploadId && (await findUploadInAnyState(db, claimed.fileUploadId))) {
-      await closePieceSession(db, sessionId, "consumed");
+      await closePieceSession(db, sessionId, "consumed", tusUploadOf(claimed, claimed.fileUploadId));
       throw finished();
     }
     let pieces = await piecesOf(db, sessionId);
@@ -203,8 +235,8 @@ export async function claimPiecedFile(
           yield* object.body as unknown as AsyncIterable<Uint8Array>;
         }
       },
-      async consume(keptKey) {
-        await closePieceSession(db, sessionId, "consumed");
+      async consume(keptKey, madeUploadId) {
+        await closePieceSession(db, sessionId, "consumed", tusUploadOf(session, madeUploadId));
         await removePieceStorage(bucket, session, keptKey);
       },
       release,
@@ -230,7 +262,7 @@ export async function sweepPieceSessions(deps: Stores, limit = 100): Promise<num
     const made = session.fileUploadId ? await findUploadInAnyState(deps.db, session.fileUploadId) : undefined;
     // Storage first: a session marked discarded never keeps pieces behind, even after a crash here.
     await removePieceStorage(deps.bucket, session, made?.objectKey ?? null);
-    await closePieceSession(deps.db, session.id, made ? "consumed" : "discarded");
+    await closePieceSession(deps.db, session.id, made ? "consumed" : "discarded", tusUploadOf(session, made?.id));
   }
   await sweepLeftoverPieces(deps);
   await purgePieceTombstones(deps.db, now - TOMBSTONE_MS);

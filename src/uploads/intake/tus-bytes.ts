@@ -1,11 +1,11 @@
-import { ApiError, tooLarge } from "../../errors";
-import { MAX_FILE_BYTES, MiB, PIECE_BYTES } from "../../model/spec-limits";
+import { ApiError } from "../../errors";
+import { MAX_FILE_BYTES, PIECE_BYTES } from "../../model/spec-limits";
 import type { Reservation } from "../../limits/isolate-memory";
 import type { TusUploadRow } from "../../model/schema";
 import { concatBytes } from "../../bytes";
-import { tusCheckedKey, tusTailKey, tusTailPrefix } from "../../storage/keys";
+import { tusCheckedKey, tusTailKey } from "../../storage/keys";
 import { deleteObjects } from "../../storage/objects";
-import { setTusOffset, takeTusWriter } from "../../storage/tus-uploads";
+import { fenceHolds, renewTusWriter, setTusOffset, type TailFragment } from "../../storage/tus-uploads";
 import type { Stores } from "../../storage/stores";
 import { storePiece } from "./piece-sessions";
 
@@ -14,7 +14,8 @@ import { storePiece } from "./piece-sessions";
  * become the 5 MiB pieces of its piece session (piece-sessions.ts), which R2 takes as equal parts
  * of the file's multipart upload; the bytes of the piece being filled, which may arrive over many
  * requests of any size, wait in *tail fragments*: one object per request that ended inside the
- * piece, under chunks/{id}/tail/{start}. Once the piece is full, its fragments and the new bytes
+ * piece, under chunks/{id}/tail/{start}.{writer}, named in the upload's row (`tail`) with the
+offset that covers them. Once the piece is full, its fragments and the new bytes
  * are stored as the piece, and the fragments removed. So each byte is written at most twice,
  * whatever sizes the client sends in, and the upload's `offset` (moved only after what it
  * covers is stored) is always where the next request starts.
@@ -35,11 +36,18 @@ export interface TusWrite {
   upload: TusUploadRow;
   /** The lease this request holds (takeTusWriter). */
   writer: string;
+  /** Renews the lease as bytes arrive (leaseKeeper). */
+  keep: () => Promise<void>;
   body: AsyncIterable<Uint8Array>;
   /** Memory the request may hold, grown as it buffers (the isolate's ledger). */
   memory: Reservation;
   /** Stores `bytes` new bytes through `store`, when the client's byte budgets have room for them. */
   charge<T>(bytes: number, store: () => Promise<T>): Promise<T>;
+  /**
+   * How far the file may reach: its length, or while that is not known the largest file or the
+   * room the account's quota leaves; `refusal` is the answer to bytes past it (a 413).
+   */
+  cap: { bytes: number; refusal: (size: number) => ApiError };
 }
 
 export const piecesOfLength = (length: number) => Math.max(1, Math.ceil(length / PIECE_BYTES));
@@ -54,107 +62,90 @@ export const sessionPieces = (length: number | null) =>
 export const lostLease = () =>
   new ApiError(423, "Another request is writing this upload now. Ask for its offset (HEAD) and resume from there.");
 
-/** A fragment of the piece being filled: where it starts in the file, and its size. */
-interface Fragment {
-  key: string;
-  start: number;
-  size: number;
-}
-
 /**
- * The fragments that hold the file's bytes from `from` (a piece's start) up to `to`, in order;
- * any other under the prefix (from a writer that died before it could remove them) is stale.
- * Null when they do not reach `to`.
+ * What a writer calls as its bytes arrive: renews its lease every few seconds, counted from when
+ * it was taken (`upload.writerUntil`), however long the request has been reading; throws
+ * lostLease once it is no longer its own.
  */
-async function tailOf(bucket: R2Bucket, id: string, from: number, to: number) {
-  const listing = await bucket.list({ prefix: tusTailPrefix(id), limit: 1000 });
-  const byStart = new Map<number, Fragment>();
-  for (const object of listing.objects) {
-    const start = Number(object.key.slice(object.key.lastIndexOf("/") + 1));
-    byStart.set(start, { key: object.key, start, size: object.size });
-  }
-  const chain: Fragment[] = [];
-  for (let at = from; at < to; ) {
-    const next = byStart.get(at);
-    if (!next || at + next.size > to) return { chain: null, reached: at, stale: [...byStart.values()] };
-    chain.push(next);
-    byStart.delete(at);
-    at += next.size;
-  }
-  return { chain, reached: to, stale: [...byStart.values()] };
+export function leaseKeeper(deps: Stores, upload: TusUploadRow, writer: string): () => Promise<void> {
+  let renewedAt = (upload.writerUntil ?? deps.now()) - WRITER_LEASE_MS;
+  return async () => {
+    if (deps.now() - renewedAt < RENEW_AFTER_MS) return;
+    if (!(await renewTusWriter(deps.db, upload.id, writer, deps.now(), WRITER_LEASE_MS))) throw lostLease();
+    renewedAt = deps.now();
+  };
 }
 
-async function readFragments(bucket: R2Bucket, chain: Fragment[]): Promise<Uint8Array[]> {
-  const parts: Uint8Array[] = [];
-  for (const fragment of chain) {
-    const object = await bucket.get(fragment.key);
-    if (!object) throw new Error(`tail fragment ${fragment.key} is missing`);
-    parts.push(new Uint8Array(await object.arrayBuffer()));
-  }
-  return parts;
-}
+/** The fragments the upload's row says hold the bytes from its piece's start to its offset. */
+const committedTail = (upload: TusUploadRow) => JSON.parse(upload.tail) as TailFragment[];
 
 /**
  * Writes the request's bytes from the upload's offset: the new offset, and whether the file's
- * last piece is now stored. Bytes past the upload's length (or past the largest file, while it is
- * not known) are refused with a 413, after what came before them is kept. A request that breaks
- * off keeps what arrived before it did.
+ * last piece is now stored. Bytes past `cap` are refused with a 413, after what came before them
+ * is kept. A request that breaks off keeps what arrived before it did.
  *
  * The last piece moves no offset: only the upload made from the file does (finishTusUpload).
  * Until then the offset stays where the piece began to be sent and its fragments stay, so a
  * finish that failed or died, however far it got, is tried again by sending the piece again.
+ *
+ * A tus request's bytes are fenced by its writer lease: everything it stores goes under keys of
+ * its own (tusTailKey, a piece's own key), and becomes part of the file only through a statement
+ * that checks the lease and the offset it started from (setTusOffset, a fenced piece record). A
+ * writer that lost its lease, however long it stalled, changes nothing another can see.
  */
 export async function writeTusBytes(deps: Stores, write: TusWrite): Promise<{ offset: number; complete: boolean }> {
   const { db, bucket } = deps;
-  const { upload, writer, memory } = write;
+  const { upload, writer, memory, cap } = write;
   const id = upload.id;
-  const limit = upload.length ?? MAX_FILE_BYTES;
   let stored = upload.offset;
   let index = Math.floor(stored / PIECE_BYTES);
-  const found = await tailOf(bucket, id, index * PIECE_BYTES, stored);
-  if (found.stale.length)
-    await deleteObjects(
-      bucket,
-      found.stale.map((f) => f.key),
-    ).catch(() => {});
-  if (!found.chain) {
-    // Its fragments were lost (an operator's clean-up): the client resumes from what is there.
-    await setTusOffset(db, id, writer, found.reached);
-    throw new ApiError(409, `This upload's offset is now ${found.reached}; ask for it (HEAD) and resume from there.`, {
-      "Upload-Offset": String(found.reached),
-    });
-  }
-  let tail = found.chain;
+  let tail = committedTail(upload);
   let fresh: Uint8Array[] = [];
   let freshBytes = 0;
-  let renewedAt = deps.now();
-
-  const renew = async () => {
-    if (deps.now() - renewedAt < RENEW_AFTER_MS) return;
-    if (!(await takeTusWriter(db, id, writer, deps.now(), WRITER_LEASE_MS))) throw lostLease();
-    renewedAt = deps.now();
-  };
-  const moveTo = async (offset: number) => {
-    if (!(await setTusOffset(db, id, writer, offset))) throw lostLease();
+  const renew = write.keep;
+  /** Moves the offset (and the tail) if the lease is still this request's; `written` is removed if not. */
+  const moveTo = async (offset: number, newTail: TailFragment[], written: string[]) => {
+    if (!(await setTusOffset(db, id, writer, stored, offset, newTail))) {
+      await deleteObjects(bucket, written).catch(() => {});
+      throw lostLease();
+    }
     stored = offset;
+    tail = newTail;
   };
+  /** The tail's bytes; a fragment gone (an operator's clean-up) sends the client back to the piece's start. */
+  const readTail = async () => {
+    const parts: Uint8Array[] = [];
+    for (const fragment of tail) {
+      const object = await bucket.get(fragment.key);
+      if (!object) {
+        const start = index * PIECE_BYTES;
+        await moveTo(start, [], []);
+        throw new ApiError(409, `This upload's offset is now ${start}; ask for it (HEAD) and resume from there.`, {
+          "Upload-Offset": String(start),
+        });
+      }
+      parts.push(new Uint8Array(await object.arrayBuffer()));
+    }
+    return parts;
+  };
+  const fenced = () => ({ suffix: writer, fence: fenceHolds(id, { writer, offset: stored }), lost: lostLease });
 
   /** The piece being filled, whole: stored, its fragments removed. The file's last one, only stored. */
   const storeFilledPiece = async (last = false) => {
     await renew();
-    const bytes = concatBytes([...(await readFragments(bucket, tail)), ...fresh]);
+    const bytes = concatBytes([...(await readTail()), ...fresh]);
     const newBytes = freshBytes;
     const total = sessionPieces(upload.length);
     await write.charge(newBytes, () =>
-      storePiece(deps, { accountId: upload.accountId, sessionId: id, index, total, bytes }, "tus"),
+      storePiece(deps, { accountId: upload.accountId, sessionId: id, index, total, bytes }, "tus", fenced()),
     );
     if (last) return;
-    await moveTo(stored + newBytes);
+    const joined = tail;
+    await moveTo(stored + newBytes, [], []);
     await deleteObjects(
       bucket,
-      tail.map((f) => f.key),
+      joined.map((f) => f.key),
     ).catch(() => {});
-    tail = [];
     fresh = [];
     freshBytes = 0;
     index++;
@@ -165,23 +156,18 @@ export async function writeTusBytes(deps: Stores, write: TusWrite): Promise<{ of
     if (freshBytes === 0) return;
     await renew();
     const newBytes = freshBytes;
-    if (tail.length + 1 > MAX_TAIL_FRAGMENTS) {
-      const start = index * PIECE_BYTES;
-      const joined = concatBytes([...(await readFragments(bucket, tail)), ...fresh]);
-      await write.charge(newBytes, () => bucket.put(tusTailKey(id, start), joined));
-      const replaced = tail.filter((f) => f.start !== start);
-      tail = [{ key: tusTailKey(id, start), start, size: joined.byteLength }];
-      await moveTo(stored + newBytes);
-      await deleteObjects(
-        bucket,
-        replaced.map((f) => f.key),
-      ).catch(() => {});
-    } else {
-      const key = tusTailKey(id, stored);
-      await write.charge(newBytes, () => bucket.put(key, concatBytes(fresh)));
-      tail.push({ key, start: stored, size: newBytes });
-      await moveTo(stored + newBytes);
-    }
+    const joining = tail.length + 1 > MAX_TAIL_FRAGMENTS;
+    const start = joining ? index * PIECE_BYTES : stored;
+    const bytes = concatBytes(joining ? [...(await readTail()), ...fresh] : fresh);
+    const key = tusTailKey(id, start, writer);
+    await write.charge(newBytes, () => bucket.put(key, bytes));
+    const fragment = { key, start, size: bytes.byteLength };
+    const replaced = joining ? tail : [];
+    await moveTo(stored + newBytes, joining ? [fragment] : [...tail, fragment], [key]);
+    await deleteObjects(
+      bucket,
+      replaced.map((f) => f.key),
+    ).catch(() => {});
     fresh = [];
     freshBytes = 0;
   };
@@ -190,13 +176,7 @@ export async function writeTusBytes(deps: Stores, write: TusWrite): Promise<{ of
     for await (let chunk of write.body) {
       while (chunk.byteLength > 0) {
         const at = stored + freshBytes;
-        if (at + chunk.byteLength > limit) {
-          throw tooLarge(
-            upload.length === null
-              ? `A file may be at most ${MAX_FILE_BYTES / MiB}MB (${MAX_FILE_BYTES} bytes).`
-              : `This request goes past the upload's length of ${upload.length} bytes.`,
-          );
-        }
+        if (at + chunk.byteLength > cap.bytes) throw cap.refusal(at + chunk.byteLength);
         const room = (index + 1) * PIECE_BYTES - at;
         const take = chunk.subarray(0, room);
         chunk = chunk.subarray(take.byteLength);
@@ -222,7 +202,7 @@ export async function writeTusBytes(deps: Stores, write: TusWrite): Promise<{ of
     // file's) says that piece is stored, which only storing it may make true.
     const end = stored + freshBytes;
     const short = end < (index + 1) * PIECE_BYTES && (upload.length === null || end < upload.length);
-    if (freshBytes > 0 && short && !(error instanceof ApiError && error.status === 423)) {
+    if (freshBytes > 0 && short && !(error instanceof ApiError && [409, 423].includes(error.status))) {
       await keepFresh().catch(() => {});
     }
     throw error;
@@ -236,37 +216,83 @@ export interface Checksum {
   digest: Uint8Array;
 }
 
+/** tus's 460 (a status Hono's types do not name): the bytes sent are not those the client summed. */
+const CHECKSUM_MISMATCH = 460 as 422;
 export const checksumMismatch = () =>
-  new ApiError(460 as 422, "Checksum mismatch: the bytes received do not match Upload-Checksum; nothing was kept.");
+  new ApiError(
+    CHECKSUM_MISMATCH,
+    "Checksum mismatch: the bytes received do not match Upload-Checksum; nothing was kept.",
+  );
+export const isChecksumMismatch = (error: unknown): error is ApiError =>
+  error instanceof ApiError && error.status === CHECKSUM_MISMATCH;
 
 /**
- * A request's `length` bytes, held under chunks/{id}/checked while their digest is taken as they
- * arrive, and given back for writing once it matches: nothing of a request whose checksum fails
- * is written to the upload. The caller removes the object (`discard`) once written.
+ * Storage refused or failed a write (R2 answers 429 to a key written more than once a second):
+ * the client sends the bytes again in a moment, as tus clients do after a 5xx.
+ */
+export const storageBusy = () =>
+  new ApiError(503, "Storage is busy: nothing of this request was kept. Ask for the offset (HEAD) and resume.", {
+    "Retry-After": "2",
+  });
+
+/**
+ * A request's `length` bytes, held under a key of the request's own while their digest is taken
+ * as they arrive, and given back for writing once it matches: nothing of a request whose
+ * checksum fails is written to the upload. `keep` is called as the bytes arrive (the writer's
+ * lease renewed; it throws once lost). The caller removes the object (`discard`) once written.
  */
 export async function checkedBytes(
   bucket: R2Bucket,
   id: string,
+  writer: string,
   body: ReadableStream<Uint8Array>,
   length: number,
   sum: Checksum,
+  keep: () => Promise<void>,
 ) {
-  const key = tusCheckedKey(id);
+  const key = tusCheckedKey(id, writer);
   const digest = new crypto.DigestStream(sum.algorithm);
   const digestWriter = digest.getWriter();
+  let refused: unknown = null;
   // Each chunk is hashed before it is passed on, so the body is read no faster than R2 takes it.
   const hashing = new TransformStream<Uint8Array, Uint8Array>({
     async transform(chunk, controller) {
+      try {
+        await keep();
+      } catch (error) {
+        refused = error;
+        throw error;
+      }
       await digestWriter.write(chunk);
       controller.enqueue(chunk);
     },
   });
   const sized = new FixedLengthStream(length);
   const discard = () => bucket.delete(key).catch(() => {});
-  try {
-    await Promise.all([body.pipeThrough(hashing).pipeTo(sized.writable), bucket.put(key, sized.readable)]);
-  } catch {
+  // Which side failed first: the body (short, broken off) is the client's; storage's is a 503.
+  let first: "body" | "storage" | null = null;
+  // A put that fails reads no more: the body stops being read with it, rather than wait.
+  const stop = new AbortController();
+  const reading = body
+    .pipeThrough(hashing)
+    .pipeTo(sized.writable, { signal: stop.signal })
+    .catch((error) => {
+      first ??= "body";
+      throw error;
+    });
+  const storing = bucket.put(key, sized.readable).catch((error) => {
+    first ??= "storage";
+    stop.abort(error);
+    throw error;
+  });
+  const [read, stored] = await Promise.allSettled([reading, storing]);
+  if (read.status === "rejected" || stored.status === "rejected") {
     await discard();
+    if (refused) throw refused;
+    if (first === "storage") {
+      console.error(JSON.stringify({ tus: id, checkedBytes: String((stored as PromiseRejectedResult).reason) }));
+      throw storageBusy();
+    }
     throw new ApiError(400, `The request's body ended before its Content-Length of ${length} bytes; nothing was kept.`);
   }
   await digestWriter.close();

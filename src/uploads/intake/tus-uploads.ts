@@ -8,13 +8,15 @@ import {
   endTusUpload,
   findTusUpload,
   findTusUploadAndSession,
+  openTusBytes,
   openTusUpload,
-  openTusUploads,
   releaseTusWriter,
+  renewTusWriter,
   setTusLength,
   takeTusWriter,
 } from "../../storage/tus-uploads";
 import type { Stores } from "../../storage/stores";
+import type { Usage } from "../../accounts/quotas";
 import { discardPieceSession } from "./piece-sessions";
 import { newUploadId } from "../create";
 import { lostLease, piecesOfLength, sessionPieces, WRITER_LEASE_MS } from "./tus-bytes";
@@ -52,23 +54,33 @@ function newTusId(): string {
 export async function createTusUpload(deps: Stores, upload: NewTusUpload): Promise<TusUploadRow> {
   if (upload.length !== null && upload.length > MAX_FILE_BYTES) throw fileTooLarge();
   const now = deps.now();
-  if ((await openTusUploads(deps.db, upload.accountId, now)) >= MAX_OPEN_TUS_UPLOADS) {
+  const id = newTusId();
+  const total = sessionPieces(upload.length);
+  const expiresAt = now + TUS_LIFETIME_MS;
+  const opened = await openTusUpload(
+    deps.db,
+    { id, accountId: upload.accountId, total, createdAt: now, expiresAt },
+    // The id its upload will have (unless its pieces reserve one): a finish that dies is found by it.
+    { length: upload.length, metadata: upload.metadata, fields: upload.fields, uploadId: newUploadId() },
+    MAX_OPEN_TUS_UPLOADS,
+  );
+  if (!opened) {
     throw new ApiError(
       429,
       `At most ${MAX_OPEN_TUS_UPLOADS} unfinished tus uploads at once: finish or terminate one first.`,
       { "Retry-After": "60" },
     );
   }
-  const id = newTusId();
-  const total = sessionPieces(upload.length);
-  const expiresAt = now + TUS_LIFETIME_MS;
-  await openTusUpload(
-    deps.db,
-    { id, accountId: upload.accountId, total, createdAt: now, expiresAt },
-    // The id its upload will have (unless its pieces reserve one): a finish that dies is found by it.
-    { length: upload.length, metadata: upload.metadata, fields: upload.fields, uploadId: newUploadId() },
-  );
   return (await findTusUpload(deps.db, id))!;
+}
+
+/**
+ * The account's usage as a tus upload is admitted against it: what it stores, and what its other
+ * open tus uploads hold or will (so that 20 of them cannot each park the quota's whole room).
+ */
+export async function usageBesideOpenTus(deps: Stores, usage: Usage, accountId: string, exceptId?: string) {
+  const pending = await openTusBytes(deps.db, accountId, deps.now(), exceptId);
+  return { ...usage, bytes_used: usage.bytes_used + pending };
 }
 
 /** A refusal remembered for an upload the pipeline would not take. */
@@ -125,10 +137,10 @@ export async function withTusWriter<T>(
 /** How often a writer busy with something other than bytes (the finish) renews its lease. */
 const KEEP_EVERY_MS = 5_000;
 
-/** Renews the writer's lease every few seconds until the returned function is called. */
+/** Renews the writer's lease (while it is still its own) every few seconds until the returned function is called. */
 export function keepTusWriter(deps: Stores, id: string, writer: string): () => void {
   const timer = setInterval(() => {
-    takeTusWriter(deps.db, id, writer, deps.now(), WRITER_LEASE_MS).catch(() => {});
+    renewTusWriter(deps.db, id, writer, deps.now(), WRITER_LEASE_MS).catch(() => {});
   }, KEEP_EVERY_MS);
   return () => clearInterval(timer);
 }

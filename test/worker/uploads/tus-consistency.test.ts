@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { PIECE_BYTES } from "../../../src/model/spec-limits";
 import { database } from "../../../src/storage/db";
 import { findUploadInAnyState } from "../../../src/storage/uploads";
-import { type Call, newAccount, startApp } from "../helpers";
+import { type Call, newAccount, scheduledInline, startApp, uploadForm } from "../helpers";
 import {
   atEveryStep,
   call,
@@ -93,5 +93,50 @@ describe("a crash at any step of a tus request leaves it resumable", () => {
     expect(steps).toBeGreaterThan(5);
     console.log(JSON.stringify({ tusCrashSteps: steps }));
     await expectNoStrayObjects(noService);
+  }, 300_000);
+
+  it("ending the file as a duplicate: the tus upload is found finished as the existing upload", async () => {
+    const account = await newAccount();
+    // One piece: the file is the request that ends it.
+    const { bytes } = await pngToSend(64 * 1024);
+    const first = await call("/api", { method: "POST", key: account.full, body: uploadForm(bytes) }, noService);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const existing = first.body.data.id as string;
+    const paths: string[] = [];
+    const steps = await atEveryStep(
+      async () => {
+        const created = await tus(
+          "/api/tus",
+          { method: "POST", key: account.full, headers: { ...TUS, "Upload-Length": String(bytes.length) } },
+          noService,
+        );
+        return { id: new URL(created.headers.get("Location")!).pathname, before: null };
+      },
+      (bindings, path) => write(account.full, path, 0, bytes, serviceDown(bindings)),
+      async (path, _before, _fault, outcome) => {
+        expect(outcome).toMatchObject({ status: expect.any(Number) });
+        await leaseRunsOut(path);
+        const state = await tus(path, { method: "HEAD", key: account.full, headers: TUS });
+        expect(state.status, JSON.stringify(state.body)).toBe(200);
+        let id = state.headers.get("X-Upload-Id");
+        if (!id) {
+          const offset = Number(state.headers.get("Upload-Offset"));
+          const rest = await write(account.full, path, offset, bytes.subarray(offset));
+          expect(rest.status, JSON.stringify(rest.body)).toBe(204);
+          id = rest.headers.get("X-Upload-Id");
+        }
+        expect(id).toBe(existing);
+        paths.push(path);
+      },
+    );
+    expect(steps).toBeGreaterThan(3);
+    // What a failed clean-up left, the cron job's sweep removes once the tus upload's lifetime is over.
+    await scheduledInline({ ...env, ...noService }, () => Date.now() + 25 * 3600_000);
+    for (const path of paths) {
+      const id = path.split("/").pop();
+      const left = (await env.FILES.list({ prefix: `chunks/${id}/` })).objects.map((o) => o.key);
+      const session = await env.DB.prepare("SELECT status FROM chunk_sessions WHERE id = ?").bind(id).first();
+      expect(left, JSON.stringify(session)).toEqual([]);
+    }
   }, 300_000);
 });
