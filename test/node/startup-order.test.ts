@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT, wrangler } from "../../scripts/lib/server.mjs";
@@ -33,13 +34,18 @@ describe("start-up order", () => {
   it("starts in workerd with the glue loaded before MCP and MCP before the app", () => {
     // `wrangler check startup` bundles the entry as a deploy would and runs its global scope in
     // workerd; a module that throws as it loads fails it.
-    const out = wrangler([
-      "check",
-      "startup",
-      "--args=test/node/startup/glue-first.ts --containers-rollout=none",
-      "--outfile",
-      path.join(ROOT, "node_modules/.cache/startup-order.cpuprofile"),
-    ]);
-    expect(out).toMatch(/Active: [\d.]+ ms/);
+    const scratch = mkdtempSync(path.join(os.tmpdir(), "startup-order-"));
+    try {
+      const out = wrangler([
+        "check",
+        "startup",
+        "--args=test/node/startup/glue-first.ts --containers-rollout=none",
+        "--outfile",
+        path.join(scratch, "startup.cpuprofile"),
+      ]);
+      expect(out).toMatch(/Active: [\d.]+ ms/);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 });
