@@ -117,6 +117,7 @@ const LONG_FILES = [
   "test/node/storage-costs.test.ts",
   "test/node/tus-clients.test.ts",
   "test/node/tus-kill.test.ts",
+  "test/worker/cleanup/cron-budget.test.ts",
 ];
 
 class LongFilesFirst extends BaseSequencer {

@@ -3,12 +3,15 @@
 // media job. Reports requests, 5xx outside the Worker's own down time, Worker restarts seen by
 // clients, the corrupt files' answers, acknowledged uploads lost, how long after the last fault
 // the last job finished, and the Worker's peak memory.
+// tus uploads (tus-js-client, resuming across the faults) are in the mix, and each one acknowledged
+// is checked byte for byte (SHA-256) at the end.
 //   SOAK_SECONDS   load duration (default 300)
 //   SOAK_CLIENTS   concurrent clients (default 4)
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import * as tus from "tus-js-client";
 import { createAccount } from "../scripts/lib/accounts.mjs";
 import { startMediaService } from "../scripts/lib/media.mjs";
 import { freePort, startServer } from "../scripts/lib/server.mjs";
@@ -32,6 +35,8 @@ const CLIENTS = Number(process.env.SOAK_CLIENTS || 4);
 export const settings = `${SECONDS} s of load from ${CLIENTS} clients`;
 
 const PIECE = 5 * 1024 * 1024;
+const MiB = 1024 * 1024;
+const sha256 = (data) => createHash("sha256").update(data).digest("hex");
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export async function run(ctx, log) {
@@ -101,6 +106,7 @@ export async function run(ctx, log) {
   const unsure = new Set(); // ids whose DELETE got no answer: not counted either way
   const deleteSent = new Set(); // ids a client sent a DELETE for, whatever its answer
   const isDown = (t) => down.some(([from, to]) => t >= from - 500 && t <= (to ?? Infinity) + 2000);
+  const tusUploads = { finished: 0, failed: 0, retries: 0, errors: [] };
 
   async function call(method, pathname, init = {}) {
     const started = Date.now();
@@ -190,6 +196,71 @@ export async function run(ctx, log) {
           form({ upload_id: uploadId, filename: "big.png", allow_duplicate: "1", keep_original: "1" }),
         );
         if (res.status === 200) acked.set(res.json().data.id, { size: data.length, kind: "pieces" });
+      },
+    ],
+    [
+      8,
+      async () => {
+        // A 9 MiB PNG through tus in 4 MiB requests, as tus-js-client sends it: it resumes from the
+        // offset the service gives after a fault (a killed Worker answers nothing for a while).
+        const data = makePng(9 * MiB + (seq++ % 1000), 1024);
+        const done = await new Promise((resolve) => {
+          let sentAt = 0;
+          // tus-js-client's Node build reads a Buffer (or a stream): the same bytes, not copied.
+          const upload = new tus.Upload(Buffer.from(data.buffer, data.byteOffset, data.byteLength), {
+            endpoint: `${base}/api/tus`,
+            headers: { "X-API-Key": key },
+            metadata: { filename: "tus.png", keep_original: "1" },
+            chunkSize: 4 * MiB,
+            retryDelays: [1000, 3000, 5000, 10_000, 10_000, 20_000],
+            onBeforeRequest() {
+              sentAt = Date.now();
+              requests.total++;
+            },
+            onAfterResponse(_req, res) {
+              const status = res.getStatus();
+              requests.byStatus[status] = (requests.byStatus[status] ?? 0) + 1;
+              if (status >= 500 && !isDown(sentAt) && !isDown(Date.now()))
+                requests.fiveXxOutside.push(`tus ${status} ${String(res.getBody()).slice(0, 120)}`);
+            },
+            onShouldRetry() {
+              tusUploads.retries++;
+              return true;
+            },
+            onSuccess: () => resolve(upload.url),
+            onError: (error) => {
+              tusUploads.failed++;
+              if (tusUploads.errors.length < 3) tusUploads.errors.push(String(error).slice(0, 200));
+              resolve(null);
+            },
+          });
+          upload.start();
+        });
+        if (!done) return;
+        // The upload it became, as its tus URL answers it (asked again while the Worker is down).
+        let json = null;
+        let answer = "";
+        for (let attempt = 0; attempt < 15 && json?.type !== "success"; attempt++) {
+          if (attempt) await sleep(2000);
+          const res = await fetch(done, { headers: { "X-API-Key": key, "Tus-Resumable": "1.0.0" } }).catch((error) => ({
+            status: 0,
+            text: async () => String(error),
+          }));
+          const text = await res.text();
+          answer = `${res.status} ${text.slice(0, 160)}`;
+          try {
+            json = res.status === 200 ? JSON.parse(text) : null;
+          } catch {
+            json = null;
+          }
+        }
+        if (json?.type !== "success") {
+          tusUploads.failed++;
+          if (tusUploads.errors.length < 3) tusUploads.errors.push(`GET ${done}: ${answer}`);
+          return;
+        }
+        tusUploads.finished++;
+        acked.set(json.data.id, { size: data.length, kind: "tus", sha256: sha256(data) });
       },
     ],
     [
@@ -372,13 +443,20 @@ export async function run(ctx, log) {
   // Every acknowledged upload that its client did not delete is still there, whole.
   let lost = 0;
   const lostIds = [];
-  for (const [id, { size, kind }] of acked) {
+  let tusChecked = 0;
+  for (const [id, { size, kind, sha256: hash }] of acked) {
     const res = await fetch(`${base}/api/${id}`, { headers: { "X-API-Key": key } });
     const data = res.status === 200 ? (await res.json()).data : null;
     let whole = !!data;
     if (data && kind !== "video") {
       const file = await fetch(data.src);
-      whole = file.status === 200 && (await file.arrayBuffer()).byteLength === size;
+      const bytes = file.status === 200 ? Buffer.from(await file.arrayBuffer()) : null;
+      whole = bytes !== null && bytes.byteLength === size;
+      // tus uploads: the very bytes sent.
+      if (whole && hash) {
+        whole = sha256(bytes) === hash;
+        tusChecked++;
+      }
     }
     if (!whole) {
       lost++;
@@ -400,6 +478,7 @@ export async function run(ctx, log) {
     corruptUploadsByStatus: corruptAnswers,
     acknowledgedUploads: acked.size,
     deletesWithoutAnswer: unsure.size,
+    tusUploads: { ...tusUploads, checkedByteForByte: tusChecked },
     lost,
     lostIds: lostIds.slice(0, 10),
     lostAfterADeleteWasSent: lostIds.filter((id) => deleteSent.has(id)).length,
@@ -422,6 +501,11 @@ export async function run(ctx, log) {
       ["5xx / no answer outside the Worker's own down time", results.fiveXxOutsideWorkerDowntime],
       ["'worker restarted mid-request' answers", results.restartsSeenByClients],
       ["corrupt files (test/fixtures/corrupt), answers by status", JSON.stringify(results.corruptUploadsByStatus)],
+      [
+        "tus uploads: finished / failed after retries / retries",
+        `${tusUploads.finished} / ${tusUploads.failed} / ${tusUploads.retries}`,
+      ],
+      ["tus uploads still there, checked byte for byte (SHA-256)", tusChecked],
       ["acknowledged uploads (not deleted by their client)", results.acknowledgedUploads],
       ["of them lost or not whole", results.lost],
       ["media jobs by status at the end", JSON.stringify(results.jobs)],
@@ -434,7 +518,9 @@ export async function run(ctx, log) {
   const outside = results.fiveXxSamples.length
     ? `\n5xx outside the Worker's down time:\n  ${results.fiveXxSamples.join("\n  ")}`
     : "";
-  const failedText = failed.length ? `\nFailed media jobs, by reason:\n  ${failed.join("\n  ")}` : "";
+  const failedText =
+    (failed.length ? `\nFailed media jobs, by reason:\n  ${failed.join("\n  ")}` : "") +
+    (tusUploads.errors.length ? `\ntus uploads that failed, first errors:\n  ${tusUploads.errors.join("\n  ")}` : "");
   return {
     report: `${report}${failedText}${samples.length ? `\nAnswers other than 2xx, first of each:\n  ${samples.join("\n  ")}` : ""}${outside}`,
     results,

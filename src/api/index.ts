@@ -42,7 +42,8 @@ const deps = requestStores;
 
 /**
  * Pieces of a large file, on their own budget. They are never read back through the API, so their
- * session stays on the primary and their writes are not noted for the account's reads.
+ * session stays the one opened on the primary (its first query ran there) and their writes are
+ * not noted for the account's reads.
  */
 const pieces = routeGroup(identifyCaller, rateLimits("pieces"))
   // Either key may send pieces: an upload-only key must be able to upload a large file.

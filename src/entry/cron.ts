@@ -12,6 +12,20 @@ import { redriveMediaJobs } from "../uploads/media-jobs/jobs";
  */
 export const ORPHAN_SWEEP_EVERY_MINUTES = 5;
 
+/**
+ * What one run may take on, so that it makes fewer than 1,000 subrequests and D1 queries, the
+ * tightest bound Cloudflare has given an invocation on the Paid plan Containers need (Workers
+ * limits, "Subrequests": https://developers.cloudflare.com/workers/platform/limits/#subrequests,
+ * where each D1 round trip, R2 call and Workflow call counts one; D1 limits). With every sweep at
+ * its limit, a run
+ * makes 691 (measured in test/worker/cleanup/cron-budget.test.ts): an expired upload costs 4
+ * (its files' delete, a listing of what is left, its delete, the row), a piece session 6 and a
+ * stray piece prefix 3, a due media job 4 (its runner asked, then restarted), the orphan sweep
+ * about 125 (5,000 objects listed 1,000 a call, their upload ids looked up 90 a query) and the
+ * usage sweep 2. What is left waits a minute: a backlog of 72,000 expired uploads takes a day.
+ */
+export const CRON_LIMITS = { expiredUploads: 50, pieceSessions: 30, mediaJobs: 30 };
+
 /** Whether the run scheduled at `scheduledTime` (ms) sweeps orphaned files too. */
 export const sweepsOrphans = (scheduledTime: number) =>
   Math.floor(scheduledTime / 60_000) % ORPHAN_SWEEP_EVERY_MINUTES === 0;
@@ -19,17 +33,17 @@ export const sweepsOrphans = (scheduledTime: number) =>
 /**
  * Every minute: re-drive media jobs that failed, crashed or never ran, remove the files of
  * expired uploads, discard piece sessions left unfinished for 2 hours, reconcile the usage counters
- * of 90 accounts, and (every fifth run) remove files nothing points at after a grace period. One
- * failing does not stop the others.
+ * of accounts not checked for a day, and (every fifth run) remove files nothing points at after a
+ * grace period, each within CRON_LIMITS. One failing does not stop the others.
  */
 export async function scheduled(env: Env, now: () => number = Date.now, { orphans = true } = {}): Promise<void> {
   const stores = storesOf(env, undefined, now);
   const results = await Promise.allSettled([
-    sweepExpiredUploads(stores),
+    sweepExpiredUploads(stores, CRON_LIMITS.expiredUploads),
     orphans ? sweepOrphanFiles(stores) : Promise.resolve(0),
-    sweepPieceSessions(stores),
+    sweepPieceSessions(stores, CRON_LIMITS.pieceSessions),
     sweepUsageCounters(stores),
-    redriveMediaJobs(mediaJobDeps(env, stores.db, now)),
+    redriveMediaJobs(mediaJobDeps(env, stores.db, now), CRON_LIMITS.mediaJobs),
   ]);
   const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed.length)

@@ -11,8 +11,17 @@ import { database } from "../storage/db";
  * replica has caught up with the latest of two bookmarks: the one the client sends back in
  * `X-D1-Bookmark`, and the one noted with its account's full key after the account's last write
  * (so clients that never send the header still read their own writes, with or without rate
- * limits). With neither, a read goes to the primary. The API key is always looked up on the
+ * limits). With neither, a read starts on the primary. The API key is always looked up on the
  * primary. Every API answer carries the bookmark its session reached.
+ *
+ * `first-primary` sends only a session's first query to the primary; later ones may run on a
+ * replica, one that has caught up with everything the session saw or wrote before (D1's sessions
+ * are sequentially consistent: https://developers.cloudflare.com/d1/worker-api/d1-database/#withsession,
+ * https://developers.cloudflare.com/d1/best-practices/read-replication/). So a later read sees the
+ * primary as it was at the first query, or newer, and the session's own writes; what another
+ * request wrote after that first query it may not see. Writes always run on the primary, so a rule
+ * that must hold against concurrent requests is a condition of the write itself (the tus writer's
+ * lease and offset, the quota charges, the dedup index), never a read before it.
  */
 export const BOOKMARK_HEADER = "X-D1-Bookmark";
 
@@ -41,9 +50,11 @@ function useSession(c: Context<AppEnv>, session: D1DatabaseSession) {
 
 /**
  * Opens the request's session on the primary, whatever the method: the API key is looked up
- * there first, and a replica that has not yet seen a key replaced would still accept the old one
- * (the spec: regenerating a key invalidates the old one immediately). A write stays on it; a
- * read moves to a replica once the account's last write is known (accountSession).
+ * there first (the session's first query), and a replica that has not yet seen a key replaced
+ * would still accept the old one (the spec: regenerating a key invalidates the old one
+ * immediately). A write keeps this session, whose later reads see at least what the key lookup
+ * saw (above); a read moves to a session of its own once the account's last write is known
+ * (accountSession).
  */
 export const apiSession = createMiddleware<AppEnv>(async (c, next) => {
   // A malformed bookmark is refused before the key is looked at, as it always was.
@@ -78,9 +89,10 @@ export const accountSession = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /**
- * For a way in whose reads must see the primary (a tus upload's offset, which only it writes):
- * the session stays where apiSession opened it, and a write is noted as accountSession notes it,
- * so the account's later reads elsewhere see what was made.
+ * For a way in whose reads must see every write made before the request (a tus upload's offset,
+ * which only it writes): the session stays the one apiSession opened, whose first query ran on
+ * the primary, so a HEAD sees every offset answered before it began; a write is noted as
+ * accountSession notes it, so the account's later reads elsewhere see what was made.
  */
 export const notedWrites = createMiddleware<AppEnv>(async (c, next) => {
   await next();

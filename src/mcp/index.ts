@@ -1,3 +1,5 @@
+// First: the SDK's validator reads `location` as its module loads (see location-stand-in).
+import "../media/image/location-stand-in";
 import { createMcpHandler, getOAuthProtectedResourceMetadataUrl, McpServer } from "@modelcontextprotocol/server";
 import { Hono, type Context } from "hono";
 import { createMiddleware } from "hono/factory";

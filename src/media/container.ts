@@ -3,6 +3,7 @@ import { MEDIA_PORT, type ServiceVars } from "../../container/src/contract";
 import type { Env } from "../env";
 import { settingsOf } from "../settings";
 import { MEDIA_CONCURRENT_JOBS, MEDIA_QUEUED_JOBS } from "./container-size";
+import { withSettledAnswers } from "./container-answers";
 import { withLocalContainer } from "./local-container";
 import { MEDIA_JOB_TIMEOUT_MS } from "./timeouts";
 
@@ -30,7 +31,7 @@ export class MediaContainer extends Container<Env> {
   override enableInternet = false;
 
   constructor(ctx: DurableObjectState<Record<string, never>>, env: Env) {
-    super(withLocalContainer(ctx, settingsOf(env).media.serviceUrl), env);
+    super(withSettledAnswers(withLocalContainer(ctx, settingsOf(env).media.serviceUrl)), env);
     this.envVars = mediaServiceVars(env);
   }
 }

@@ -106,6 +106,8 @@ export const uploads = sqliteTable(
     index("uploads_account_created").on(t.accountId, t.createdAt, t.id),
     uniqueIndex("uploads_dedup").on(t.accountId, t.dedupHash).where(sql`dedup_hash IS NOT NULL`),
     index("uploads_account_hash").on(t.accountId, t.contentHash),
+    // What an account stores (the usage sweep's sums): its counted uploads' sizes, read from the index alone.
+    index("uploads_account_counted").on(t.accountId, t.size).where(sql`files_removed_at IS NULL`),
     // Flagging takes down every copy of the same bytes, whoever uploaded them.
     index("uploads_content_hash").on(t.contentHash),
     index("uploads_expires").on(t.expiresAt).where(sql`expires_at IS NOT NULL`),

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, lt, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import type { Database } from "./db";
 import { accounts, uploads } from "../model/schema";
 
@@ -154,11 +154,15 @@ export async function setQuotas(
   return row;
 }
 
-/** The accounts whose counters were checked longest ago, `limit` of them, with what they say now. */
-export function accountsToReconcile(db: Database, limit: number) {
+/**
+ * The accounts whose counters were last checked before `checkedBefore`, longest ago first, `limit`
+ * of them, with what they say now (read through accounts_usage_checked: `limit` rows at most).
+ */
+export function accountsToReconcile(db: Database, limit: number, checkedBefore: number) {
   return db
     .select({ id: accounts.id, bytesUsed: accounts.bytesUsed, uploadsUsed: accounts.uploadsUsed })
     .from(accounts)
+    .where(lt(accounts.usageCheckedAt, checkedBefore))
     .orderBy(asc(accounts.usageCheckedAt), asc(accounts.id))
     .limit(limit);
 }
@@ -166,7 +170,9 @@ export function accountsToReconcile(db: Database, limit: number) {
 /**
  * Sets the counters of `ids` (at most 90: D1 binds at most 100 values a query) to what the uploads
  * table says they store, in one statement, so no upload's own charge can fall between the count
- * and the write. Returns the counters as set.
+ * and the write. Each sum reads the partial index uploads_account_counted alone (account, size, of
+ * the uploads whose files are stored): one index entry per counted upload and sum, never the
+ * table's rows or another account's. Returns the counters as set.
  */
 export function reconcileUsage(db: Database, ids: string[], now: number) {
   const counted = and(eq(uploads.accountId, accounts.id), isNull(uploads.filesRemovedAt));

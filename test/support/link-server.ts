@@ -71,6 +71,11 @@ export async function startLinkServer(): Promise<LinkServer> {
       } else if (parts[0] === "stall-body") {
         res.writeHead(200, { "Content-Length": 1_000_000 });
         res.write(MP4_HEAD);
+      } else if (parts[0] === "cut-body") {
+        // An answer whose connection is lost a moment after its first bytes.
+        res.writeHead(200, { "Content-Length": 1_000_000 });
+        res.write(Buffer.alloc(64 * 1024));
+        setTimeout(() => res.destroy(), 100);
       } else if (parts[0] === "declared-huge") {
         res.writeHead(200, { "Content-Length": 300 * 1024 * 1024 });
         res.write(MP4_HEAD);

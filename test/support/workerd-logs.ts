@@ -6,10 +6,11 @@
  *
  * - a media service that refuses connections (`DEAD_SERVICE` in test/worker/helpers.ts, in a
  *   dozen files, the fuzz corpora and the consistency tests above all): the fetch to it fails
- *   ("Connection refused"), @cloudflare/containers answers "Container suddenly disconnected"
- *   and leaves its promise of the lost connection unhandled ("Network connection lost"), and
- *   the request body it was sending is cancelled ("read end of pipe was aborted", "reader
- *   canceled", "pump canceled");
+ *   ("Connection refused"), which workerd also prints as an uncaught "Network connection lost"
+ *   though the fetch's promise is handled (no JS rejection goes unhandled: a plain `fetch` to a
+ *   closed port prints the same), @cloudflare/containers answers "Container suddenly
+ *   disconnected", and the request body it was sending is cancelled ("read end of pipe was
+ *   aborted", "reader canceled", "pump canceled");
  * - uploads refused before their body was read, and answers cut short by the tests of
  *   truncated media answers ("fixed-length pipe ended prematurely").
  *

@@ -1,3 +1,5 @@
+// First: the location stand-in the glue modules below would otherwise set half of.
+import "./location-stand-in";
 import jpegDecoderFactory from "@jsquash/jpeg/codec/dec/mozjpeg_dec.js";
 import jpegDecoderWasm from "@jsquash/jpeg/codec/dec/mozjpeg_dec.wasm";
 import { initSync as initPng, decode as pngDecode } from "@jsquash/png/codec/pkg/squoosh_png.js";
@@ -20,15 +22,6 @@ import type { Pixels } from "./pixels";
  * bundler compiled, and stays: WebAssembly memory only ever grows. Every instance's memory is
  * recorded, so the budget rule (budget.ts) decides from what this isolate really holds.
  */
-/*
- * jSquash's glue, as its modules load, gives workerd a stand-in `self.location` ({href: ""}) where
- * there is none. Code that finds a location takes it for a page's and builds a URL from its origin
- * (the MCP SDK's JSON Schema validator does, as its module loads), which fails on an undefined one:
- * the stand-in's origin is "null", what an opaque origin reads as and such code knows to skip.
- */
-const standIn = (globalThis as { location?: { origin?: string } }).location;
-if (standIn && standIn.origin === undefined) standIn.origin = "null";
-
 export const CODECS = ["jpeg-decode", "png-decode", "webp-decode", "webp-encode", "resize"] as const;
 export type Codec = (typeof CODECS)[number];
 

@@ -264,7 +264,7 @@ export async function sweepPieceSessions(deps: Stores, limit = 100): Promise<num
     await removePieceStorage(deps.bucket, session, made?.objectKey ?? null);
     await closePieceSession(deps.db, session.id, made ? "consumed" : "discarded", tusUploadOf(session, made?.id));
   }
-  await sweepLeftoverPieces(deps);
+  await sweepLeftoverPieces(deps, limit);
   await purgePieceTombstones(deps.db, now - TOMBSTONE_MS);
   return due.length;
 }

@@ -18,6 +18,8 @@ export interface Costs {
   r2Free: number;
   r2BytesIn: number;
   r2BytesOut: number;
+  /** R2 calls, each once whatever it names (a delete of 1,000 keys is one): subrequests, not billing. */
+  r2Requests: number;
   rateLimiterCalls: number;
   variantLockCalls: number;
   mediaContainerCalls: number;
@@ -45,6 +47,7 @@ export const emptyCosts = (): Costs => ({
   r2Free: 0,
   r2BytesIn: 0,
   r2BytesOut: 0,
+  r2Requests: 0,
   rateLimiterCalls: 0,
   variantLockCalls: 0,
   mediaContainerCalls: 0,
@@ -58,6 +61,7 @@ export const emptyCosts = (): Costs => ({
 
 /** `call`'s promise, its time added to `costs[field]` when it settles. */
 function timed<T>(costs: Costs, field: "d1Ms" | "r2Ms", call: () => Promise<T>): Promise<T> {
+  if (field === "r2Ms") costs.r2Requests++;
   const started = Date.now();
   return call().finally(() => {
     costs[field] += Date.now() - started;

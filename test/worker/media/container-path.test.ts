@@ -35,4 +35,24 @@ describe("the media service through the Container binding", () => {
     const bytes = new Uint8Array(await (await env.FILES.get("container-path/thumb.webp"))!.arrayBuffer());
     expect(new TextDecoder().decode(bytes.subarray(8, 12))).toBe("WEBP");
   });
+
+  it("fails a call whose answer's connection is lost, leaving no promise unhandled, and answers the next", async () => {
+    // A rejection nobody handles reaches the runtime's process, as vitest would count it.
+    const unhandled: string[] = [];
+    const note = (reason: unknown) => unhandled.push(String(reason));
+    process.on("unhandledRejection", note);
+    try {
+      // 64 KiB of a declared 1 MB, then the connection is gone (test/support/link-server.ts).
+      const cut = mediaService({ ...env, MEDIA_SERVICE_URL: `${env.LINK_SERVER_URL}/cut-body` });
+      const answer = await cut.call(thumbnail, new Uint8Array(10), 10);
+      await expect(new Response(answer.body).arrayBuffer()).rejects.toThrow(/Network connection lost/);
+      // What the library left behind settles within moments.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    } finally {
+      process.off("unhandledRejection", note);
+    }
+    expect(unhandled).toEqual([]);
+    const jpeg = await fixture("gps/DSCN0010.jpg");
+    expect((await mediaService(env).call(thumbnail, jpeg, jpeg.length)).length).toBeGreaterThan(0);
+  });
 });

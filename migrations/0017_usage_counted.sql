@@ -1,0 +1,1 @@
+CREATE INDEX `uploads_account_counted` ON `uploads` (`account_id`,`size`) WHERE files_removed_at IS NULL;
