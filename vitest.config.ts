@@ -71,6 +71,8 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/media/strip-pieces.test.ts",
   "test/worker/media/container-path.test.ts",
   "test/worker/uploads/policy.test.ts",
+  "test/worker/uploads/signed-links.test.ts",
+  "test/worker/uploads/variant-keys.test.ts",
   "test/worker/uploads/upload-intake.test.ts",
   "test/worker/uploads/variant-locks.test.ts",
   "test/worker/uploads/locks.test.ts",
