@@ -46,6 +46,11 @@ export function withSettledAnswers<Props>(ctx: DurableObjectState<Props>): Durab
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
-  Object.defineProperty(ctx, "container", { value: settled });
+  try {
+    Object.defineProperty(ctx, "container", { value: settled });
+  } catch {
+    // A runtime whose state takes no own property keeps its container as it is: its answers still
+    // fail as they should, only a lost connection's pipe is then reported as unhandled.
+  }
   return ctx;
 }
