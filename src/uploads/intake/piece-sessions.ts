@@ -1,4 +1,5 @@
 import { MAX_FILE_BYTES, MiB, PIECE_BYTES } from "../../model/spec-limits";
+import { randomBase62 } from "../../crypto";
 import { tooLarge, unprocessable } from "../../errors";
 import {
   claimPieceSession,
@@ -271,11 +272,20 @@ export async function sweepPieceSessions(deps: Stores, limit = 100): Promise<num
 
 /**
  * Pieces whose session is spent or unknown: left by a finish whose clean-up failed after the
- * upload was made, or by a piece stored just as its session ended.
+ * upload was made, or by a piece stored just as its session ended. `limit` session prefixes a
+ * run, starting after a random id and wrapping around, so that open sessions whose ids sort first
+ * never keep the run from the others.
  */
 async function sweepLeftoverPieces(deps: Stores, limit = 100) {
-  const listing = await deps.bucket.list({ prefix: PIECES_PREFIX, delimiter: "/", limit });
-  for (const prefix of listing.delimitedPrefixes) {
+  const startAfter = `${PIECES_PREFIX}${randomBase62(10)}`;
+  const list = (options: R2ListOptions) =>
+    deps.bucket.list({ prefix: PIECES_PREFIX, delimiter: "/", ...options }).then((l) => l.delimitedPrefixes);
+  const prefixes = await list({ startAfter, limit });
+  if (prefixes.length < limit) {
+    const before = await list({ limit: limit - prefixes.length });
+    prefixes.push(...before.filter((prefix) => prefix <= startAfter && !prefixes.includes(prefix)));
+  }
+  for (const prefix of prefixes) {
     const id = prefix.slice(PIECES_PREFIX.length, -1);
     const session = await findPieceSession(deps.db, id);
     if (!session || session.status === "consumed" || session.status === "discarded")
