@@ -15,7 +15,7 @@ import { storePiece } from "./piece-sessions";
  * of the file's multipart upload; the bytes of the piece being filled, which may arrive over many
  * requests of any size, wait in *tail fragments*: one object per request that ended inside the
  * piece, under chunks/{id}/tail/{start}.{writer}, named in the upload's row (`tail`) with the
-offset that covers them. Once the piece is full, its fragments and the new bytes
+ * offset that covers them. Once the piece is full, its fragments and the new bytes
  * are stored as the piece, and the fragments removed. So each byte is written at most twice,
  * whatever sizes the client sends in, and the upload's `offset` (moved only after what it
  * covers is stored) is always where the next request starts.
