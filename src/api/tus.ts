@@ -26,6 +26,7 @@ import {
   writeTusBytes,
 } from "../uploads/intake/tus-bytes";
 import {
+  assertPiecesMakeTheFile,
   createTusUpload,
   declareTusLength,
   fileTooLarge,
@@ -225,6 +226,7 @@ const refusesTheFile = (error: unknown): error is ApiError =>
 /** The upload's last byte is stored: it goes through the upload pipeline as any file does. */
 async function finish(c: Context<AppEnv>, stores: Stores, upload: TusUploadRow, writer: string) {
   const options = JSON.parse(upload.fields) as StoredOptions;
+  await assertPiecesMakeTheFile(stores, upload, writer);
   // Reading a large file may take longer than the lease.
   const stopKeeping = keepTusWriter(stores, upload.id, writer);
   try {
@@ -293,7 +295,9 @@ async function handleCreate(c: Context<AppEnv>) {
 async function handleHead(c: Context<AppEnv>) {
   const upload = await findOwnTusUpload(deps(c), c.var.caller.accountId, c.req.param("id")!);
   stateHeaders(c, upload);
-  if (upload.metadata) c.header("Upload-Metadata", upload.metadata);
+  // Filtered as when it is stored: an upload kept before that may still hold a password.
+  const metadata = metadataToKeep(upload.metadata ?? undefined);
+  if (metadata) c.header("Upload-Metadata", metadata);
   await resultHeaders(c, upload);
   return c.body(null, 200);
 }

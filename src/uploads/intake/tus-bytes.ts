@@ -112,22 +112,27 @@ export async function writeTusBytes(deps: Stores, write: TusWrite): Promise<{ of
     stored = offset;
     tail = newTail;
   };
+  /** The client goes back to the piece's start, whose bytes are all it can be sure are stored. */
+  const backToPieceStart = async (): Promise<never> => {
+    const start = index * PIECE_BYTES;
+    await moveTo(start, [], []);
+    throw new ApiError(409, `This upload's offset is now ${start}; ask for it (HEAD) and resume from there.`, {
+      "Upload-Offset": String(start),
+    });
+  };
   /** The tail's bytes; a fragment gone (an operator's clean-up) sends the client back to the piece's start. */
   const readTail = async () => {
     const parts: Uint8Array[] = [];
     for (const fragment of tail) {
       const object = await bucket.get(fragment.key);
-      if (!object) {
-        const start = index * PIECE_BYTES;
-        await moveTo(start, [], []);
-        throw new ApiError(409, `This upload's offset is now ${start}; ask for it (HEAD) and resume from there.`, {
-          "Upload-Offset": String(start),
-        });
-      }
+      if (!object) return backToPieceStart();
       parts.push(new Uint8Array(await object.arrayBuffer()));
     }
     return parts;
   };
+  // A tail that does not hold every byte from the piece's start to the offset (a row older than
+  // its `tail`, whose fragments were under keys it does not name) is a tail lost.
+  if (tail.reduce((sum, f) => sum + f.size, 0) !== stored - index * PIECE_BYTES) await backToPieceStart();
   const fenced = () => ({ suffix: writer, fence: fenceHolds(id, { writer, offset: stored }), lost: lostLease });
 
   /** The piece being filled, whole: stored, its fragments removed. The file's last one, only stored. */
