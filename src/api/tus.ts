@@ -113,8 +113,9 @@ function capOf(upload: TusUploadRow, usage: Usage) {
 
 /**
  * A checksummed request's bytes, held aside until their digest matches (checkedBytes), charged
- * to the daily piece bytes before any is stored: a mismatch has sent its bytes too, and stays
- * charged; a failure to store them gives them back.
+ * to the daily piece bytes before any is stored: a mismatch, or a body short of its
+ * Content-Length, has sent its bytes too, and stays charged; only a failure of ours (storage's
+ * 503, or the lease lost: a 423) gives them back.
  */
 async function chargedCheckedBytes(
   c: Context<AppEnv>,
@@ -126,10 +127,14 @@ async function chargedCheckedBytes(
   sum: Checksum,
   keep: () => Promise<void>,
 ) {
-  const checked = await withPieceBytes(c, declared, () =>
-    checkedBytes(stores.bucket, held.id, writer, body, declared, sum, keep).catch((error: unknown) =>
-      isChecksumMismatch(error) ? { mismatch: error } : Promise.reject(error),
-    ),
+  const checked = await withPieceBytes(
+    c,
+    declared,
+    () =>
+      checkedBytes(stores.bucket, held.id, writer, body, declared, sum, keep).catch((error: unknown) =>
+        isChecksumMismatch(error) ? { mismatch: error } : Promise.reject(error),
+      ),
+    (error) => !(error instanceof ApiError) || error.status === 503 || error.status === 423,
   );
   if ("mismatch" in checked) throw checked.mismatch;
   return checked;

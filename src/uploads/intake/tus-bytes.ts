@@ -259,9 +259,16 @@ export async function checkedBytes(
   const digest = new crypto.DigestStream(sum.algorithm);
   const digestWriter = digest.getWriter();
   let refused: unknown = null;
+  // The bytes the body gave, and whether it ended by itself (short of `length`, it is the client's).
+  let received = 0;
+  let ended = false;
   // Each chunk is hashed before it is passed on, so the body is read no faster than R2 takes it.
   const hashing = new TransformStream<Uint8Array, Uint8Array>({
+    flush() {
+      ended = true;
+    },
     async transform(chunk, controller) {
+      received += chunk.byteLength;
       try {
         await keep();
       } catch (error) {
@@ -294,7 +301,8 @@ export async function checkedBytes(
   if (read.status === "rejected" || stored.status === "rejected") {
     await discard();
     if (refused) throw refused;
-    if (first === "storage") {
+    // A body that ended short fails the put too, as soon as the read does: it is still the client's.
+    if (first === "storage" && !(ended && received < length)) {
       console.error(JSON.stringify({ tus: id, checkedBytes: String((stored as PromiseRejectedResult).reason) }));
       throw storageBusy();
     }
