@@ -25,6 +25,7 @@ import {
   storageBusy,
   writeTusBytes,
 } from "../uploads/intake/tus-bytes";
+import { DrizzleQueryError } from "drizzle-orm/errors";
 import {
   assertPiecesMakeTheFile,
   createTusUpload,
@@ -212,9 +213,25 @@ async function receiveBytes(c: Context<AppEnv>, stores: Stores, upload: TusUploa
  * pass as they are.
  */
 function asStorageError(id: string, error: unknown) {
-  if (error instanceof ApiError) return error;
+  if (error instanceof ApiError || !isStorageFailure(error)) return error;
   console.error(JSON.stringify({ tus: id, storage: String(error), stack: (error as Error)?.stack }));
   return storageBusy();
+}
+
+/**
+ * An error of R2 or D1 (the binding's own, or drizzle's around D1's): anything else is the code's
+ * own fault, a 500 logged as such.
+ */
+export function isStorageFailure(error: unknown): boolean {
+  if (error instanceof DrizzleQueryError) return true;
+  if (!(error instanceof Error)) return false;
+  const { message } = error;
+  // R2's binding ends its errors with R2's code ("put: … (10058)"); D1's start with D1_.
+  return (
+    /\(\d{5}\)\s*$/.test(message) ||
+    /\bD1_[A-Z_]*ERROR\b|SQLITE_/.test(message) ||
+    /network connection lost|internal error/i.test(message)
+  );
 }
 
 /**

@@ -233,12 +233,15 @@ export const isChecksumMismatch = (error: unknown): error is ApiError =>
 
 /**
  * Storage refused or failed a write (R2 answers 429 to a key written more than once a second):
- * the client sends the bytes again in a moment, as tus clients do after a 5xx.
+ * the client sends the bytes again in a moment, as tus clients do after a 5xx. Pieces a request
+ * stored before the failure may have been kept: the offset says what is.
  */
 export const storageBusy = () =>
-  new ApiError(503, "Storage is busy: nothing of this request was kept. Ask for the offset (HEAD) and resume.", {
-    "Retry-After": "2",
-  });
+  new ApiError(
+    503,
+    "Storage is busy. Ask for the upload's offset (HEAD) and resume from there: the bytes before it are kept.",
+    { "Retry-After": "2" },
+  );
 
 /**
  * A request's `length` bytes, held under a key of the request's own while their digest is taken
