@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError, tooLarge } from "../errors";
+import type { KeyKind } from "../model/key-kinds";
 import { assertMayUpload, bearerOrPresentedKey, identifyCallerBy, requireKey } from "../http/auth";
 import { edgeBodyLimit } from "../http/edge-body-limit";
 import { bodyBlocks } from "../http/body-blocks";
@@ -76,6 +77,11 @@ const deps = requestStores;
 interface StoredOptions {
   fields: UploadFields;
   passwordHash: string | null;
+  /**
+   * The kind of key that created it: the album rules at its end are that key's, whichever key
+   * sends the last bytes (an upload created before this was kept: the full key's, as checked then).
+   */
+  creatorKind?: KeyKind;
 }
 
 const tusUrl = (c: Context<AppEnv>, id: string) => `${publicOrigin(c)}/api/tus/${id}`;
@@ -258,7 +264,9 @@ async function finish(c: Context<AppEnv>, stores: Stores, upload: TusUploadRow, 
       albumChecked: true,
       source: { sent: null, tusUploadId: upload.id },
     });
-    const { row, data } = await uploadFrom(c, stores, read, upload.uploadId!);
+    // The album rules are those of the key that created the upload, as checked then.
+    const uploader = { accountId: upload.accountId, kind: options.creatorKind ?? "full" };
+    const { row, data } = await uploadFrom(c, stores, read, upload.uploadId!, uploader);
     const finished = await finishTusUpload(stores, upload, row.id);
     // What POST /api's answer alone tells, and only this answer can: the delete link exists only now.
     if (data.delete_url) c.header("X-Upload-Delete-Url", data.delete_url);
@@ -289,7 +297,11 @@ async function handleCreate(c: Context<AppEnv>) {
   assertExpiryAllowed(c, fields.expires_in);
   if (fields.album) await assertUploadAlbum(stores, c.var.caller, fields.album);
   const { password, ...rest } = fields;
-  const options: StoredOptions = { fields: rest, passwordHash: password ? await hashPassword(password) : null };
+  const options: StoredOptions = {
+    fields: rest,
+    passwordHash: password ? await hashPassword(password) : null,
+    creatorKind: c.var.caller.kind,
+  };
   let upload = await createTusUpload(stores, {
     accountId: c.var.caller.accountId,
     length,
