@@ -79,7 +79,7 @@ interface StoredOptions {
   passwordHash: string | null;
   /**
    * The kind of key that created it: the album rules at its end are that key's, whichever key
-   * sends the last bytes (an upload created before this was kept: the full key's, as checked then).
+   * sends the last bytes (for an upload created before this was kept, the sender's, as before).
    */
   creatorKind?: KeyKind;
 }
@@ -265,7 +265,7 @@ async function finish(c: Context<AppEnv>, stores: Stores, upload: TusUploadRow, 
       source: { sent: null, tusUploadId: upload.id },
     });
     // The album rules are those of the key that created the upload, as checked then.
-    const uploader = { accountId: upload.accountId, kind: options.creatorKind ?? "full" };
+    const uploader = { accountId: upload.accountId, kind: options.creatorKind ?? c.var.caller.kind };
     const { row, data } = await uploadFrom(c, stores, read, upload.uploadId!, uploader);
     const finished = await finishTusUpload(stores, upload, row.id);
     // What POST /api's answer alone tells, and only this answer can: the delete link exists only now.
