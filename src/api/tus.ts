@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError, tooLarge } from "../errors";
+import type { KeyKind } from "../model/key-kinds";
 import { assertMayUpload, bearerOrPresentedKey, identifyCallerBy, requireKey } from "../http/auth";
 import { edgeBodyLimit } from "../http/edge-body-limit";
 import { bodyBlocks } from "../http/body-blocks";
@@ -25,7 +26,9 @@ import {
   storageBusy,
   writeTusBytes,
 } from "../uploads/intake/tus-bytes";
+import { DrizzleQueryError } from "drizzle-orm/errors";
 import {
+  assertPiecesMakeTheFile,
   createTusUpload,
   declareTusLength,
   fileTooLarge,
@@ -74,6 +77,11 @@ const deps = requestStores;
 interface StoredOptions {
   fields: UploadFields;
   passwordHash: string | null;
+  /**
+   * The kind of key that created it: the album rules at its end are that key's, whichever key
+   * sends the last bytes (for an upload created before this was kept, the sender's, as before).
+   */
+  creatorKind?: KeyKind;
 }
 
 const tusUrl = (c: Context<AppEnv>, id: string) => `${publicOrigin(c)}/api/tus/${id}`;
@@ -112,8 +120,9 @@ function capOf(upload: TusUploadRow, usage: Usage) {
 
 /**
  * A checksummed request's bytes, held aside until their digest matches (checkedBytes), charged
- * to the daily piece bytes before any is stored: a mismatch has sent its bytes too, and stays
- * charged; a failure to store them gives them back.
+ * to the daily piece bytes before any is stored: a mismatch, or a body short of its
+ * Content-Length, has sent its bytes too, and stays charged; only a failure of ours (storage's
+ * 503, or the lease lost: a 423) gives them back.
  */
 async function chargedCheckedBytes(
   c: Context<AppEnv>,
@@ -125,10 +134,14 @@ async function chargedCheckedBytes(
   sum: Checksum,
   keep: () => Promise<void>,
 ) {
-  const checked = await withPieceBytes(c, declared, () =>
-    checkedBytes(stores.bucket, held.id, writer, body, declared, sum, keep).catch((error: unknown) =>
-      isChecksumMismatch(error) ? { mismatch: error } : Promise.reject(error),
-    ),
+  const checked = await withPieceBytes(
+    c,
+    declared,
+    () =>
+      checkedBytes(stores.bucket, held.id, writer, body, declared, sum, keep).catch((error: unknown) =>
+        isChecksumMismatch(error) ? { mismatch: error } : Promise.reject(error),
+      ),
+    (error) => !(error instanceof ApiError) || error.status === 503 || error.status === 423,
   );
   if ("mismatch" in checked) throw checked.mismatch;
   return checked;
@@ -206,9 +219,25 @@ async function receiveBytes(c: Context<AppEnv>, stores: Stores, upload: TusUploa
  * pass as they are.
  */
 function asStorageError(id: string, error: unknown) {
-  if (error instanceof ApiError) return error;
+  if (error instanceof ApiError || !isStorageFailure(error)) return error;
   console.error(JSON.stringify({ tus: id, storage: String(error), stack: (error as Error)?.stack }));
   return storageBusy();
+}
+
+/**
+ * An error of R2 or D1 (the binding's own, or drizzle's around D1's): anything else is the code's
+ * own fault, a 500 logged as such.
+ */
+export function isStorageFailure(error: unknown): boolean {
+  if (error instanceof DrizzleQueryError) return true;
+  if (!(error instanceof Error)) return false;
+  const { message } = error;
+  // R2's binding ends its errors with R2's code ("put: … (10058)"); D1's start with D1_.
+  return (
+    /\(\d{5}\)\s*$/.test(message) ||
+    /\bD1_[A-Z_]*ERROR\b|SQLITE_/.test(message) ||
+    /network connection lost|internal error/i.test(message)
+  );
 }
 
 /**
@@ -225,6 +254,7 @@ const refusesTheFile = (error: unknown): error is ApiError =>
 /** The upload's last byte is stored: it goes through the upload pipeline as any file does. */
 async function finish(c: Context<AppEnv>, stores: Stores, upload: TusUploadRow, writer: string) {
   const options = JSON.parse(upload.fields) as StoredOptions;
+  await assertPiecesMakeTheFile(stores, upload, writer);
   // Reading a large file may take longer than the lease.
   const stopKeeping = keepTusWriter(stores, upload.id, writer);
   try {
@@ -234,7 +264,9 @@ async function finish(c: Context<AppEnv>, stores: Stores, upload: TusUploadRow, 
       albumChecked: true,
       source: { sent: null, tusUploadId: upload.id },
     });
-    const { row, data } = await uploadFrom(c, stores, read, upload.uploadId!);
+    // The album rules are those of the key that created the upload, as checked then.
+    const uploader = { accountId: upload.accountId, kind: options.creatorKind ?? c.var.caller.kind };
+    const { row, data } = await uploadFrom(c, stores, read, upload.uploadId!, uploader);
     const finished = await finishTusUpload(stores, upload, row.id);
     // What POST /api's answer alone tells, and only this answer can: the delete link exists only now.
     if (data.delete_url) c.header("X-Upload-Delete-Url", data.delete_url);
@@ -265,7 +297,11 @@ async function handleCreate(c: Context<AppEnv>) {
   assertExpiryAllowed(c, fields.expires_in);
   if (fields.album) await assertUploadAlbum(stores, c.var.caller, fields.album);
   const { password, ...rest } = fields;
-  const options: StoredOptions = { fields: rest, passwordHash: password ? await hashPassword(password) : null };
+  const options: StoredOptions = {
+    fields: rest,
+    passwordHash: password ? await hashPassword(password) : null,
+    creatorKind: c.var.caller.kind,
+  };
   let upload = await createTusUpload(stores, {
     accountId: c.var.caller.accountId,
     length,
@@ -293,7 +329,9 @@ async function handleCreate(c: Context<AppEnv>) {
 async function handleHead(c: Context<AppEnv>) {
   const upload = await findOwnTusUpload(deps(c), c.var.caller.accountId, c.req.param("id")!);
   stateHeaders(c, upload);
-  if (upload.metadata) c.header("Upload-Metadata", upload.metadata);
+  // Filtered as when it is stored: an upload kept before that may still hold a password.
+  const metadata = metadataToKeep(upload.metadata ?? undefined);
+  if (metadata) c.header("Upload-Metadata", metadata);
   await resultHeaders(c, upload);
   return c.body(null, 200);
 }

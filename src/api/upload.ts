@@ -115,18 +115,20 @@ const startMediaJob = (c: Context<AppEnv>, jobId: string | null) => {
  * A new upload, whichever way it came in: the caller may upload, the file is received from its
  * source, and the upload is made (or found to be a duplicate) and presented. It gets `id`
  * (planned by a way in that must find it again after a failure), or the id its pieces reserved.
+ * The album rules are `uploader`'s: the caller's, or for a tus upload the key that created it.
  */
 export async function uploadFrom(
   c: Context<AppEnv>,
   deps: Stores,
   read: ReadUploadRequest,
   id = newUploadId(),
+  uploader: Uploader = c.var.caller,
 ): Promise<{ row: UploadRow; data: UploadResult }> {
   assertMayUpload(c);
   const accountId = c.var.caller.accountId;
   // Whatever fails before the upload keeps or drops the file removes it (and gives back a piece session).
   await using incoming = new IncomingFile(deps, fileTarget(c, id, true));
-  const albums = albumCheck(deps, c.var.caller);
+  const albums = albumCheck(deps, uploader);
   const request = await read((chunks) => incoming.stage(chunks), albums.before);
   const album = request.fields.album;
   if (album && !request.albumChecked) await albums.check(album);
@@ -141,7 +143,7 @@ export async function uploadFrom(
     startMediaJob(c, result.jobId);
   }
   // A duplicate's existing upload goes into the album only with the full key (addNewUpload).
-  if (album) await addNewUpload(deps, c.var.caller, album, { id: result.row.id, duplicate: result.duplicate });
+  if (album) await addNewUpload(deps, uploader, album, { id: result.row.id, duplicate: result.duplicate });
   // A duplicate is an existing upload, which the upload-only key (public by design) may not open:
   // its links come unsigned, so a locked one's path and thumb stay refused.
   const signing = result.duplicate && c.var.caller.kind !== "full" ? null : linkSigning(c);

@@ -66,10 +66,16 @@ export async function countBadKey(c: Context<AppEnv>) {
 
 /**
  * Stores a piece of `bytes` bytes (`store`) if the key's and the IP's daily budgets of piece
- * bytes have room, charging them first; a piece refused for any reason (the budget, or `store`
- * failing) costs nothing. The X-RateLimit headers keep counting pieces, not bytes.
+ * bytes have room, charging them first; a piece refused by the budget costs nothing, nor one
+ * whose `store` fails as `refunded` says (by default, any failure). The X-RateLimit headers keep
+ * counting pieces, not bytes.
  */
-export async function withPieceBytes<T>(c: Context<AppEnv>, bytes: number, store: () => Promise<T>): Promise<T> {
+export async function withPieceBytes<T>(
+  c: Context<AppEnv>,
+  bytes: number,
+  store: () => Promise<T>,
+  refunded: (error: unknown) => boolean = () => true,
+): Promise<T> {
   const { limits } = settingsOf(c.env);
   if (!limits.enabled) return store();
   const rules = pieceByteRules(limits);
@@ -77,6 +83,7 @@ export async function withPieceBytes<T>(c: Context<AppEnv>, bytes: number, store
   try {
     return await store();
   } catch (error) {
+    if (!refunded(error)) throw error;
     const now = c.var.now();
     await Promise.all([
       keyLimiter(c.env, c.var.caller.keyHash).giveBack(rules.key, now, bytes),

@@ -15,7 +15,7 @@ import { storePiece } from "./piece-sessions";
  * of the file's multipart upload; the bytes of the piece being filled, which may arrive over many
  * requests of any size, wait in *tail fragments*: one object per request that ended inside the
  * piece, under chunks/{id}/tail/{start}.{writer}, named in the upload's row (`tail`) with the
-offset that covers them. Once the piece is full, its fragments and the new bytes
+ * offset that covers them. Once the piece is full, its fragments and the new bytes
  * are stored as the piece, and the fragments removed. So each byte is written at most twice,
  * whatever sizes the client sends in, and the upload's `offset` (moved only after what it
  * covers is stored) is always where the next request starts.
@@ -112,22 +112,27 @@ export async function writeTusBytes(deps: Stores, write: TusWrite): Promise<{ of
     stored = offset;
     tail = newTail;
   };
+  /** The client goes back to the piece's start, whose bytes are all it can be sure are stored. */
+  const backToPieceStart = async (): Promise<never> => {
+    const start = index * PIECE_BYTES;
+    await moveTo(start, [], []);
+    throw new ApiError(409, `This upload's offset is now ${start}; ask for it (HEAD) and resume from there.`, {
+      "Upload-Offset": String(start),
+    });
+  };
   /** The tail's bytes; a fragment gone (an operator's clean-up) sends the client back to the piece's start. */
   const readTail = async () => {
     const parts: Uint8Array[] = [];
     for (const fragment of tail) {
       const object = await bucket.get(fragment.key);
-      if (!object) {
-        const start = index * PIECE_BYTES;
-        await moveTo(start, [], []);
-        throw new ApiError(409, `This upload's offset is now ${start}; ask for it (HEAD) and resume from there.`, {
-          "Upload-Offset": String(start),
-        });
-      }
+      if (!object) return backToPieceStart();
       parts.push(new Uint8Array(await object.arrayBuffer()));
     }
     return parts;
   };
+  // A tail that does not hold every byte from the piece's start to the offset (a row older than
+  // its `tail`, whose fragments were under keys it does not name) is a tail lost.
+  if (tail.reduce((sum, f) => sum + f.size, 0) !== stored - index * PIECE_BYTES) await backToPieceStart();
   const fenced = () => ({ suffix: writer, fence: fenceHolds(id, { writer, offset: stored }), lost: lostLease });
 
   /** The piece being filled, whole: stored, its fragments removed. The file's last one, only stored. */
@@ -228,12 +233,15 @@ export const isChecksumMismatch = (error: unknown): error is ApiError =>
 
 /**
  * Storage refused or failed a write (R2 answers 429 to a key written more than once a second):
- * the client sends the bytes again in a moment, as tus clients do after a 5xx.
+ * the client sends the bytes again in a moment, as tus clients do after a 5xx. Pieces a request
+ * stored before the failure may have been kept: the offset says what is.
  */
 export const storageBusy = () =>
-  new ApiError(503, "Storage is busy: nothing of this request was kept. Ask for the offset (HEAD) and resume.", {
-    "Retry-After": "2",
-  });
+  new ApiError(
+    503,
+    "Storage is busy. Ask for the upload's offset (HEAD) and resume from there: the bytes before it are kept.",
+    { "Retry-After": "2" },
+  );
 
 /**
  * A request's `length` bytes, held under a key of the request's own while their digest is taken
@@ -254,9 +262,16 @@ export async function checkedBytes(
   const digest = new crypto.DigestStream(sum.algorithm);
   const digestWriter = digest.getWriter();
   let refused: unknown = null;
+  // The bytes the body gave, and whether it ended by itself (short of `length`, it is the client's).
+  let received = 0;
+  let ended = false;
   // Each chunk is hashed before it is passed on, so the body is read no faster than R2 takes it.
   const hashing = new TransformStream<Uint8Array, Uint8Array>({
+    flush() {
+      ended = true;
+    },
     async transform(chunk, controller) {
+      received += chunk.byteLength;
       try {
         await keep();
       } catch (error) {
@@ -289,7 +304,8 @@ export async function checkedBytes(
   if (read.status === "rejected" || stored.status === "rejected") {
     await discard();
     if (refused) throw refused;
-    if (first === "storage") {
+    // A body that ended short fails the put too, as soon as the read does: it is still the client's.
+    if (first === "storage" && !(ended && received < length)) {
       console.error(JSON.stringify({ tus: id, checkedBytes: String((stored as PromiseRejectedResult).reason) }));
       throw storageBusy();
     }

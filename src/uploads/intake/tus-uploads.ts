@@ -1,8 +1,10 @@
 import { ApiError, notFound, tooLarge } from "../../errors";
 import { toHex } from "../../crypto";
-import { MAX_FILE_BYTES, MiB } from "../../model/spec-limits";
+import { MAX_FILE_BYTES, MiB, PIECE_BYTES } from "../../model/spec-limits";
+import { tusTailPrefix } from "../../storage/keys";
+import { deleteObjects } from "../../storage/objects";
 import type { TusUploadRow } from "../../model/schema";
-import { findPieceSession } from "../../storage/piece-sessions";
+import { findPieceSession, piecesOf } from "../../storage/piece-sessions";
 import { findUploadInAnyState } from "../../storage/uploads";
 import {
   endTusUpload,
@@ -13,6 +15,7 @@ import {
   releaseTusWriter,
   renewTusWriter,
   setTusLength,
+  setTusOffset,
   takeTusWriter,
 } from "../../storage/tus-uploads";
 import type { Stores } from "../../storage/stores";
@@ -176,5 +179,32 @@ export async function terminateTusUpload(deps: Stores, upload: TusUploadRow) {
   const session = await findPieceSession(deps.db, upload.id);
   if (session && (session.status === "open" || session.status === "finishing")) {
     await discardPieceSession(deps, session);
+  }
+}
+
+/**
+ * The upload's pieces, as recorded, hold its `length` bytes: each whole but the last. If not (a
+ * piece recorded short from a tail that had lost bytes), the offset goes back to the first piece
+ * that is wrong and the client is told to resume from there (a 503 it retries): a file is never
+ * made short.
+ */
+export async function assertPiecesMakeTheFile(deps: Stores, upload: TusUploadRow, writer: string) {
+  const length = upload.length!;
+  const sizes = new Map((await piecesOf(deps.db, upload.id)).map((p) => [p.index, p.size]));
+  for (let index = 0; index < piecesOfLength(length); index++) {
+    if (sizes.get(index) === Math.min(PIECE_BYTES, length - index * PIECE_BYTES)) continue;
+    const start = index * PIECE_BYTES;
+    console.error(JSON.stringify({ tus: upload.id, pieceWrong: index, size: sizes.get(index) ?? null }));
+    if (!(await setTusOffset(deps.db, upload.id, writer, upload.offset, start, []))) throw lostLease();
+    const fragments = await deps.bucket.list({ prefix: tusTailPrefix(upload.id) });
+    await deleteObjects(
+      deps.bucket,
+      fragments.objects.map((o) => o.key),
+    ).catch(() => {});
+    throw new ApiError(
+      503,
+      `This upload's stored pieces do not make its ${length} bytes: its offset is now ${start}; ask for it (HEAD) and resume from there.`,
+      { "Retry-After": "2", "Upload-Offset": String(start) },
+    );
   }
 }

@@ -547,6 +547,46 @@ describe("the upload-only key and albums that accept uploads", () => {
     expect(await albumIds(account, album)).toEqual([own.id]);
   });
 
+  /** A tus upload of `png` created with `creator` naming `album`, its last byte sent with `sender`. */
+  async function tusUpload(creator: string, sender: string, album: string, png: Uint8Array) {
+    const TUS = { "Tus-Resumable": "1.0.0" };
+    const made = await request("/api/tus", {
+      method: "POST",
+      key: creator,
+      headers: { ...TUS, "Upload-Length": String(png.length), "Upload-Metadata": `album ${btoa(album)}` },
+    });
+    expect(made.status, await made.clone().text()).toBe(201);
+    const path = new URL(made.headers.get("Location")!).pathname;
+    const write = (key: string, offset: number, bytes: Uint8Array) =>
+      request(path, {
+        method: "PATCH",
+        key,
+        headers: { ...TUS, "Content-Type": "application/offset+octet-stream", "Upload-Offset": String(offset) },
+        body: bytes,
+      });
+    expect((await write(creator, 0, png.subarray(0, 10))).status).toBe(204);
+    const last = await write(sender, 10, png.subarray(10));
+    expect(last.status, await last.clone().text()).toBe(204);
+    return last.headers.get("X-Upload-Id")!;
+  }
+
+  it("tus: the album rules are those of the key that created the upload, not of the one that sent its last bytes", async () => {
+    const account = await newAccount();
+    // Created with the full key into an album that does not accept uploads: it goes in.
+    const closed = await albumWith(account, { visibility: "public" });
+    const id = await tusUpload(account.full, account.upload, closed, await uniquePng(`tus-${crypto.randomUUID()}`));
+    expect(await albumIds(account, closed)).toEqual([id]);
+    // Created with the upload-only key, a duplicate: the existing upload is not moved.
+    const png = await uniquePng(`tus-dup-${crypto.randomUUID()}`);
+    const own = await json(
+      request("/api", { method: "POST", key: account.full, body: formOf([["uploads", new Blob([png])]]) }),
+    );
+    expect(own.status).toBe(200);
+    const open = await albumWith(account, { visibility: "public", accepts_uploads: true });
+    expect(await tusUpload(account.upload, account.full, open, png)).toBe(own.body.data.id);
+    expect(await albumIds(account, open)).toEqual([]);
+  });
+
   it("accepts_uploads is set on create and PATCH with the full key, and answered", async () => {
     const account = await newAccount();
     const album = await albumWith(account, {});

@@ -224,6 +224,34 @@ describe("tus: admission", () => {
     expect(fits.status).toBe(204);
   });
 
+  it("keeps a checksummed request's bytes charged when its body stops short of its Content-Length", async () => {
+    const account = await newAccount();
+    const bindings = { RATE_LIMITS: "on", RATE_LIMIT_PIECE_BYTES_PER_DAY: "1000" };
+    const call = (path: string, init: Call) =>
+      request(path, { ip: "198.51.100.78", key: account.full, ...init, app: { bindings } });
+    const createdRes = await call("/api/tus", { method: "POST", headers: { ...TUS, "Upload-Length": "5000" } });
+    const path = new URL(createdRes.headers.get("Location")!).pathname;
+    const write = async (bytes: Uint8Array, declared = bytes.length) =>
+      call(path, {
+        method: "PATCH",
+        headers: {
+          ...TUS,
+          "Content-Type": OFFSET_TYPE,
+          "Upload-Offset": "0",
+          "Upload-Checksum": `sha256 ${await digest("SHA-256", new Uint8Array(declared).fill(5))}`,
+          "Content-Length": String(declared),
+        },
+        body: bytes,
+      });
+    // 600 bytes declared, 599 sent: the body ended short, and its bytes stay counted.
+    const short = await write(new Uint8Array(599).fill(5), 600);
+    expect(short.status, await short.clone().text()).toBe(400);
+    expect(await offsetOf(account.full, path)).toBe("0");
+    const again = await write(new Uint8Array(600).fill(5));
+    expect(again.status, await again.clone().text()).toBe(429);
+    expect((await write(new Uint8Array(300).fill(5))).status).toBe(204);
+  });
+
   it("keeps no password of Upload-Metadata: stored hashed only, never answered on HEAD", async () => {
     const account = await newAccount();
     const meta = `title ${b64("Locked")},password ${b64("hunter2-secret")},filename ${b64("a.png")}`;

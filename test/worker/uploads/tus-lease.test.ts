@@ -217,6 +217,48 @@ describe("tus: storage keys and failures", () => {
   });
 });
 
+describe("tus: which failures are storage's", () => {
+  it("answers storage's failure with a 503 to resume after, and the code's own fault with a 500", async () => {
+    const account = await newAccount();
+    let fail: Error | null = null;
+    const bucket = new Proxy(env.FILES, {
+      get(target, name) {
+        const value = Reflect.get(target, name);
+        if (typeof value !== "function") return value;
+        if (name === "put" && fail) return () => Promise.reject(fail);
+        return value.bind(target);
+      },
+    });
+    const app = { bindings: { FILES: bucket } };
+    const created = await request("/api/tus", {
+      method: "POST",
+      key: account.full,
+      headers: { ...TUS, "Upload-Length": "5000" },
+      app,
+    });
+    const path = new URL(created.headers.get("Location")!).pathname;
+    const send = () =>
+      request(path, {
+        method: "PATCH",
+        key: account.full,
+        headers: writeHeaders(0, 100),
+        body: new Uint8Array(100),
+        app,
+      });
+    fail = new Error("put: We encountered an internal error. Please try again. (10001)");
+    const busy = await send();
+    expect(busy.status).toBe(503);
+    const said = (await busy.json<{ errors: string }>()).errors;
+    expect(said).toContain("HEAD");
+    expect(said).not.toContain("nothing of this request was kept");
+    fail = new TypeError("Cannot read properties of undefined (reading 'byteLength')");
+    const fault = await send();
+    expect(fault.status, await fault.clone().text()).toBe(500);
+    fail = null;
+    expect((await send()).status).toBe(204);
+  });
+});
+
 describe("tus: the offset covers only stored bytes", () => {
   it("a piece or a fragment whose storing fails leaves the offset where it was", async () => {
     const account = await newAccount();
