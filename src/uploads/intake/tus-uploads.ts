@@ -203,7 +203,8 @@ export async function assertPiecesMakeTheFile(deps: Stores, upload: TusUploadRow
     ).catch(() => {});
     throw new ApiError(
       503,
-      `This upload's stored pieces do not make its ${length} bytes: its offset is now ${start}; ask for it (HEAD) and resume from there.`,
+      `This upload's stored pieces do not make its ${length} bytes: its offset is now ${start}; ` +
+        "ask for it (HEAD) and resume from there.",
       { "Retry-After": "2", "Upload-Offset": String(start) },
     );
   }
