@@ -118,7 +118,7 @@ describe("POST /api/chunk", () => {
     expect(done.body.data.size).toBe(original.length);
     const file = await request(new URL(done.body.data.src).pathname);
     expect(await sha256(file.body!)).toBe(await sha256(original));
-  });
+  }, 180_000);
 
   it("says which pieces are missing, and finishes once they are sent", async () => {
     const account = await newAccount();

@@ -322,7 +322,7 @@ describe("a crash at any step of a file in pieces leaves it finishable", () => {
       },
     );
     expect(steps).toBeGreaterThan(5);
-  });
+  }, 180_000);
 });
 
 const piecedFile = pngToSend(PIECE_BYTES + 4096);
