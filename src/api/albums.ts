@@ -7,7 +7,8 @@ import { methodNotAllowed } from "../http/method-not-allowed";
 import { linkSigning, publicOrigin } from "../http/request-info";
 import { routeGroup } from "../http/route-group";
 import { rateLimits } from "../http/throttles/rate-limits";
-import { parseOrThrow, validate } from "../http/validation";
+import { parseOrThrow } from "../errors";
+import { validate } from "../http/validation";
 import { requestStores } from "../deps";
 import {
   addToAlbum,
@@ -35,7 +36,8 @@ import {
   describeAlbumUploads,
 } from "./openapi-albums";
 import { albumDeletedResponse, albumListResponse, albumResponse, listResponse } from "./responses";
-import { albumChangeBody, albumCreateBody, albumDeleteQuery, albumUploadsBody, listQuery } from "./schemas";
+import { albumCreateBody, albumUploadsBody } from "../uploads/schemas/requests";
+import { albumChangeBody, albumDeleteQuery, listQuery } from "./schemas";
 
 /**
  * Albums (extension): managed with the account's full key, on the API's limits and D1 session as

@@ -2,14 +2,13 @@ import type { Context } from "hono";
 import { concatBytes } from "../bytes";
 import { MAX_TEXT_BODY_BYTES, MiB, PIECE_BYTES } from "../model/spec-limits";
 import type { AppEnv } from "../env";
-import { tooLarge, unprocessable } from "../errors";
-import { assertMayUpload } from "../http/auth";
+import { parseOrThrow, tooLarge, unprocessable } from "../errors";
+import { assertMayUpload } from "../accounts/callers";
 import { withPieceBytes } from "../http/throttles/budgets";
 import { isolateMemory, type Reservation } from "../limits/isolate-memory";
 import { multipartBoundary } from "../http/multipart";
 import { multipartParts, TextFields } from "../http/multipart-parts";
 import type { Stores } from "../deps";
-import { parseOrThrow } from "../http/validation";
 import { storePiece } from "../uploads/intake/piece-sessions";
 import { chunkFields } from "./schemas";
 import { chunkResponse } from "./responses";
@@ -48,7 +47,7 @@ export async function handleChunk(c: Context<AppEnv>, deps: Stores) {
 }
 
 async function receiveChunk(c: Context<AppEnv>, deps: Stores, memory: Reservation) {
-  assertMayUpload(c);
+  assertMayUpload(c.var.caller);
   if (Number(c.req.header("content-length") ?? "0") > MAX_CHUNK_REQUEST_BYTES) throw tooLarge(PIECE_TOO_LARGE);
   const boundary = multipartBoundary(c.req.header("content-type"));
   if (!boundary || !c.req.raw.body)

@@ -7,7 +7,8 @@ import { NO_STORE } from "../http/cache-control";
 import { accountSession, apiSession } from "../http/d1-sessions";
 import { readFields } from "../http/body";
 import { linkSigning, publicOrigin } from "../http/request-info";
-import { parseOrThrow, validate } from "../http/validation";
+import { parseOrThrow } from "../errors";
+import { validate } from "../http/validation";
 import { changeUpload } from "../uploads/change";
 import { requestStores } from "../deps";
 import { presentUpload } from "../uploads/present";
@@ -28,10 +29,11 @@ import {
 } from "./openapi-operations";
 import { accountUsage } from "../accounts/quotas";
 import { settingsOf } from "../settings";
-import { changeBody, listQuery } from "./schemas";
+import { assertExpiryAllowed, changeBody } from "../uploads/schemas/requests";
+import { listQuery } from "./schemas";
 import { deletedResponse, listResponse, uploadItemResponse, usageResponse } from "./responses";
 import { handleChunk } from "./chunk";
-import { assertExpiryAllowed, handleReplace, handleUpload } from "./upload";
+import { handleReplace, handleUpload } from "./upload";
 import { plainTextUrl } from "./plain-text";
 import { chevereto } from "./compat/chevereto";
 import { lsky } from "./compat/lsky";
@@ -72,7 +74,7 @@ const uploads = routeGroup(identifyCaller, rateLimits("api"), accountSession)
   })
   .patch("/:id", describeChange, requireKey("full"), async (c) => {
     const patch = parseOrThrow(changeBody, await readFields(c.req.raw));
-    assertExpiryAllowed(c, patch.expires_in);
+    assertExpiryAllowed(patch.expires_in, settingsOf(c.env).expiresInMax);
     const row = await changeUpload(deps(c), c.var.caller.accountId, c.req.param("id"), patch);
     return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
   })

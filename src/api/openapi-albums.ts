@@ -1,14 +1,13 @@
 import { describeRoute, resolver } from "hono-openapi";
 import type { z } from "zod";
 import { queryParameters } from "./openapi-requests";
+import { albumCreateBody, albumUploadsBody } from "../uploads/schemas/requests";
 import {
   albumChangeBody,
-  albumCreateBody,
   albumDeleteQuery,
   albumDeleteResponseSchema,
   albumListResponseSchema,
   albumResponseSchema,
-  albumUploadsBody,
   listQuery,
   listResponseSchema,
 } from "./schemas";

@@ -1,10 +1,10 @@
 import { describeRoute, resolver } from "hono-openapi";
 import { MAX_FILE_BYTES, MAX_REQUEST_BYTES, megabytes, PIECE_BYTES } from "../model/spec-limits";
 import { chunkForm, queryParameters, replaceForm, uploadForm, uploadUrlEncoded } from "./openapi-requests";
+import { changeBody } from "../uploads/schemas/requests";
+import { deleteResponseSchema } from "../uploads/schemas/resources";
 import {
-  changeBody,
   chunkResponseSchema,
-  deleteResponseSchema,
   listQuery,
   listResponseSchema,
   uploadItemResponseSchema,

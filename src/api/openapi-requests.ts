@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { ACCEPTED_FORMATS_TEXT } from "../media/sniff";
 import { MAX_REQUEST_BYTES, megabytes, PIECE_BYTES } from "../model/spec-limits";
-import { chunkFields, uploadFields } from "./schemas";
+import { uploadFields } from "../uploads/schemas/requests";
+import { chunkFields } from "./schemas";
 
 /**
  * Requests that no validator middleware reads, so the OpenAPI generator cannot see them: the

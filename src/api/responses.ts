@@ -1,12 +1,12 @@
 import type { Context } from "hono";
 import type { z } from "zod";
 import { PIECE_BYTES } from "../model/spec-limits";
+import { DELETED } from "../uploads/schemas/resources";
 import type {
   albumDeleteResponseSchema,
   albumListResponseSchema,
   albumResponseSchema,
   chunkResponseSchema,
-  deleteResponseSchema,
   listResponseSchema,
   uploadItemResponseSchema,
   uploadResponseSchema,
@@ -22,7 +22,6 @@ import type {
 type UploadResponse = z.infer<typeof uploadResponseSchema>;
 type UploadItemResponse = z.infer<typeof uploadItemResponseSchema>;
 type ListResponse = z.infer<typeof listResponseSchema>;
-type DeleteResponse = z.infer<typeof deleteResponseSchema>;
 type ChunkResponse = z.infer<typeof chunkResponseSchema>;
 type UsageResponse = z.infer<typeof usageResponseSchema>;
 
@@ -46,8 +45,7 @@ export function listResponse(c: Context, data: ListResponse["data"], meta: ListR
 
 /** DELETE /api/{id}, and the delete_url link. */
 export function deletedResponse(c: Context) {
-  const body: DeleteResponse = { type: "success", msg: "Deleted." };
-  return c.json(body);
+  return c.json(DELETED);
 }
 
 /** POST /api/chunk: the piece is stored; the size tells the client how to cut the next ones. */

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError, tooLarge } from "../errors";
 import type { KeyKind } from "../model/key-kinds";
-import { assertMayUpload, bearerOrPresentedKey, identifyCallerBy, requireKey } from "../http/auth";
+import { bearerOrPresentedKey, identifyCallerBy, requireKey } from "../http/auth";
 import { edgeBodyLimit } from "../http/edge-body-limit";
 import { bodyBlocks } from "../http/body-blocks";
 import { withPieceBytes } from "../http/throttles/budgets";
@@ -13,7 +13,7 @@ import { linkSigning, publicOrigin } from "../http/request-info";
 import { routeGroup } from "../http/route-group";
 import { isolateMemory } from "../limits/isolate-memory";
 import type { TusUploadRow } from "../model/schema";
-import { requestStores, type Stores } from "../deps";
+import { requestStores, type Stores, uploadCall } from "../deps";
 import { assertUploadAlbum } from "../uploads/albums/albums";
 import { hashPassword } from "../uploads/access/passwords";
 import { presentUpload } from "../uploads/present";
@@ -51,7 +51,9 @@ import { uploadItemResponse } from "./responses";
 import { accountUsage, assertWithinQuota, quotaRefusal, type Usage } from "../accounts/quotas";
 import { MAX_FILE_BYTES } from "../model/spec-limits";
 import { settingsOf } from "../settings";
-import { assertExpiryAllowed, parseUploadFields, uploadFrom, type UploadFields } from "./upload";
+import { assertMayUpload } from "../accounts/callers";
+import { assertExpiryAllowed, parseUploadFields, type UploadFields } from "../uploads/schemas/requests";
+import { uploadFrom } from "../uploads/way-in";
 import {
   byteCount,
   httpDate,
@@ -154,7 +156,7 @@ async function chargedCheckedBytes(
  * the account's quota and (as they are stored) the key's and network's daily piece bytes.
  */
 async function receiveBytes(c: Context<AppEnv>, stores: Stores, upload: TusUploadRow): Promise<TusUploadRow> {
-  assertMayUpload(c);
+  assertMayUpload(c.var.caller);
   const sum = uploadChecksum(c);
   const declared = byteCount(c, "Content-Length");
   if (sum && declared === undefined) throw new ApiError(400, "Upload-Checksum needs a Content-Length.");
@@ -266,7 +268,7 @@ async function finish(c: Context<AppEnv>, stores: Stores, upload: TusUploadRow, 
     });
     // The album rules are those of the key that created the upload, as checked then.
     const uploader = { accountId: upload.accountId, kind: options.creatorKind ?? c.var.caller.kind };
-    const { row, data } = await uploadFrom(c, stores, read, upload.uploadId!, uploader);
+    const { row, data } = await uploadFrom(stores, uploadCall(c), read, upload.uploadId!, uploader);
     const finished = await finishTusUpload(stores, upload, row.id);
     // What POST /api's answer alone tells, and only this answer can: the delete link exists only now.
     if (data.delete_url) c.header("X-Upload-Delete-Url", data.delete_url);
@@ -283,7 +285,7 @@ async function finish(c: Context<AppEnv>, stores: Stores, upload: TusUploadRow, 
 /** POST /api/tus: a new upload, its options checked now, with its first bytes if the body has them. */
 async function handleCreate(c: Context<AppEnv>) {
   const stores = deps(c);
-  assertMayUpload(c);
+  assertMayUpload(c.var.caller);
   const length = uploadLength(c);
   if (length === 0) throw new ApiError(422, "The file is empty: an upload needs at least one byte.");
   // A declared length that cannot fit, or an account with no upload left, is refused before any
@@ -294,7 +296,7 @@ async function handleCreate(c: Context<AppEnv>) {
   const fields = parseUploadFields(metadataFields(parseMetadata(sent)));
   // The password is kept as its hash alone, never as sent.
   const metadata = metadataToKeep(sent);
-  assertExpiryAllowed(c, fields.expires_in);
+  assertExpiryAllowed(fields.expires_in, settingsOf(c.env).expiresInMax);
   if (fields.album) await assertUploadAlbum(stores, c.var.caller, fields.album);
   const { password, ...rest } = fields;
   const options: StoredOptions = {

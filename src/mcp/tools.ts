@@ -1,14 +1,19 @@
 import type { CallToolResult, McpServer } from "@modelcontextprotocol/server";
 import type { Context } from "hono";
 import { z } from "zod";
-import { albumCreateBody, albumUploadsBody, changeBody } from "../api/schemas";
-import { assertExpiryAllowed, parseUploadFields, replaceFrom, uploadFrom } from "../api/upload";
-import type { Stores } from "../deps";
+import {
+  albumCreateBody,
+  albumUploadsBody,
+  assertExpiryAllowed,
+  changeBody,
+  parseUploadFields,
+} from "../uploads/schemas/requests";
+import { replaceFrom, uploadFrom } from "../uploads/way-in";
+import { type Stores, uploadCall } from "../deps";
 import type { AppEnv } from "../env";
-import { unprocessable } from "../errors";
+import { parseOrThrow, unprocessable } from "../errors";
 import { assertFullKey } from "../http/auth";
 import { linkSigning, publicOrigin } from "../http/request-info";
-import { parseOrThrow } from "../http/validation";
 import { unrestricted } from "../model/policy";
 import { VISIBILITIES } from "../model/visibility";
 import {
@@ -36,6 +41,7 @@ import {
   variantsOutput,
 } from "./outputs";
 import { thumbnailContent, toolError, toolResult } from "./tool-results";
+import { settingsOf } from "../settings";
 
 /** A listing tool's input: which page of 50. */
 const pageInput = z.object({ page: z.number().int().min(1).optional().describe("Page number, from 1.") });
@@ -116,7 +122,7 @@ export function registerTools(server: McpServer, call: ToolCall) {
     },
     (args) =>
       run(async () => {
-        const { row, data } = await uploadFrom(c, deps, async () => {
+        const { row, data } = await uploadFrom(deps, uploadCall(c), async () => {
           const fields = parseUploadFields(asFields(args));
           return { fields, source: { sent: null, url: fields.url } };
         });
@@ -140,7 +146,7 @@ export function registerTools(server: McpServer, call: ToolCall) {
     },
     ({ data: base64, ...options }) =>
       run(async () => {
-        const { row, data } = await uploadFrom(c, deps, async (stage, checkAlbum) => {
+        const { row, data } = await uploadFrom(deps, uploadCall(c), async (stage, checkAlbum) => {
           const fields = parseUploadFields(asFields(options));
           // A wrong album stores nothing.
           await checkAlbum(asFields(options));
@@ -203,7 +209,7 @@ export function registerTools(server: McpServer, call: ToolCall) {
       full(async () => {
         const patch = parseOrThrow(changeBody, change);
         if (Object.keys(patch).length === 0) throw unprocessable("Nothing to change: give at least one field.");
-        assertExpiryAllowed(c, patch.expires_in);
+        assertExpiryAllowed(patch.expires_in, settingsOf(c.env).expiresInMax);
         return present(await changeUpload(deps, accountId(), id, patch));
       }),
   );
@@ -221,7 +227,7 @@ export function registerTools(server: McpServer, call: ToolCall) {
     },
     ({ id, ...fields }) =>
       full(async () => {
-        const row = await replaceFrom(c, deps, id, async () => {
+        const row = await replaceFrom(deps, uploadCall(c), id, async () => {
           const checked = parseUploadFields(asFields(fields));
           return { fields: checked, source: { sent: null, url: checked.url } };
         });

@@ -11,7 +11,7 @@ import { uploadForPage, uploadForPreview } from "../uploads/pages";
 import { embeddable, locked, pageIndexable } from "../model/policy";
 import { uploadLinks } from "../uploads/public-urls";
 import { removeUploadByToken, uploadForDeleteLink } from "../uploads/remove";
-import { deletedResponse } from "../api/responses";
+import { DELETED } from "../uploads/schemas/resources";
 import { EMBED_HEADERS, NOINDEX, page, PAGE_HEADERS, UPLOADER_HEADERS } from "./html";
 import { passwordForm, refusedPassword } from "./password-form";
 import { TUS_CLIENT_PATH, TUS_CLIENT_SCRIPT, UPLOADER_BODY, UPLOADER_STYLE } from "./uploader-page";
@@ -187,6 +187,6 @@ export const pages = new Hono<AppEnv>()
         PAGE_HEADERS,
       );
     }
-    return deletedResponse(c);
+    return c.json(DELETED);
   })
   .all("/d/:id/:token", methodNotAllowed("GET", "POST", "DELETE"));

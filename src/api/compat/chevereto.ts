@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { z } from "zod";
-import { requestStores } from "../../deps";
+import { requestStores, uploadCall } from "../../deps";
 import type { AppEnv } from "../../env";
 import { ApiError, unauthorized, unprocessable } from "../../errors";
 import { identifyCallerBy, presentedKey, requireKey } from "../../http/auth";
@@ -17,7 +17,8 @@ import {
 } from "../../model/spec-limits";
 import { isoTimestamp } from "../../time";
 import { albumOf } from "./source";
-import { parseUploadFields, type ReadUploadRequest, type UploadResult, uploadFrom } from "../upload";
+import { parseUploadFields } from "../../uploads/schemas/requests";
+import { type ReadUploadRequest, type UploadResult, uploadFrom } from "../../uploads/way-in";
 import { errorsAlsoAs, originalName, reasonPhrase, storedFile } from "./answers";
 import { StreamedForm } from "./form";
 import { describeCheveretoLink, describeCheveretoUpload } from "./openapi";
@@ -198,7 +199,7 @@ function cheveretoBody(upload: UploadResult, sentAs: string | null, now: number)
 
 async function handleChevereto(c: Context<AppEnv>) {
   const asked: Asked = { format: "json", sentAs: null };
-  const { data: upload } = await uploadFrom(c, requestStores(c), readChevereto(c, asked));
+  const { data: upload } = await uploadFrom(requestStores(c), uploadCall(c), readChevereto(c, asked));
   if (asked.format === "txt") return c.text(upload.src);
   if (asked.format === "redirect") return c.redirect(upload.direct, 303);
   return c.json(cheveretoBody(upload, asked.sentAs, c.var.now()));

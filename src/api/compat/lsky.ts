@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Context } from "hono";
 import type { z } from "zod";
-import { requestStores } from "../../deps";
+import { requestStores, uploadCall } from "../../deps";
 import type { AppEnv } from "../../env";
 import { unauthorized, unprocessable } from "../../errors";
 import { bearerOrPresentedKey, identifyCallerBy, requireKey } from "../../http/auth";
@@ -11,7 +11,8 @@ import { routeGroup } from "../../http/route-group";
 import { rateLimits } from "../../http/throttles/rate-limits";
 import { MAX_REQUEST_BYTES, megabytes } from "../../model/spec-limits";
 import { albumOf } from "./source";
-import { parseUploadFields, type ReadUploadRequest, type UploadResult, uploadFrom } from "../upload";
+import { parseUploadFields } from "../../uploads/schemas/requests";
+import { type ReadUploadRequest, type UploadResult, uploadFrom } from "../../uploads/way-in";
 import { errorsAlsoAs, escapeHtml, escapeMarkdown, originalName, storedFile } from "./answers";
 import { StreamedForm } from "./form";
 import { describeLskyUpload } from "./openapi";
@@ -114,7 +115,7 @@ function lskyBody(upload: UploadResult, received: Received): LskyUpload {
 
 async function handleLsky(c: Context<AppEnv>) {
   const received: Received = { sentAs: null, md5: "", sha1: "" };
-  const { data: upload } = await uploadFrom(c, requestStores(c), readLsky(c, received));
+  const { data: upload } = await uploadFrom(requestStores(c), uploadCall(c), readLsky(c, received));
   return c.json(lskyBody(upload, received));
 }
 
