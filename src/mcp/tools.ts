@@ -26,10 +26,9 @@ import {
 } from "../uploads/albums/albums";
 import { changeUpload } from "../uploads/change";
 import { presentUpload } from "../uploads/present";
-import { variantUrl } from "../uploads/public-urls";
 import { getOwnedUpload, listPage } from "../uploads/read";
 import { removeOwnedUpload } from "../uploads/remove";
-import { widthsFor } from "../uploads/variants/options";
+import { srcsetOf, variantLadder } from "../uploads/variants/ladder";
 import { decodeInlineFile, INLINE_FILE_BYTES, LARGER_FILES } from "./inline-file";
 import {
   albumListOutput,
@@ -271,9 +270,8 @@ export function registerTools(server: McpServer, call: ToolCall) {
           throw unprocessable("A password-protected or view-limited upload's variants are not served.");
         }
         const { src } = await presentUpload(row, publicOrigin(c), null);
-        const variants = widthsFor(row.width).map((width) => ({ width, url: variantUrl(src, width) }));
-        const srcset = variants.map((v) => `${v.url} ${Math.min(v.width, row.width!)}w`).join(", ");
-        return toolResult({ id, width: row.width, height: row.height, variants, srcset });
+        const variants = variantLadder(src, row.width);
+        return toolResult({ id, width: row.width, height: row.height, variants, srcset: srcsetOf(src, row.width) });
       }),
   );
 

@@ -63,16 +63,20 @@ describe("source lines", () => {
 });
 
 /**
+ * The faces: each way the service is reached, side by side on one floor. The API's sub-faces
+ * (src/api/compat, and tus) are part of the API's.
+ */
+const FACES = ["src/site/", "src/mcp/", "src/api/", "src/files/"];
+
+/**
  * The floors of src/, from the top down (docs/architecture.md, "Layout"): a file may import from
- * its own floor's folder or from a lower floor, never from a higher one. The faces (site, API,
- * file URLs) stand above the composition root (deps.ts) and the domain; the model, importing
- * only drizzle, stands under storage and the domain alike.
+ * its own floor's folder or from a lower floor, never from a higher one. The faces stand above
+ * the composition root (deps.ts) and the domain; the model, importing only drizzle, stands under
+ * storage and the domain alike.
  */
 const FLOORS = [
   ["src/entry/"],
-  ["src/site/", "src/mcp/"],
-  ["src/api/"],
-  ["src/files/"],
+  FACES,
   ["src/deps.ts"],
   ["src/http/"],
   ["src/uploads/"],
@@ -114,6 +118,16 @@ describe("imports", () => {
         .map((target) => `${file} -> ${target}`),
     );
     expect(upward).toEqual([]);
+  });
+
+  it("never run from one face into another: what two faces share stands below them", () => {
+    const faceOf = (file: string) => FACES.find((face) => file.startsWith(face));
+    const across = [...SOURCE].flatMap((file) =>
+      importsOf(file)
+        .filter((target) => faceOf(file) && faceOf(target) && faceOf(target) !== faceOf(file))
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(across).toEqual([]);
   });
 
   it("form no circle", () => {
