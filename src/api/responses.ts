@@ -43,7 +43,7 @@ export function listResponse(c: Context, data: ListResponse["data"], meta: ListR
   return c.json(body);
 }
 
-/** DELETE /api/{id}, and the delete_url link. */
+/** DELETE /api/{id}; the delete link answers the same (src/site/pages.ts). */
 export function deletedResponse(c: Context) {
   return c.json(DELETED);
 }
