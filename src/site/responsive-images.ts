@@ -1,7 +1,7 @@
 import { unrestricted } from "../model/policy";
 import { variantUrl } from "../uploads/public-urls";
 import type { Upload } from "../uploads/upload";
-import { srcsetOf } from "../uploads/variants/ladder";
+import { srcsetOf, variantLadder } from "../uploads/variants/ladder";
 import { widthsFor } from "../uploads/variants/options";
 import { servedWhole } from "../uploads/variants/plan";
 
@@ -65,9 +65,9 @@ export function previewImage(row: Shown, src: string) {
 export function fittingVariant(row: Shown, src: string, maxWidth: number | null, maxHeight: number | null) {
   if (!hasVariants(row)) return null;
   const { width, height } = row;
-  const fits = widthsFor(width)
-    .filter((w) => w < width)
-    .map((w) => ({ url: variantUrl(src, w), width: w, height: Math.max(1, Math.round((height * w) / width)) }))
+  const fits = variantLadder(src, width)
+    .filter((v) => v.width < width)
+    .map((v) => ({ url: v.url, width: v.width, height: Math.max(1, Math.round((height * v.width) / width)) }))
     .filter((v) => (!maxWidth || v.width <= maxWidth) && (!maxHeight || v.height <= maxHeight));
   return fits.at(-1) ?? null;
 }
