@@ -1,30 +1,28 @@
-import { ApiError } from "../../errors";
-import { MAX_FILE_BYTES, PIECE_BYTES } from "../../model/spec-limits";
-import type { Reservation } from "../../limits/isolate-memory";
-import type { TusUploadRow } from "../../model/schema";
-import { concatBytes } from "../../bytes";
-import { tusCheckedKey, tusTailKey } from "../../storage/keys";
-import { deleteObjects } from "../../storage/objects";
-import { fenceHolds, renewTusWriter, setTusOffset, type TailFragment } from "../../storage/tus-uploads";
-import type { Stores } from "../../storage/stores";
-import { storePiece } from "./piece-sessions";
+import { ApiError } from "../../../errors";
+import { PIECE_BYTES } from "../../../model/spec-limits";
+import type { Reservation } from "../../../limits/isolate-memory";
+import type { TusUploadRow } from "../../../model/schema";
+import { concatBytes } from "../../../bytes";
+import { tusTailKey } from "../../../storage/keys";
+import { deleteObjects } from "../../../storage/objects";
+import { fenceHolds, setTusOffset, type TailFragment } from "../../../storage/tus-uploads";
+import type { Stores } from "../../../storage/stores";
+import { storePiece } from "../piece-sessions";
+import { sessionPieces } from "./pieces";
+import { lostLease } from "./refusals";
 
 /**
  * A tus upload's bytes, written at its offset by the one request holding its writer lease. They
- * become the 5 MiB pieces of its piece session (piece-sessions.ts), which R2 takes as equal parts
- * of the file's multipart upload; the bytes of the piece being filled, which may arrive over many
- * requests of any size, wait in *tail fragments*: one object per request that ended inside the
- * piece, under chunks/{id}/tail/{start}.{writer}, named in the upload's row (`tail`) with the
- * offset that covers them. Once the piece is full, its fragments and the new bytes
- * are stored as the piece, and the fragments removed. So each byte is written at most twice,
+ * become the 5 MiB pieces of its piece session (../piece-sessions.ts), which R2 takes as equal
+ * parts of the file's multipart upload; the bytes of the piece being filled, which may arrive over
+ * many requests of any size, wait in *tail fragments*: one object per request that ended inside
+ * the piece, under chunks/{id}/tail/{start}.{writer}, named in the upload's row (`tail`) with the
+ * offset that covers them. Once the piece is full, its fragments and the new bytes are stored as
+ * the piece, and the fragments removed. So each byte is written at most twice,
  * whatever sizes the client sends in, and the upload's `offset` (moved only after what it
  * covers is stored) is always where the next request starts.
  */
 
-/** How long a writer's lease lasts unless renewed; a writer that died is replaced after it. */
-export const WRITER_LEASE_MS = 20_000;
-/** A writer renews its lease when this much of it has gone, while bytes keep arriving. */
-const RENEW_AFTER_MS = 5_000;
 /**
  * Fragments a piece may have before the next one joins them all into one: each costs a read
  * when the piece is stored, so a client sending bytes a few at a time costs one rewrite of at
@@ -48,32 +46,6 @@ export interface TusWrite {
    * room the account's quota leaves; `refusal` is the answer to bytes past it (a 413).
    */
   cap: { bytes: number; refusal: (size: number) => ApiError };
-}
-
-export const piecesOfLength = (length: number) => Math.max(1, Math.ceil(length / PIECE_BYTES));
-
-/**
- * The piece session's count of pieces for an upload of `length` bytes; while the length is not
- * known, as many as the largest file has (set once it is, with the length: setTusLength).
- */
-export const sessionPieces = (length: number | null) =>
-  length === null ? Math.ceil(MAX_FILE_BYTES / PIECE_BYTES) : piecesOfLength(length);
-
-export const lostLease = () =>
-  new ApiError(423, "Another request is writing this upload now. Ask for its offset (HEAD) and resume from there.");
-
-/**
- * What a writer calls as its bytes arrive: renews its lease every few seconds, counted from when
- * it was taken (`upload.writerUntil`), however long the request has been reading; throws
- * lostLease once it is no longer its own.
- */
-export function leaseKeeper(deps: Stores, upload: TusUploadRow, writer: string): () => Promise<void> {
-  let renewedAt = (upload.writerUntil ?? deps.now()) - WRITER_LEASE_MS;
-  return async () => {
-    if (deps.now() - renewedAt < RENEW_AFTER_MS) return;
-    if (!(await renewTusWriter(deps.db, upload.id, writer, deps.now(), WRITER_LEASE_MS))) throw lostLease();
-    renewedAt = deps.now();
-  };
 }
 
 /** The fragments the upload's row says hold the bytes from its piece's start to its offset. */
@@ -213,111 +185,4 @@ export async function writeTusBytes(deps: Stores, write: TusWrite): Promise<{ of
     throw error;
   }
   return { offset: stored, complete: false };
-}
-
-/** An Upload-Checksum: the algorithm's Web Crypto name, and the digest the client computed. */
-export interface Checksum {
-  algorithm: "SHA-1" | "SHA-256";
-  digest: Uint8Array;
-}
-
-/** tus's 460 (a status Hono's types do not name): the bytes sent are not those the client summed. */
-const CHECKSUM_MISMATCH = 460 as 422;
-export const checksumMismatch = () =>
-  new ApiError(
-    CHECKSUM_MISMATCH,
-    "Checksum mismatch: the bytes received do not match Upload-Checksum; nothing was kept.",
-  );
-export const isChecksumMismatch = (error: unknown): error is ApiError =>
-  error instanceof ApiError && error.status === CHECKSUM_MISMATCH;
-
-/**
- * Storage refused or failed a write (R2 answers 429 to a key written more than once a second):
- * the client sends the bytes again in a moment, as tus clients do after a 5xx. Pieces a request
- * stored before the failure may have been kept: the offset says what is.
- */
-export const storageBusy = () =>
-  new ApiError(
-    503,
-    "Storage is busy. Ask for the upload's offset (HEAD) and resume from there: the bytes before it are kept.",
-    { "Retry-After": "2" },
-  );
-
-/**
- * A request's `length` bytes, held under a key of the request's own while their digest is taken
- * as they arrive, and given back for writing once it matches: nothing of a request whose
- * checksum fails is written to the upload. `keep` is called as the bytes arrive (the writer's
- * lease renewed; it throws once lost). The caller removes the object (`discard`) once written.
- */
-export async function checkedBytes(
-  bucket: R2Bucket,
-  id: string,
-  writer: string,
-  body: ReadableStream<Uint8Array>,
-  length: number,
-  sum: Checksum,
-  keep: () => Promise<void>,
-) {
-  const key = tusCheckedKey(id, writer);
-  const digest = new crypto.DigestStream(sum.algorithm);
-  const digestWriter = digest.getWriter();
-  let refused: unknown = null;
-  // The bytes the body gave, and whether it ended by itself (short of `length`, it is the client's).
-  let received = 0;
-  let ended = false;
-  // Each chunk is hashed before it is passed on, so the body is read no faster than R2 takes it.
-  const hashing = new TransformStream<Uint8Array, Uint8Array>({
-    flush() {
-      ended = true;
-    },
-    async transform(chunk, controller) {
-      received += chunk.byteLength;
-      try {
-        await keep();
-      } catch (error) {
-        refused = error;
-        throw error;
-      }
-      await digestWriter.write(chunk);
-      controller.enqueue(chunk);
-    },
-  });
-  const sized = new FixedLengthStream(length);
-  const discard = () => bucket.delete(key).catch(() => {});
-  // Which side failed first: the body (short, broken off) is the client's; storage's is a 503.
-  let first: "body" | "storage" | null = null;
-  // A put that fails reads no more: the body stops being read with it, rather than wait.
-  const stop = new AbortController();
-  const reading = body
-    .pipeThrough(hashing)
-    .pipeTo(sized.writable, { signal: stop.signal })
-    .catch((error) => {
-      first ??= "body";
-      throw error;
-    });
-  const storing = bucket.put(key, sized.readable).catch((error) => {
-    first ??= "storage";
-    stop.abort(error);
-    throw error;
-  });
-  const [read, stored] = await Promise.allSettled([reading, storing]);
-  if (read.status === "rejected" || stored.status === "rejected") {
-    await discard();
-    if (refused) throw refused;
-    // A body that ended short fails the put too, as soon as the read does: it is still the client's.
-    if (first === "storage" && !(ended && received < length)) {
-      console.error(JSON.stringify({ tus: id, checkedBytes: String((stored as PromiseRejectedResult).reason) }));
-      throw storageBusy();
-    }
-    throw new ApiError(400, `The request's body ended before its Content-Length of ${length} bytes; nothing was kept.`);
-  }
-  await digestWriter.close();
-  const got = new Uint8Array(await digest.digest);
-  if (got.byteLength !== sum.digest.byteLength || got.some((byte, i) => byte !== sum.digest[i])) {
-    await discard();
-    throw checksumMismatch();
-  }
-  const object = await bucket.get(key);
-  if (!object) throw new Error(`the checked bytes of tus upload ${id} are missing`);
-  return { body: object.body as ReadableStream<Uint8Array>, discard };
 }

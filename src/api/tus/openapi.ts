@@ -1,9 +1,9 @@
 import { describeRoute } from "hono-openapi";
-import { MAX_FILE_BYTES, megabytes } from "../model/spec-limits";
-import { TUS_LIFETIME_MS } from "../uploads/intake/tus-uploads";
-import { uploadItemResponseSchema } from "./schemas";
-import { TUS_EXTENSIONS, TUS_VERSION } from "./tus-protocol";
-import { error, json } from "./openapi-answers";
+import { MAX_FILE_BYTES, megabytes } from "../../model/spec-limits";
+import { TUS_LIFETIME_MS } from "../../uploads/intake/tus/lifecycle";
+import { uploadItemResponseSchema } from "../schemas";
+import { error, json } from "../openapi-answers";
+import { TUS_EXTENSIONS, TUS_VERSION } from "./protocol";
 
 /**
  * The tus 1.0 endpoint's operations (extension; docs/api.md, "Resumable uploads over tus"). Their
