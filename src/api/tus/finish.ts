@@ -7,7 +7,7 @@ import { finishTusUpload, refuseTusUpload } from "../../uploads/intake/tus/lifec
 import { assertPiecesMakeTheFile } from "../../uploads/intake/tus/pieces";
 import { keepTusWriter } from "../../uploads/intake/tus/writer-lease";
 import { uploadFrom } from "../upload";
-import type { StoredOptions } from "./stored-options";
+import { readStoredOptions } from "./stored-options";
 
 /**
  * Refusals of the file itself are for good; anything else (the service busy, a limit, a failure)
@@ -22,7 +22,7 @@ const refusesTheFile = (error: unknown): error is ApiError =>
 
 /** The upload's last byte is stored: it goes through the upload pipeline as any file does. */
 export async function finish(c: Context<AppEnv>, stores: Stores, upload: TusUploadRow, writer: string) {
-  const options = JSON.parse(upload.fields) as StoredOptions;
+  const options = await readStoredOptions(stores, upload);
   await assertPiecesMakeTheFile(stores, upload, writer);
   // Reading a large file may take longer than the lease.
   const stopKeeping = keepTusWriter(stores, upload.id, writer);

@@ -9,7 +9,7 @@ import { methodNotAllowed } from "../../http/method-not-allowed";
 import { linkSigning, publicOrigin } from "../../http/request-info";
 import { routeGroup } from "../../http/route-group";
 import type { TusUploadRow } from "../../model/schema";
-import { requestStores } from "../../deps";
+import { requestStores, type Stores } from "../../deps";
 import { assertUploadAlbum } from "../../uploads/albums/albums";
 import { hashPassword } from "../../uploads/access/passwords";
 import { presentUpload } from "../../uploads/present";
@@ -43,7 +43,7 @@ import {
   uploadLength,
 } from "./protocol";
 import { receiveBytes } from "./receive";
-import type { StoredOptions } from "./stored-options";
+import { optionsToStore, readStoredOptions } from "./stored-options";
 
 /**
  * /api/tus: tus 1.0 resumable uploads (protocol.ts), a way in for Uppy, tus-js-client and the
@@ -71,6 +71,16 @@ function stateHeaders(c: Context<AppEnv>, upload: TusUploadRow) {
   if (!upload.ended) c.header("Upload-Expires", httpDate(upload.expiresAt));
 }
 
+/**
+ * The caller's tus upload, as HEAD, GET and PATCH read it: an open one's stored options are read
+ * back too, so that one that can never be finished is refused (410) before anything else.
+ */
+async function ownTusUpload(c: Context<AppEnv>, stores: Stores) {
+  const upload = await findOwnTusUpload(stores, c.var.caller.accountId, c.req.param("id")!);
+  if (upload.ended === null) await readStoredOptions(stores, upload);
+  return upload;
+}
+
 /** POST /api/tus: a new upload, its options checked now, with its first bytes if the body has them. */
 async function handleCreate(c: Context<AppEnv>) {
   const stores = deps(c);
@@ -88,7 +98,7 @@ async function handleCreate(c: Context<AppEnv>) {
   assertExpiryAllowed(c, fields.expires_in);
   if (fields.album) await assertUploadAlbum(stores, c.var.caller, fields.album);
   const { password, ...rest } = fields;
-  const options: StoredOptions = {
+  const options = {
     fields: rest,
     passwordHash: password ? await hashPassword(password) : null,
     creatorKind: c.var.caller.kind,
@@ -97,7 +107,7 @@ async function handleCreate(c: Context<AppEnv>) {
     accountId: c.var.caller.accountId,
     length,
     metadata,
-    fields: JSON.stringify(options),
+    fields: optionsToStore(options),
   });
   c.header("Location", tusUrl(c, upload.id));
   if (c.req.header("Content-Type")?.split(";")[0]?.trim() === OFFSET_CONTENT_TYPE && c.req.raw.body) {
@@ -118,7 +128,7 @@ async function handleCreate(c: Context<AppEnv>) {
 
 /** HEAD: where to resume. GET: the upload made from it, once finished. */
 async function handleHead(c: Context<AppEnv>) {
-  const upload = await findOwnTusUpload(deps(c), c.var.caller.accountId, c.req.param("id")!);
+  const upload = await ownTusUpload(c, deps(c));
   stateHeaders(c, upload);
   // Filtered as when it is stored: an upload kept before that may still hold a password.
   const metadata = metadataToKeep(upload.metadata ?? undefined);
@@ -128,7 +138,7 @@ async function handleHead(c: Context<AppEnv>) {
 }
 
 async function handleResult(c: Context<AppEnv>) {
-  const upload = await findOwnTusUpload(deps(c), c.var.caller.accountId, c.req.param("id")!);
+  const upload = await ownTusUpload(c, deps(c));
   if (upload.ended !== "finished" || !upload.uploadId) {
     return c.json(
       { type: "success", offset: upload.offset, length: upload.length, expires_at: httpDate(upload.expiresAt) },
@@ -148,7 +158,7 @@ async function handleWrite(c: Context<AppEnv>) {
     throw new ApiError(415, `Send the bytes as Content-Type: ${OFFSET_CONTENT_TYPE}.`);
   }
   if (byteCount(c, "Upload-Offset") === undefined) throw new ApiError(400, "Send Upload-Offset: where these bytes go.");
-  let upload = await findOwnTusUpload(stores, c.var.caller.accountId, c.req.param("id")!);
+  let upload = await ownTusUpload(c, stores);
   if (upload.ended === "finished") {
     if (byteCount(c, "Upload-Offset") !== upload.offset) {
       throw new ApiError(409, "This upload is complete.", { "Upload-Offset": String(upload.offset) });
