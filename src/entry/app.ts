@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { cors } from "hono/cors";
-import { TUS_REQUEST_HEADERS, TUS_RESPONSE_HEADERS, tusDiscovery } from "../api/tus-protocol";
+import { TUS_REQUEST_HEADERS, TUS_RESPONSE_HEADERS, tusDiscovery } from "../api/tus/protocol";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../env";

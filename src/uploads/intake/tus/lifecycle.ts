@@ -1,43 +1,36 @@
-import { ApiError, notFound, tooLarge } from "../../errors";
-import { toHex } from "../../crypto";
-import { MAX_FILE_BYTES, MiB, PIECE_BYTES } from "../../model/spec-limits";
-import { tusTailPrefix } from "../../storage/keys";
-import { deleteObjects } from "../../storage/objects";
-import type { TusUploadRow } from "../../model/schema";
-import { findPieceSession, piecesOf } from "../../storage/piece-sessions";
-import { findUploadInAnyState } from "../../storage/uploads";
+import { ApiError, notFound } from "../../../errors";
+import { toHex } from "../../../crypto";
+import { MAX_FILE_BYTES } from "../../../model/spec-limits";
+import type { TusUploadRow } from "../../../model/schema";
+import { findPieceSession } from "../../../storage/piece-sessions";
+import { findUploadInAnyState } from "../../../storage/uploads";
 import {
   endTusUpload,
   findTusUpload,
   findTusUploadAndSession,
   openTusBytes,
   openTusUpload,
-  releaseTusWriter,
-  renewTusWriter,
   setTusLength,
-  setTusOffset,
-  takeTusWriter,
-} from "../../storage/tus-uploads";
-import type { Stores } from "../../storage/stores";
-import type { Usage } from "../../accounts/quotas";
-import { discardPieceSession } from "./piece-sessions";
-import { newUploadId } from "../create";
-import { lostLease, piecesOfLength, sessionPieces, WRITER_LEASE_MS } from "./tus-bytes";
+} from "../../../storage/tus-uploads";
+import type { Stores } from "../../../storage/stores";
+import type { Usage } from "../../../accounts/quotas";
+import { discardPieceSession } from "../piece-sessions";
+import { newUploadId } from "../../create";
+import { piecesOfLength, sessionPieces } from "./pieces";
+import { fileTooLarge, lostLease } from "./refusals";
 
 /**
  * Tus uploads (/api/tus): a file sent at offsets, resumed after any break. This is their life:
- * created with their options checked, written by one request at a time (tus-bytes.ts), finished
- * through the upload pipeline once their last byte is stored (api/tus.ts), or ended: terminated
- * by the client, refused by the pipeline, or expired and swept with their piece session.
+ * created with their options checked, written by one request at a time (writer-lease.ts,
+ * byte-writer.ts), finished through the upload pipeline once their last byte is stored
+ * (api/tus/finish.ts), or ended: terminated by the client, refused by the pipeline, or expired
+ * and swept with their piece session.
  */
 
 /** How long an unfinished tus upload is kept from its creation (Upload-Expires). */
 export const TUS_LIFETIME_MS = 24 * 60 * 60_000;
 /** Unfinished tus uploads an account may have at once: each may hold up to 200 MB of storage. */
 export const MAX_OPEN_TUS_UPLOADS = 20;
-
-export const fileTooLarge = () =>
-  tooLarge(`A file may be at most ${MAX_FILE_BYTES / MiB}MB (${MAX_FILE_BYTES} bytes).`);
 
 export interface NewTusUpload {
   accountId: string;
@@ -118,36 +111,6 @@ export async function findOwnTusUpload(deps: Stores, accountId: string, id: stri
   return upload;
 }
 
-/**
- * Runs `write` holding the upload's writer lease: a 423 while another request holds it. The lease
- * is let go after, however `write` ends.
- */
-export async function withTusWriter<T>(
-  deps: Stores,
-  upload: TusUploadRow,
-  write: (upload: TusUploadRow, writer: string) => Promise<T>,
-): Promise<T> {
-  const writer = crypto.randomUUID();
-  const held = await takeTusWriter(deps.db, upload.id, writer, deps.now(), WRITER_LEASE_MS);
-  if (!held) throw lostLease();
-  try {
-    return await write(held, writer);
-  } finally {
-    await releaseTusWriter(deps.db, upload.id, writer).catch(() => {});
-  }
-}
-
-/** How often a writer busy with something other than bytes (the finish) renews its lease. */
-const KEEP_EVERY_MS = 5_000;
-
-/** Renews the writer's lease (while it is still its own) every few seconds until the returned function is called. */
-export function keepTusWriter(deps: Stores, id: string, writer: string): () => void {
-  const timer = setInterval(() => {
-    renewTusWriter(deps.db, id, writer, deps.now(), WRITER_LEASE_MS).catch(() => {});
-  }, KEEP_EVERY_MS);
-  return () => clearInterval(timer);
-}
-
 /** The length of an upload created without one, by its writer: from then on it is fixed. */
 export async function declareTusLength(deps: Stores, upload: TusUploadRow, writer: string, length: number) {
   if (length > MAX_FILE_BYTES) throw fileTooLarge();
@@ -179,33 +142,5 @@ export async function terminateTusUpload(deps: Stores, upload: TusUploadRow) {
   const session = await findPieceSession(deps.db, upload.id);
   if (session && (session.status === "open" || session.status === "finishing")) {
     await discardPieceSession(deps, session);
-  }
-}
-
-/**
- * The upload's pieces, as recorded, hold its `length` bytes: each whole but the last. If not (a
- * piece recorded short from a tail that had lost bytes), the offset goes back to the first piece
- * that is wrong and the client is told to resume from there (a 503 it retries): a file is never
- * made short.
- */
-export async function assertPiecesMakeTheFile(deps: Stores, upload: TusUploadRow, writer: string) {
-  const length = upload.length!;
-  const sizes = new Map((await piecesOf(deps.db, upload.id)).map((p) => [p.index, p.size]));
-  for (let index = 0; index < piecesOfLength(length); index++) {
-    if (sizes.get(index) === Math.min(PIECE_BYTES, length - index * PIECE_BYTES)) continue;
-    const start = index * PIECE_BYTES;
-    console.error(JSON.stringify({ tus: upload.id, pieceWrong: index, size: sizes.get(index) ?? null }));
-    if (!(await setTusOffset(deps.db, upload.id, writer, upload.offset, start, []))) throw lostLease();
-    const fragments = await deps.bucket.list({ prefix: tusTailPrefix(upload.id) });
-    await deleteObjects(
-      deps.bucket,
-      fragments.objects.map((o) => o.key),
-    ).catch(() => {});
-    throw new ApiError(
-      503,
-      `This upload's stored pieces do not make its ${length} bytes: its offset is now ${start}; ` +
-        "ask for it (HEAD) and resume from there.",
-      { "Retry-After": "2", "Upload-Offset": String(start) },
-    );
   }
 }

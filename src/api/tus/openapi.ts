@@ -1,9 +1,9 @@
 import { describeRoute } from "hono-openapi";
-import { MAX_FILE_BYTES, megabytes } from "../model/spec-limits";
-import { TUS_LIFETIME_MS } from "../uploads/intake/tus-uploads";
-import { uploadItemResponseSchema } from "./schemas";
-import { TUS_EXTENSIONS, TUS_VERSION } from "./tus-protocol";
-import { error, json } from "./openapi-answers";
+import { MAX_FILE_BYTES, megabytes } from "../../model/spec-limits";
+import { TUS_LIFETIME_MS } from "../../uploads/intake/tus/lifecycle";
+import { uploadItemResponseSchema } from "../schemas";
+import { error, json } from "../openapi-answers";
+import { TUS_EXTENSIONS, TUS_VERSION } from "./protocol";
 
 /**
  * The tus 1.0 endpoint's operations (extension; docs/api.md, "Resumable uploads over tus"). Their
@@ -16,7 +16,10 @@ const tusResumable = { required: true, schema: { type: "string" as const, enum: 
 const common = {
   401: error("Missing or invalid API key."),
   404: error("No such tus upload for this account (or it was terminated)."),
-  410: error("The upload expired unfinished; its bytes were removed."),
+  410: error(
+    "The upload expired unfinished, or its stored options can no longer be read back (it can never be " +
+      "finished); its bytes were removed. Create a new upload.",
+  ),
   412: error(`Tus-Resumable is not ${TUS_VERSION}.`),
   429: error("Rate limit exceeded (pieces per minute, or bytes of pieces per day); see Retry-After."),
 };
@@ -79,7 +82,8 @@ export const describeTusResult = describeRoute({
   description:
     "HEAD (tus core): Upload-Offset, Upload-Length or Upload-Defer-Length, Upload-Metadata, Upload-Expires; " +
     "`Cache-Control: no-store`. GET (extension): 200 with the upload made from the file, as GET /{id} " +
-    "answers it, once its last byte is in; 202 with `{type, offset, length, expires_at}` before.",
+    "answers it, once its last byte is in; 202 with `{type, offset, length, expires_at}` before. An open " +
+    "upload whose stored options no longer parse is refused for good (410).",
   parameters: [{ name: "Tus-Resumable", in: "header", ...tusResumable }],
   responses: {
     200: { ...json(uploadItemResponseSchema, "Finished: the upload."), headers: state },
@@ -99,7 +103,9 @@ export const describeTusWrite = describeRoute({
     "gives the last piece back, so that the client sends it again. One request writes an upload at a " +
     "time (423 to another; a request that lost its lease meanwhile changes nothing). Admitted as POST / is: " +
     "ban (403), quota, the file's size and the daily piece bytes, before any byte is stored; a checksummed " +
-    "request is charged its Content-Length first. X-HTTP-Method-Override on POST is honoured.",
+    "request is charged its Content-Length first. An upload whose options, kept at creation, no longer " +
+    "parse when read back is refused for good with 410 (here, on HEAD and on GET), not a status tus " +
+    "clients retry. X-HTTP-Method-Override on POST is honoured.",
   parameters: [
     { name: "Tus-Resumable", in: "header", ...tusResumable },
     { name: "Upload-Offset", in: "header", required: true, schema: { type: "integer", minimum: 0 } },

@@ -1,9 +1,9 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../env";
-import { ApiError, badRequest } from "../errors";
-import { MAX_FILE_BYTES } from "../model/spec-limits";
-import type { Checksum } from "../uploads/intake/tus-bytes";
+import type { AppEnv } from "../../env";
+import { ApiError, badRequest } from "../../errors";
+import { MAX_FILE_BYTES } from "../../model/spec-limits";
+import type { Checksum } from "../../uploads/intake/tus/checked-bytes";
 
 /**
  * The tus 1.0 protocol's own headers (https://tus.io/protocols/resumable-upload): what the
