@@ -8,7 +8,7 @@ import type { UploadRow } from "../../model/schema";
 import type { ProcessedFile } from "../../storage/uploads";
 import type { Stores } from "../../storage/stores";
 import { THUMB_WIDTH } from "../../model/spec-limits";
-import { OPTIMISE_MIN_SAVING, webpPlan } from "./webp-plan";
+import { OPTIMISE_MIN_SAVING, webpPlan } from "../../media/image/webp-plan";
 
 /** The stores, and the media service that does the work too large for the Worker. */
 export interface MediaDeps extends Stores {
