@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { identifyCaller, requireKey } from "../http/auth";
@@ -39,6 +39,7 @@ import { chevereto } from "./compat/chevereto";
 import { lsky } from "./compat/lsky";
 import { tusCreation, tusUploads } from "./tus";
 import { albumRoutes } from "./albums";
+import { OTHER_ID_BEFORE_REPLACE, OTHER_ID_PARAM, UPLOAD_ID_PARAM } from "./upload-id-paths";
 
 const deps = requestStores;
 
@@ -51,6 +52,24 @@ const pieces = routeGroup(identifyCaller, rateLimits("pieces"))
   // Either key may send pieces: an upload-only key must be able to upload a large file.
   .post("/chunk", describeChunk, requireKey("any"), (c) => handleChunk(c, deps(c)))
   .all("/chunk", methodNotAllowed("POST"));
+
+/** One upload's operations, the same for a well-formed id and for one no upload can have. */
+type OneUpload = Context<AppEnv, "/:id">;
+const getOne = async (c: OneUpload) => {
+  const row = await getOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
+  return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
+};
+const changeOne = async (c: OneUpload) => {
+  const patch = parseOrThrow(changeBody, await readFields(c.req.raw));
+  assertExpiryAllowed(patch.expires_in, settingsOf(c.env).expiresInMax);
+  const row = await changeUpload(deps(c), c.var.caller.accountId, c.req.param("id"), patch);
+  return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
+};
+const removeOne = async (c: OneUpload) => {
+  await removeOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
+  return deletedResponse(c);
+};
+const replaceOne = (c: OneUpload) => handleReplace(c, deps(c));
 
 /** Every other operation: the caller, then the spec's limits, then the account's D1 session. */
 const uploads = routeGroup(identifyCaller, rateLimits("api"), accountSession)
@@ -68,23 +87,19 @@ const uploads = routeGroup(identifyCaller, rateLimits("api"), accountSession)
   })
   .all("/usage", methodNotAllowed("GET"))
 
-  .get("/:id", describeGet, requireKey("full"), async (c) => {
-    const row = await getOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
-    return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
-  })
-  .patch("/:id", describeChange, requireKey("full"), async (c) => {
-    const patch = parseOrThrow(changeBody, await readFields(c.req.raw));
-    assertExpiryAllowed(patch.expires_in, settingsOf(c.env).expiresInMax);
-    const row = await changeUpload(deps(c), c.var.caller.accountId, c.req.param("id"), patch);
-    return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
-  })
-  .delete("/:id", describeDelete, requireKey("full"), async (c) => {
-    await removeOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
-    return deletedResponse(c);
-  })
-  .all("/:id", methodNotAllowed("GET", "PATCH", "DELETE"))
-  .post("/:id/replace", describeReplace, requireKey("full"), (c) => handleReplace(c, deps(c)))
-  .all("/:id/replace", methodNotAllowed("POST"));
+  .get(`/${UPLOAD_ID_PARAM}`, describeGet, requireKey("full"), getOne)
+  .patch(`/${UPLOAD_ID_PARAM}`, describeChange, requireKey("full"), changeOne)
+  .delete(`/${UPLOAD_ID_PARAM}`, describeDelete, requireKey("full"), removeOne)
+  .all(`/${UPLOAD_ID_PARAM}`, methodNotAllowed("GET", "PATCH", "DELETE"))
+  .post(`/${UPLOAD_ID_PARAM}/replace`, describeReplace, requireKey("full"), replaceOne)
+  .all(`/${UPLOAD_ID_PARAM}/replace`, methodNotAllowed("POST"))
+  // Ids no upload can have, answered as an unknown id is; not in the document.
+  .get(`/${OTHER_ID_PARAM}`, requireKey("full"), getOne)
+  .patch(`/${OTHER_ID_PARAM}`, requireKey("full"), changeOne)
+  .delete(`/${OTHER_ID_PARAM}`, requireKey("full"), removeOne)
+  .all(`/${OTHER_ID_PARAM}`, methodNotAllowed("GET", "PATCH", "DELETE"))
+  .post(`/${OTHER_ID_BEFORE_REPLACE}/replace`, requireKey("full"), replaceOne)
+  .all(`/${OTHER_ID_BEFORE_REPLACE}/replace`, methodNotAllowed("POST"));
 
 /**
  * Answers are an account's own, may carry signed links, and may come for a key in the query: no
@@ -106,13 +121,13 @@ export const api = new Hono<AppEnv>()
   // Every other request, an operation's or an unknown path's.
   .use(noStore)
   .use(apiSession)
-  // Ways in that other tools speak (Chevereto's /1/upload, Lsky Pro's /v1/upload), before /{id}.
+  // The groups' paths do not overlap (an id is matched by its shape: upload-id-paths.ts), so their
+  // order only sets the order of the document's paths.
+  // Ways in that other tools speak (Chevereto's /1/upload, Lsky Pro's /v1/upload).
   .route("/", chevereto)
   .route("/", lsky)
-  // Pieces and tus first: /chunk and /tus are also paths of /{id}.
   .route("/", pieces)
   .route("/", tusCreation)
   .route("/", tusUploads)
-  // Albums before /{id}: /albums is also a path of /{id}.
   .route("/", albumRoutes)
   .route("/", uploads);

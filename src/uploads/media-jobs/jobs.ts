@@ -11,7 +11,7 @@ import {
   renewMediaJobLease,
   type NewMediaJob,
 } from "../../storage/media-jobs";
-import { deletePreviousFiles } from "../serving/previous-files";
+import { deletePreviousFiles } from "../../storage/objects";
 import { swapUploadFile } from "../../storage/uploads";
 import type { Stores } from "../../storage/stores";
 import { processImage, processVideo, type MediaDeps } from "./processing";

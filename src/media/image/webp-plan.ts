@@ -1,4 +1,4 @@
-import type { SourceImage } from "../../media/image/budget";
+import type { SourceImage } from "./budget";
 import { CONVERTED_TO_WEBP } from "../../model/policy";
 import type { UploadRow } from "../../model/schema";
 
