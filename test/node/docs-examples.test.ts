@@ -12,6 +12,7 @@ import {
   docSections,
   jsonValues,
   namedStatuses,
+  promisedStatuses,
   SHELL_FENCES,
   shapeOf,
 } from "../support/doc-examples";
@@ -28,10 +29,11 @@ import { ADMIN_TOKEN, type MediaTestBed, startWithMediaService } from "./server"
  * The blocks run as written, but for two rewrites: the docs' origin, http://127.0.0.1:8787,
  * becomes a proxy in front of the test's server that records every answer; and /tmp/ becomes a
  * directory of the test's (two runs at once must not share /tmp/photo.jpg). Each section must
- * exit 0 under `set -eu`, get no error status its comments do not name (`# 401`), and every
- * sample answer it shows (a json block, unless marked `<!-- not checked: why -->`, or a comment
- * `# {...}`) must have the shape of one of the section's real answers. A block marked
- * `<!-- not run: why -->` is listed as a skipped test with its reason.
+ * exit 0 under `set -eu`; get no error status that its comments do not name (`# uploads now 403`)
+ * and every status that a comment starts with (`# 401`, `# again: 404`); and every sample answer
+ * it shows (a json block, unless marked `<!-- not checked: why -->`, or a comment `# {...}`) must
+ * have the shape of one of the section's real answers. A block marked `<!-- not run: why -->` is
+ * listed as a skipped test with its reason.
  */
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -142,6 +144,13 @@ async function runSection(section: DocSection, preamble: DocBlock[]) {
   expect(
     refused.map((answer) => `${answer.method} ${answer.path}: ${answer.status} ${answer.body.slice(0, 300)}`),
     "error answers that no comment of the section names",
+  ).toEqual([]);
+
+  const promised = run.flatMap((block) => [...promisedStatuses(block.code)]);
+  const got = new Set(answers.map((answer) => answer.status));
+  expect(
+    promised.filter((status) => !got.has(status)),
+    "statuses a comment promises (`# 401`) that no answer had",
   ).toEqual([]);
 
   const shapes = new Set(

@@ -72,6 +72,19 @@ export function namedStatuses(code: string): Set<number> {
   return statuses;
 }
 
+/**
+ * The statuses a block's comments start with (`# 401`, `# again: 404`, `# 201 {...}`): what the
+ * line's command is answered, so the section must get each of them.
+ */
+export function promisedStatuses(code: string): Set<number> {
+  const statuses = new Set<number>();
+  for (const line of code.split("\n")) {
+    const match = /^(?:again:\s*)?([2-5]\d\d)\b/.exec(commentOf(line) ?? "");
+    if (match) statuses.add(Number(match[1]));
+  }
+  return statuses;
+}
+
 /** The JSON values of a json block, one after another, each on one line or several. */
 export function jsonValues(text: string, where: string): unknown[] {
   const values: unknown[] = [];
