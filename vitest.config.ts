@@ -117,6 +117,7 @@ const LONG_FILES = [
   "test/worker/uploads/large-video.test.ts",
   "test/node/dev-script.test.ts",
   "test/node/storage-costs.test.ts",
+  "test/node/docs-examples.test.ts",
   "test/node/tus-clients.test.ts",
   "test/node/tus-kill.test.ts",
   "test/worker/cleanup/cron-budget.test.ts",
