@@ -52,12 +52,14 @@ const ISOLATE_MEMORY_TESTS = [
 
 /**
  * Files that share their workerd with the files run before them in the same pool worker
- * (`isolate: false`): unit tests, and route tests that upload only to accounts of their own and
- * read nothing another file may have left. Starting a workerd and loading the Worker's modules
- * took longer than their tests. The other files keep one workerd each: they fill the isolate's
- * memory, make large uploads whose jobs outlive them, read the whole bucket or database
- * (`strayObjects`, sweeps, listings), count per client network from a fixed address, read
- * once-per-isolate state, or change global state (moderation). docs/testing.md says more.
+ * (`isolate: false`): unit tests, and route tests that upload only to accounts of their own, whose
+ * answers nothing another file left can change. A workerd of its own costs a file about 5 s of
+ * CPU (starting it, loading the Worker's modules), longer than most of their tests. The other
+ * files keep one workerd each: they fill the isolate's memory, make large uploads whose jobs
+ * outlive them, count the whole bucket or whole tables before and after, list every public
+ * upload, leave strays on purpose, count per client network from a fixed address under the real
+ * limits, read once-per-isolate state, or change global state (moderation). docs/testing.md says
+ * more.
  */
 const SHARED_RUNTIME_TESTS = [
   "test/worker/net/address.test.ts",
@@ -92,6 +94,14 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/routes/serving-staleness.test.ts",
   "test/worker/routes/uploads.test.ts",
   "test/worker/routes/albums.test.ts",
+  "test/worker/routes/workers-dev.test.ts",
+  "test/worker/uploads/tus-old-rows.test.ts",
+  "test/worker/routes/album-locks.test.ts",
+  "test/worker/mcp/mcp.test.ts",
+  "test/worker/capacity/album-delete.test.ts",
+  "test/worker/uploads/tus-lease.test.ts",
+  "test/worker/routes/auth.test.ts",
+  "test/worker/uploads/tus-admission.test.ts",
 ];
 
 /**
