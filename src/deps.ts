@@ -15,7 +15,7 @@ import { isolateMemo, recordStore } from "./uploads/serving/record-store";
 import { VARIANT_CALL_TIMEOUT_MS, type VariantDeps } from "./uploads/variants/make";
 import { serviceShare, variantLocks } from "./uploads/variants/lock-stubs";
 import type { VariantAnswerDeps } from "./uploads/variants/answer";
-import type { UploadCall } from "./uploads/way-in";
+import type { UploadCall } from "./uploads/pipeline";
 import { VARIANT_SERVICE_SLOTS } from "./media/container-size";
 import { limitVariantMaking } from "./http/throttles/network-limits";
 import { clientNetwork, publicOrigin } from "./http/request-info";
@@ -73,7 +73,7 @@ export function linkDeps(env: Env): LinkDeps {
   return { resolve: dohResolver(dnsResolverUrl), fetch: (input, init) => fetch(input, init), allowLoopback, timeoutMs };
 }
 
-/** What the upload use case knows of this request (src/uploads/way-in.ts), as every way in hands it over. */
+/** What the upload pipeline knows of this request (src/uploads/pipeline.ts), as every way in hands it over. */
 export function uploadCall(c: Context<AppEnv>): UploadCall {
   const { quotas, expiresInMax, linkSigningSecret } = settingsOf(c.env);
   return {

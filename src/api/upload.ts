@@ -4,7 +4,7 @@ import { linkSigning, publicOrigin } from "../http/request-info";
 import { readUploadBody } from "../http/upload-body";
 import { presentUpload } from "../uploads/present";
 import { parseUploadFields } from "../uploads/schemas/requests";
-import { type ReadUploadRequest, replaceFrom, uploadFrom } from "../uploads/way-in";
+import { type ReadUploadRequest, replaceFrom, uploadFrom } from "../uploads/pipeline";
 import { type Stores, uploadCall } from "../deps";
 import { uploadItemResponse, uploadResponse } from "./responses";
 

@@ -10,7 +10,7 @@ import {
   presentAlbum,
 } from "../uploads/albums/albums";
 import { albumCreateBody, albumUploadsBody } from "../uploads/schemas/requests";
-import { signingOf } from "../uploads/way-in";
+import { signingOf } from "../uploads/pipeline";
 import { albumListOutput, albumOutput } from "./outputs";
 import { tool, type ToolRequest } from "./tool-definition";
 import { pageInput } from "./tool-inputs";

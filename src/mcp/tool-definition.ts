@@ -1,12 +1,12 @@
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import type { Stores } from "../deps";
-import type { UploadCall } from "../uploads/way-in";
+import type { UploadCall } from "../uploads/pipeline";
 
 /** What a tool's work is handed: the request's stores, and what the domain knows of the request. */
 export interface ToolRequest {
   deps: Stores;
-  /** The caller, the settings, the public origin and link signing, as the upload use case takes them. */
+  /** The caller, the settings, the public origin and link signing, as the upload pipeline takes them. */
   call: UploadCall;
 }
 

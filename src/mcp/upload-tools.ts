@@ -9,7 +9,7 @@ import { removeOwnedUpload } from "../uploads/remove";
 import { assertExpiryAllowed, changeBody, parseUploadFields } from "../uploads/schemas/requests";
 import type { Upload } from "../uploads/upload";
 import { srcsetOf, variantLadder } from "../uploads/variants/ladder";
-import { replaceFrom, signingOf, uploadFrom } from "../uploads/way-in";
+import { replaceFrom, signingOf, uploadFrom } from "../uploads/pipeline";
 import { decodeInlineFile, INLINE_FILE_BYTES, LARGER_FILES } from "./inline-file";
 import { deletedOutput, listOutput, uploadOutput, uploadResultOutput, variantsOutput } from "./outputs";
 import { tool, type ToolRequest } from "./tool-definition";

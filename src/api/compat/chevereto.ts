@@ -18,7 +18,7 @@ import {
 import { isoTimestamp } from "../../time";
 import { albumOf } from "./source";
 import { parseUploadFields } from "../../uploads/schemas/requests";
-import { type ReadUploadRequest, type UploadResult, uploadFrom } from "../../uploads/way-in";
+import { type ReadUploadRequest, type UploadResult, uploadFrom } from "../../uploads/pipeline";
 import { errorsAlsoAs, originalName, reasonPhrase, storedFile } from "./answers";
 import { StreamedForm } from "./form";
 import { describeCheveretoLink, describeCheveretoUpload } from "./openapi";

@@ -12,7 +12,7 @@ import { rateLimits } from "../../http/throttles/rate-limits";
 import { MAX_REQUEST_BYTES, megabytes } from "../../model/spec-limits";
 import { albumOf } from "./source";
 import { parseUploadFields } from "../../uploads/schemas/requests";
-import { type ReadUploadRequest, type UploadResult, uploadFrom } from "../../uploads/way-in";
+import { type ReadUploadRequest, type UploadResult, uploadFrom } from "../../uploads/pipeline";
 import { errorsAlsoAs, escapeHtml, escapeMarkdown, originalName, storedFile } from "./answers";
 import { StreamedForm } from "./form";
 import { describeLskyUpload } from "./openapi";

@@ -2,7 +2,7 @@ import { concatBytes } from "../../bytes";
 import { unprocessable } from "../../errors";
 import { decodeBase64 } from "../../http/base64";
 import type { FileSource } from "../../uploads/intake/incoming-file";
-import type { ReadUploadRequest } from "../../uploads/way-in";
+import type { ReadUploadRequest } from "../../uploads/pipeline";
 import type { FormPart } from "./form";
 
 type Stage = Parameters<ReadUploadRequest>[0];

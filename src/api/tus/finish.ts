@@ -6,7 +6,7 @@ import { type Stores, uploadCall } from "../../deps";
 import { finishTusUpload, refuseTusUpload } from "../../uploads/intake/tus/lifecycle";
 import { assertPiecesMakeTheFile } from "../../uploads/intake/tus/pieces";
 import { keepTusWriter } from "../../uploads/intake/tus/writer-lease";
-import { uploadFrom } from "../../uploads/way-in";
+import { uploadFrom } from "../../uploads/pipeline";
 import { readStoredOptions } from "./stored-options";
 
 /**

@@ -4,17 +4,17 @@ import { findCaller } from "../../../src/accounts/callers";
 import { linkDeps, storesOf } from "../../../src/deps";
 import { settingsOf } from "../../../src/settings";
 import { parseUploadFields } from "../../../src/uploads/schemas/requests";
-import { type ReadUploadRequest, type UploadCall, uploadFrom } from "../../../src/uploads/way-in";
+import { type ReadUploadRequest, type UploadCall, uploadFrom } from "../../../src/uploads/pipeline";
 import { fixture, newAccount } from "../helpers";
 
-/** The upload use case called as the domain takes it: a plain UploadCall, no Hono context. */
+/** The upload pipeline called as the domain takes it: a plain UploadCall, no Hono context. */
 
 async function* once(bytes: Uint8Array) {
   yield bytes;
 }
 
 async function plainCall(started: string[]): Promise<UploadCall> {
-  const account = await newAccount("way-in");
+  const account = await newAccount("pipeline");
   const { quotas, expiresInMax } = settingsOf(env);
   return {
     caller: (await findCaller(storesOf(env).db, account.full, "192.0.2.7"))!,

@@ -13,7 +13,7 @@ import { assertReplaceable, replaceFile } from "./replace";
 import { assertExpiryAllowed, type UploadFields } from "./schemas/requests";
 
 /**
- * What the upload use case knows of the request it serves, built once by the face it came
+ * What the upload pipeline knows of the request it serves, built once by the way in it came
  * through (uploadCall, src/deps.ts): plain values, so the pipeline runs and is tested without HTTP.
  */
 export interface UploadCall {
