@@ -7,7 +7,7 @@ import { presentUpload } from "../uploads/present";
 import { getOwnedUpload, listPage } from "../uploads/read";
 import { removeOwnedUpload } from "../uploads/remove";
 import { assertExpiryAllowed, changeBody, parseUploadFields } from "../uploads/schemas/requests";
-import type { Upload } from "../uploads/upload";
+import type { UploadRow } from "../model/schema";
 import { srcsetOf, variantLadder } from "../uploads/variants/ladder";
 import { replaceFrom, signingOf, uploadFrom } from "../uploads/pipeline";
 import { decodeInlineFile, INLINE_FILE_BYTES, LARGER_FILES } from "./inline-file";
@@ -17,7 +17,7 @@ import { asFields, id, pageInput, uploadOptions, url } from "./tool-inputs";
 import { thumbnailContent, toolResult } from "./tool-results";
 
 /** The upload as GET /api/{id} answers it, with its thumbnail as an image when it has one. */
-const present = async ({ deps, call }: ToolRequest, row: Upload) =>
+const present = async ({ deps, call }: ToolRequest, row: UploadRow) =>
   toolResult(await presentUpload(row, call.origin, signingOf(deps, call)), await thumbnailContent(deps.bucket, row));
 
 async function* once(bytes: Uint8Array) {

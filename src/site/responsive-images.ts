@@ -1,6 +1,6 @@
 import { unrestricted } from "../model/policy";
 import { variantUrl } from "../uploads/public-urls";
-import type { Upload } from "../uploads/upload";
+import type { UploadRow } from "../model/schema";
 import { srcsetOf, variantLadder } from "../uploads/variants/ladder";
 import { widthsFor } from "../uploads/variants/options";
 import { servedWhole } from "../uploads/variants/plan";
@@ -11,7 +11,7 @@ import { servedWhole } from "../uploads/variants/plan";
  * hundred pixels of AVIF rather than the camera's file.
  */
 
-type Shown = Pick<Upload, "type" | "mime" | "animated" | "width" | "height" | "passwordHash" | "maxViews">;
+type Shown = Pick<UploadRow, "type" | "mime" | "animated" | "width" | "height" | "passwordHash" | "maxViews">;
 
 /**
  * A still image anyone may see, of known size: a locked or view-limited upload has no variants,

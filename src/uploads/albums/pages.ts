@@ -1,5 +1,5 @@
 import { shownInAlbums } from "../../model/policy";
-import type { AlbumRow } from "../../model/schema";
+import type { AlbumRow, UploadRow } from "../../model/schema";
 import { albumCoverRows } from "../../storage/album-pages";
 import {
   albumUploadsPage,
@@ -9,7 +9,6 @@ import {
   publicAlbumsPage,
 } from "../../storage/albums";
 import type { Stores } from "../../storage/stores";
-import type { Upload } from "../upload";
 
 /**
  * What the public routes read of albums: an album's page (its uploads as visitors may see them,
@@ -52,11 +51,11 @@ export async function albumPageUploads(deps: Stores, albumId: string, number: nu
 }
 
 /** Each album's cover as visitors may see it (src/storage/album-pages.ts), by album id. */
-export const albumCovers = (deps: Stores, albumIds: readonly string[]): Promise<Map<string, Upload>> =>
+export const albumCovers = (deps: Stores, albumIds: readonly string[]): Promise<Map<string, UploadRow>> =>
   albumCoverRows(deps.db, albumIds, deps.now());
 
 /** The album's cover, or null. */
-export const albumCover = async (deps: Stores, albumId: string): Promise<Upload | null> =>
+export const albumCover = async (deps: Stores, albumId: string): Promise<UploadRow | null> =>
   (await albumCovers(deps, [albumId])).get(albumId) ?? null;
 
 /** Public albums, newest first, with their covers. */
