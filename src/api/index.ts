@@ -27,7 +27,7 @@ import {
   describeUpload,
   describeUsage,
 } from "./openapi-operations";
-import { accountUsage } from "../accounts/quotas";
+import { readUsageAnswer } from "../accounts/quotas";
 import { settingsOf } from "../settings";
 import { assertExpiryAllowed, changeBody } from "../uploads/schemas/requests";
 import { listQuery } from "./schemas";
@@ -83,7 +83,7 @@ const uploads = routeGroup(identifyCaller, rateLimits("api"), accountSession)
   .all("/", methodNotAllowed("GET", "POST"))
   // Either key: a refused upload tells the upload-only key as much, and the uploader page shows it.
   .get("/usage", describeUsage, requireKey("any"), async (c) => {
-    return usageResponse(c, await accountUsage(c.var.db, c.var.caller.accountId, settingsOf(c.env).quotas));
+    return usageResponse(c, await readUsageAnswer(c.var.db, c.var.caller.accountId, settingsOf(c.env).quotas));
   })
   .all("/usage", methodNotAllowed("GET"))
 

@@ -21,7 +21,7 @@ import {
   usageBesideOpenTus,
 } from "../../uploads/intake/tus/lifecycle";
 import { withTusWriter } from "../../uploads/intake/tus/writer-lease";
-import { accountUsage, assertWithinQuota } from "../../accounts/quotas";
+import { readUsageAnswer, assertWithinQuota } from "../../accounts/quotas";
 import { settingsOf } from "../../settings";
 import { uploadItemResponse } from "../responses";
 import { assertMayUpload } from "../../accounts/callers";
@@ -90,7 +90,7 @@ async function handleCreate(c: Context<AppEnv>) {
   if (length === 0) throw new ApiError(422, "The file is empty: an upload needs at least one byte.");
   // A declared length that cannot fit, or an account with no upload left, is refused before any
   // byte is sent (each write and the finish check again).
-  const stored = await accountUsage(c.var.db, c.var.caller.accountId, settingsOf(c.env).quotas);
+  const stored = await readUsageAnswer(c.var.db, c.var.caller.accountId, settingsOf(c.env).quotas);
   assertWithinQuota(await usageBesideOpenTus(stores, stored, c.var.caller.accountId), length ?? 0);
   const sent = c.req.header("Upload-Metadata");
   const fields = parseUploadFields(metadataFields(parseMetadata(sent)));

@@ -9,7 +9,7 @@ import { isolateMemory } from "../../limits/isolate-memory";
 import type { TusUploadRow } from "../../model/schema";
 import { MAX_FILE_BYTES } from "../../model/spec-limits";
 import type { Stores } from "../../deps";
-import { accountUsage, assertWithinQuota, quotaRefusal, type Usage } from "../../accounts/quotas";
+import { readUsageAnswer, assertWithinQuota, quotaRefusal, type UsageAnswer } from "../../accounts/quotas";
 import { settingsOf } from "../../settings";
 import { writeTusBytes } from "../../uploads/intake/tus/byte-writer";
 import { type Checksum, checkedBytes } from "../../uploads/intake/tus/checked-bytes";
@@ -28,7 +28,7 @@ import { byteCount, uploadChecksum } from "./protocol";
  * How far the file may reach, and the refusal past it: its length (the quota checked against
  * it), or while that is not known the largest file and the room the account's byte quota leaves.
  */
-function capOf(upload: TusUploadRow, usage: Usage) {
+function capOf(upload: TusUploadRow, usage: UsageAnswer) {
   if (upload.length !== null) {
     assertWithinQuota(usage, upload.length);
     const length = upload.length;
@@ -82,7 +82,7 @@ export async function receiveBytes(c: Context<AppEnv>, stores: Stores, upload: T
   const declared = byteCount(c, "Content-Length");
   if (sum && declared === undefined) throw new ApiError(400, "Upload-Checksum needs a Content-Length.");
   const body = c.req.raw.body;
-  const stored = await accountUsage(c.var.db, c.var.caller.accountId, settingsOf(c.env).quotas);
+  const stored = await readUsageAnswer(c.var.db, c.var.caller.accountId, settingsOf(c.env).quotas);
   const usage = await usageBesideOpenTus(stores, stored, c.var.caller.accountId, upload.id);
   return withTusWriter(stores, upload, async (held, writer) => {
     const at = byteCount(c, "Upload-Offset") ?? 0;

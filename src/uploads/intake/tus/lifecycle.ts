@@ -13,7 +13,7 @@ import {
   setTusLength,
 } from "../../../storage/tus-uploads";
 import type { Stores } from "../../../storage/stores";
-import type { Usage } from "../../../accounts/quotas";
+import type { UsageAnswer } from "../../../accounts/quotas";
 import { discardPieceSession } from "../piece-sessions";
 import { newUploadId } from "../../create";
 import { piecesOfLength, sessionPieces } from "./pieces";
@@ -74,7 +74,7 @@ export async function createTusUpload(deps: Stores, upload: NewTusUpload): Promi
  * The account's usage as a tus upload is admitted against it: what it stores, and what its other
  * open tus uploads hold or will (so that 20 of them cannot each park the quota's whole room).
  */
-export async function usageBesideOpenTus(deps: Stores, usage: Usage, accountId: string, exceptId?: string) {
+export async function usageBesideOpenTus(deps: Stores, usage: UsageAnswer, accountId: string, exceptId?: string) {
   const pending = await openTusBytes(deps.db, accountId, deps.now(), exceptId);
   return { ...usage, bytes_used: usage.bytes_used + pending };
 }
