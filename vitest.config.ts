@@ -115,7 +115,7 @@ const LONG_FILES = [
   "test/worker/fuzz/corpora.test.ts",
   "test/node/browser.test.ts",
   "test/worker/uploads/media-job-runner.test.ts",
-  "test/worker/uploads/chunks.test.ts",
+  "test/worker/uploads/pieces.test.ts",
   "test/worker/uploads/tus-consistency.test.ts",
   "test/node/image-pipeline.test.ts",
   "test/node/fixtures-pipeline.test.ts",

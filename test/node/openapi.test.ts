@@ -174,7 +174,7 @@ describe("real responses match the document", () => {
     expect(body.data.title).toBe("x");
   });
 
-  it("chunk, and the upload that finishes it", async () => {
+  it("pieces sent to /chunk, and the upload that finishes it", async () => {
     const uploadId = "0123456789abcdef0123456789abcdef";
     const bytes = await fixture("tiny/gif.gif");
     for (const [index, piece] of [bytes.subarray(0, 7), bytes.subarray(7)].entries()) {

@@ -267,7 +267,7 @@ describe("POST /api/chunk", () => {
   });
 });
 
-describe("chunk session lifetime", () => {
+describe("piece session lifetime", () => {
   it("expires 2 hours after the first piece; the cron job deletes its pieces and the upload_id stays refused", async () => {
     const account = await newAccount();
     const sessionId = newSessionId();
