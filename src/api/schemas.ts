@@ -4,7 +4,7 @@ import { MAX_PIECES, SESSION_ID_PATTERN } from "../uploads/intake/piece-sessions
 import { UPLOADS_DELETED_PER_REQUEST } from "../uploads/albums/albums";
 import { booleanField, ID_PATTERN, wholeNumber } from "../uploads/schemas/fields";
 import { albumCreateBody, albumPasswordField } from "../uploads/schemas/requests";
-import { albumSchema, pageMetaSchema, uploadResultSchema, uploadSchema } from "../uploads/schemas/resources";
+import { albumSchema, listPageMetaSchema, uploadResultSchema, uploadSchema } from "../uploads/schemas/resources";
 
 /**
  * Request and response schemas of the API alone, and its envelopes around the resources every
@@ -70,7 +70,7 @@ export const listResponseSchema = z
   .object({
     type: z.literal("success"),
     data: z.array(uploadSchema),
-    meta: pageMetaSchema,
+    meta: listPageMetaSchema,
   })
   .meta({ id: "ListResponse" });
 

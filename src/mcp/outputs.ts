@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { albumSchema, pageMetaSchema, uploadResultSchema, uploadSchema } from "../uploads/schemas/resources";
+import { albumSchema, listPageMetaSchema, uploadResultSchema, uploadSchema } from "../uploads/schemas/resources";
 
 /**
  * What each tool returns as `structuredContent`, declared as its `outputSchema`: the resources the
@@ -18,7 +18,7 @@ export const uploadResultOutput = z.object(uploadResultSchema.shape);
 /** One page of the account's uploads, as GET /api answers it. */
 export const listOutput = z.object({
   data: z.array(uploadOutput),
-  meta: pageMetaSchema,
+  meta: listPageMetaSchema,
 });
 
 export const deletedOutput = z.object({ id: z.string(), deleted: z.literal(true) });
@@ -44,5 +44,5 @@ export const albumOutput = z.object(albumSchema.shape);
 /** One page of the account's albums, as GET /api/albums answers it. */
 export const albumListOutput = z.object({
   data: z.array(albumOutput),
-  meta: pageMetaSchema,
+  meta: listPageMetaSchema,
 });

@@ -53,8 +53,8 @@ export const uploadResultSchema = uploadSchema
   })
   .meta({ id: "UploadResult" });
 
-/** Where a page of a listing stands among the others. */
-export const pageMetaSchema = z.object({
+/** Where a list page (one slice of a list) stands among the others. */
+export const listPageMetaSchema = z.object({
   current_page: z.number().int(),
   last_page: z.number().int(),
   total: z.number().int(),
