@@ -230,7 +230,7 @@ export async function addUploadsToAlbum(
  * Takes the upload out of the album (it stays, as do its other albums); if it was the album's
  * cover, the album has none. Whether it was in the album.
  */
-export async function removeUploadFromAlbum(db: Database, albumId: string, uploadId: string, now: number) {
+export async function deleteAlbumUpload(db: Database, albumId: string, uploadId: string, now: number) {
   const [removed] = await db.batch([
     db
       .delete(albumUploads)

@@ -16,7 +16,7 @@ import {
   listAlbumsOf,
   ownsAlbum,
   ownedLiveUploadIds,
-  removeUploadFromAlbum,
+  deleteAlbumUpload,
   reorderAlbum,
   updateAlbum,
   uploadInAlbum,
@@ -272,7 +272,7 @@ export async function assertUploadAlbum(deps: Stores, uploader: Uploader, albumI
 /** Takes the upload out of the album (the upload stays). A 404 if it was not in it. */
 export async function takeFromAlbum(deps: Stores, accountId: string, id: string, uploadId: string) {
   await getOwnedAlbum(deps, accountId, id);
-  if (!(await removeUploadFromAlbum(deps.db, id, uploadId, deps.now())))
+  if (!(await deleteAlbumUpload(deps.db, id, uploadId, deps.now())))
     throw notFound("No upload with that id in this album.");
   return getOwnedAlbum(deps, accountId, id);
 }
