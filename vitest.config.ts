@@ -65,6 +65,7 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/net/address.test.ts",
   "test/worker/http/body-blocks.test.ts",
   "test/worker/http/multipart.test.ts",
+  "test/worker/http/base64.test.ts",
   "test/worker/media/sniff.test.ts",
   "test/worker/media/crc32.test.ts",
   "test/worker/media/jpeg-metadata.test.ts",

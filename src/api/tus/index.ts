@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { z } from "zod";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { bearerOrPresentedKey, identifyCallerBy, requireKey } from "../../http/auth";
@@ -23,7 +24,8 @@ import {
 import { withTusWriter } from "../../uploads/intake/tus/writer-lease";
 import { readUsageAnswer, assertWithinQuota } from "../../accounts/quotas";
 import { settingsOf } from "../../settings";
-import { uploadItemResponse } from "../responses";
+import { envelope } from "../envelope";
+import { uploadItemResponseSchema } from "../schemas";
 import { assertMayUpload } from "../../accounts/callers";
 import { assertExpiryAllowed, parseUploadFields } from "../../uploads/schemas/requests";
 import {
@@ -138,18 +140,25 @@ async function handleHead(c: Context<AppEnv>) {
   return c.body(null, 200);
 }
 
+/** An unfinished upload's progress (202), which the document describes by its headers alone. */
+const unfinishedResponseSchema = z.object({
+  type: z.literal("success"),
+  offset: z.number(),
+  length: z.number().nullable(),
+  expires_at: z.string(),
+});
+
 async function handleResult(c: Context<AppEnv>) {
   const upload = await ownTusUpload(c, deps(c));
   if (upload.ended !== "finished" || !upload.uploadId) {
-    return c.json(
-      { type: "success", offset: upload.offset, length: upload.length, expires_at: httpDate(upload.expiresAt) },
-      202,
-    );
+    const progress = { offset: upload.offset, length: upload.length, expires_at: httpDate(upload.expiresAt) };
+    return envelope(c, unfinishedResponseSchema, progress, 202);
   }
   const row = await getOwnedUpload(deps(c), upload.accountId, upload.uploadId);
   // An upload-only key may see what its upload answered, but not open a locked one's file.
   const signing = c.var.caller.kind === "full" ? linkSigning(c) : null;
-  return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), signing));
+  const data = await presentUpload(row, publicOrigin(c), signing);
+  return envelope(c, uploadItemResponseSchema, { msg: "success", data });
 }
 
 async function handleWrite(c: Context<AppEnv>) {

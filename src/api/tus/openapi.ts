@@ -2,7 +2,7 @@ import { describeRoute } from "hono-openapi";
 import { MAX_FILE_BYTES, megabytes } from "../../model/spec-limits";
 import { TUS_LIFETIME_MS } from "../../uploads/intake/tus/lifecycle";
 import { uploadItemResponseSchema } from "../schemas";
-import { error, json } from "../openapi-answers";
+import { anyKey, error, json } from "../openapi/answers";
 import { TUS_EXTENSIONS, TUS_VERSION } from "./protocol";
 
 /**
@@ -14,7 +14,7 @@ const header = (description: string, type: "string" | "integer" = "string") => (
 
 const tusResumable = { required: true, schema: { type: "string" as const, enum: [TUS_VERSION] } };
 const common = {
-  401: error("Missing or invalid API key."),
+  401: anyKey,
   404: error("No such tus upload for this account (or it was terminated)."),
   410: error(
     "The upload expired unfinished, or its stored options can no longer be read back (it can never be " +

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../env";
 import { ApiError, badRequest } from "../../errors";
+import { decodeBase64Text } from "../../http/base64";
 import { MAX_FILE_BYTES } from "../../model/spec-limits";
 import type { Checksum } from "../../uploads/intake/tus/checked-bytes";
 
@@ -111,14 +112,8 @@ export function uploadLength(c: Context): number | null {
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
-/** Short base64 text (a header's), or null when it is not base64. */
-function decodeBase64(text: string): Uint8Array | null {
-  try {
-    return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
-  } catch {
-    return null;
-  }
-}
+/** A header's base64 value, or null when it is not base64; the last group's padding may be left out. */
+const decodeHeaderBase64 = (text: string) => decodeBase64Text(text, { unpadded: true });
 
 /**
  * Upload-Metadata: comma-separated `key base64value` pairs (a value may be left out). Each key
@@ -136,7 +131,7 @@ export function parseMetadata(header: string | undefined): Record<string, string
     if (Object.hasOwn(pairs, key)) throw badRequest(`Upload-Metadata names ${key} twice.`);
     let text = "";
     if (value) {
-      const bytes = decodeBase64(value);
+      const bytes = decodeHeaderBase64(value);
       if (!bytes) throw badRequest(`Upload-Metadata's ${key} is not base64.`);
       try {
         text = utf8.decode(bytes);
@@ -194,7 +189,7 @@ export function uploadChecksum(c: Context): Checksum | null {
     const offered = discoveryHeaders["Tus-Checksum-Algorithm"];
     throw badRequest(`Upload-Checksum must be \`algorithm base64digest\`, the algorithm one of ${offered}.`);
   }
-  const digest = decodeBase64(value);
+  const digest = decodeHeaderBase64(value);
   if (!digest || digest.byteLength !== DIGEST_BYTES[algorithm]) {
     throw badRequest(`Upload-Checksum's digest is not a base64 ${name} digest.`);
   }

@@ -26,6 +26,7 @@ import {
 import { ID_BATCH } from "../../storage/db";
 import type { Stores } from "../../storage/stores";
 import { hashPassword } from "../access/passwords";
+import { pageMeta } from "../pagination";
 import { removeOwnedUploads } from "../remove";
 import { presentThumb, type Signing } from "../present";
 import { isoTimestamp } from "../../time";
@@ -96,7 +97,7 @@ export async function listAlbums(deps: Stores, accountId: string, page: number) 
     limit: ALBUMS_PAGE_SIZE,
     offset: (page - 1) * ALBUMS_PAGE_SIZE,
   });
-  return { rows, meta: { current_page: page, last_page: Math.max(1, Math.ceil(total / ALBUMS_PAGE_SIZE)), total } };
+  return { rows, meta: pageMeta(page, total, ALBUMS_PAGE_SIZE) };
 }
 
 /**
@@ -110,7 +111,7 @@ export async function albumUploadsOf(deps: Stores, accountId: string, id: string
     albumUploadsPage(deps.db, id, { limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE, now }),
     countAlbumUploads(deps.db, id, now),
   ]);
-  return { rows, meta: { current_page: page, last_page: Math.max(1, Math.ceil(total / PAGE_SIZE)), total } };
+  return { rows, meta: pageMeta(page, total, PAGE_SIZE) };
 }
 
 /** A cover must be one of the album's live uploads. */

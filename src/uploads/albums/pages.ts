@@ -9,6 +9,7 @@ import {
   publicAlbumsPage,
 } from "../../storage/albums";
 import type { Stores } from "../../storage/stores";
+import { lastPage } from "../pagination";
 
 /**
  * What the public routes read of albums: an album's page (its uploads as visitors may see them,
@@ -26,9 +27,6 @@ export const ALBUM_GALLERY_PAGE_SIZE = 48;
 /** Album pages in one page of the sitemap, as for uploads. */
 const SITEMAP_PAGE_URLS = 5_000;
 const FEED_ENTRIES = 50;
-
-/** The number of a list's last page of `size` items: 1 for an empty list, which still has its first. */
-const lastPageOf = (total: number, size: number) => Math.max(1, Math.ceil(total / size));
 
 /** The album `id`, whoever owns it and whatever its visibility; null when there is none. */
 export async function albumForPage(deps: Stores, id: string): Promise<AlbumForPage | null> {
@@ -48,7 +46,7 @@ export async function albumPageUploads(deps: Stores, albumId: string, number: nu
     }),
     countAlbumUploads(deps.db, albumId, now, only),
   ]);
-  return { uploads, total, last: lastPageOf(total, ALBUM_PAGE_SIZE) };
+  return { uploads, total, last: lastPage(total, ALBUM_PAGE_SIZE) };
 }
 
 /** Each album's cover as visitors may see it (src/storage/album-pages.ts), by album id. */
@@ -76,7 +74,7 @@ export async function albumGalleryPage(deps: Stores, number: number) {
     publicAlbums(deps, ALBUM_GALLERY_PAGE_SIZE, (number - 1) * ALBUM_GALLERY_PAGE_SIZE),
     countPublicAlbums(deps.db),
   ]);
-  return { albums, last: lastPageOf(total, ALBUM_GALLERY_PAGE_SIZE) };
+  return { albums, last: lastPage(total, ALBUM_GALLERY_PAGE_SIZE) };
 }
 
 /** How many sitemap pages the public albums fill (none when there is none). */

@@ -15,7 +15,7 @@ import {
 /**
  * What more than one way in asks of the domain, checked by one schema each: the API's forms and
  * JSON bodies, MCP's tools, tus metadata and the compatible endpoints all read their requests into
- * these. They are also the source of the OpenAPI document (src/api/openapi.ts).
+ * these. They are also the source of the OpenAPI document (src/api/openapi/).
  */
 
 /** Text fields of POST /api (the file itself is the `uploads` part). */

@@ -1,33 +1,52 @@
-import { describeRoute, resolver } from "hono-openapi";
-import { MAX_FILE_BYTES, MAX_REQUEST_BYTES, megabytes, PIECE_BYTES } from "../model/spec-limits";
-import { chunkForm, queryParameters, replaceForm, uploadForm, uploadUrlEncoded } from "./openapi-requests";
-import { changeBody } from "../uploads/schemas/requests";
-import { deleteResponseSchema } from "../uploads/schemas/resources";
-import {
-  chunkResponseSchema,
-  listQuery,
-  listResponseSchema,
-  uploadItemResponseSchema,
-  uploadResponseSchema,
-  usageResponseSchema,
-} from "./schemas";
-import { error, json } from "./openapi-answers";
+import { describeRoute } from "hono-openapi";
+import { ACCEPTED_FORMATS_TEXT } from "../../media/sniff";
+import { MAX_REQUEST_BYTES, megabytes } from "../../model/spec-limits";
+import { changeBody, uploadFields } from "../../uploads/schemas/requests";
+import { deleteResponseSchema } from "../../uploads/schemas/resources";
+import { anyKey, banned, error, json, throttled } from "../openapi/answers";
+import { fieldsBody, fieldsOf, file, type ObjectSchema, queryParameters } from "../openapi/requests";
+import { listQuery, listResponseSchema, uploadItemResponseSchema } from "../schemas";
+import { uploadResponseSchema, usageResponseSchema } from "./schemas";
 
 /**
- * What each operation of the API router is documented as. The router places one of these before
- * an operation's handlers; its path and method come from the route itself. Response bodies are
- * the schemas responses.ts is typed against, rendered as the service sends them ("output").
+ * What each operation on uploads is documented as. The router places one of these before an
+ * operation's handlers; its path and method come from the route itself. Response bodies are the
+ * schemas its answers are typed against (envelope.ts), rendered as the service sends them
+ * ("output"). The other resources' descriptions are beside their routes (pieces/, albums/, tus/,
+ * compat/).
  */
 
-const anyKey = error("Missing or invalid API key.");
+const uploadText = fieldsOf(uploadFields);
+
+/** POST /api as a multipart form: the file as `uploads`, or one of the other sources. */
+const uploadForm: ObjectSchema = {
+  ...uploadText,
+  properties: {
+    uploads: file(`The file (${ACCEPTED_FORMATS_TEXT}), up to ${megabytes(MAX_REQUEST_BYTES)}.`),
+    ...uploadText.properties,
+  },
+};
+
+/** POST /api without a file: the same fields as a plain form. */
+const uploadUrlEncoded: ObjectSchema = uploadText;
+
+/** POST /api/{id}/replace: a new file from any source, and whether to keep it as sent. */
+const replaceForm: ObjectSchema = {
+  type: "object",
+  properties: {
+    uploads: file(`The new file, up to ${megabytes(MAX_REQUEST_BYTES)}.`),
+    upload_id: uploadText.properties.upload_id!,
+    url: uploadText.properties.url!,
+    keep_original: uploadText.properties.keep_original!,
+  },
+};
+
 const fullKey = error("Missing or invalid key, or the upload-only key.");
-const banned = error("Account or IP banned from uploading.");
 const noSuchUpload = error("No such upload on this account.");
 const tooLarge = error(
   `Request over ${megabytes(MAX_REQUEST_BYTES)}, or the file would take the account past its quota ` +
     "(the message says what is used and allowed; nothing is stored).",
 );
-const throttled = error("Rate limit exceeded.");
 const throttledRetry = error("Rate limit exceeded; see Retry-After.");
 
 export const describeUpload = describeRoute({
@@ -76,28 +95,6 @@ export const describeList = describeRoute({
   },
 });
 
-export const describeChunk = describeRoute({
-  summary: "Send one piece of a large file",
-  operationId: "chunk",
-  description:
-    "Pieces may come in any order and in parallel; sending an index again replaces it. Both key " +
-    "kinds may send pieces; the session belongs to the account whose key sent its first piece. " +
-    "Finish with POST / and `upload_id` within 2 hours of the first piece; after that the " +
-    `session and its pieces are discarded. The pieces may add up to ${megabytes(MAX_FILE_BYTES)}.`,
-  requestBody: { required: true, content: { "multipart/form-data": { schema: chunkForm } } },
-  responses: {
-    200: json(chunkResponseSchema),
-    401: anyKey,
-    403: banned,
-    413: error(`Piece over ${megabytes(PIECE_BYTES)}, or pieces adding up to more than ${megabytes(MAX_FILE_BYTES)}.`),
-    422: error(
-      "Bad field, index not below total, total differing from the session's, " +
-        "or an upload_id that is finished, expired or another account's.",
-    ),
-    429: error("Rate limit exceeded (pieces per minute, or bytes of pieces per day per key or IP); see Retry-After."),
-  },
-});
-
 export const describeReplace = describeRoute({
   summary: "Replace the file behind an upload",
   operationId: "replace",
@@ -130,20 +127,11 @@ export const describeGet = describeRoute({
   },
 });
 
-const changeSchema = resolver(changeBody);
-
 export const describeChange = describeRoute({
   summary: "Change visibility, title or description",
   operationId: "change",
   description: "An empty title or description clears it.",
-  requestBody: {
-    required: true,
-    content: {
-      "application/json": { schema: changeSchema },
-      "application/x-www-form-urlencoded": { schema: changeSchema },
-      "multipart/form-data": { schema: changeSchema },
-    },
-  },
+  requestBody: fieldsBody(changeBody),
   responses: {
     200: json(uploadItemResponseSchema, "The updated upload."),
     401: fullKey,

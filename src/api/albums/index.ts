@@ -1,15 +1,15 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../env";
-import { identifyCaller, requireKey } from "../http/auth";
-import { readFields } from "../http/body";
-import { accountSession } from "../http/d1-sessions";
-import { methodNotAllowed } from "../http/method-not-allowed";
-import { linkSigning, publicOrigin } from "../http/request-info";
-import { routeGroup } from "../http/route-group";
-import { rateLimits } from "../http/throttles/rate-limits";
-import { parseOrThrow } from "../errors";
-import { validate } from "../http/validation";
-import { requestStores } from "../deps";
+import type { AppEnv } from "../../env";
+import { identifyCaller, requireKey } from "../../http/auth";
+import { readFields } from "../../http/body";
+import { accountSession } from "../../http/d1-sessions";
+import { methodNotAllowed } from "../../http/method-not-allowed";
+import { linkSigning, publicOrigin } from "../../http/request-info";
+import { routeGroup } from "../../http/route-group";
+import { rateLimits } from "../../http/throttles/rate-limits";
+import { parseOrThrow } from "../../errors";
+import { validate } from "../../http/validation";
+import { requestStores } from "../../deps";
 import {
   addToAlbum,
   albumUploadsOf,
@@ -22,8 +22,8 @@ import {
   removeAlbum,
   takeFromAlbum,
   type Album,
-} from "../uploads/albums/albums";
-import { presentUpload } from "../uploads/present";
+} from "../../uploads/albums/albums";
+import { presentUpload } from "../../uploads/present";
 import {
   describeAlbumAdd,
   describeAlbumChange,
@@ -34,10 +34,17 @@ import {
   describeAlbumOrder,
   describeAlbumRemove,
   describeAlbumUploads,
-} from "./openapi-albums";
-import { albumDeletedResponse, albumListResponse, albumResponse, listResponse } from "./responses";
-import { albumCreateBody, albumUploadsBody } from "../uploads/schemas/requests";
-import { albumChangeBody, albumDeleteQuery, listQuery } from "./schemas";
+} from "./openapi";
+import { albumCreateBody, albumUploadsBody } from "../../uploads/schemas/requests";
+import { envelope } from "../envelope";
+import { listQuery, listResponseSchema } from "../schemas";
+import {
+  albumChangeBody,
+  albumDeleteQuery,
+  albumDeleteResponseSchema,
+  albumListResponseSchema,
+  albumResponseSchema,
+} from "./schemas";
 
 /**
  * Albums (extension): managed with the account's full key, on the API's limits and D1 session as
@@ -46,8 +53,12 @@ import { albumChangeBody, albumDeleteQuery, listQuery } from "./schemas";
 
 const deps = requestStores;
 const account = (c: Context<AppEnv>) => c.var.caller.accountId;
+/** The album as it now is. */
 const answer = async (c: Context<AppEnv>, album: Album) =>
-  albumResponse(c, await presentAlbum(album, publicOrigin(c), linkSigning(c)));
+  envelope(c, albumResponseSchema, {
+    msg: "success",
+    data: await presentAlbum(album, publicOrigin(c), linkSigning(c)),
+  });
 const idsOf = async (c: Context<AppEnv>) => parseOrThrow(albumUploadsBody, await readFields(c.req.raw)).uploads;
 
 export const albumRoutes = routeGroup(identifyCaller, rateLimits("api"), accountSession)
@@ -58,7 +69,8 @@ export const albumRoutes = routeGroup(identifyCaller, rateLimits("api"), account
   .get("/albums", describeAlbumList, requireKey("full"), validate("query", listQuery), async (c) => {
     const { rows, meta } = await listAlbums(deps(c), account(c), c.req.valid("query").page);
     const origin = publicOrigin(c);
-    return albumListResponse(c, await Promise.all(rows.map((row) => presentAlbum(row, origin, linkSigning(c)))), meta);
+    const data = await Promise.all(rows.map((row) => presentAlbum(row, origin, linkSigning(c))));
+    return envelope(c, albumListResponseSchema, { data, meta });
   })
   .all("/albums", methodNotAllowed("GET", "POST"))
 
@@ -72,10 +84,10 @@ export const albumRoutes = routeGroup(identifyCaller, rateLimits("api"), account
   .delete("/albums/:id", describeAlbumDelete, requireKey("full"), validate("query", albumDeleteQuery), async (c) => {
     const deleteUploads = c.req.valid("query").delete_uploads ?? false;
     const done = await removeAlbum(deps(c), account(c), c.req.param("id"), { deleteUploads });
-    return albumDeletedResponse(c, {
-      album_deleted: done.albumDeleted,
-      uploads_deleted: done.uploadsDeleted,
-      uploads_left: done.uploadsLeft,
+    // The album is gone, or uploads of it are still to delete.
+    return envelope(c, albumDeleteResponseSchema, {
+      msg: done.albumDeleted ? "Deleted." : "Uploads left.",
+      data: { album_deleted: done.albumDeleted, uploads_deleted: done.uploadsDeleted, uploads_left: done.uploadsLeft },
     });
   })
   .all("/albums/:id", methodNotAllowed("GET", "PATCH", "DELETE"))
@@ -83,7 +95,8 @@ export const albumRoutes = routeGroup(identifyCaller, rateLimits("api"), account
   .get("/albums/:id/uploads", describeAlbumUploads, requireKey("full"), validate("query", listQuery), async (c) => {
     const { rows, meta } = await albumUploadsOf(deps(c), account(c), c.req.param("id"), c.req.valid("query").page);
     const origin = publicOrigin(c);
-    return listResponse(c, await Promise.all(rows.map((row) => presentUpload(row, origin, linkSigning(c)))), meta);
+    const data = await Promise.all(rows.map((row) => presentUpload(row, origin, linkSigning(c))));
+    return envelope(c, listResponseSchema, { data, meta });
   })
   .post("/albums/:id/uploads", describeAlbumAdd, requireKey("full"), async (c) =>
     answer(c, await addToAlbum(deps(c), account(c), c.req.param("id"), await idsOf(c))),

@@ -1,12 +1,14 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../env";
-import { linkSigning, publicOrigin } from "../http/request-info";
-import { readUploadBody } from "../http/upload-body";
-import { presentUpload } from "../uploads/present";
-import { parseUploadFields } from "../uploads/schemas/requests";
-import { type ReadUploadRequest, replaceFrom, uploadFrom } from "../uploads/pipeline";
-import { type Stores, uploadCall } from "../deps";
-import { uploadItemResponse, uploadResponse } from "./responses";
+import type { AppEnv } from "../../env";
+import { linkSigning, publicOrigin } from "../../http/request-info";
+import { readUploadBody } from "../../http/upload-body";
+import { presentUpload } from "../../uploads/present";
+import { parseUploadFields } from "../../uploads/schemas/requests";
+import { type ReadUploadRequest, replaceFrom, uploadFrom } from "../../uploads/pipeline";
+import { type Stores, uploadCall } from "../../deps";
+import { envelope } from "../envelope";
+import { uploadItemResponseSchema } from "../schemas";
+import { uploadResponseSchema } from "./schemas";
 
 /**
  * The API's own request: its file, if sent, is staged as it streams in, and its fields are
@@ -22,7 +24,8 @@ const readApiRequest =
 
 /** POST /api. */
 export async function handleUpload(c: Context<AppEnv>, deps: Stores) {
-  return uploadResponse(c, (await uploadFrom(deps, uploadCall(c), readApiRequest(c))).data);
+  const { data } = await uploadFrom(deps, uploadCall(c), readApiRequest(c));
+  return envelope(c, uploadResponseSchema, { msg: "success", data });
 }
 
 /**
@@ -31,5 +34,6 @@ export async function handleUpload(c: Context<AppEnv>, deps: Stores) {
  */
 export async function handleReplace(c: Context<AppEnv>, deps: Stores) {
   const row = await replaceFrom(deps, uploadCall(c), c.req.param("id")!, readApiRequest(c));
-  return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
+  const data = await presentUpload(row, publicOrigin(c), linkSigning(c));
+  return envelope(c, uploadItemResponseSchema, { msg: "success", data });
 }

@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../env";
-import { prefersPlainText } from "../http/accept";
+import type { AppEnv } from "../../env";
+import { prefersPlainText } from "../../http/accept";
 
 /**
  * After an upload's answer: the URL alone (`src`, the permanent direct URL) as text/plain, for

@@ -1,17 +1,17 @@
 import type { Context } from "hono";
-import { concatBytes } from "../bytes";
-import { MAX_TEXT_BODY_BYTES, MiB, PIECE_BYTES } from "../model/spec-limits";
-import type { AppEnv } from "../env";
-import { parseOrThrow, tooLarge, unprocessable } from "../errors";
-import { assertMayUpload } from "../accounts/callers";
-import { withPieceBytes } from "../http/throttles/budgets";
-import { isolateMemory, type Reservation } from "../limits/isolate-memory";
-import { multipartBoundary } from "../http/multipart";
-import { multipartParts, TextFields } from "../http/multipart-parts";
-import type { Stores } from "../deps";
-import { storePiece } from "../uploads/intake/piece-sessions";
-import { chunkFields } from "./schemas";
-import { chunkResponse } from "./responses";
+import { concatBytes } from "../../bytes";
+import { MAX_TEXT_BODY_BYTES, MiB, PIECE_BYTES } from "../../model/spec-limits";
+import type { AppEnv } from "../../env";
+import { parseOrThrow, tooLarge, unprocessable } from "../../errors";
+import { assertMayUpload } from "../../accounts/callers";
+import { withPieceBytes } from "../../http/throttles/budgets";
+import { isolateMemory, type Reservation } from "../../limits/isolate-memory";
+import { multipartBoundary } from "../../http/multipart";
+import { multipartParts, TextFields } from "../../http/multipart-parts";
+import type { Stores } from "../../deps";
+import { storePiece } from "../../uploads/intake/piece-sessions";
+import { envelope } from "../envelope";
+import { chunkFields, chunkResponseSchema } from "./schemas";
 
 const PIECE_TOO_LARGE = `A piece may be at most ${PIECE_BYTES / MiB}MB (${PIECE_BYTES} bytes).`;
 /** A piece and its fields, with room for the multipart framing. */
@@ -76,5 +76,5 @@ async function receiveChunk(c: Context<AppEnv>, deps: Stores, memory: Reservatio
   await withPieceBytes(c, bytes.byteLength, () =>
     storePiece(deps, { accountId: c.var.caller.accountId, sessionId: upload_id.toLowerCase(), index, total, bytes }),
   );
-  return chunkResponse(c);
+  return envelope(c, chunkResponseSchema, { chunk_size: PIECE_BYTES });
 }

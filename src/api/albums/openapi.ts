@@ -1,35 +1,20 @@
-import { describeRoute, resolver } from "hono-openapi";
-import type { z } from "zod";
-import { queryParameters } from "./openapi-requests";
-import { albumCreateBody, albumUploadsBody } from "../uploads/schemas/requests";
+import { describeRoute } from "hono-openapi";
+import { albumCreateBody, albumUploadsBody } from "../../uploads/schemas/requests";
+import { error, json, throttled } from "../openapi/answers";
+import { fieldsBody, queryParameters } from "../openapi/requests";
+import { listQuery, listResponseSchema } from "../schemas";
 import {
   albumChangeBody,
   albumDeleteQuery,
   albumDeleteResponseSchema,
   albumListResponseSchema,
   albumResponseSchema,
-  listQuery,
-  listResponseSchema,
 } from "./schemas";
-import { error, json } from "./openapi-answers";
 
-/** What each album operation (src/api/albums.ts) is documented as; see openapi-operations.ts. */
+/** What each album operation (index.ts) is documented as; see uploads/openapi.ts. */
 
 const fullKey = error("Missing or invalid key, or the upload-only key (albums are managed with the full key).");
 const noSuchAlbum = error("No album with that id on this account.");
-const throttled = error("Rate limit exceeded.");
-
-const body = (schema: z.ZodType) => {
-  const resolved = resolver(schema);
-  return {
-    required: true,
-    content: {
-      "application/json": { schema: resolved },
-      "application/x-www-form-urlencoded": { schema: resolved },
-      "multipart/form-data": { schema: resolved },
-    },
-  };
-};
 
 const albumAnswer = (description: string) => json(albumResponseSchema, description);
 
@@ -39,7 +24,7 @@ export const describeAlbumCreate = describeRoute({
   description:
     "Extension. A new, empty album of the account; add uploads with POST /albums/{id}/uploads, or name it as " +
     "`album` when uploading. Every field is optional.",
-  requestBody: { ...body(albumCreateBody), required: false },
+  requestBody: { ...fieldsBody(albumCreateBody), required: false },
   responses: { 200: albumAnswer("The new album."), 401: fullKey, 422: error("Invalid field."), 429: throttled },
 });
 
@@ -63,7 +48,7 @@ export const describeAlbumChange = describeRoute({
   operationId: "changeAlbum",
   description:
     "Extension. Only the fields sent change; an empty title, description, password or cover (or null) clears it.",
-  requestBody: body(albumChangeBody),
+  requestBody: fieldsBody(albumChangeBody),
   responses: {
     200: albumAnswer("The album as it now is."),
     401: fullKey,
@@ -110,7 +95,7 @@ export const describeAlbumAdd = describeRoute({
   description:
     "Extension. Appended in the order given; an upload already in the album keeps its place, a repeated id " +
     "counts once. Any id that is not an upload of the account is a 422 naming it, and nothing is added.",
-  requestBody: body(albumUploadsBody),
+  requestBody: fieldsBody(albumUploadsBody),
   responses: {
     200: albumAnswer("The album as it now is."),
     401: fullKey,
@@ -126,7 +111,7 @@ export const describeAlbumOrder = describeRoute({
   description:
     "Extension. The uploads listed come first, in that order; the album's others follow in the order they had. " +
     "Every id must be in the album, once.",
-  requestBody: body(albumUploadsBody),
+  requestBody: fieldsBody(albumUploadsBody),
   responses: {
     200: albumAnswer("The album as it now is."),
     401: fullKey,

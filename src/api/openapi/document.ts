@@ -1,15 +1,15 @@
 import type { Context, Hono } from "hono";
 import { generateSpecs, type GenerateSpecOptions } from "hono-openapi";
-import { EXPIRES_IN_MIN, MAX_REQUEST_BYTES, megabytes, PAGE_SIZE } from "../model/spec-limits";
-import type { AppEnv } from "../env";
-import { publicOrigin } from "../http/request-info";
-import { settingsOf } from "../settings";
-import { mcpPathItem } from "./openapi-mcp";
+import { EXPIRES_IN_MIN, MAX_REQUEST_BYTES, megabytes, PAGE_SIZE } from "../../model/spec-limits";
+import type { AppEnv } from "../../env";
+import { publicOrigin } from "../../http/request-info";
+import { settingsOf } from "../../settings";
+import { mcpPathItem } from "./mcp-path";
 
 /**
  * The OpenAPI 3.1 description of the API router: paths, methods and path parameters come from
  * its routes, each operation's text and schemas from the description the router places before
- * its handlers (openapi-operations.ts).
+ * its handlers (each resource's openapi.ts, beside its routes).
  */
 
 const documentation: GenerateSpecOptions["documentation"] = {

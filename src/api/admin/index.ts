@@ -1,31 +1,32 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { createAccount, regenerateKey, setAccountBanned } from "../accounts/accounts";
-import { getAccountQuotas, setAccountQuotas } from "../accounts/quotas";
-import { secretsEqual } from "../crypto";
-import type { AppEnv } from "../env";
-import { requestStores } from "../deps";
-import { ApiError, notFound, parseOrThrow, unauthorized } from "../errors";
-import { readFields, smallBody } from "../http/body";
-import { throttledAdminToken } from "../http/throttles/guesses";
-import { validate } from "../http/validation";
-import { flagUpload } from "../uploads/flag";
-import { blockedTerms, blockTerm, unblockTerm } from "../moderation/blocked-terms";
-import { banAddress, unbanAddress } from "../accounts/ip-bans";
-import { KEY_KINDS } from "../model/key-kinds";
-import { settingsOf } from "../settings";
-import { methodNotAllowed } from "../http/method-not-allowed";
+import { createAccount, regenerateKey, setAccountBanned } from "../../accounts/accounts";
+import { getAccountQuotas, setAccountQuotas } from "../../accounts/quotas";
+import { secretsEqual } from "../../crypto";
+import type { AppEnv } from "../../env";
+import { requestStores } from "../../deps";
+import { ApiError, notFound, parseOrThrow, unauthorized } from "../../errors";
+import { readFields, smallBody } from "../../http/body";
+import { throttledAdminToken } from "../../http/throttles/guesses";
+import { validate } from "../../http/validation";
+import { flagUpload } from "../../uploads/flag";
+import { blockedTerms, blockTerm, unblockTerm } from "../../moderation/blocked-terms";
+import { banAddress, unbanAddress } from "../../accounts/ip-bans";
+import { KEY_KINDS } from "../../model/key-kinds";
+import { settingsOf } from "../../settings";
+import { methodNotAllowed } from "../../http/method-not-allowed";
 import {
-  accountBanResponse,
-  accountCreatedResponse,
-  accountQuotasResponse,
-  blockedTermResponse,
-  blockedTermsResponse,
-  flaggedResponse,
-  ipBanResponse,
-  keyResponse,
-  unblockedTermResponse,
-} from "./admin-responses";
+  accountBanResponseSchema,
+  accountCreatedResponseSchema,
+  accountQuotasResponseSchema,
+  blockedTermResponseSchema,
+  blockedTermsResponseSchema,
+  flaggedResponseSchema,
+  ipBanResponseSchema,
+  keyResponseSchema,
+  unblockedTermResponseSchema,
+} from "./schemas";
+import { envelope } from "../envelope";
 
 const createAccountBody = z.object({ name: z.string().trim().min(1, "is required").max(100) });
 const keyBody = z.object({ kind: z.enum(KEY_KINDS, { message: "must be full or upload" }) });
@@ -67,50 +68,56 @@ export const admin = new Hono<AppEnv>()
   .use("*", smallBody)
   .post("/accounts", validate("json", createAccountBody), async (c) => {
     const account = await createAccount(c.var.db, c.req.valid("json").name, c.var.now());
-    return accountCreatedResponse(c, account);
+    return envelope(c, accountCreatedResponseSchema, { data: account }, 201);
   })
   .all("/accounts", methodNotAllowed("POST"))
   .get("/accounts/:id", async (c) => {
-    return accountQuotasResponse(c, await getAccountQuotas(c.var.db, c.req.param("id"), settingsOf(c.env).quotas));
+    const data = await getAccountQuotas(c.var.db, c.req.param("id"), settingsOf(c.env).quotas);
+    return envelope(c, accountQuotasResponseSchema, { data });
   })
   .patch("/accounts/:id", validate("json", quotasBody), async (c) => {
     const quotas = settingsOf(c.env).quotas;
-    return accountQuotasResponse(c, await setAccountQuotas(c.var.db, c.req.param("id"), c.req.valid("json"), quotas));
+    const data = await setAccountQuotas(c.var.db, c.req.param("id"), c.req.valid("json"), quotas);
+    return envelope(c, accountQuotasResponseSchema, { data });
   })
   .all("/accounts/:id", methodNotAllowed("GET", "PATCH"))
   .post("/accounts/:id/keys", validate("json", keyBody), async (c) => {
     const key = await regenerateKey(c.var.db, c.req.param("id"), c.req.valid("json").kind, c.var.now());
-    return keyResponse(c, key);
+    return envelope(c, keyResponseSchema, { data: key });
   })
   .all("/accounts/:id/keys", methodNotAllowed("POST"))
   .put("/accounts/:id/ban", async (c) => {
-    return accountBanResponse(c, await setAccountBanned(c.var.db, c.req.param("id"), true, c.var.now()));
+    const data = await setAccountBanned(c.var.db, c.req.param("id"), true, c.var.now());
+    return envelope(c, accountBanResponseSchema, { data });
   })
   .delete("/accounts/:id/ban", async (c) => {
-    return accountBanResponse(c, await setAccountBanned(c.var.db, c.req.param("id"), false, c.var.now()));
+    const data = await setAccountBanned(c.var.db, c.req.param("id"), false, c.var.now());
+    return envelope(c, accountBanResponseSchema, { data });
   })
   .all("/accounts/:id/ban", methodNotAllowed("PUT", "DELETE"))
   .put("/ip-bans/:ip", validate("param", ipParam), async (c) => {
-    return ipBanResponse(c, await banAddress(c.var.db, c.req.valid("param").ip, c.var.now()));
+    const data = await banAddress(c.var.db, c.req.valid("param").ip, c.var.now());
+    return envelope(c, ipBanResponseSchema, { data });
   })
   .delete("/ip-bans/:ip", validate("param", ipParam), async (c) => {
-    return ipBanResponse(c, await unbanAddress(c.var.db, c.req.valid("param").ip));
+    return envelope(c, ipBanResponseSchema, { data: await unbanAddress(c.var.db, c.req.valid("param").ip) });
   })
   .all("/ip-bans/:ip", methodNotAllowed("PUT", "DELETE"))
   .get("/blocked-terms", async (c) => {
-    return blockedTermsResponse(c, await blockedTerms(c.var.db));
+    return envelope(c, blockedTermsResponseSchema, { data: await blockedTerms(c.var.db) });
   })
   .post("/blocked-terms", validate("json", termBody), async (c) => {
     const { term, added } = await blockTerm(c.var.db, c.req.valid("json").term, c.var.now());
-    return blockedTermResponse(c, term, added);
+    return envelope(c, blockedTermResponseSchema, { data: term }, added ? 201 : 200);
   })
   .all("/blocked-terms", methodNotAllowed("GET", "POST"))
   .delete("/blocked-terms/:term", async (c) => {
-    return unblockedTermResponse(c, await unblockTerm(c.var.db, c.req.param("term")));
+    return envelope(c, unblockedTermResponseSchema, { data: await unblockTerm(c.var.db, c.req.param("term")) });
   })
   .all("/blocked-terms/:term", methodNotAllowed("DELETE"))
   .post("/uploads/:id/flag", async (c) => {
     const { reason } = parseOrThrow(flagBody, await readFields(c.req.raw));
-    return flaggedResponse(c, await flagUpload(requestStores(c), c.req.param("id"), reason ?? null));
+    const data = await flagUpload(requestStores(c), c.req.param("id"), reason ?? null);
+    return envelope(c, flaggedResponseSchema, { data });
   })
   .all("/uploads/:id/flag", methodNotAllowed("POST"));
