@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MiB, PIECE_BYTES } from "../../../src/model/spec-limits";
 import { bigPng, json, newAccount, request } from "../helpers";
+import { b64, createdTus, head, idOf, patch, TUS } from "../tus-requests";
 
 /**
  * A tus upload's options, kept on its row at creation, are read back through their schema: a row
@@ -9,27 +10,8 @@ import { bigPng, json, newAccount, request } from "../helpers";
  * refused for good with a 410 in the error envelope, never a 500; other uploads go on as ever.
  */
 
-const TUS = { "Tus-Resumable": "1.0.0" };
-const OFFSET_TYPE = "application/offset+octet-stream";
-const b64 = (text: string) => btoa(String.fromCharCode(...new TextEncoder().encode(text)));
-
-async function created(key: string, length: number, title: string) {
-  const headers = { ...TUS, "Upload-Length": String(length), "Upload-Metadata": `title ${b64(title)}` };
-  const res = await request("/api/tus", { method: "POST", key, headers });
-  expect(res.status, await res.clone().text()).toBe(201);
-  return new URL(res.headers.get("Location")!).pathname;
-}
-
-const patch = (key: string, path: string, offset: number, body: Uint8Array) =>
-  request(path, {
-    method: "PATCH",
-    key,
-    headers: { ...TUS, "Content-Type": OFFSET_TYPE, "Upload-Offset": String(offset) },
-    body,
-  });
-
-const head = (key: string, path: string) => request(path, { method: "HEAD", key, headers: TUS });
-const idOf = (path: string) => path.split("/").pop()!;
+const created = (key: string, length: number, title: string) =>
+  createdTus(key, { "Upload-Length": String(length), "Upload-Metadata": `title ${b64(title)}` });
 
 const setStoredOptions = (id: string, fields: string) =>
   env.DB.prepare("UPDATE tus_uploads SET fields = ? WHERE id = ?").bind(fields, id).run();
