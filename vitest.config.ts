@@ -103,6 +103,7 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/uploads/tus-lease.test.ts",
   "test/worker/routes/auth.test.ts",
   "test/worker/uploads/tus-admission.test.ts",
+  "test/worker/uploads/option-fields.test.ts",
 ];
 
 /**

@@ -17,6 +17,7 @@ import {
 } from "../../model/spec-limits";
 import { isoTimestamp } from "../../time";
 import { albumOf } from "./source";
+import type { OptionKey } from "../../uploads/schemas/option-fields";
 import { parseUploadFields } from "../../uploads/schemas/requests";
 import { type ReadUploadRequest, type UploadResult, uploadFrom } from "../../uploads/pipeline";
 import { errorsAlsoAs, originalName, reasonPhrase, storedFile } from "./answers";
@@ -102,6 +103,23 @@ function expiresIn(expiration: string | undefined): string | undefined {
   return String(seconds);
 }
 
+/**
+ * Chevereto's fields as the API's: only those its tools send that the API has a field for. They
+ * are named by the API's option fields, so that one renamed there fails to compile here; an option
+ * Chevereto has no field for is not read (docs/architecture.md, "Option fields").
+ */
+export function cheveretoFields(fields: Record<string, string | undefined>): Record<string, string> {
+  const mapped: Partial<Record<OptionKey, string>> = {
+    title: fields.title ?? fields.name,
+    description: fields.description,
+    expires_in: expiresIn(fields.expiration),
+    ...albumOf(fields),
+  };
+  return Object.fromEntries(
+    Object.entries(mapped).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+}
+
 /** What the reader learns beyond the API's fields: how to answer, and the name the file was sent under. */
 interface Asked {
   format: Format;
@@ -140,15 +158,7 @@ const readChevereto =
       if (!text) throw unprocessable("Empty upload source: send the file, a link or base64 text as `source`.");
       source = await textSource(bytesOf(text), stage, c.req.method === "POST");
     }
-    const apiFields = Object.fromEntries(
-      Object.entries({
-        title: fields.title ?? fields.name,
-        description: fields.description,
-        expires_in: expiresIn(fields.expiration),
-        url: source.url,
-        ...albumOf(fields),
-      }).filter((entry): entry is [string, string] => entry[1] !== undefined),
-    );
+    const apiFields = { ...cheveretoFields(fields), ...(source.url === undefined ? {} : { url: source.url }) };
     return { fields: parseUploadFields(apiFields), source: { sent: source.sent, url: source.url } };
   };
 

@@ -1,6 +1,7 @@
 import { describeRoute } from "hono-openapi";
 import { MAX_FILE_BYTES, megabytes } from "../../model/spec-limits";
 import { TUS_LIFETIME_MS } from "../../uploads/intake/tus/lifecycle";
+import { inReadingOrder, OPTION_FIELDS } from "../../uploads/schemas/option-fields";
 import { uploadItemResponseSchema } from "../schemas";
 import { anyKey, error, json } from "../openapi/answers";
 import { TUS_EXTENSIONS, TUS_VERSION } from "./protocol";
@@ -48,8 +49,8 @@ export const describeTusCreate = describeRoute({
   description:
     `tus ${TUS_VERSION} with the extensions ${TUS_EXTENSIONS.join(", ")} (not concatenation: R2 cannot join ` +
     "stored uploads). Either key kind; creating counts as one upload against the API's limits. " +
-    "Upload-Metadata may carry the upload's options (title, description, visibility, expires_in, password, " +
-    "max_views, allow_duplicate, keep_original; `filename` or `name`), checked here as POST / checks them. " +
+    `Upload-Metadata may carry the upload's options (${inReadingOrder(Object.keys(OPTION_FIELDS)).join(", ")}; ` +
+    "`filename` or `name`), checked here as POST / checks them. " +
     "A body of type application/offset+octet-stream is written at offset 0. " +
     `Files up to ${megabytes(MAX_FILE_BYTES)}; ` +
     "a request body up to 100 MB (Cloudflare's edge refuses larger ones: clients set a chunkSize). The password is " +

@@ -5,6 +5,7 @@ import { ApiError, badRequest } from "../../errors";
 import { decodeBase64Text } from "../../http/base64";
 import { MAX_FILE_BYTES } from "../../model/spec-limits";
 import type { Checksum } from "../../uploads/intake/tus/checked-bytes";
+import { OPTION_FIELDS } from "../../uploads/schemas/option-fields";
 
 /**
  * The tus 1.0 protocol's own headers (https://tus.io/protocols/resumable-upload): what the
@@ -157,23 +158,17 @@ export function metadataToKeep(header: string | undefined): string | null {
   return kept.length ? kept.join(",") : null;
 }
 
-/** The upload's options among the metadata (others, like Uppy's `type` or `relativePath`, are the client's own). */
-const OPTION_KEYS = [
-  "title",
-  "description",
-  "visibility",
-  "expires_in",
-  "password",
-  "max_views",
-  "allow_duplicate",
-  "keep_original",
-  "album",
-] as const;
-
-/** The metadata as an upload's text fields: its options, and the file's name (`filename`, or Uppy's `name`). */
-export function metadataFields(metadata: Record<string, string>): Record<string, string> {
+/**
+ * The metadata as an upload's text fields: the option fields among it (others, like Uppy's `type`
+ * or `relativePath`, are the client's own), and the file's name (`filename`, or Uppy's `name`).
+ * The option fields' keys are the one list's (a test gives a longer list).
+ */
+export function metadataFields(
+  metadata: Record<string, string>,
+  optionKeys = Object.keys(OPTION_FIELDS),
+): Record<string, string> {
   const fields: Record<string, string> = {};
-  for (const key of OPTION_KEYS) if (Object.hasOwn(metadata, key)) fields[key] = metadata[key]!;
+  for (const key of optionKeys) if (Object.hasOwn(metadata, key)) fields[key] = metadata[key]!;
   const filename = metadata.filename ?? metadata.name;
   if (filename) fields.filename = filename;
   return fields;

@@ -2,15 +2,8 @@ import { z } from "zod";
 import { parseOrThrow, unprocessable } from "../../errors";
 import { DESCRIPTION_MAX, EXPIRES_IN_MAX, EXPIRES_IN_MIN, TITLE_MAX } from "../../model/spec-limits";
 import { MAX_ALBUM_IDS_PER_REQUEST } from "../albums/albums";
-import {
-  albumIdField,
-  booleanField,
-  clearableText,
-  expiresInField,
-  maxViewsField,
-  passwordField,
-  visibilityField,
-} from "./fields";
+import { booleanField, clearableText, expiresInField, maxViewsField, passwordField, visibilityField } from "./fields";
+import { OPTION_FIELDS, type OptionField, optionalFields } from "./option-fields";
 
 /**
  * What more than one way in asks of the domain, checked by one schema each: the API's forms and
@@ -18,29 +11,20 @@ import {
  * these. They are also the source of the OpenAPI document (src/api/openapi/).
  */
 
-/** Text fields of POST /api (the file itself is the `uploads` part). */
-export const uploadFields = z.object({
-  url: z.string().optional().meta({ description: "Public http(s) link to an image or video." }),
-  upload_id: z.string().optional().meta({ description: "Id of a file sent in pieces to /api/chunk." }),
-  filename: z.string().max(255).optional().meta({ description: "Original file name, with upload_id." }),
-  expires_in: expiresInField
-    .optional()
-    .meta({ description: `Seconds until automatic deletion, ${EXPIRES_IN_MIN} to ${EXPIRES_IN_MAX}.` }),
-  allow_duplicate: booleanField.optional(),
-  keep_original: booleanField.optional(),
-  visibility: visibilityField.optional(),
-  title: clearableText("Title", TITLE_MAX).optional(),
-  description: clearableText("Description", DESCRIPTION_MAX).optional(),
-  password: passwordField.optional(),
-  max_views: maxViewsField.optional(),
-  album: albumIdField.optional().meta({
-    description:
-      "Extension: the id of one of the account's albums; the upload (or, for a duplicate sent with the full key, " +
-      "the existing upload) is added at its end. The upload-only key may name only an album that accepts uploads " +
-      "(`accepts_uploads`). Checked before any byte is stored: another account's, an unknown album, or for the " +
-      "upload-only key one that does not accept uploads, is a 422.",
-  }),
-});
+/**
+ * Text fields of POST /api (the file itself is the `uploads` part) with these option fields: where
+ * the file comes from, then the options.
+ */
+export const uploadFieldsOf = <Options extends Record<string, OptionField>>(options: Options) =>
+  z.object({
+    url: z.string().optional().meta({ description: "Public http(s) link to an image or video." }),
+    upload_id: z.string().optional().meta({ description: "Id of a file sent in pieces to /api/chunk." }),
+    filename: z.string().max(255).optional().meta({ description: "Original file name, with upload_id." }),
+    ...optionalFields(options),
+  });
+
+/** An upload's text fields, whichever way in they came through: with the one list of option fields. */
+export const uploadFields = uploadFieldsOf(OPTION_FIELDS);
 
 /** An upload's text fields, checked; throws (422) on bad ones. */
 export function parseUploadFields(fields: Record<string, string>) {
