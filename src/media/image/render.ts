@@ -1,6 +1,7 @@
 import type { ImageCall, ImageFormat } from "../../../container/src/contract";
 import { storedFile, storedHead } from "../../storage/stored-file";
-import { HEADER_LIMIT, isAnimated, readImageHeader } from "../image-info";
+import { readImageHeader } from "../image-header";
+import { HEADER_LIMIT, isAnimated } from "../image-info";
 import type { MediaService } from "../service";
 import { sniff } from "../sniff";
 import type { ImageJob, SourceImage } from "./budget";

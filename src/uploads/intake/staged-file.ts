@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { concatBytes } from "../../bytes";
 import { unprocessable } from "../../errors";
-import { animationKnown, HEADER_LIMIT, isAnimated, readImageHeader, type ImageInfo } from "../../media/image-info";
+import { readImageHeader } from "../../media/image-header";
+import { animationKnown, HEADER_LIMIT, isAnimated, type ImageInfo } from "../../media/image-info";
 import { assertWithinSideLimit } from "../../media/side-limit";
 import { ACCEPTED_FORMATS_TEXT, SNIFF_BYTES, sniff, type Sniffed } from "../../media/sniff";
 import { newObjectKey, objectName } from "../../storage/keys";
