@@ -33,7 +33,7 @@ function sniffedFormat<F extends string>(
  * A video as MP4 or WebM without its metadata, and its thumbnail. Every storage read and write is
  * made here, at one level: the media service is handed the stored file's bytes and answers.
  */
-export async function processVideo(deps: MediaDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
+async function processVideo(deps: MediaDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
   const keep = upload.mime === "video/mp4" || upload.mime === "video/webm";
   const format = upload.mime === "video/webm" ? "webm" : "mp4";
   // Stripping keeps the container: the input's format is the output's. The thumbnail of the
