@@ -9,6 +9,12 @@ export async function storedFile(bucket: R2Bucket, key: string, options: { range
   return object;
 }
 
+/** A stored file's first `length` bytes (all of them if it is shorter), and the whole file's size. */
+export async function storedHead(bucket: R2Bucket, key: string, length: number) {
+  const object = await storedFile(bucket, key, { range: { offset: 0, length } });
+  return { bytes: new Uint8Array(await object.arrayBuffer()), size: object.size };
+}
+
 /**
  * Writes a file a media job makes, under a new key, listed in `written` as it is: the job
  * removes what it wrote if it fails before the upload points at it.

@@ -10,16 +10,18 @@ import {
   albumMembers,
   albumUploadsPage,
   countAlbumUploads,
+  ownedLiveUploadIds,
+  deleteAlbumUpload,
+  reorderAlbum,
+  uploadInAlbum,
+} from "../../storage/album-uploads";
+import {
   deleteAlbumRow,
   findOwnedAlbum,
   insertAlbum,
   listAlbumsOf,
   ownsAlbum,
-  ownedLiveUploadIds,
-  deleteAlbumUpload,
-  reorderAlbum,
   updateAlbum,
-  uploadInAlbum,
   type AlbumPatch,
   type AlbumWithFacts,
 } from "../../storage/albums";

@@ -1,13 +1,8 @@
 import { shownInAlbums } from "../../model/policy";
 import type { AlbumRow, UploadRow } from "../../model/schema";
 import { albumCoverRows } from "../../storage/album-pages";
-import {
-  albumUploadsPage,
-  countAlbumUploads,
-  countPublicAlbums,
-  findAlbum,
-  publicAlbumsPage,
-} from "../../storage/albums";
+import { albumUploadsPage, countAlbumUploads } from "../../storage/album-uploads";
+import { countPublicAlbums, findAlbum, publicAlbumsPage } from "../../storage/albums";
 import type { Stores } from "../../storage/stores";
 import { lastPage } from "../pagination";
 

@@ -1,9 +1,10 @@
 import { isImageFormat, isVideoFormat, type ImageFormat, type VideoCall } from "../../../container/src/contract";
-import { describeStoredImage, renderImage } from "../../media/image/render";
+import { HEADER_LIMIT } from "../../media/image-info";
+import { describeImage, renderImage } from "../../media/image/render";
 import { MediaServiceError, type MediaService } from "../../media/service";
 import { formatOfMime } from "../../media/sniff";
 import { newObjectKey } from "../../storage/keys";
-import { putNewFile, storedFile } from "../../storage/stored-file";
+import { putNewFile, storedFile, storedHead } from "../../storage/stored-file";
 import type { UploadRow } from "../../model/schema";
 import type { ProcessedFile } from "../../storage/uploads";
 import type { Stores } from "../../storage/stores";
@@ -32,7 +33,7 @@ function sniffedFormat<F extends string>(
  * A video as MP4 or WebM without its metadata, and its thumbnail. Every storage read and write is
  * made here, at one level: the media service is handed the stored file's bytes and answers.
  */
-export async function processVideo(deps: MediaDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
+async function processVideo(deps: MediaDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
   const keep = upload.mime === "video/mp4" || upload.mime === "video/webm";
   const format = upload.mime === "video/webm" ? "webm" : "mp4";
   // Stripping keeps the container: the input's format is the output's. The thumbnail of the
@@ -70,15 +71,36 @@ function noFrame(error: unknown): null {
 }
 
 /**
+ * The files a job writes for its upload. An image's header is read here, with the job's other
+ * reads of the store, and handed down as bytes: the image's work is planned from plain values,
+ * and nothing below reads a header of its own.
+ */
+export async function processFile(deps: MediaDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
+  if (upload.type === "video") return processVideo(deps, upload, written);
+  return processImage(deps, upload, await storedHead(deps.bucket, upload.objectKey, HEADER_LIMIT), written);
+}
+
+/** A stored file's first bytes and its size (storedHead). */
+type FileHead = Awaited<ReturnType<typeof storedHead>>;
+
+/**
  * An image as WebP when its format calls for it (webpPlan), and its thumbnail, made of the file the
  * upload ends with. The format the upload was sniffed as is settled first: every path needs it.
+ * Each render is handed the description of the file it works on: the upload's from `head`, a
+ * converted file's from its own first bytes.
  */
-export async function processImage(deps: MediaDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
+async function processImage(
+  deps: MediaDeps,
+  upload: UploadRow,
+  head: FileHead,
+  written: string[],
+): Promise<ProcessedFile> {
   const format = sniffedFormat(upload, isImageFormat);
-  const image = await describeStoredImage(deps.bucket, upload.objectKey);
+  const image = describeImage(head.bytes, head.size);
   const plan = webpPlan(upload, image);
   let file: Omit<ProcessedFile, "thumbKey"> = upload;
   let fileFormat: ImageFormat = format;
+  let fileImage = image;
   if (plan) {
     const source = { key: upload.objectKey, format };
     const output = await renderImage(deps, source, { kind: "webp", quality: plan.quality }, image);
@@ -91,13 +113,12 @@ export async function processImage(deps: MediaDeps, upload: UploadRow, written: 
       const [width, height] = [output.width ?? upload.width, output.height ?? upload.height];
       file = { objectKey, mime: "image/webp", size: stored.size, etag: stored.httpEtag, width, height };
       fileFormat = "webp";
+      const converted = await storedHead(deps.bucket, objectKey, HEADER_LIMIT);
+      fileImage = describeImage(converted.bytes, converted.size);
     }
   }
-  const thumb = await renderImage(
-    deps,
-    { key: file.objectKey, format: fileFormat },
-    { kind: "thumbnail", width: THUMB_WIDTH },
-  );
+  const thumbJob = { kind: "thumbnail", width: THUMB_WIDTH } as const;
+  const thumb = await renderImage(deps, { key: file.objectKey, format: fileFormat }, thumbJob, fileImage);
   const thumbKey = newObjectKey(upload.id, "webp");
   await putNewFile(deps.bucket, thumbKey, thumb.body, "image/webp", written);
   const { objectKey, mime, size, etag, width, height } = file;

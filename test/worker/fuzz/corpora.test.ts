@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { concatBytes } from "../../../src/bytes";
 import { ApiError } from "../../../src/errors";
-import { readImageHeader } from "../../../src/media/image-info";
+import { readImageHeader } from "../../../src/media/image-header";
 import { ACCEPTED_FORMATS_TEXT, sniff, type Format } from "../../../src/media/sniff";
 import { stripperFor } from "../../../src/media/strip";
 import { MAX_HELD_BYTES } from "../../../src/media/strip/stripper";
