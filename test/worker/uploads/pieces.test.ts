@@ -97,19 +97,21 @@ describe("POST /api/chunk", () => {
     expect((await env.FILES.list({ prefix: `chunks/${sessionId}/` })).objects).toEqual([]);
   });
 
-  it("assembles a 200 MB file sent in 40 pieces, out of order, partly in parallel, one piece twice", async () => {
+  // The largest file pieces may make, 200 MiB in 40 pieces, goes through `npm run bench -- large`,
+  // which checks the stored file's hash too: here a file of 10 pieces takes every path of theirs.
+  it("assembles a 50 MiB file sent in 10 pieces, out of order, partly in parallel, one piece twice", async () => {
     const account = await newAccount();
-    const original = await bigPng(200 * MiB - 57, 7);
-    expect(original.length).toBe(200 * MiB);
+    const original = await bigPng(50 * MiB - 57, 7);
+    expect(original.length).toBe(50 * MiB);
     const pieces = split(original, PIECE_BYTES);
-    expect(pieces).toHaveLength(40);
+    expect(pieces).toHaveLength(10);
     const sessionId = newSessionId();
     const order = [...pieces.keys()].reverse();
-    order.splice(10, 0, 5); // piece 5 twice
+    order.splice(1, 0, 5); // piece 5 twice, in the first batch and the second
     for (let i = 0; i < order.length; i += 4) {
       const batch = order.slice(i, i + 4);
       const results = await Promise.all(
-        batch.map((index) => sendPiece(account.upload, sessionId, index, 40, pieces[index]!)),
+        batch.map((index) => sendPiece(account.upload, sessionId, index, 10, pieces[index]!)),
       );
       for (const res of results) expect(res.status, JSON.stringify(res.body)).toBe(200);
     }
@@ -118,7 +120,7 @@ describe("POST /api/chunk", () => {
     expect(done.body.data.size).toBe(original.length);
     const file = await request(new URL(done.body.data.src).pathname);
     expect(await sha256(file.body!)).toBe(await sha256(original));
-  }, 180_000);
+  });
 
   it("says which pieces are missing, and finishes once they are sent", async () => {
     const account = await newAccount();
