@@ -104,6 +104,13 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/routes/auth.test.ts",
   "test/worker/uploads/tus-admission.test.ts",
   "test/worker/uploads/option-fields.test.ts",
+  "test/worker/routes/quotas.test.ts",
+  "test/worker/routes/upload.test.ts",
+  "test/worker/routes/tus.test.ts",
+  "test/worker/routes/compat.test.ts",
+  "test/worker/routes/album-uploads.test.ts",
+  "test/worker/http/multipart-bounds.test.ts",
+  "test/worker/routes/admission.test.ts",
 ];
 
 /**
