@@ -139,17 +139,6 @@ export async function countAlbumUploads(db: Database, albumId: string, now: numb
   return row?.n ?? 0;
 }
 
-/** The ids of the albums the upload is in, oldest album first. */
-export async function albumsOfUpload(db: Database, uploadId: string) {
-  const rows = await db
-    .select({ id: albumUploads.albumId })
-    .from(albumUploads)
-    .innerJoin(albums, eq(albums.id, albumUploads.albumId))
-    .where(eq(albumUploads.uploadId, uploadId))
-    .orderBy(asc(albums.createdAt), asc(albums.id));
-  return rows.map((row) => row.id);
-}
-
 /** Whether the upload is a live upload of the album's account and in the album. */
 export async function uploadInAlbum(db: Database, albumId: string, uploadId: string, now: number) {
   const row = await db
