@@ -34,7 +34,7 @@ let secrets = existsSync(devVars) ? readFileSync(devVars, "utf8") : readFileSync
 const fromExample = !existsSync(devVars);
 const read = (name) => parseEnv(secrets)[name] || undefined; // as wrangler reads it (dotenv)
 const changes = [];
-// The Worker leaves /admin off with a token under 32 characters (src/api/admin.ts); an older
+// The Worker leaves /admin off with a token under 32 characters (src/api/admin/); an older
 // .dev.vars may hold one that short, or predate the media service or signed links: such a secret
 // gets a random value, kept in .dev.vars.
 for (const name of ["ADMIN_TOKEN", "MEDIA_SECRET", "LINK_SIGNING_SECRET"]) {

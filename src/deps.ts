@@ -15,9 +15,10 @@ import { isolateMemo, recordStore } from "./uploads/serving/record-store";
 import { VARIANT_CALL_TIMEOUT_MS, type VariantDeps } from "./uploads/variants/make";
 import { serviceShare, variantLocks } from "./uploads/variants/lock-stubs";
 import type { VariantAnswerDeps } from "./uploads/variants/answer";
+import type { UploadCall } from "./uploads/pipeline";
 import { VARIANT_SERVICE_SLOTS } from "./media/container-size";
 import { limitVariantMaking } from "./http/throttles/network-limits";
-import { clientNetwork } from "./http/request-info";
+import { clientNetwork, publicOrigin } from "./http/request-info";
 
 /** The faces name the stores they are handed by this type. */
 export type { Stores };
@@ -70,4 +71,17 @@ export const variantAnswerDeps = (c: Context<AppEnv>): VariantAnswerDeps => ({
 export function linkDeps(env: Env): LinkDeps {
   const { dnsResolverUrl, allowLoopback, timeoutMs } = settingsOf(env).links;
   return { resolve: dohResolver(dnsResolverUrl), fetch: (input, init) => fetch(input, init), allowLoopback, timeoutMs };
+}
+
+/** What the upload pipeline knows of this request (src/uploads/pipeline.ts), as every way in hands it over. */
+export function uploadCall(c: Context<AppEnv>): UploadCall {
+  const { quotas, expiresInMax, linkSigningSecret } = settingsOf(c.env);
+  return {
+    caller: c.var.caller,
+    settings: { quotas, expiresInMax },
+    origin: publicOrigin(c),
+    signingSecret: linkSigningSecret,
+    link: linkDeps(c.env),
+    startMediaJob: (jobId) => afterResponse(c, "media job", workflowRunner(c.env.MEDIA_JOBS).start(jobId)),
+  };
 }

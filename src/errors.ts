@@ -1,4 +1,5 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { z } from "zod";
 
 /**
  * The one error type of the service. Anything thrown as an ApiError reaches the client as
@@ -24,4 +25,19 @@ export const unprocessable = (message: string) => new ApiError(422, message);
 
 export function errorBody(message: string) {
   return { type: "error" as const, errors: message };
+}
+
+/** "field: message" for the first problem, which is what a person fixing a request needs. */
+export function describeIssues(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return "Invalid request.";
+  const field = issue.path.join(".");
+  return field ? `${field}: ${issue.message}` : issue.message;
+}
+
+/** `value` as `schema` reads it; a 422 naming the first problem otherwise. */
+export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw unprocessable(describeIssues(result.error));
+  return result.data;
 }

@@ -1,3 +1,4 @@
+import { forbidden } from "../errors";
 import { findKeyOwner, type KeyOwner } from "../storage/accounts";
 import type { Database } from "../storage/db";
 import { hashKey } from "./keys";
@@ -17,4 +18,10 @@ export async function findCaller(db: Database, key: string, ip: string): Promise
   if (key === "") return null;
   const owner = await findKeyOwner(db, keyHash, ip);
   return owner ? { ...owner, keyHash } : null;
+}
+
+/** Banned accounts and IPs may not upload (spec: 403 on upload). */
+export function assertMayUpload(caller: Pick<Caller, "banned" | "ipBanned">): void {
+  if (caller.banned) throw forbidden("This account is banned from uploading.");
+  if (caller.ipBanned) throw forbidden("Uploads from this IP address are banned.");
 }

@@ -2,8 +2,12 @@ import { ApiError, notFound } from "../errors";
 import type { Database } from "../storage/db";
 import { QUOTA_UNLIMITED, readUsage, setQuotas, type AccountUsage, type DefaultQuotas } from "../storage/usage";
 
-/** What an account stores and may store: null allowed for no limit. */
-export interface Usage {
+/**
+ * An account's usage against the quotas in force, in the shape GET /api/usage answers with
+ * (snake_case; null allowed: no limit). The quota checks read it too, so a refusal's numbers are
+ * the ones that route shows. The stored counters and own quotas are an AccountUsage.
+ */
+export interface UsageAnswer {
   bytes_used: number;
   bytes_allowed: number | null;
   uploads_used: number;
@@ -15,7 +19,8 @@ const allowedOf = (own: number | null, fallback: number | null) => {
   return quota === null || quota === QUOTA_UNLIMITED || quota < 0 ? null : quota;
 };
 
-export function usageAgainst(usage: AccountUsage, defaults: DefaultQuotas): Usage {
+/** The account's stored usage against its own quotas, or the configured defaults where it has none. */
+export function usageAgainst(usage: AccountUsage, defaults: DefaultQuotas): UsageAnswer {
   return {
     bytes_used: usage.bytesUsed,
     bytes_allowed: allowedOf(usage.quotaBytes, defaults.bytes),
@@ -24,7 +29,8 @@ export function usageAgainst(usage: AccountUsage, defaults: DefaultQuotas): Usag
   };
 }
 
-export async function accountUsage(db: Database, accountId: string, defaults: DefaultQuotas): Promise<Usage> {
+/** The account's usage as GET /api/usage answers it, read from D1. */
+export async function readUsageAnswer(db: Database, accountId: string, defaults: DefaultQuotas): Promise<UsageAnswer> {
   const usage = await readUsage(db, accountId);
   if (!usage) throw new Error(`account ${accountId} has no row`);
   return usageAgainst(usage, defaults);
@@ -43,7 +49,7 @@ export function readableBytes(bytes: number): string {
  * spec's status for a file too large to take), saying what is used and allowed; null when it fits.
  * `replacing`: the size of the file it would replace (given back, and no new upload).
  */
-export function quotaRefusal(usage: Usage, size: number, replacing?: number): ApiError | null {
+export function quotaRefusal(usage: UsageAnswer, size: number, replacing?: number): ApiError | null {
   const newUpload = replacing === undefined;
   if (newUpload && usage.uploads_allowed !== null && usage.uploads_used + 1 > usage.uploads_allowed) {
     return new ApiError(
@@ -65,7 +71,7 @@ export function quotaRefusal(usage: Usage, size: number, replacing?: number): Ap
 }
 
 /** Throws the refusal of a file of `size` bytes, if any (see quotaRefusal). */
-export function assertWithinQuota(usage: Usage, size: number, replacing?: number) {
+export function assertWithinQuota(usage: UsageAnswer, size: number, replacing?: number) {
   const refusal = quotaRefusal(usage, size, replacing);
   if (refusal) throw refusal;
 }
@@ -75,7 +81,7 @@ export function assertWithinQuota(usage: Usage, size: number, replacing?: number
  * by then other uploads may have been removed, so it may fit now; it is refused all the same, and
  * the client may send it again.
  */
-export function refusedCharge(usage: Usage, size: number, replacing?: number): ApiError {
+export function refusedCharge(usage: UsageAnswer, size: number, replacing?: number): ApiError {
   return (
     quotaRefusal(usage, size, replacing) ??
     new ApiError(
@@ -90,7 +96,7 @@ export function refusedCharge(usage: Usage, size: number, replacing?: number): A
 export type QuotaSetting = number | null | "unlimited";
 
 /** The account's quotas as set (null: the default), and its usage against those in force. */
-export interface AccountQuotas extends Usage {
+export interface AccountQuotas extends UsageAnswer {
   id: string;
   quota_bytes: QuotaSetting;
   quota_uploads: QuotaSetting;

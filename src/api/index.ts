@@ -1,88 +1,16 @@
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
-import { identifyCaller, requireKey } from "../http/auth";
-import { rateLimits } from "../http/throttles/rate-limits";
 import { NO_STORE } from "../http/cache-control";
-import { accountSession, apiSession } from "../http/d1-sessions";
-import { readFields } from "../http/body";
-import { linkSigning, publicOrigin } from "../http/request-info";
-import { parseOrThrow, validate } from "../http/validation";
-import { changeUpload } from "../uploads/change";
-import { requestStores } from "../deps";
-import { presentUpload } from "../uploads/present";
-import { getOwnedUpload, listPage } from "../uploads/read";
-import { removeOwnedUpload } from "../uploads/remove";
+import { apiSession } from "../http/d1-sessions";
 import { methodNotAllowed } from "../http/method-not-allowed";
-import { routeGroup } from "../http/route-group";
-import { openApiRoute } from "./openapi";
-import {
-  describeChange,
-  describeChunk,
-  describeDelete,
-  describeGet,
-  describeList,
-  describeReplace,
-  describeUpload,
-  describeUsage,
-} from "./openapi-operations";
-import { accountUsage } from "../accounts/quotas";
-import { settingsOf } from "../settings";
-import { changeBody, listQuery } from "./schemas";
-import { deletedResponse, listResponse, uploadItemResponse, usageResponse } from "./responses";
-import { handleChunk } from "./chunk";
-import { assertExpiryAllowed, handleReplace, handleUpload } from "./upload";
-import { plainTextUrl } from "./plain-text";
+import { albumRoutes } from "./albums";
 import { chevereto } from "./compat/chevereto";
 import { lsky } from "./compat/lsky";
+import { openApiRoute } from "./openapi/document";
+import { pieces } from "./pieces";
 import { tusCreation, tusUploads } from "./tus";
-import { albumRoutes } from "./albums";
-
-const deps = requestStores;
-
-/**
- * Pieces of a large file, on their own budget. They are never read back through the API, so their
- * session stays the one opened on the primary (its first query ran there) and their writes are
- * not noted for the account's reads.
- */
-const pieces = routeGroup(identifyCaller, rateLimits("pieces"))
-  // Either key may send pieces: an upload-only key must be able to upload a large file.
-  .post("/chunk", describeChunk, requireKey("any"), (c) => handleChunk(c, deps(c)))
-  .all("/chunk", methodNotAllowed("POST"));
-
-/** Every other operation: the caller, then the spec's limits, then the account's D1 session. */
-const uploads = routeGroup(identifyCaller, rateLimits("api"), accountSession)
-  .post("/", describeUpload, requireKey("any"), plainTextUrl, (c) => handleUpload(c, deps(c)))
-  .get("/", describeList, requireKey("full"), validate("query", listQuery), async (c) => {
-    const { page } = c.req.valid("query");
-    const { rows, meta } = await listPage(deps(c), c.var.caller.accountId, page);
-    const origin = publicOrigin(c);
-    return listResponse(c, await Promise.all(rows.map((row) => presentUpload(row, origin, linkSigning(c)))), meta);
-  })
-  .all("/", methodNotAllowed("GET", "POST"))
-  // Either key: a refused upload tells the upload-only key as much, and the uploader page shows it.
-  .get("/usage", describeUsage, requireKey("any"), async (c) => {
-    return usageResponse(c, await accountUsage(c.var.db, c.var.caller.accountId, settingsOf(c.env).quotas));
-  })
-  .all("/usage", methodNotAllowed("GET"))
-
-  .get("/:id", describeGet, requireKey("full"), async (c) => {
-    const row = await getOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
-    return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
-  })
-  .patch("/:id", describeChange, requireKey("full"), async (c) => {
-    const patch = parseOrThrow(changeBody, await readFields(c.req.raw));
-    assertExpiryAllowed(c, patch.expires_in);
-    const row = await changeUpload(deps(c), c.var.caller.accountId, c.req.param("id"), patch);
-    return uploadItemResponse(c, await presentUpload(row, publicOrigin(c), linkSigning(c)));
-  })
-  .delete("/:id", describeDelete, requireKey("full"), async (c) => {
-    await removeOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
-    return deletedResponse(c);
-  })
-  .all("/:id", methodNotAllowed("GET", "PATCH", "DELETE"))
-  .post("/:id/replace", describeReplace, requireKey("full"), (c) => handleReplace(c, deps(c)))
-  .all("/:id/replace", methodNotAllowed("POST"));
+import { uploads } from "./uploads";
 
 /**
  * Answers are an account's own, may carry signed links, and may come for a key in the query: no
@@ -93,9 +21,10 @@ const noStore = createMiddleware<AppEnv>(async (c, next) => {
   c.header("Cache-Control", NO_STORE);
 });
 
+/** The API face: each resource's routes are in its folder, with their OpenAPI descriptions beside them. */
 export const api = new Hono<AppEnv>()
   // Generated from this router: an operation is in the document when its first handler is its
-  // description (openapi-operations.ts).
+  // description (uploads/openapi.ts).
   .get(
     "/openapi.json",
     openApiRoute((): Hono<AppEnv> => api),
@@ -104,13 +33,13 @@ export const api = new Hono<AppEnv>()
   // Every other request, an operation's or an unknown path's.
   .use(noStore)
   .use(apiSession)
-  // Ways in that other tools speak (Chevereto's /1/upload, Lsky Pro's /v1/upload), before /{id}.
+  // The groups' paths do not overlap (an id is matched by its shape: uploads/id-paths.ts), so their
+  // order only sets the order of the document's paths.
+  // Ways in that other tools speak (Chevereto's /1/upload, Lsky Pro's /v1/upload).
   .route("/", chevereto)
   .route("/", lsky)
-  // Pieces and tus first: /chunk and /tus are also paths of /{id}.
   .route("/", pieces)
   .route("/", tusCreation)
   .route("/", tusUploads)
-  // Albums before /{id}: /albums is also a path of /{id}.
   .route("/", albumRoutes)
   .route("/", uploads);

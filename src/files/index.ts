@@ -6,7 +6,7 @@ import { immutableUntil, NO_STORE, REVALIDATE } from "../http/cache-control";
 import { serveObject } from "../http/serve-object";
 import { publicOrigin } from "../http/request-info";
 import { settingsOf } from "../settings";
-import type { Upload } from "../uploads/upload";
+import type { UploadRow } from "../model/schema";
 import { uploadLinks } from "../uploads/public-urls";
 import {
   admitToFile,
@@ -115,7 +115,7 @@ const recall = (c: Context<AppEnv>) => servingDeps(c).records.recall(c.req.param
 const fromDatabase = (
   c: Context<AppEnv>,
   record: ServingRecord | null,
-  serve: (row: Upload) => Promise<Response | null>,
+  serve: (row: UploadRow) => Promise<Response | null>,
 ) => fromCurrentUpload(servingDeps(c), c.req.param("id")!, record !== null, serve);
 
 /**

@@ -2,7 +2,7 @@ import { createMiddleware } from "hono/factory";
 import type { Context } from "hono";
 import { findCaller } from "../accounts/callers";
 import type { AppEnv } from "../env";
-import { forbidden, unauthorized } from "../errors";
+import { unauthorized } from "../errors";
 import { countBadKey } from "./throttles/budgets";
 import { clientIp } from "./request-info";
 
@@ -55,10 +55,4 @@ export function assertFullKey(c: Context<AppEnv>): void {
   if (c.var.caller.kind !== "full") {
     throw unauthorized("This operation needs the full API key; the upload-only key can only upload.");
   }
-}
-
-/** Banned accounts and IPs may not upload (spec: 403 on upload). */
-export function assertMayUpload(c: Context<AppEnv>): void {
-  if (c.var.caller.banned) throw forbidden("This account is banned from uploading.");
-  if (c.var.caller.ipBanned) throw forbidden("Uploads from this IP address are banned.");
 }

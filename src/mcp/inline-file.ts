@@ -1,4 +1,5 @@
 import { unprocessable } from "../errors";
+import { decodeBase64Text } from "../http/base64";
 import { MiB } from "../model/spec-limits";
 
 /**
@@ -18,24 +19,14 @@ export const LARGER_FILES =
 
 /** The file's bytes from base64 (standard or URL-safe, with or without a `data:` prefix). */
 export function decodeInlineFile(text: string): Uint8Array {
-  const base64 = text
-    .replace(/^data:[^,]*;base64,/i, "")
-    .replace(/\s+/g, "")
-    .replace(/-/g, "+")
-    .replace(/_/g, "/");
+  const base64 = text.replace(/^data:[^,]*;base64,/i, "").replace(/\s+/g, "");
   // Checked before decoding: a file over the ceiling is refused without being held twice.
   const size = Math.floor((base64.replace(/=+$/, "").length * 3) / 4);
   if (size > INLINE_FILE_BYTES) {
     throw unprocessable(`The file is ${size} bytes; inline files may be at most ${INLINE_FILE_BYTES}. ${LARGER_FILES}`);
   }
   if (size === 0) throw unprocessable("data: the file is empty.");
-  let binary: string;
-  try {
-    binary = atob(base64);
-  } catch {
-    throw unprocessable("data: not valid base64.");
-  }
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  const bytes = decodeBase64Text(base64, { urlSafe: true, unpadded: true });
+  if (!bytes) throw unprocessable("data: not valid base64.");
   return bytes;
 }

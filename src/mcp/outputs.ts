@@ -1,29 +1,24 @@
 import { z } from "zod";
-import {
-  albumListResponseSchema,
-  albumResponseSchema,
-  listResponseSchema,
-  uploadItemResponseSchema,
-  uploadResponseSchema,
-} from "../api/schemas";
+import { albumSchema, listPageMetaSchema, uploadResultSchema, uploadSchema } from "../uploads/schemas/resources";
 
 /**
- * What each tool returns as `structuredContent`, declared as its `outputSchema`: the API's own
- * resources, so an agent reads the same fields a client of the API does. MCP wants an object at
- * the root of an output schema, so each is rebuilt from its shape without the component name the
- * OpenAPI document gives it (a named schema becomes a `$ref` at the root).
+ * What each tool returns as `structuredContent`, declared as its `outputSchema`: the resources the
+ * API answers with too (src/uploads/schemas/resources.ts), so an agent reads the same fields a
+ * client of the API does. MCP wants an object at the root of an output schema, so each is rebuilt
+ * from its shape without the component name the OpenAPI document gives it (a named schema becomes
+ * a `$ref` at the root).
  */
 
 /** An upload as GET /api/{id} answers it. */
-export const uploadOutput = z.object(uploadItemResponseSchema.shape.data.shape);
+export const uploadOutput = z.object(uploadSchema.shape);
 
 /** A new upload (or the existing one it duplicates), as POST /api answers it. */
-export const uploadResultOutput = z.object(uploadResponseSchema.shape.data.shape);
+export const uploadResultOutput = z.object(uploadResultSchema.shape);
 
 /** One page of the account's uploads, as GET /api answers it. */
 export const listOutput = z.object({
   data: z.array(uploadOutput),
-  meta: listResponseSchema.shape.meta,
+  meta: listPageMetaSchema,
 });
 
 export const deletedOutput = z.object({ id: z.string(), deleted: z.literal(true) });
@@ -44,10 +39,10 @@ export const variantsOutput = z.object({
 });
 
 /** An album as GET /api/albums/{id} answers it. */
-export const albumOutput = z.object(albumResponseSchema.shape.data.shape);
+export const albumOutput = z.object(albumSchema.shape);
 
 /** One page of the account's albums, as GET /api/albums answers it. */
 export const albumListOutput = z.object({
   data: z.array(albumOutput),
-  meta: albumListResponseSchema.shape.meta,
+  meta: listPageMetaSchema,
 });

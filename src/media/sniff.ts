@@ -106,9 +106,9 @@ function sniffFtyp(b: Uint8Array): Format | null {
   const boxSize = u32be(b, 0);
   if (boxSize < 16 || boxSize % 4 !== 0) return null;
   const major = ascii(b, 8, 4);
-  const brands = [major];
   // Brands are read from the first bytes only, however large the box says it is.
-  for (let at = 16; at + 4 <= Math.min(boxSize, b.length, SNIFF_BYTES); at += 4) brands.push(ascii(b, at, 4));
+  const compatible = Math.floor((Math.min(boxSize, b.length, SNIFF_BYTES) - 16) / 4);
+  const brands = [major, ...Array.from({ length: compatible }, (_, k) => ascii(b, 16 + 4 * k, 4))];
   // The major brand says what the file is; compatible brands only break ties.
   if (AVIF_BRANDS.has(major)) return "avif";
   if (HEIC_BRANDS.has(major)) return "heic";

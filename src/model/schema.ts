@@ -187,7 +187,8 @@ export const pieceSessions = sqliteTable(
     assembled: integer("assembled", { mode: "boolean" }).notNull().default(false),
     /**
      * Who sends the pieces: the client itself through /api/chunk, or the service, cutting a tus
-     * upload's bytes into pieces (uploads/intake/tus-bytes.ts). Neither way may touch the other's.
+     * upload's bytes into pieces (uploads/intake/tus/byte-writer.ts). Neither way may touch the
+     * other's.
      */
     sender: text("sender", { enum: PIECE_SENDERS }).notNull().default("chunk"),
   },

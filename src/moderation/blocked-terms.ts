@@ -19,6 +19,6 @@ export async function blockTerm(db: Database, term: string, now: number) {
 /** Unblocks the term as entered, or any spelling of it: it is removed by its normalised form. */
 export async function unblockTerm(db: Database, spelling: string) {
   const normalized = normalizeForModeration(spelling);
-  if (!(await store.removeBlockedTerm(db, normalized))) throw notFound("That term is not blocked.");
+  if (!(await store.deleteBlockedTerm(db, normalized))) throw notFound("That term is not blocked.");
   return { normalized, blocked: false as const };
 }

@@ -9,11 +9,10 @@ import { limitListing } from "../http/throttles/network-limits";
 import { isoTimestamp } from "../time";
 import { FEED_ENTRIES, feedUploads, galleryPage, sitemapPage, sitemapPages } from "../uploads/listings";
 import { albumGalleryPage, albumSitemapPage, albumSitemapPages, feedAlbums } from "../uploads/albums/pages";
-import type { AlbumRow } from "../model/schema";
+import type { AlbumRow, UploadRow } from "../model/schema";
 import { unrestricted } from "../model/policy";
 import { albumUrl } from "../uploads/albums/albums";
 import { uploadLinks } from "../uploads/public-urls";
-import type { Upload } from "../uploads/upload";
 import { page, PAGE_HEADERS } from "./html";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import { visitorText } from "./previews";
@@ -129,7 +128,7 @@ ${urls}</urlset>
   return c.body(body.text, 200, XML_HEADERS);
 }
 
-async function feedEntry(origin: string, row: Upload) {
+async function feedEntry(origin: string, row: UploadRow) {
   const links = uploadLinks(origin, row);
   const { title, description } = visitorText(row);
   const picture = unrestricted.of(row) && links.thumb ? html`<p><img src="${links.thumb}" alt="${title}"></p>` : "";
@@ -147,7 +146,7 @@ async function feedEntry(origin: string, row: Upload) {
 }
 
 /** An album's entry: its cover's thumbnail and its description, none of either while it is locked. */
-async function albumFeedEntry(origin: string, album: AlbumRow, cover: Upload | null) {
+async function albumFeedEntry(origin: string, album: AlbumRow, cover: UploadRow | null) {
   const link = albumUrl(origin, album.id);
   const { title, description } = albumVisitorText(album);
   const thumb = cover && album.passwordHash === null ? uploadLinks(origin, cover).thumb : null;

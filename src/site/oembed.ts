@@ -1,6 +1,6 @@
 import { ApiError, badRequest, notFound, unauthorized } from "../errors";
 import { embeddable } from "../model/policy";
-import type { Upload } from "../uploads/upload";
+import type { UploadRow } from "../model/schema";
 import { playerIframe, thumbnailSize, uploadTitle, type Links } from "./previews";
 import { fittingVariant } from "./responsive-images";
 
@@ -53,7 +53,7 @@ const fits = (size: { width: number; height: number }, maxWidth: number | null, 
   (!maxWidth || size.width <= maxWidth) && (!maxHeight || size.height <= maxHeight);
 
 export function oembedAnswer(
-  row: Upload,
+  row: UploadRow,
   links: Links,
   request: OembedRequest,
   site: { name: string; url: string; embed: string },
@@ -97,7 +97,7 @@ export function oembedAnswer(
  */
 export function albumOembedAnswer(
   album: { title: string; locked: boolean },
-  cover: { row: Upload; thumb: string | null } | null,
+  cover: { row: UploadRow; thumb: string | null } | null,
   request: OembedRequest,
   site: { name: string; url: string },
 ) {

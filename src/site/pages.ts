@@ -11,7 +11,7 @@ import { uploadForPage, uploadForPreview } from "../uploads/pages";
 import { embeddable, locked, pageIndexable } from "../model/policy";
 import { uploadLinks } from "../uploads/public-urls";
 import { removeUploadByToken, uploadForDeleteLink } from "../uploads/remove";
-import { deletedResponse } from "../api/responses";
+import { DELETED } from "../uploads/schemas/resources";
 import { EMBED_HEADERS, NOINDEX, page, PAGE_HEADERS, UPLOADER_HEADERS } from "./html";
 import { passwordForm, refusedPassword } from "./password-form";
 import { TUS_CLIENT_PATH, TUS_CLIENT_SCRIPT, UPLOADER_BODY, UPLOADER_STYLE } from "./uploader-page";
@@ -25,7 +25,7 @@ import { previewTags, uploadTitle } from "./previews";
 import { pageImageSources } from "./responsive-images";
 import { shareOptions, shareSnippets } from "./share-options";
 import { methodNotAllowed } from "../http/method-not-allowed";
-import type { Upload } from "../uploads/upload";
+import type { UploadRow } from "../model/schema";
 
 const deps = requestStores;
 
@@ -33,7 +33,7 @@ const gonePage = (c: Context<AppEnv>, heading: string, text: string) =>
   c.html(page({ title: heading, head: NOINDEX, body: html`<h1>${heading}</h1><p>${text}</p>` }), 410, PAGE_HEADERS);
 
 /** The live upload a page is about, or the page that says why there is none. */
-async function pageUpload(c: Context<AppEnv>): Promise<Upload | Response> {
+async function pageUpload(c: Context<AppEnv>): Promise<UploadRow | Response> {
   const found = await uploadForPage(deps(c), c.req.param("id")!);
   if (!found) throw notFound("No such upload.");
   if ("upload" in found) return found.upload;
@@ -45,7 +45,7 @@ async function pageUpload(c: Context<AppEnv>): Promise<Upload | Response> {
 }
 
 /** The site's own URLs about an upload, besides its links. */
-function siteUrls(c: Context<AppEnv>, row: Upload) {
+function siteUrls(c: Context<AppEnv>, row: UploadRow) {
   const origin = publicOrigin(c);
   const links = uploadLinks(origin, row);
   return {
@@ -60,7 +60,7 @@ function siteUrls(c: Context<AppEnv>, row: Upload) {
  * The file as the page shows it: a video with its thumbnail as poster, or the image, through its
  * variants where it has them (responsive-images.ts), filling the viewport when `fill`.
  */
-function mediaElement(row: Upload, src: string, poster: string | null, title: string, fill = false) {
+function mediaElement(row: UploadRow, src: string, poster: string | null, title: string, fill = false) {
   const size = row.width && row.height ? html` width="${row.width}" height="${row.height}"` : "";
   if (row.type === "video") {
     const posterAttribute = poster ? html` poster="${poster}"` : "";
@@ -72,7 +72,7 @@ function mediaElement(row: Upload, src: string, poster: string | null, title: st
 }
 
 /** The page showing the file at `src` (a signed link for a locked upload). */
-function uploadPage(c: Context<AppEnv>, row: Upload, src: string) {
+function uploadPage(c: Context<AppEnv>, row: UploadRow, src: string) {
   const title = uploadTitle(row);
   const urls = siteUrls(c, row);
   const indexable = pageIndexable(row);
@@ -187,6 +187,6 @@ export const pages = new Hono<AppEnv>()
         PAGE_HEADERS,
       );
     }
-    return deletedResponse(c);
+    return c.json(DELETED);
   })
   .all("/d/:id/:token", methodNotAllowed("GET", "POST", "DELETE"));

@@ -2,14 +2,14 @@ import { html } from "hono/html";
 import { THUMB_WIDTH } from "../model/spec-limits";
 import { locked, unrestricted } from "../model/policy";
 import type { uploadLinks } from "../uploads/public-urls";
-import type { Upload } from "../uploads/upload";
+import type { UploadRow } from "../model/schema";
 import type { Markup } from "./html";
 import { previewImage } from "./responsive-images";
 
 export type Links = ReturnType<typeof uploadLinks>;
 
 /** What pages, previews and embeds call an upload. */
-export const uploadTitle = (row: Pick<Upload, "title">) => row.title ?? "Untitled upload";
+export const uploadTitle = (row: Pick<UploadRow, "title">) => row.title ?? "Untitled upload";
 
 /** Text for a double-quoted attribute of markup built as a string (embed codes to copy). */
 export const escapeAttribute = (text: string) =>
@@ -33,14 +33,14 @@ const LOCKED_TITLE = "Password-protected upload";
  * more than this.
  */
 export const visitorText = (
-  row: Pick<Upload, "passwordHash" | "title" | "description">,
+  row: Pick<UploadRow, "passwordHash" | "title" | "description">,
 ): { title: string; description: string | null } =>
   locked.of(row)
     ? { title: LOCKED_TITLE, description: null }
     : { title: uploadTitle(row), description: row.description };
 
 /** The thumbnail's size: THUMB_WIDTH wide (a narrower image keeps its width), height in proportion. */
-export function thumbnailSize(row: Pick<Upload, "width" | "height">): { width: number; height: number } | null {
+export function thumbnailSize(row: Pick<UploadRow, "width" | "height">): { width: number; height: number } | null {
   if (!row.width || !row.height) return null;
   const width = Math.min(THUMB_WIDTH, row.width);
   return { width, height: Math.max(1, Math.round((width * row.height) / row.width)) };
@@ -64,7 +64,11 @@ const named = (name: string, content: string | number | null | undefined) =>
  * og:video (the MP4, with the thumbnail as poster) and as a Twitter player card on the embed
  * page. `embed` and `oembed` are the URLs of the player page and of the page's oEmbed answer.
  */
-export function previewTags(row: Upload, links: Links, urls: { embed: string; oembed: string; site: string }): Markup {
+export function previewTags(
+  row: UploadRow,
+  links: Links,
+  urls: { embed: string; oembed: string; site: string },
+): Markup {
   const title = uploadTitle(row);
   const common = html`${[
     property("og:site_name", urls.site),
@@ -140,7 +144,7 @@ export function previewTags(row: Upload, links: Links, urls: { embed: string; oe
  */
 export function albumPreviewTags(
   album: { title: string; description: string | null; url: string },
-  cover: { row: Upload; links: Links } | null,
+  cover: { row: UploadRow; links: Links } | null,
   urls: { oembed: string; site: string },
 ): Markup {
   const common = html`${[

@@ -1,6 +1,7 @@
 import { unrestricted } from "../model/policy";
 import { variantUrl } from "../uploads/public-urls";
-import type { Upload } from "../uploads/upload";
+import type { UploadRow } from "../model/schema";
+import { srcsetOf, variantLadder } from "../uploads/variants/ladder";
 import { widthsFor } from "../uploads/variants/options";
 import { servedWhole } from "../uploads/variants/plan";
 
@@ -10,7 +11,7 @@ import { servedWhole } from "../uploads/variants/plan";
  * hundred pixels of AVIF rather than the camera's file.
  */
 
-type Shown = Pick<Upload, "type" | "mime" | "animated" | "width" | "height" | "passwordHash" | "maxViews">;
+type Shown = Pick<UploadRow, "type" | "mime" | "animated" | "width" | "height" | "passwordHash" | "maxViews">;
 
 /**
  * A still image anyone may see, of known size: a locked or view-limited upload has no variants,
@@ -18,10 +19,6 @@ type Shown = Pick<Upload, "type" | "mime" | "animated" | "width" | "height" | "p
  */
 const hasVariants = (row: Shown): row is Shown & { width: number; height: number } =>
   row.type === "image" && !servedWhole(row) && unrestricted.of(row) && !!row.width && !!row.height;
-
-/** `srcset` candidates: each ladder width, the widest at the image's own width. */
-const candidates = (src: string, row: { width: number }, widths: number[]) =>
-  widths.map((w) => `${variantUrl(src, w)} ${Math.min(w, row.width)}w`).join(", ");
 
 /** The page's column: the body's 960 px less its 1rem of padding each side (src/site/html.ts). */
 const PAGE_COLUMN_PX = 928;
@@ -31,7 +28,7 @@ export function pageImageSources(row: Shown, src: string, fill = false) {
   if (!hasVariants(row)) return null;
   const shown = Math.min(row.width, PAGE_COLUMN_PX);
   const sizes = fill ? "100vw" : `(max-width: ${shown + 32}px) calc(100vw - 2rem), ${shown}px`;
-  return { srcset: candidates(src, row, widthsFor(row.width)), sizes };
+  return { srcset: srcsetOf(src, row.width), sizes };
 }
 
 /**
@@ -43,7 +40,7 @@ export function tileImageSources(row: Shown, src: string, thumb: { url: string; 
   const wider = widthsFor(row.width).filter((w) => w > thumb.width && w <= 640);
   if (!wider.length) return null;
   return {
-    srcset: `${thumb.url} ${thumb.width}w, ${candidates(src, row, wider)}`,
+    srcset: `${thumb.url} ${thumb.width}w, ${srcsetOf(src, row.width, wider)}`,
     sizes: "(max-width: 560px) calc(50vw - 1.5rem), 240px",
   };
 }
@@ -68,9 +65,9 @@ export function previewImage(row: Shown, src: string) {
 export function fittingVariant(row: Shown, src: string, maxWidth: number | null, maxHeight: number | null) {
   if (!hasVariants(row)) return null;
   const { width, height } = row;
-  const fits = widthsFor(width)
-    .filter((w) => w < width)
-    .map((w) => ({ url: variantUrl(src, w), width: w, height: Math.max(1, Math.round((height * w) / width)) }))
+  const fits = variantLadder(src, width)
+    .filter((v) => v.width < width)
+    .map((v) => ({ url: v.url, width: v.width, height: Math.max(1, Math.round((height * v.width) / width)) }))
     .filter((v) => (!maxWidth || v.width <= maxWidth) && (!maxHeight || v.height <= maxHeight));
   return fits.at(-1) ?? null;
 }

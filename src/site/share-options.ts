@@ -1,11 +1,11 @@
 import { html } from "hono/html";
 import { unrestricted } from "../model/policy";
-import type { Upload } from "../uploads/upload";
+import type { UploadRow } from "../model/schema";
 import type { Markup } from "./html";
 import { escapeAttribute, playerIframe, uploadTitle, type Links } from "./previews";
 
 /** The ways to share an upload, as text a person copies: each link or snippet, by name. */
-export function shareSnippets(row: Upload, links: Links, embed: string): { name: string; text: string }[] {
+export function shareSnippets(row: UploadRow, links: Links, embed: string): { name: string; text: string }[] {
   const title = uploadTitle(row);
   const page = { name: "Page link", text: links.direct };
   // A locked or view-limited upload is shared by its page, which asks for the password or counts the view.

@@ -1,10 +1,9 @@
 import { html } from "hono/html";
 import { badRequest } from "../errors";
 import { awaitsConversion, locked, unrestricted, viewLimited } from "../model/policy";
-import type { AlbumRow } from "../model/schema";
+import type { AlbumRow, UploadRow } from "../model/schema";
 import { albumUrl } from "../uploads/albums/albums";
 import { uploadLinks } from "../uploads/public-urls";
-import type { Upload } from "../uploads/upload";
 import type { Markup } from "./html";
 import { thumbnailSize, visitorText } from "./previews";
 import { tileImageSources } from "./responsive-images";
@@ -32,11 +31,11 @@ export function pageNumber(raw: string | undefined): number {
 }
 
 /** What a tile without a thumbnail says instead. */
-const noThumbnail = (row: Upload) =>
+const noThumbnail = (row: UploadRow) =>
   locked.of(row) ? "Password-protected" : viewLimited.of(row) ? "Limited views" : "No preview yet";
 
 /** The upload's thumbnail, if anyone may see it, through its variants where it has them. */
-function picture(origin: string, row: Upload, alt: string): Markup | null {
+function picture(origin: string, row: UploadRow, alt: string): Markup | null {
   const links = uploadLinks(origin, row);
   const size = thumbnailSize(row);
   if (!unrestricted.of(row) || awaitsConversion.of(row) || !links.thumb) return null;
@@ -47,14 +46,14 @@ function picture(origin: string, row: Upload, alt: string): Markup | null {
 }
 
 /** An upload's tile: its thumbnail (or why there is none) and title, linking to its page. */
-export function uploadTile(origin: string, row: Upload): Markup {
+export function uploadTile(origin: string, row: UploadRow): Markup {
   const { title } = visitorText(row);
   const shown = picture(origin, row, title) ?? html`<span class="nothumb">${noThumbnail(row)}</span>`;
   return html`<li><a href="${uploadLinks(origin, row).direct}">${shown}<span class="caption">${title}</span></a></li>`;
 }
 
 /** An album's tile: its cover's thumbnail (none while it is locked) and title, linking to its page. */
-export function albumTile(origin: string, album: AlbumRow, cover: Upload | null): Markup {
+export function albumTile(origin: string, album: AlbumRow, cover: UploadRow | null): Markup {
   const { title } = albumVisitorText(album);
   const isLocked = album.passwordHash !== null;
   const shown =

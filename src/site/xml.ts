@@ -9,7 +9,7 @@ import { NOT_XML_CHAR } from "../model/xml-text";
  * (src/model/xml-text.ts). One other character, even as a reference, makes the
  * whole document ill-formed, and a conforming reader then rejects all of it: one title would
  * empty the feed. Titles and descriptions with such characters are refused on the way in
- * (api/schemas.ts), but rows stored before are not, so every value is cleaned here. Each such
+ * (src/uploads/schemas/fields.ts), but rows stored before are not, so every value is cleaned here. Each such
  * character becomes U+FFFD rather than being dropped: the reader sees that something was there,
  * and no two pieces of text are joined into one that neither was (Unicode Technical Report #36,
  * "Deletion of Code Points"). UTF-8 encoding already turns an unpaired surrogate into U+FFFD.

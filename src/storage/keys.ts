@@ -34,8 +34,8 @@ export const PIECES_PREFIX = "chunks/";
 export const piecePrefix = (uploadId: string) => `${PIECES_PREFIX}${uploadId}/`;
 export const pieceKey = (uploadId: string, index: number) => `${piecePrefix(uploadId)}${index}`;
 /**
- * A tus upload's bytes that wait for their piece to fill (uploads/intake/tus-bytes.ts), by where
- * they start and the request that wrote them (its writer lease): every request writes keys of
+ * A tus upload's bytes that wait for their piece to fill (uploads/intake/tus/byte-writer.ts), by
+ * where they start and the request that wrote them (its writer lease): every request writes keys of
  * its own, so a writer that lost its lease never overwrites another's bytes, and no key is
  * written twice (R2 takes one write a second to a key).
  */

@@ -16,7 +16,7 @@ export async function addBlockedTerm(db: Database, term: { normalized: string; t
   return rows.length > 0;
 }
 
-export async function removeBlockedTerm(db: Database, normalized: string) {
+export async function deleteBlockedTerm(db: Database, normalized: string) {
   const rows = await db
     .delete(blockedTerms)
     .where(eq(blockedTerms.normalized, normalized))

@@ -1,3 +1,6 @@
+import type { UploadRow } from "../model/schema";
+import { variantPrefix } from "./keys";
+
 /** R2 deletes at most this many keys in one call. */
 const DELETE_BATCH = 1000;
 /** A delete is tried this many times, waiting RETRY_BASE_MS, then twice that, between tries. */
@@ -38,4 +41,26 @@ export async function deletePrefix(bucket: R2Bucket, prefix: string, keys: strin
     cursor = listing.truncated ? listing.cursor : undefined;
   } while (cursor);
   if (rest.length) await deleteObjects(bucket, rest);
+}
+
+/** An upload's file and thumbnail, as a row names them. */
+export type NamedFiles = Pick<UploadRow, "objectKey" | "thumbKey">;
+
+export const keysOf = (files: NamedFiles) => [files.objectKey, files.thumbKey].filter((key): key is string => !!key);
+
+/**
+ * Deletes the files an upload pointed at before a change, then the variants made of its file;
+ * called once the row points elsewhere (`current`, whose files are kept where the change kept a
+ * key). The file goes first: a variant is stored only while its file is still there
+ * (src/uploads/variants/make.ts), so one stored after this listing saw no file and removes itself.
+ * Deleted with retries, since records of them are harmless only once they are gone; throws R2's
+ * error when every try failed.
+ */
+export async function deletePreviousFiles(bucket: R2Bucket, previous: NamedFiles, current?: NamedFiles) {
+  const kept = current ? keysOf(current) : [];
+  await deleteObjects(
+    bucket,
+    keysOf(previous).filter((key) => !kept.includes(key)),
+  );
+  if (previous.objectKey !== current?.objectKey) await deletePrefix(bucket, variantPrefix(previous.objectKey));
 }

@@ -8,3 +8,24 @@ export async function storedFile(bucket: R2Bucket, key: string, options: { range
   if (!object) throw new Error(`stored file ${key} is missing`);
   return object;
 }
+
+/** A stored file's first `length` bytes (all of them if it is shorter), and the whole file's size. */
+export async function storedHead(bucket: R2Bucket, key: string, length: number) {
+  const object = await storedFile(bucket, key, { range: { offset: 0, length } });
+  return { bytes: new Uint8Array(await object.arrayBuffer()), size: object.size };
+}
+
+/**
+ * Writes a file a media job makes, under a new key, listed in `written` as it is: the job
+ * removes what it wrote if it fails before the upload points at it.
+ */
+export function putNewFile(
+  bucket: R2Bucket,
+  key: string,
+  body: ReadableStream | Uint8Array | null,
+  contentType: string,
+  written: string[],
+) {
+  written.push(key);
+  return bucket.put(key, body, { httpMetadata: { contentType } });
+}

@@ -3,7 +3,7 @@ import { unprocessable } from "../errors";
 import { assertFreeOfTerms, textToModerate } from "../moderation/moderate";
 import { readIntakeChecks } from "../storage/intake-checks";
 import { chargeNewUpload, isQuotaViolation, type DefaultQuotas } from "../storage/usage";
-import { accountUsage, assertWithinQuota, refusedCharge, usageAgainst } from "../accounts/quotas";
+import { readUsageAnswer, assertWithinQuota, refusedCharge, usageAgainst } from "../accounts/quotas";
 import { writeUploadWithJob } from "../storage/media-jobs";
 import { isFlaggedContent } from "../storage/moderation";
 import type { UploadRow } from "../model/schema";
@@ -118,7 +118,7 @@ export async function createUpload(
   const inserted = await writeUploadWithJob(db, job, uploadInsert(db, row), charge).catch(async (error) => {
     await dropThumbnail();
     // Another upload of the account took the room since the check above.
-    if (isQuotaViolation(error)) throw refusedCharge(await accountUsage(db, accountId, quotas), file.size);
+    if (isQuotaViolation(error)) throw refusedCharge(await readUsageAnswer(db, accountId, quotas), file.size);
     throw error;
   });
   if (inserted.length > 0) return { duplicate: false, row, deleteToken, jobId: job?.id ?? null };

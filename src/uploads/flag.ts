@@ -1,6 +1,7 @@
 import { notFound } from "../errors";
 import { recordFlaggedContent } from "../storage/moderation";
-import { deleteUploadsWithContent, findUpload } from "../storage/uploads";
+import { deleteUploadsWithContent } from "../storage/upload-deletions";
+import { findUpload } from "../storage/uploads";
 import type { Stores } from "../storage/stores";
 import { removeFilesOfEach } from "./serving/previous-files";
 

@@ -6,7 +6,7 @@ import { KEPT_BYTES } from "../storage/object-writer";
 import type { StagedFile } from "./intake/staged-file";
 import type { Stores } from "../storage/stores";
 import { THUMB_WIDTH } from "../model/spec-limits";
-import { webpPlan } from "./media-jobs/webp-plan";
+import { webpPlan } from "../media/image/webp-plan";
 
 /**
  * A small image's thumbnail, made in its upload's own request: all a media job would do for

@@ -1,5 +1,6 @@
 import { countListedUploads, listedUploads } from "../storage/uploads";
 import type { Stores } from "../storage/stores";
+import { lastPage } from "./pagination";
 
 /**
  * The site's listings of uploads (listed in policy.ts): the gallery, the sitemap and the feed,
@@ -14,8 +15,6 @@ export const GALLERY_PAGE_SIZE = 48;
 const SITEMAP_PAGE_URLS = 5_000;
 export const FEED_ENTRIES = 50;
 
-const pagesOf = (total: number, size: number) => Math.max(1, Math.ceil(total / size));
-
 /** Page `number` of the gallery (from 1), and the number of its last page. */
 export async function galleryPage(deps: Stores, number: number) {
   const now = deps.now();
@@ -23,12 +22,12 @@ export async function galleryPage(deps: Stores, number: number) {
     listedUploads(deps.db, now, GALLERY_PAGE_SIZE, (number - 1) * GALLERY_PAGE_SIZE),
     countListedUploads(deps.db, now),
   ]);
-  return { uploads, last: pagesOf(total, GALLERY_PAGE_SIZE) };
+  return { uploads, last: lastPage(total, GALLERY_PAGE_SIZE) };
 }
 
 /** How many pages the sitemap has: at least one, which lists the gallery. */
 export const sitemapPages = async (deps: Stores) =>
-  pagesOf(await countListedUploads(deps.db, deps.now()), SITEMAP_PAGE_URLS);
+  lastPage(await countListedUploads(deps.db, deps.now()), SITEMAP_PAGE_URLS);
 
 /** The uploads of sitemap page `number` (from 1); none past the last. */
 export const sitemapPage = (deps: Stores, number: number) =>

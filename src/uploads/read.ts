@@ -2,14 +2,12 @@ import { PAGE_SIZE } from "../model/spec-limits";
 import { notFound } from "../errors";
 import { findOwnedUpload, listUploads } from "../storage/uploads";
 import type { Stores } from "../storage/stores";
+import { pageMeta } from "./pagination";
 
-/**
- * One page of the account's uploads, newest first. A page past the last one is empty (its meta
- * still tells the real last_page), so clients that walk pages until `data` is empty stop cleanly.
- */
+/** One page of the account's uploads, newest first (a page past the last one is empty). */
 export async function listPage(deps: Stores, accountId: string, page: number) {
   const { rows, total } = await listUploads(deps.db, accountId, deps.now(), (page - 1) * PAGE_SIZE, PAGE_SIZE);
-  return { rows, meta: { current_page: page, last_page: Math.max(1, Math.ceil(total / PAGE_SIZE)), total } };
+  return { rows, meta: pageMeta(page, total, PAGE_SIZE) };
 }
 
 export async function getOwnedUpload(deps: Stores, accountId: string, id: string) {

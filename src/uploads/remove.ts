@@ -1,6 +1,7 @@
 import { secretsEqual, sha256Hex } from "../crypto";
 import { notFound } from "../errors";
-import { deleteOwnedUpload, deleteOwnedUploads, deleteUploadByToken, findUpload } from "../storage/uploads";
+import { deleteOwnedUpload, deleteOwnedUploads, deleteUploadByToken } from "../storage/upload-deletions";
+import { findUpload } from "../storage/uploads";
 import { removeFiles } from "./serving/previous-files";
 import type { Stores } from "../storage/stores";
 

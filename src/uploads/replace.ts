@@ -9,7 +9,7 @@ import { cancelMediaJob, planMediaJob } from "./media-jobs/jobs";
 import { unrestricted } from "../model/policy";
 import { removePreviousFiles } from "./serving/previous-files";
 import { chargeReplacement, isQuotaViolation, type DefaultQuotas } from "../storage/usage";
-import { accountUsage, refusedCharge } from "../accounts/quotas";
+import { readUsageAnswer, refusedCharge } from "../accounts/quotas";
 
 /** The spec's 409: a password-protected or view-limited upload keeps its file. */
 export function assertReplaceable(upload: Pick<UploadRow, "passwordHash" | "maxViews">) {
@@ -60,7 +60,7 @@ export async function replaceFile(
   );
   const [row] = await writeUploadWithJob(db, job, replacement, charge).catch(async (error) => {
     if (isQuotaViolation(error)) {
-      throw refusedCharge(await accountUsage(db, accountId, quotas), file.size, current.size);
+      throw refusedCharge(await readUsageAnswer(db, accountId, quotas), file.size, current.size);
     }
     throw error;
   });

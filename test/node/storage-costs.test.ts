@@ -52,8 +52,8 @@ async function finishPieces(file: Uint8Array, order: number[]) {
   const uploadId = randomBytes(16).toString("hex");
   const total = Math.ceil(file.length / PIECE_BYTES);
   for (const index of order) {
-    const chunk = new Blob([file.subarray(index * PIECE_BYTES, (index + 1) * PIECE_BYTES)]);
-    await post("/api/chunk", { upload_id: uploadId, index: String(index), total: String(total), chunk });
+    const piece = new Blob([file.subarray(index * PIECE_BYTES, (index + 1) * PIECE_BYTES)]);
+    await post("/api/chunk", { upload_id: uploadId, index: String(index), total: String(total), chunk: piece });
   }
   await costsSinceLast();
   const { data } = await post("/api", { upload_id: uploadId, keep_original: "1" });

@@ -241,13 +241,18 @@ export const patchUpload = (key: string, id: string, body: unknown) =>
 /**
  * Objects under uploads/ that belong to no upload: what a refused or failed request must never
  * leave behind. (Counting all objects would race with conversions of earlier tests' videos.)
+ * Only objects stored since this test file began count: in the shared workerd
+ * (`SHARED_RUNTIME_TESTS`), a file run earlier may have left strays on purpose (a crash tested).
  */
+/** When the running test file began (test/worker/setup.ts, which runs before each file). */
+const fileStartedAt = () => (globalThis as { testFileStartedAt?: number }).testFileStartedAt ?? 0;
+
 export async function strayObjects(): Promise<string[]> {
   const keys: string[] = [];
   let cursor: string | undefined;
   do {
     const page = await env.FILES.list({ prefix: "uploads/", cursor });
-    keys.push(...page.objects.map((o) => o.key));
+    keys.push(...page.objects.filter((o) => o.uploaded.getTime() >= fileStartedAt()).map((o) => o.key));
     cursor = page.truncated ? page.cursor : undefined;
   } while (cursor);
   const ids = new Set((await env.DB.prepare("SELECT id FROM uploads").all<{ id: string }>()).results.map((r) => r.id));

@@ -2,7 +2,7 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../env";
 import type { errorBody } from "../../errors";
 import { mimeOfExtension } from "../../media/sniff";
-import type { UploadResult } from "../upload";
+import type { UploadResult } from "../../uploads/pipeline";
 
 /**
  * An error answer of a compatible endpoint: the app's one error handler has answered with the

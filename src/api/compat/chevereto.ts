@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { z } from "zod";
-import { requestStores } from "../../deps";
+import { requestStores, uploadCall } from "../../deps";
 import type { AppEnv } from "../../env";
 import { ApiError, unauthorized, unprocessable } from "../../errors";
 import { identifyCallerBy, presentedKey, requireKey } from "../../http/auth";
@@ -17,7 +17,9 @@ import {
 } from "../../model/spec-limits";
 import { isoTimestamp } from "../../time";
 import { albumOf } from "./source";
-import { parseUploadFields, type ReadUploadRequest, type UploadResult, uploadFrom } from "../upload";
+import type { OptionKey } from "../../uploads/schemas/option-fields";
+import { parseUploadFields } from "../../uploads/schemas/requests";
+import { type ReadUploadRequest, type UploadResult, uploadFrom } from "../../uploads/pipeline";
 import { errorsAlsoAs, originalName, reasonPhrase, storedFile } from "./answers";
 import { StreamedForm } from "./form";
 import { describeCheveretoLink, describeCheveretoUpload } from "./openapi";
@@ -101,6 +103,23 @@ function expiresIn(expiration: string | undefined): string | undefined {
   return String(seconds);
 }
 
+/**
+ * Chevereto's fields as the API's: only those its tools send that the API has a field for. They
+ * are named by the API's option fields, so that one renamed there fails to compile here; an option
+ * Chevereto has no field for is not read (docs/architecture.md, "Option fields").
+ */
+export function cheveretoFields(fields: Record<string, string | undefined>): Record<string, string> {
+  const mapped: Partial<Record<OptionKey, string>> = {
+    title: fields.title ?? fields.name,
+    description: fields.description,
+    expires_in: expiresIn(fields.expiration),
+    ...albumOf(fields),
+  };
+  return Object.fromEntries(
+    Object.entries(mapped).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+}
+
 /** What the reader learns beyond the API's fields: how to answer, and the name the file was sent under. */
 interface Asked {
   format: Format;
@@ -139,15 +158,7 @@ const readChevereto =
       if (!text) throw unprocessable("Empty upload source: send the file, a link or base64 text as `source`.");
       source = await textSource(bytesOf(text), stage, c.req.method === "POST");
     }
-    const apiFields = Object.fromEntries(
-      Object.entries({
-        title: fields.title ?? fields.name,
-        description: fields.description,
-        expires_in: expiresIn(fields.expiration),
-        url: source.url,
-        ...albumOf(fields),
-      }).filter((entry): entry is [string, string] => entry[1] !== undefined),
-    );
+    const apiFields = { ...cheveretoFields(fields), ...(source.url === undefined ? {} : { url: source.url }) };
     return { fields: parseUploadFields(apiFields), source: { sent: source.sent, url: source.url } };
   };
 
@@ -198,7 +209,7 @@ function cheveretoBody(upload: UploadResult, sentAs: string | null, now: number)
 
 async function handleChevereto(c: Context<AppEnv>) {
   const asked: Asked = { format: "json", sentAs: null };
-  const { data: upload } = await uploadFrom(c, requestStores(c), readChevereto(c, asked));
+  const { data: upload } = await uploadFrom(requestStores(c), uploadCall(c), readChevereto(c, asked));
   if (asked.format === "txt") return c.text(upload.src);
   if (asked.format === "redirect") return c.redirect(upload.direct, 303);
   return c.json(cheveretoBody(upload, asked.sentAs, c.var.now()));

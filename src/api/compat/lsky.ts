@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Context } from "hono";
 import type { z } from "zod";
-import { requestStores } from "../../deps";
+import { requestStores, uploadCall } from "../../deps";
 import type { AppEnv } from "../../env";
 import { unauthorized, unprocessable } from "../../errors";
 import { bearerOrPresentedKey, identifyCallerBy, requireKey } from "../../http/auth";
@@ -10,8 +10,11 @@ import { methodNotAllowed } from "../../http/method-not-allowed";
 import { routeGroup } from "../../http/route-group";
 import { rateLimits } from "../../http/throttles/rate-limits";
 import { MAX_REQUEST_BYTES, megabytes } from "../../model/spec-limits";
+import type { Visibility } from "../../model/visibility";
 import { albumOf } from "./source";
-import { parseUploadFields, type ReadUploadRequest, type UploadResult, uploadFrom } from "../upload";
+import type { OptionKey } from "../../uploads/schemas/option-fields";
+import { parseUploadFields } from "../../uploads/schemas/requests";
+import { type ReadUploadRequest, type UploadResult, uploadFrom } from "../../uploads/pipeline";
 import { errorsAlsoAs, escapeHtml, escapeMarkdown, originalName, storedFile } from "./answers";
 import { StreamedForm } from "./form";
 import { describeLskyUpload } from "./openapi";
@@ -32,12 +35,26 @@ const TOO_LARGE =
 const keyRefused = () => unauthorized("Missing or invalid API key: send it as `Authorization: Bearer <key>`.");
 
 /** Lsky's `permission` (1 public, 0 private) as the API's visibility; without it, the API's default. */
-function visibility(permission: string | undefined): string | undefined {
+function visibility(permission: string | undefined): Visibility | undefined {
   const value = permission?.trim();
   if (!value) return undefined;
   if (value === "1") return "public";
   if (value === "0") return "private";
   throw unprocessable("permission: must be 1 (public) or 0 (private).");
+}
+
+/**
+ * Lsky's fields as the API's: `permission` as visibility, `album_id` as album. They are named by
+ * the API's option fields, so that one renamed there fails to compile here; an option Lsky has no
+ * field for is not read (docs/architecture.md, "Option fields").
+ */
+export function lskyFields(fields: Record<string, string>): Record<string, string> {
+  const permission = visibility(fields.permission);
+  const mapped: Partial<Record<OptionKey, string>> = {
+    ...(permission ? { visibility: permission } : {}),
+    ...albumOf(fields),
+  };
+  return mapped as Record<string, string>;
 }
 
 /** What the reader learns beyond the API's fields: the file's name as sent and its hashes as received. */
@@ -74,9 +91,7 @@ const readLsky =
     if (!sent) throw unprocessable("No file: send the image as the multipart/form-data field `file`.");
     received.sentAs = part!.filename;
     await form.rest();
-    const permission = visibility(form.fields.values.permission);
-    const fields = { ...(permission ? { visibility: permission } : {}), ...albumOf(form.fields.values) };
-    return { fields: parseUploadFields(fields), source: { sent } };
+    return { fields: parseUploadFields(lskyFields(form.fields.values)), source: { sent } };
   };
 
 type LskyUpload = z.infer<typeof lskyUploadSchema>;
@@ -114,7 +129,7 @@ function lskyBody(upload: UploadResult, received: Received): LskyUpload {
 
 async function handleLsky(c: Context<AppEnv>) {
   const received: Received = { sentAs: null, md5: "", sha1: "" };
-  const { data: upload } = await uploadFrom(c, requestStores(c), readLsky(c, received));
+  const { data: upload } = await uploadFrom(requestStores(c), uploadCall(c), readLsky(c, received));
   return c.json(lskyBody(upload, received));
 }
 

@@ -2,11 +2,12 @@ import { describeRoute } from "hono-openapi";
 import { ACCEPTED_FORMATS_TEXT } from "../../media/sniff";
 import { MAX_REQUEST_BYTES, megabytes } from "../../model/spec-limits";
 import { cheveretoErrorSchema, cheveretoUploadSchema, lskyErrorSchema, lskyUploadSchema } from "./schemas";
-import { json } from "../openapi-answers";
+import { json } from "../openapi/answers";
+import { file } from "../openapi/requests";
 
 /**
  * How the compatible endpoints are documented: each route's first handler, as the API's own are
- * (src/api/openapi-operations.ts). Their request bodies go through the service's own streaming
+ * (src/api/uploads/openapi.ts). Their request bodies go through the service's own streaming
  * readers, so they are written out here.
  */
 
@@ -16,7 +17,6 @@ const ALBUM_ID =
   "stored when the field comes before it. Any other value (an id of another server) is ignored.";
 
 const text = (description: string) => ({ type: "string" as const, description });
-const file = (description: string) => ({ type: "string" as const, format: "binary", description });
 
 const cheveretoError = (description: string) => json(cheveretoErrorSchema, description);
 

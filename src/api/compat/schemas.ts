@@ -2,8 +2,8 @@ import { z } from "zod";
 
 /**
  * The answers of the compatible endpoints, in the shapes their tools parse. They type the bodies
- * the handlers write and are the OpenAPI document's description of them, as src/api/schemas.ts
- * is for the API's own. Only fields this service can fill are here (docs/api.md says how).
+ * the handlers write and are the OpenAPI document's description of them, as the schemas beside
+ * the API's own routes are for theirs. Only fields this service can fill are here (docs/api.md says how).
  */
 
 const url = z.string().url();

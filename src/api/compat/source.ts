@@ -2,7 +2,7 @@ import { concatBytes } from "../../bytes";
 import { unprocessable } from "../../errors";
 import { decodeBase64 } from "../../http/base64";
 import type { FileSource } from "../../uploads/intake/incoming-file";
-import type { ReadUploadRequest } from "../upload";
+import type { ReadUploadRequest } from "../../uploads/pipeline";
 import type { FormPart } from "./form";
 
 type Stage = Parameters<ReadUploadRequest>[0];
@@ -53,7 +53,7 @@ export async function textSource(body: AsyncIterable<Uint8Array>, stage: Stage, 
   };
   if (LINK.test(latin1.decode(head.subarray(0, PEEK_BYTES)))) return { sent: null, url: await readLink(all()) };
   if (!base64) throw unprocessable("A GET upload takes a link as `source`: send a file or base64 with POST.");
-  const sent = await stage(decodeBase64(all(), "source"));
+  const sent = await stage(decodeBase64(all(), "source", { verticalTab: true }));
   if (!sent) throw EMPTY();
   return { sent };
 }

@@ -14,7 +14,13 @@ import webpEncoderFactory from "@jsquash/webp/codec/enc/webp_enc_simd.js";
 import webpEncoderWasm from "@jsquash/webp/codec/enc/webp_enc_simd.wasm";
 import { defaultOptions as webpDefaults } from "@jsquash/webp/meta.js";
 import { isolateMemory } from "../../limits/isolate-memory";
-import type { Pixels } from "./pixels";
+
+/** Decoded RGBA pixels, 4 bytes a pixel, rows top to bottom. */
+export interface Pixels {
+  data: Uint8ClampedArray;
+  width: number;
+  height: number;
+}
 
 /**
  * The WebAssembly image codecs that run inside the Worker (jSquash builds of mozjpeg, libwebp
@@ -155,10 +161,8 @@ export async function encodeWebp(pixels: Pixels, quality: number): Promise<Uint8
   return encoded;
 }
 
-/** Lanczos3 resampling, in premultiplied alpha so transparent edges do not darken. */
-export function resize(pixels: Pixels, width: number, height: number): Pixels {
+/** The resize crate's resampler, its instance made on first use (pixels.ts resizes with it). */
+export function resampler(): typeof wasmResize {
   loadBindgen("resize", initResize as never, resizeWasm);
-  const input = new Uint8Array(pixels.data.buffer, pixels.data.byteOffset, pixels.data.byteLength);
-  const output = wasmResize(input, pixels.width, pixels.height, width, height, 3, true, false);
-  return { data: new Uint8ClampedArray(output.buffer, output.byteOffset, output.byteLength), width, height };
+  return wasmResize;
 }

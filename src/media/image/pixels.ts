@@ -1,9 +1,9 @@
-/** Decoded RGBA pixels, 4 bytes a pixel, rows top to bottom. */
-export interface Pixels {
-  data: Uint8ClampedArray;
-  width: number;
-  height: number;
-}
+import { resampler, type Pixels } from "./codecs";
+
+/*
+ * What is done to decoded pixels between the decoder and the encoder (codecs.ts): averaged down,
+ * resampled, turned upright.
+ */
 
 /**
  * Averages `factor` x `factor` blocks (weighted by alpha, so transparent pixels do not bleed
@@ -44,6 +44,13 @@ export function shrinkByFactor(pixels: Pixels, factor: number): Pixels {
     }
   }
   return { data: out, width: outWidth, height: outHeight };
+}
+
+/** Lanczos3 resampling, in premultiplied alpha so transparent edges do not darken. */
+export function resize(pixels: Pixels, width: number, height: number): Pixels {
+  const input = new Uint8Array(pixels.data.buffer, pixels.data.byteOffset, pixels.data.byteLength);
+  const output = resampler()(input, pixels.width, pixels.height, width, height, 3, true, false);
+  return { data: new Uint8ClampedArray(output.buffer, output.byteOffset, output.byteLength), width, height };
 }
 
 /** Size after EXIF orientation `orientation` (1-8) is applied: 5-8 swap the axes. */

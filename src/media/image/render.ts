@@ -1,6 +1,7 @@
 import type { ImageCall, ImageFormat } from "../../../container/src/contract";
-import { storedFile } from "../../storage/stored-file";
-import { HEADER_LIMIT, isAnimated, readImageHeader } from "../image-info";
+import { storedFile, storedHead } from "../../storage/stored-file";
+import { readImageHeader } from "../image-header";
+import { HEADER_LIMIT, isAnimated } from "../image-info";
 import type { MediaService } from "../service";
 import { sniff } from "../sniff";
 import type { ImageJob, SourceImage } from "./budget";
@@ -21,8 +22,8 @@ interface RenderDeps {
 
 /** What the budget rule needs of a stored image, from its first bytes; null if unreadable. */
 export async function describeStoredImage(bucket: R2Bucket, key: string): Promise<SourceImage | null> {
-  const object = await storedFile(bucket, key, { range: { offset: 0, length: HEADER_LIMIT } });
-  return describeImage(new Uint8Array(await object.arrayBuffer()), object.size);
+  const head = await storedHead(bucket, key, HEADER_LIMIT);
+  return describeImage(head.bytes, head.size);
 }
 
 /** The same from the image's first bytes (`head`, up to HEADER_LIMIT of them) and its size. */
@@ -69,16 +70,15 @@ function serviceCall(job: ImageJob, format: ImageFormat): ImageCall {
 /**
  * Runs image work where it fits: in this Worker when the budget rule says its memory allows
  * (no round trip, no container to wake), otherwise, or if the Worker's codecs fail on the
- * file, on the media service, whose native tools have no such limit.
+ * file, on the media service, whose native tools have no such limit. `image` is the file's
+ * description (describeImage): the caller read its header, and decided on the job from it.
  */
 export async function renderImage(
   deps: RenderDeps,
   { key, format }: StoredImage,
   job: ImageJob,
-  described?: SourceImage | null,
+  image: SourceImage | null,
 ): Promise<ImageOutput> {
-  // The caller may already have read the header (it decided on the job from it).
-  const image = described !== undefined ? described : await describeStoredImage(deps.bucket, key);
   if (image) {
     try {
       const { plan, result } = await renderInWorker(image, job, async () => {

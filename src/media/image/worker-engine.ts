@@ -1,8 +1,14 @@
 import { isolateMemory } from "../../limits/isolate-memory";
-import { planImageJob, type ImageJob, type SourceImage, type WorkerPlan } from "./budget";
-import { codecMemory, decode, dropIdleCodecs, encodeWebp, resize } from "./codecs";
-import { needsResample, thumbnailGeometry } from "./geometry";
-import { applyOrientation, shrinkByFactor } from "./pixels";
+import {
+  needsResample,
+  planImageJob,
+  thumbnailGeometry,
+  type ImageJob,
+  type SourceImage,
+  type WorkerPlan,
+} from "./budget";
+import { codecMemory, decode, dropIdleCodecs, encodeWebp } from "./codecs";
+import { applyOrientation, resize, shrinkByFactor } from "./pixels";
 
 interface RenderedImage {
   bytes: Uint8Array;
@@ -54,14 +60,15 @@ export async function renderUncounted(image: SourceImage, job: ImageJob, bytes: 
       `decoded ${decoded.width}x${decoded.height}, header said ${image.storedWidth}x${image.storedHeight}`,
     );
   }
-  if (job.kind === "webp") {
-    const upright = applyOrientation(decoded, image.orientation);
-    return { bytes: await encodeWebp(upright, job.quality as number), width: upright.width, height: upright.height };
+  let pixels = decoded;
+  if (job.kind !== "webp") {
+    // A thumbnail, or a WebP variant: the same scaling, box averaging first, then resampling.
+    const g = thumbnailGeometry(image.storedWidth, image.storedHeight, image.orientation, job.width);
+    pixels = shrinkByFactor(decoded, g.shrinkFactor);
+    if (needsResample(g)) pixels = resize(pixels, g.storedTarget.width, g.storedTarget.height);
   }
-  // A thumbnail, or a WebP variant: the same scaling.
-  const g = thumbnailGeometry(image.storedWidth, image.storedHeight, image.orientation, job.width);
-  let pixels = shrinkByFactor(decoded, g.shrinkFactor);
-  if (needsResample(g)) pixels = resize(pixels, g.storedTarget.width, g.storedTarget.height);
+  // Turned upright after any scaling, on the fewest pixels.
   pixels = applyOrientation(pixels, image.orientation);
-  return { bytes: await encodeWebp(pixels, THUMBNAIL_QUALITY), width: pixels.width, height: pixels.height };
+  const quality = job.kind === "webp" ? (job.quality as number) : THUMBNAIL_QUALITY;
+  return { bytes: await encodeWebp(pixels, quality), width: pixels.width, height: pixels.height };
 }

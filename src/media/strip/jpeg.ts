@@ -1,5 +1,5 @@
 import { ascii, u16be } from "../../bytes";
-import { tiffOrientation } from "../image-info";
+import { tiffOrientation } from "../image-header";
 import { assertWithinSideLimit } from "../side-limit";
 import { malformed, UnitStripper } from "./stripper";
 

@@ -10,22 +10,25 @@ import {
   albumMembers,
   albumUploadsPage,
   countAlbumUploads,
+  ownedLiveUploadIds,
+  deleteAlbumUpload,
+  reorderAlbum,
+  uploadInAlbum,
+} from "../../storage/album-uploads";
+import {
   deleteAlbumRow,
   findOwnedAlbum,
   insertAlbum,
   listAlbumsOf,
   ownsAlbum,
-  ownedLiveUploadIds,
-  removeUploadFromAlbum,
-  reorderAlbum,
   updateAlbum,
-  uploadInAlbum,
   type AlbumPatch,
   type AlbumWithFacts,
 } from "../../storage/albums";
 import { ID_BATCH } from "../../storage/db";
 import type { Stores } from "../../storage/stores";
 import { hashPassword } from "../access/passwords";
+import { pageMeta } from "../pagination";
 import { removeOwnedUploads } from "../remove";
 import { presentThumb, type Signing } from "../present";
 import { isoTimestamp } from "../../time";
@@ -96,7 +99,7 @@ export async function listAlbums(deps: Stores, accountId: string, page: number) 
     limit: ALBUMS_PAGE_SIZE,
     offset: (page - 1) * ALBUMS_PAGE_SIZE,
   });
-  return { rows, meta: { current_page: page, last_page: Math.max(1, Math.ceil(total / ALBUMS_PAGE_SIZE)), total } };
+  return { rows, meta: pageMeta(page, total, ALBUMS_PAGE_SIZE) };
 }
 
 /**
@@ -110,7 +113,7 @@ export async function albumUploadsOf(deps: Stores, accountId: string, id: string
     albumUploadsPage(deps.db, id, { limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE, now }),
     countAlbumUploads(deps.db, id, now),
   ]);
-  return { rows, meta: { current_page: page, last_page: Math.max(1, Math.ceil(total / PAGE_SIZE)), total } };
+  return { rows, meta: pageMeta(page, total, PAGE_SIZE) };
 }
 
 /** A cover must be one of the album's live uploads. */
@@ -272,7 +275,7 @@ export async function assertUploadAlbum(deps: Stores, uploader: Uploader, albumI
 /** Takes the upload out of the album (the upload stays). A 404 if it was not in it. */
 export async function takeFromAlbum(deps: Stores, accountId: string, id: string, uploadId: string) {
   await getOwnedAlbum(deps, accountId, id);
-  if (!(await removeUploadFromAlbum(deps.db, id, uploadId, deps.now())))
+  if (!(await deleteAlbumUpload(deps.db, id, uploadId, deps.now())))
     throw notFound("No upload with that id in this album.");
   return getOwnedAlbum(deps, accountId, id);
 }

@@ -1,15 +1,10 @@
 import { shownInAlbums } from "../../model/policy";
-import type { AlbumRow } from "../../model/schema";
+import type { AlbumRow, UploadRow } from "../../model/schema";
 import { albumCoverRows } from "../../storage/album-pages";
-import {
-  albumUploadsPage,
-  countAlbumUploads,
-  countPublicAlbums,
-  findAlbum,
-  publicAlbumsPage,
-} from "../../storage/albums";
+import { albumUploadsPage, countAlbumUploads } from "../../storage/album-uploads";
+import { countPublicAlbums, findAlbum, publicAlbumsPage } from "../../storage/albums";
 import type { Stores } from "../../storage/stores";
-import type { Upload } from "../upload";
+import { lastPage } from "../pagination";
 
 /**
  * What the public routes read of albums: an album's page (its uploads as visitors may see them,
@@ -27,8 +22,6 @@ export const ALBUM_GALLERY_PAGE_SIZE = 48;
 /** Album pages in one page of the sitemap, as for uploads. */
 const SITEMAP_PAGE_URLS = 5_000;
 const FEED_ENTRIES = 50;
-
-const pagesOf = (total: number, size: number) => Math.max(1, Math.ceil(total / size));
 
 /** The album `id`, whoever owns it and whatever its visibility; null when there is none. */
 export async function albumForPage(deps: Stores, id: string): Promise<AlbumForPage | null> {
@@ -48,15 +41,15 @@ export async function albumPageUploads(deps: Stores, albumId: string, number: nu
     }),
     countAlbumUploads(deps.db, albumId, now, only),
   ]);
-  return { uploads, total, last: pagesOf(total, ALBUM_PAGE_SIZE) };
+  return { uploads, total, last: lastPage(total, ALBUM_PAGE_SIZE) };
 }
 
 /** Each album's cover as visitors may see it (src/storage/album-pages.ts), by album id. */
-export const albumCovers = (deps: Stores, albumIds: readonly string[]): Promise<Map<string, Upload>> =>
+export const albumCovers = (deps: Stores, albumIds: readonly string[]): Promise<Map<string, UploadRow>> =>
   albumCoverRows(deps.db, albumIds, deps.now());
 
 /** The album's cover, or null. */
-export const albumCover = async (deps: Stores, albumId: string): Promise<Upload | null> =>
+export const albumCover = async (deps: Stores, albumId: string): Promise<UploadRow | null> =>
   (await albumCovers(deps, [albumId])).get(albumId) ?? null;
 
 /** Public albums, newest first, with their covers. */
@@ -76,7 +69,7 @@ export async function albumGalleryPage(deps: Stores, number: number) {
     publicAlbums(deps, ALBUM_GALLERY_PAGE_SIZE, (number - 1) * ALBUM_GALLERY_PAGE_SIZE),
     countPublicAlbums(deps.db),
   ]);
-  return { albums, last: pagesOf(total, ALBUM_GALLERY_PAGE_SIZE) };
+  return { albums, last: lastPage(total, ALBUM_GALLERY_PAGE_SIZE) };
 }
 
 /** How many sitemap pages the public albums fill (none when there is none). */

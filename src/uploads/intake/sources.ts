@@ -2,7 +2,8 @@ import { MAX_FILE_BYTES, MiB } from "../../model/spec-limits";
 import { ApiError, tooLarge, unprocessable } from "../../errors";
 import { openLink, tooLargeLink, type LinkDeps } from "./link-download";
 import type { PiecedFile } from "./piece-sessions";
-import { stageAsStored, StoredFileDiffers, type StagedFile, type Staging } from "./staged-file";
+import { StoredFileDiffers } from "./file-sinks";
+import { stageAsStored, type StagedFile, type Staging } from "./staged-file";
 
 /**
  * The two sources of a file besides the request body: a link the service downloads and a

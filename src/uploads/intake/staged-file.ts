@@ -1,14 +1,12 @@
 import { createHash } from "node:crypto";
 import { concatBytes } from "../../bytes";
-import { unprocessable } from "../../errors";
-import { animationKnown, HEADER_LIMIT, isAnimated, readImageHeader, type ImageInfo } from "../../media/image-info";
-import { assertWithinSideLimit } from "../../media/side-limit";
-import { ACCEPTED_FORMATS_TEXT, SNIFF_BYTES, sniff, type Sniffed } from "../../media/sniff";
-import { newObjectKey, objectName } from "../../storage/keys";
-import { ObjectWriter, PART_BYTES, type WrittenObject } from "../../storage/object-writer";
+import { SNIFF_BYTES, type Sniffed } from "../../media/sniff";
+import type { ImageInfo } from "../../media/image-info";
+import { PART_BYTES, type WrittenObject } from "../../storage/object-writer";
 import { isolateMemory, type Reservation } from "../../limits/isolate-memory";
 import { MiB } from "../../model/spec-limits";
-import { stripperFor, type Stripper } from "../../media/strip";
+import { StrippingWriter, UnchangedCheck, type FileSink } from "./file-sinks";
+import { identify, MAX_HEADER_BYTES, type Identified } from "./identify";
 
 /** A file streamed into storage for an upload that may not exist yet. */
 export interface StagedFile extends WrittenObject {
@@ -24,143 +22,6 @@ export interface StagedFile extends WrittenObject {
 interface StagingLimit {
   maxBytes: number;
   error: () => Error;
-}
-
-/**
- * Headers with large EXIF blocks (camera previews) still fit well within this. The header reader
- * sees no more than this, whatever the size of the pieces the file arrives in, so that what it
- * accepts is what the later jobs (which read this much of the stored file) see.
- */
-const MAX_HEADER_BYTES = HEADER_LIMIT;
-
-type Identified = { media: Sniffed; image: ImageInfo | null; animated: boolean };
-
-/**
- * Decides what the file is from its first bytes, and for an image its size, refusing what the
- * service does not take before anything is stored. Null means "send more bytes".
- */
-function identify(head: Uint8Array, complete: boolean): Identified | null {
-  if (head.length < SNIFF_BYTES && !complete) return null;
-  const media = sniff(head);
-  if (!media) throw unprocessable(`Unsupported file type. Accepted: ${ACCEPTED_FORMATS_TEXT}.`);
-  if (media.type !== "image") return { media, image: null, animated: false };
-  const bounded = head.subarray(0, MAX_HEADER_BYTES);
-  const header = readImageHeader(media.format, bounded, complete && bounded.length === head.length);
-  if ("invalid" in header) throw unprocessable(`Unreadable image data (${media.ext}): ${header.invalid}.`);
-  if ("need" in header) {
-    if (head.length >= MAX_HEADER_BYTES)
-      throw unprocessable(`Unreadable image data (${media.ext}): no image size in the first MB.`);
-    if (complete) throw unprocessable(`Unreadable image data (${media.ext}): the file is truncated.`);
-    return null;
-  }
-  assertWithinSideLimit(header.width, header.height);
-  if (header.largest) assertWithinSideLimit(header.largest.width, header.largest.height);
-  // Its size is known, but perhaps not yet whether it moves (a PNG's acTL after large chunks).
-  if (!complete && !animationKnown(media.format, head)) return null;
-  return { media, image: header, animated: isAnimated(media.format, head) };
-}
-
-/** Where a file's bytes go once its type is known: written to storage, or checked against it. */
-interface FileSink {
-  write(chunk: Uint8Array): Promise<void>;
-  finish(): Promise<WrittenObject>;
-  abort(): Promise<void>;
-}
-
-/** The stored object, fed through the format's metadata remover when it has one. */
-class StrippingWriter implements FileSink {
-  private readonly writer: ObjectWriter;
-  private readonly stripper: Stripper | null;
-
-  constructor(bucket: R2Bucket, uploadId: string, identified: Identified) {
-    this.stripper = stripperFor(identified.media.format);
-    this.writer = new ObjectWriter(bucket, newObjectKey(uploadId, identified.media.ext), {
-      contentType: identified.media.mime,
-      patchHead: this.stripper?.patchHead?.bind(this.stripper),
-    });
-  }
-
-  async write(chunk: Uint8Array) {
-    if (!this.stripper) return this.writer.write(chunk);
-    for (const piece of this.stripper.push(chunk)) await this.writer.write(piece);
-  }
-
-  async finish() {
-    if (this.stripper) for (const piece of this.stripper.end()) await this.writer.write(piece);
-    return this.writer.finish();
-  }
-
-  abort() {
-    return this.writer.abort();
-  }
-}
-
-/** Thrown by UnchangedCheck: removing metadata would change the stored file, or its name does not fit its type. */
-export class StoredFileDiffers extends Error {}
-
-const sameBytes = (a: Uint8Array, b: Uint8Array) => {
-  if (a.buffer === b.buffer && a.byteOffset === b.byteOffset) return true;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-};
-
-/**
- * For a file already stored whole: runs it through the metadata remover and checks that what
- * comes out is the file itself, so that it can be kept as it is instead of written again. It
- * gives up (StoredFileDiffers) at the first byte the remover would change.
- */
-class UnchangedCheck implements FileSink {
-  private readonly stripper: Stripper | null;
-  /** Input the remover has not given back yet: never more than it holds between pushes. */
-  private unmatched: Uint8Array[] = [];
-  private size = 0;
-
-  constructor(
-    key: string,
-    private readonly stored: () => WrittenObject,
-    private readonly head: Uint8Array,
-    identified: Identified,
-  ) {
-    this.stripper = stripperFor(identified.media.format);
-    if (objectName(key).split(".").pop() !== identified.media.ext) throw new StoredFileDiffers();
-  }
-
-  async write(chunk: Uint8Array) {
-    this.size += chunk.byteLength;
-    if (!this.stripper) return;
-    this.unmatched.push(chunk);
-    for (const out of this.stripper.push(chunk)) this.match(out);
-  }
-
-  private match(out: Uint8Array) {
-    for (let at = 0; at < out.length; ) {
-      const next = this.unmatched[0];
-      if (!next) throw new StoredFileDiffers();
-      const n = Math.min(next.length, out.length - at);
-      if (!sameBytes(next.subarray(0, n), out.subarray(at, at + n))) throw new StoredFileDiffers();
-      at += n;
-      if (n === next.length) this.unmatched.shift();
-      else this.unmatched[0] = next.subarray(n);
-    }
-  }
-
-  async finish() {
-    if (this.stripper) {
-      for (const out of this.stripper.end()) this.match(out);
-      // Bytes the remover dropped (after the image's end, say) are a change too.
-      if (this.unmatched.some((rest) => rest.length > 0)) throw new StoredFileDiffers();
-      if (this.stripper.patchHead) {
-        const patched = this.head.slice();
-        this.stripper.patchHead(patched, this.size);
-        if (!sameBytes(patched, this.head)) throw new StoredFileDiffers();
-      }
-    }
-    const stored = this.stored();
-    if (this.size !== stored.size) throw new StoredFileDiffers();
-    return stored;
-  }
-
-  async abort() {}
 }
 
 /**

@@ -11,10 +11,10 @@ import {
   renewMediaJobLease,
   type NewMediaJob,
 } from "../../storage/media-jobs";
-import { deletePreviousFiles } from "../serving/previous-files";
+import { deletePreviousFiles } from "../../storage/objects";
 import { swapUploadFile } from "../../storage/uploads";
 import type { Stores } from "../../storage/stores";
-import { processImage, processVideo, type MediaDeps } from "./processing";
+import { processFile, type MediaDeps } from "./processing";
 import type { MediaJobRunner, RunnerState } from "./runner";
 
 /**
@@ -126,8 +126,7 @@ async function attempt(deps: MediaJobDeps, job: Claimed["job"], upload: Claimed[
   const written: string[] = [];
   try {
     if (upload?.objectKey === job.sourceKey) {
-      const file =
-        upload.type === "video" ? await processVideo(deps, upload, written) : await processImage(deps, upload, written);
+      const file = await processFile(deps, upload, written);
       const before = await swapUploadFile(deps.db, upload.id, job.sourceKey, file, deps.now());
       if (before) {
         // The new files are the upload's now: nothing below may remove them.

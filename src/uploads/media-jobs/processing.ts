@@ -1,39 +1,19 @@
-import {
-  isImageFormat,
-  isVideoFormat,
-  type MediaCall,
-  type VideoCall,
-  type VideoFormat,
-} from "../../../container/src/contract";
-import { describeStoredImage, renderImage } from "../../media/image/render";
-import { MediaServiceError, type MediaFile, type MediaService } from "../../media/service";
+import { isImageFormat, isVideoFormat, type ImageFormat, type VideoCall } from "../../../container/src/contract";
+import { HEADER_LIMIT } from "../../media/image-info";
+import { describeImage, renderImage } from "../../media/image/render";
+import { MediaServiceError, type MediaService } from "../../media/service";
 import { formatOfMime } from "../../media/sniff";
 import { newObjectKey } from "../../storage/keys";
-import { storedFile } from "../../storage/stored-file";
+import { putNewFile, storedFile, storedHead } from "../../storage/stored-file";
 import type { UploadRow } from "../../model/schema";
 import type { ProcessedFile } from "../../storage/uploads";
 import type { Stores } from "../../storage/stores";
 import { THUMB_WIDTH } from "../../model/spec-limits";
-import { OPTIMISE_MIN_SAVING, webpPlan } from "./webp-plan";
+import { OPTIMISE_MIN_SAVING, webpPlan } from "../../media/image/webp-plan";
 
 /** The stores, and the media service that does the work too large for the Worker. */
 export interface MediaDeps extends Stores {
   media: MediaService;
-}
-
-/**
- * The files a media job makes, each written under a new key and listed in `written` as it is
- * (so that the job can remove them if it fails before the upload points at them).
- */
-async function put(
-  deps: MediaDeps,
-  key: string,
-  body: ReadableStream | Uint8Array | null,
-  contentType: string,
-  written: string[],
-) {
-  written.push(key);
-  return deps.bucket.put(key, body, { httpMetadata: { contentType } });
 }
 
 /**
@@ -49,13 +29,11 @@ function sniffedFormat<F extends string>(
   return format;
 }
 
-/** `call` on a stored file, which the service reads as the call's format and nothing else. */
-async function callOnObject<C extends MediaCall>(deps: MediaDeps, key: string, call: C) {
-  const source = await storedFile(deps.bucket, key);
-  return deps.media.call(call, source.body, source.size);
-}
-
-export async function processVideo(deps: MediaDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
+/**
+ * A video as MP4 or WebM without its metadata, and its thumbnail. Every storage read and write is
+ * made here, at one level: the media service is handed the stored file's bytes and answers.
+ */
+async function processVideo(deps: MediaDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
   const keep = upload.mime === "video/mp4" || upload.mime === "video/webm";
   const format = upload.mime === "video/webm" ? "webm" : "mp4";
   // Stripping keeps the container: the input's format is the output's. The thumbnail of the
@@ -63,77 +41,86 @@ export async function processVideo(deps: MediaDeps, upload: UploadRow, written: 
   const call: VideoCall = keep
     ? { operation: "stripVideo", format, thumbnailWidth: THUMB_WIDTH }
     : { operation: "videoToMp4", format: sniffedFormat(upload, isVideoFormat), thumbnailWidth: THUMB_WIDTH };
-  const { video, thumbnail } = await callOnObject(deps, upload.objectKey, call);
+  const source = await storedFile(deps.bucket, upload.objectKey);
+  const { video, thumbnail } = await deps.media.call(call, source.body, source.size);
   const mime = `video/${format}`;
   const objectKey = newObjectKey(upload.id, format);
-  const stored = await put(deps, objectKey, video.body, mime, written);
+  const stored = await putNewFile(deps.bucket, objectKey, video.body, mime, written);
   let thumbKey: string | null = null;
   if (thumbnail === "not sent") {
-    thumbKey = await videoThumbnail(deps, upload.id, objectKey, format, written);
+    const output = await storedFile(deps.bucket, objectKey);
+    const frame = await deps.media
+      .call({ operation: "videoThumbnail", format, width: THUMB_WIDTH }, output.body, output.size)
+      .catch(noFrame);
+    if (frame) {
+      thumbKey = newObjectKey(upload.id, "webp");
+      await putNewFile(deps.bucket, thumbKey, frame.body, "image/webp", written);
+    }
   } else if (thumbnail?.length) {
     thumbKey = newObjectKey(upload.id, "webp");
-    await put(deps, thumbKey, thumbnail, "image/webp", written);
+    await putNewFile(deps.bucket, thumbKey, thumbnail, "image/webp", written);
   }
   const { width, height } = video;
   return { objectKey, mime, size: stored.size, etag: stored.httpEtag, width, height, thumbKey };
 }
 
-export async function processImage(deps: MediaDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
-  const file = (await convertToWebp(deps, upload, written)) ?? {
-    objectKey: upload.objectKey,
-    mime: upload.mime,
-    size: upload.size,
-    etag: upload.etag,
-    width: upload.width,
-    height: upload.height,
-  };
-  const source = { key: file.objectKey, format: sniffedFormat({ id: upload.id, mime: file.mime }, isImageFormat) };
-  const thumb = await renderImage(deps, source, { kind: "thumbnail", width: THUMB_WIDTH });
-  const thumbKey = newObjectKey(upload.id, "webp");
-  await put(deps, thumbKey, thumb.body, "image/webp", written);
-  return { ...file, thumbKey };
-}
-
-/** The image as WebP when its format calls for it; null when the original stays. */
-async function convertToWebp(deps: MediaDeps, upload: UploadRow, written: string[]) {
-  const image = await describeStoredImage(deps.bucket, upload.objectKey);
-  const plan = webpPlan(upload, image);
-  if (!plan) return null;
-  const source = { key: upload.objectKey, format: sniffedFormat(upload, isImageFormat) };
-  const output = await renderImage(deps, source, { kind: "webp", quality: plan.quality }, image);
-  const objectKey = newObjectKey(upload.id, "webp");
-  const stored = await put(deps, objectKey, output.body, "image/webp", written);
-  if (plan.onlyIfSmaller && stored.size > upload.size * (1 - OPTIMISE_MIN_SAVING)) {
-    await deps.bucket.delete(objectKey);
-    written.splice(written.indexOf(objectKey), 1);
-    return null;
-  }
-  return {
-    objectKey,
-    mime: "image/webp",
-    size: stored.size,
-    etag: stored.httpEtag,
-    width: output.width ?? upload.width,
-    height: output.height ?? upload.height,
-  };
-}
-
 /** A video without a decodable first frame still gets its converted file, just no thumbnail. */
-async function videoThumbnail(
+function noFrame(error: unknown): null {
+  if (error instanceof MediaServiceError && error.permanent) return null;
+  throw error;
+}
+
+/**
+ * The files a job writes for its upload. An image's header is read here, with the job's other
+ * reads of the store, and handed down as bytes: the image's work is planned from plain values,
+ * and nothing below reads a header of its own.
+ */
+export async function processFile(deps: MediaDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
+  if (upload.type === "video") return processVideo(deps, upload, written);
+  return processImage(deps, upload, await storedHead(deps.bucket, upload.objectKey, HEADER_LIMIT), written);
+}
+
+/** A stored file's first bytes and its size (storedHead). */
+type FileHead = Awaited<ReturnType<typeof storedHead>>;
+
+/**
+ * An image as WebP when its format calls for it (webpPlan), and its thumbnail, made of the file the
+ * upload ends with. The format the upload was sniffed as is settled first: every path needs it.
+ * Each render is handed the description of the file it works on: the upload's from `head`, a
+ * converted file's from its own first bytes.
+ */
+async function processImage(
   deps: MediaDeps,
-  uploadId: string,
-  videoKey: string,
-  format: VideoFormat,
+  upload: UploadRow,
+  head: FileHead,
   written: string[],
-) {
-  let thumbnail: MediaFile;
-  try {
-    thumbnail = await callOnObject(deps, videoKey, { operation: "videoThumbnail", format, width: THUMB_WIDTH });
-  } catch (error) {
-    if (error instanceof MediaServiceError && error.permanent) return null;
-    throw error;
+): Promise<ProcessedFile> {
+  const format = sniffedFormat(upload, isImageFormat);
+  const image = describeImage(head.bytes, head.size);
+  const plan = webpPlan(upload, image);
+  let file: Omit<ProcessedFile, "thumbKey"> = upload;
+  let fileFormat: ImageFormat = format;
+  let fileImage = image;
+  if (plan) {
+    const source = { key: upload.objectKey, format };
+    const output = await renderImage(deps, source, { kind: "webp", quality: plan.quality }, image);
+    const objectKey = newObjectKey(upload.id, "webp");
+    const stored = await putNewFile(deps.bucket, objectKey, output.body, "image/webp", written);
+    if (plan.onlyIfSmaller && stored.size > upload.size * (1 - OPTIMISE_MIN_SAVING)) {
+      await deps.bucket.delete(objectKey);
+      written.splice(written.indexOf(objectKey), 1);
+    } else {
+      const [width, height] = [output.width ?? upload.width, output.height ?? upload.height];
+      file = { objectKey, mime: "image/webp", size: stored.size, etag: stored.httpEtag, width, height };
+      fileFormat = "webp";
+      const converted = await storedHead(deps.bucket, objectKey, HEADER_LIMIT);
+      fileImage = describeImage(converted.bytes, converted.size);
+    }
   }
-  const thumbKey = newObjectKey(uploadId, "webp");
-  await put(deps, thumbKey, thumbnail.body, "image/webp", written);
-  return thumbKey;
+  const thumbJob = { kind: "thumbnail", width: THUMB_WIDTH } as const;
+  const thumb = await renderImage(deps, { key: file.objectKey, format: fileFormat }, thumbJob, fileImage);
+  const thumbKey = newObjectKey(upload.id, "webp");
+  await putNewFile(deps.bucket, thumbKey, thumb.body, "image/webp", written);
+  const { objectKey, mime, size, etag, width, height } = file;
+  return { objectKey, mime, size, etag, width, height, thumbKey };
 }

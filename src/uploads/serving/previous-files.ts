@@ -1,6 +1,5 @@
 import { ApiError } from "../../errors";
-import { deleteObjects, deletePrefix } from "../../storage/objects";
-import { variantPrefix } from "../../storage/keys";
+import { deleteObjects, deletePreviousFiles, keysOf, type NamedFiles } from "../../storage/objects";
 import type { UploadRow } from "../../model/schema";
 import { everyVariantKey } from "../variants/plan";
 
@@ -16,28 +15,6 @@ const notRemoved = (error: unknown) => {
     "The change is made, but its previous files could not be removed yet: they may be served for up to a minute more.",
   );
 };
-
-/** An upload's file and thumbnail, as a row names them. */
-type NamedFiles = Pick<UploadRow, "objectKey" | "thumbKey">;
-
-const keysOf = (files: NamedFiles) => [files.objectKey, files.thumbKey].filter((key): key is string => !!key);
-
-/**
- * Deletes the files an upload pointed at before a change, then the variants made of its file;
- * called once the row points elsewhere (`current`, whose files are kept where the change kept a
- * key). The file goes first: a variant is stored only while its file is still there
- * (src/uploads/variants/make.ts), so one stored after this listing saw no file and removes itself.
- * Deleted with retries, since records of them are harmless only once they are gone; throws R2's
- * error when every try failed.
- */
-export async function deletePreviousFiles(bucket: R2Bucket, previous: NamedFiles, current?: NamedFiles) {
-  const kept = current ? keysOf(current) : [];
-  await deleteObjects(
-    bucket,
-    keysOf(previous).filter((key) => !kept.includes(key)),
-  );
-  if (previous.objectKey !== current?.objectKey) await deletePrefix(bucket, variantPrefix(previous.objectKey));
-}
 
 /** As deletePreviousFiles, for a change a client waits on: a failure is its 503 (notRemoved). */
 export async function removePreviousFiles(bucket: R2Bucket, previous: NamedFiles): Promise<void> {

@@ -104,7 +104,7 @@ async function objectKeys(): Promise<string[]> {
   return keys.sort();
 }
 
-/** Everything a request could leave behind: rows of uploads, jobs and chunk sessions, and objects. */
+/** Everything a request could leave behind: rows of uploads, jobs, piece sessions and their pieces, and objects. */
 export async function storedState(): Promise<StoredState> {
   return {
     uploads: await count("uploads"),

@@ -243,7 +243,7 @@ export const validBodyArb = boundaryArb.chain((boundary) => {
 });
 
 /**
- * A body for the upload or chunk route: parts named as the route expects (or not), values valid
+ * A body for the upload route or /api/chunk: parts named as the route expects (or not), values valid
  * or not, then mangled by any of the hostile shapes.
  */
 export function hostileBodyArb(fieldNames: string[], fieldValues: fc.Arbitrary<string>, fileNames: string[]) {

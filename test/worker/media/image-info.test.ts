@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readImageHeader } from "../../../src/media/image-info";
+import { readImageHeader } from "../../../src/media/image-header";
 import { sniff } from "../../../src/media/sniff";
 import { join, latin1, tiffHeader, tiffIfd, tiffOfManySubIfds, u16be, u32be } from "../../support/build";
 import { fixture } from "../helpers";

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { decodeBase64 } from "../../../src/http/base64";
 import { urlencodedFields } from "../../../src/http/urlencoded";
 import { MAX_REQUEST_BYTES, MiB } from "../../../src/model/spec-limits";
 import {
@@ -708,24 +707,5 @@ describe("the compatible endpoints' streamed readers", () => {
         })(),
       ),
     ).rejects.toThrow("too large");
-  });
-
-  it("decode base64 across chunk edges, and refuse what is not base64", async () => {
-    const bytes = new Uint8Array([0, 1, 2, 250, 251, 252, 253]);
-    for (const text of [btoa(String.fromCharCode(...bytes)), "AAEC\r\n+vv8 /Q=="]) {
-      for (const size of [1, 3, 5]) {
-        const chunks = (async function* () {
-          const all = new TextEncoder().encode(text);
-          for (let i = 0; i < all.length; i += size) yield all.slice(i, i + size);
-        })();
-        expect(await collect(decodeBase64(chunks, "source")), `${text} in ${size}`).toEqual(bytes);
-      }
-    }
-    for (const bad of ["AAE", "AA=A", "A===", "AAEC!", "QQ==QQ=="]) {
-      const chunks = (async function* () {
-        yield new TextEncoder().encode(bad);
-      })();
-      await expect(collect(decodeBase64(chunks, "source")), bad).rejects.toThrow("source is not valid base64");
-    }
   });
 });

@@ -49,6 +49,35 @@ describe("error envelope", () => {
     }
   });
 
+  it("answers an id of any shape the way it answers an unknown id, and a fixed path as itself", async () => {
+    const account = await newAccount();
+    const unknown = { type: "error", errors: "No upload with that id on this account." };
+    const cases: [string, string, string | undefined, number, unknown?][] = [
+      // Ids no upload can have (an upload id is 10 letters and digits) still go the way of an id.
+      ["GET", "/api/abc", undefined, 401],
+      ["GET", "/api/abc", account.upload, 401],
+      ["GET", "/api/abc", account.full, 404, unknown],
+      ["GET", "/api/Usage", account.full, 404, unknown],
+      ["GET", "/api/usage.json", account.full, 404, unknown],
+      ["GET", "/api/0123456789A", account.full, 404, unknown],
+      ["DELETE", "/api/tu-s", account.full, 404, unknown],
+      ["GET", "/api/0123456789", account.full, 404, unknown],
+      ["PUT", "/api/0123456789", undefined, 401],
+      ["GET", "/api/chunk/replace", account.full, 405],
+      ["GET", "/api/usage/replace", undefined, 401],
+      // The fixed paths beside them.
+      ["GET", "/api/usage", account.full, 200],
+      ["GET", "/api/albums", account.full, 200],
+      ["GET", "/api/tus/replace", account.full, 412],
+      ["GET", "/api/albums/replace", account.full, 404],
+    ];
+    for (const [method, path, key, status, body] of cases) {
+      const res = await json(request(path, { method, key }));
+      expect(res.status, `${method} ${path} ${key ? "with" : "without"} a key`).toBe(status);
+      if (body) expect(res.body).toEqual(body);
+    }
+  });
+
   it("answers an oversized JSON body with 413", async () => {
     const account = await newAccount();
     const id = (await upload(account.full, await uniquePng("big-json"))).body.data.id;

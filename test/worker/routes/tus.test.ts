@@ -12,6 +12,7 @@ import {
   type TestAccount,
   uniquePng,
 } from "../helpers";
+import { b64, head, patch, TUS } from "../tus-requests";
 
 /**
  * The tus 1.0 endpoint, raw: every status the protocol names, the extensions it offers, and the
@@ -19,8 +20,6 @@ import {
  * against wrangler dev in test/node/tus-clients.test.ts.)
  */
 
-const TUS = { "Tus-Resumable": "1.0.0" };
-const b64 = (text: string) => btoa(String.fromCharCode(...new TextEncoder().encode(text)));
 const metadata = (pairs: Record<string, string>) =>
   Object.entries(pairs)
     .map(([k, v]) => `${k} ${b64(v)}`)
@@ -39,16 +38,6 @@ async function created(account: TestAccount, length: number | null, meta: Record
   expect(res.status, await res.clone().text()).toBe(201);
   return new URL(res.headers.get("Location")!).pathname;
 }
-
-const patch = (key: string, path: string, offset: number, bytes: Uint8Array, headers: Record<string, string> = {}) =>
-  request(path, {
-    method: "PATCH",
-    key,
-    headers: { ...TUS, "Content-Type": "application/offset+octet-stream", "Upload-Offset": String(offset), ...headers },
-    body: bytes,
-  });
-
-const head = (key: string, path: string) => request(path, { method: "HEAD", key, headers: TUS });
 
 async function digest(algorithm: string, bytes: Uint8Array) {
   const sum = new Uint8Array(await crypto.subtle.digest(algorithm, bytes));

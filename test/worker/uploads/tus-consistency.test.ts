@@ -16,7 +16,7 @@ import {
 } from "./crash-steps";
 
 /**
- * A tus request (src/api/tus.ts) that fills a piece from its tail fragments and ends the file,
+ * A tus request (src/api/tus/) that fills a piece from its tail fragments and ends the file,
  * crashing at each step: the client then does what tus-js-client does (asks the offset, sends the
  * rest from there) and the upload is made whole, with nothing left behind.
  */

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { database } from "../../../src/storage/db";
 import { fenceHolds } from "../../../src/storage/tus-uploads";
 import { storePiece } from "../../../src/uploads/intake/piece-sessions";
-import { lostLease, WRITER_LEASE_MS } from "../../../src/uploads/intake/tus-bytes";
+import { lostLease } from "../../../src/uploads/intake/tus/refusals";
+import { WRITER_LEASE_MS } from "../../../src/uploads/intake/tus/writer-lease";
 import { PIECE_BYTES } from "../../../src/model/spec-limits";
 import { bigPng, type Call, newAccount, request, startApp, uniquePng } from "../helpers";
 

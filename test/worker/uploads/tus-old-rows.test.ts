@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MiB, PIECE_BYTES } from "../../../src/model/spec-limits";
-import { bigPng, newAccount, request } from "../helpers";
+import { bigPng, newAccount } from "../helpers";
+import { createdTus, head, idOf, patch } from "../tus-requests";
 
 /**
  * Tus uploads left as older code kept them: an offset inside a piece whose bytes past the last
@@ -9,25 +10,7 @@ import { bigPng, newAccount, request } from "../helpers";
  * the stored Upload-Metadata. None finishes short, and no password is answered.
  */
 
-const TUS = { "Tus-Resumable": "1.0.0" };
-const OFFSET_TYPE = "application/offset+octet-stream";
-
-async function created(key: string, headers: Record<string, string>) {
-  const res = await request("/api/tus", { method: "POST", key, headers: { ...TUS, ...headers } });
-  expect(res.status, await res.clone().text()).toBe(201);
-  return new URL(res.headers.get("Location")!).pathname;
-}
-
-const patch = (key: string, path: string, offset: number, body: Uint8Array) =>
-  request(path, {
-    method: "PATCH",
-    key,
-    headers: { ...TUS, "Content-Type": OFFSET_TYPE, "Upload-Offset": String(offset) },
-    body,
-  });
-
-const head = (key: string, path: string) => request(path, { method: "HEAD", key, headers: TUS });
-const idOf = (path: string) => path.split("/").pop()!;
+const created = createdTus;
 
 /**
  * The upload as it was before migration 0016, after 0016 gave it an empty tail: its fragments

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { callHeaders, callPath, type VideoFormat } from "../../../container/src/contract";
-import { readImageHeader } from "../../../src/media/image-info";
+import { readImageHeader } from "../../../src/media/image-header";
 import {
   DEAD_SERVICE,
   fixture,

@@ -1,0 +1,87 @@
+import { z } from "zod";
+import { VARIANT_WIDTHS } from "../variants/options";
+import { visibilityField } from "./fields";
+
+/**
+ * The resources the domain answers with (presentUpload, presentUploadResult, presentAlbum), as
+ * every face hands them on: the API in its envelopes, MCP as its tools' structured content. The
+ * OpenAPI document and MCP's output schemas are built from these.
+ */
+
+const url = z.string().url();
+const timestamp = z.string().meta({ description: "ISO 8601 with a UTC offset, e.g. 2026-01-31T12:00:00+00:00." });
+
+export const uploadSchema = z
+  .object({
+    id: z.string(),
+    type: z.enum(["image", "video"]),
+    path: url.meta({ description: "URL of the stored object; changes when the file is converted." }),
+    src: url.meta({
+      description:
+        "Permanent direct URL; always serves the current file. `src?w=W` (W one of " +
+        `${VARIANT_WIDTHS.join(", ")}) serves an image at most W px wide, never wider than the image, ` +
+        "as AVIF to clients whose Accept names image/avif, else WebP if it names image/webp, else in the " +
+        "file's own format (`format=auto`, the default); `format=avif|webp|original` fixes it. A video's " +
+        "`src?w=W` is its first frame. Variants are made on their first request and stored; answers carry " +
+        "`Vary: Accept` (with format=auto), ETag, Range and src's Cache-Control. An animated GIF, PNG or WebP " +
+        "is served whole. Any other w, a repeated option, or format without w is a 400; a password-protected " +
+        "or view-limited upload's variants are a 403; a file the media tools cannot read is a 422, remembered " +
+        "until the file is replaced; no media service right now, a variant not made within 60 s (for 10 " +
+        "minutes), or as many variants of the upload (2) or on the service (3) being made already, is a 503 " +
+        "with Retry-After. Only an actual encode counts toward the client's 60 makings a minute.",
+    }),
+    direct: url.meta({ description: "The upload's page." }),
+    thumb: url.nullable().meta({ description: "WebP thumbnail 280 px wide; null until made." }),
+    width: z.number().int().nullable(),
+    height: z.number().int().nullable(),
+    size: z.number().int(),
+    locked: z.boolean(),
+    visibility: visibilityField,
+    title: z.string().nullable(),
+    description: z.string().nullable(),
+    expires_at: timestamp.nullable(),
+    created_at: timestamp,
+  })
+  .meta({ id: "Upload" });
+
+/** A new upload, or the existing one it duplicates. */
+export const uploadResultSchema = uploadSchema
+  .omit({ created_at: true })
+  .extend({
+    duplicate: z.boolean(),
+    delete_url: url.optional().meta({ description: "Deletes the upload without an API key. New uploads only." }),
+  })
+  .meta({ id: "UploadResult" });
+
+/** Where a list page (one slice of a list) stands among the others. */
+export const listPageMetaSchema = z.object({
+  current_page: z.number().int(),
+  last_page: z.number().int(),
+  total: z.number().int(),
+});
+
+export const albumSchema = z
+  .object({
+    id: z.string(),
+    title: z.string().nullable(),
+    description: z.string().nullable(),
+    visibility: visibilityField,
+    locked: z.boolean().meta({ description: "Whether its page asks for a password." }),
+    accepts_uploads: z
+      .boolean()
+      .meta({ description: "Whether the upload-only key may upload into it (the full key always may)." }),
+    url: url.meta({ description: "The album's page." }),
+    cover: url.nullable().meta({ description: "The cover upload's thumbnail; null without a cover or thumbnail." }),
+    cover_id: z.string().nullable(),
+    upload_count: z.number().int().meta({ description: "Its uploads, expired ones left out." }),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: "Album" });
+
+/** DELETE /api/{id}, and the delete link's answer (src/site/pages.ts), which is the same. */
+export const deleteResponseSchema = z
+  .object({ type: z.literal("success"), msg: z.literal("Deleted.") })
+  .meta({ id: "DeleteResponse" });
+
+export const DELETED: z.infer<typeof deleteResponseSchema> = { type: "success", msg: "Deleted." };
