@@ -96,7 +96,7 @@ function throughParsers(variant: CorpusFile, deliverySeed: number): Stripped | n
 
 /** Structure-aware damaged copies of each file: straight through the parsers, and through the route for the files the service takes. */
 const PARSER_MUTANTS = 24;
-const ROUTE_MUTANTS = 12;
+const ROUTE_MUTANTS = 8;
 /**
  * The route takes every other one of a file's plain corruptions (which half alternates from file
  * to file), and every one in a longer campaign (FUZZ_RUNS over 100, `npm run bench -- fuzz`): the
