@@ -297,8 +297,7 @@ describe("the browser uploader", () => {
   it("resumes a large upload by itself after the connection drops, and after a reload when the file is chosen again", async () => {
     const account = await createAccount(bed.server, "resume");
     const file = path.join(bed.dir, "resumed.png");
-    // 12 PATCHes: room to drop the connection past a fifth and to reload past half, before the end.
-    const bytes = largePng(60 * 1000 * 1000);
+    const bytes = largePng(95 * 1000 * 1000);
     await writeFile(file, bytes);
     const page = await newPage();
     await openUploader(page);
