@@ -51,6 +51,8 @@ export const ipBans = sqliteTable("ip_bans", {
 });
 
 const MEDIA_TYPES = ["image", "video"] as const;
+export const PROCESSING_STATES = ["queued", "running", "ready", "failed"] as const;
+export type ProcessingState = (typeof PROCESSING_STATES)[number];
 export type MediaType = (typeof MEDIA_TYPES)[number];
 
 export const uploads = sqliteTable(
@@ -99,6 +101,19 @@ export const uploads = sqliteTable(
     maxViews: integer("max_views"),
     views: integer("views").notNull().default(0),
     deleteTokenHash: text("delete_token_hash").notNull(),
+    /**
+     * Where the work after the upload stands (the API's `processing`): "queued" while its media
+     * job waits, "running" while a runner works on it, "ready" once every planned output is
+     * stored, "failed" when the job gave up (`processing_error` says why). Written with the job's
+     * own writes, fenced on the file the job works from, so a replaced upload's old job never
+     * writes the new file's state.
+     */
+    processingState: text("processing_state", { enum: PROCESSING_STATES }).notNull().default("ready"),
+    /** 0-100 where the work reports it (a video's conversion), written at most every few seconds. */
+    processingPercent: integer("processing_percent"),
+    processingError: text("processing_error"),
+    /** When the state last changed; 0 on rows from before the column (their updated_at is shown). */
+    processingUpdatedAt: integer("processing_updated_at").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
