@@ -28,7 +28,7 @@ export const requestStores = (c: Context<AppEnv>) => storesOf(c.env, c.var.db, c
 
 /** The stores, from the Worker's bindings, for routes, the cron job and media jobs alike. */
 export function storesOf(env: Env, db: Database = database(env.DB), now: () => number = Date.now): Stores {
-  return { db, bucket: env.FILES, now };
+  return { db, bucket: env.FILES, deliveries: env.WEBHOOK_DELIVERIES, now };
 }
 
 /** As requestStores, with the serving records of this isolate and colo (src/uploads/serving). */

@@ -11,7 +11,7 @@ import { findDuplicate, uploadInsert } from "../storage/uploads";
 import type { Stores } from "../storage/stores";
 import type { Visibility } from "../model/visibility";
 import type { StagedFile } from "./intake/staged-file";
-import { cancelMediaJob, planMediaJob } from "./media-jobs/jobs";
+import { cancelMediaJob, planMediaJob, processingPlanned } from "./media-jobs/jobs";
 import { thumbnailInline } from "./inline-thumbnail";
 
 export interface UploadOptions {
@@ -92,6 +92,7 @@ export async function createUpload(
   const now = deps.now();
   const deleteToken = randomBase62(32);
   const thumbKey = await thumbnailInline(deps, id, file, options.keepOriginal);
+  const job = thumbKey === null ? planMediaJob(deps, id, file.key) : null;
   const row: UploadRow = {
     id,
     accountId,
@@ -108,10 +109,10 @@ export async function createUpload(
     maxViews: options.maxViews,
     views: 0,
     deleteTokenHash: await sha256Hex(deleteToken),
+    ...processingPlanned(job !== null, now),
     createdAt: now,
     updatedAt: now,
   };
-  const job = thumbKey === null ? planMediaJob(deps, id, file.key) : null;
   // Left behind if this fails too: the cron job's sweep removes files no upload points at.
   const dropThumbnail = () => (thumbKey ? deps.bucket.delete(thumbKey).catch(() => {}) : undefined);
   const charge = chargeNewUpload(db, { accountId, uploadId: id, size: file.size, defaults: quotas });

@@ -79,6 +79,7 @@ const FLOORS = [
   FACES,
   ["src/deps.ts"],
   ["src/http/"],
+  ["src/webhooks/"],
   ["src/uploads/"],
   ["src/media/"],
   ["src/moderation/"],

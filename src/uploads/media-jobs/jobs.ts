@@ -78,6 +78,18 @@ export function planMediaJob(deps: Stores, uploadId: string, sourceKey: string):
   return { id: randomBase62(16), uploadId, sourceKey, now, firstAttemptAt: now + FIRST_RUN_GRACE_MS };
 }
 
+/**
+ * An upload's processing columns as a new file leaves them: "queued" when a media job is planned
+ * for it, "ready" when everything was made in the request (a small image's thumbnail).
+ */
+export const processingPlanned = (queued: boolean, now: number) =>
+  ({
+    processingState: queued ? "queued" : "ready",
+    processingPercent: queued ? 0 : 100,
+    processingError: null,
+    processingUpdatedAt: now,
+  }) as const;
+
 export const cancelMediaJob = (deps: Stores, jobId: string) => deleteMediaJob(deps.db, jobId);
 
 const backoff = (base: number, attempt: number) => Math.min(60 * 60_000, base * 2 ** (attempt - 1));

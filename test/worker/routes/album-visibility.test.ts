@@ -108,6 +108,10 @@ beforeAll(async () => {
           expiresAt: state.expired ? NOW - 60_000 : null,
           filesRemovedAt: null,
           deleteTokenHash: uploadId,
+          processingState: "ready",
+          processingPercent: 100,
+          processingError: null,
+          processingUpdatedAt: NOW,
           createdAt: NOW - n,
           updatedAt: NOW - n,
         };

@@ -92,6 +92,10 @@ beforeAll(async () => {
       title: null,
       description: null,
       deleteTokenHash: id,
+      processingState: "ready",
+      processingPercent: 100,
+      processingError: null,
+      processingUpdatedAt: NOW,
       createdAt: NOW - i,
       updatedAt: NOW - i,
     });

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { database } from "../../../src/storage/db";
+import { storesOf } from "../../../src/deps";
 import { fenceHolds } from "../../../src/storage/tus-uploads";
 import { storePiece } from "../../../src/uploads/intake/piece-sessions";
 import { lostLease } from "../../../src/uploads/intake/tus/refusals";
@@ -336,7 +337,7 @@ describe("tus: a piece is recorded only while the writer's lease holds", () => {
       headers: { ...TUS, "Upload-Length": String(2 * PIECE_BYTES) },
     });
     const id = new URL(created.headers.get("Location")!).pathname.split("/").pop()!;
-    const stores = { db: database(env.DB), bucket: env.FILES, now: () => Date.now() };
+    const stores = { ...storesOf(env), db: database(env.DB), now: () => Date.now() };
     // Another request holds the lease now: "stale" is no longer the upload's writer.
     await env.DB.prepare("UPDATE tus_uploads SET writer = 'current', writer_until = ? WHERE id = ?")
       .bind(Date.now() + WRITER_LEASE_MS, id)

@@ -1,0 +1,204 @@
+import { and, getTableColumns, gte, lt, sql, type SQL } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { randomBase62 } from "../crypto";
+import { albums, uploads } from "../model/schema";
+import type { WebhookEventType } from "../model/webhook-events";
+import { webhookDeliveries, webhookEvents } from "../model/webhook-schema";
+import type { Database } from "./db";
+
+/*
+ * The outbox of webhook events: each event is written by statements that run in the same D1
+ * batch (one transaction) as the change it reports, so a committed change always has its event
+ * and a change that rolled back never does. The statements read the change's subject (an upload
+ * or an album) as it is at that point of the batch: after an insert or an update, before a
+ * delete. An account without an endpoint that takes the event writes nothing.
+ */
+
+/** A delivery's key: the message the queue carries, everything else read from D1 when it is sent. */
+export interface DeliveryKey {
+  eventId: string;
+  endpointId: string;
+}
+
+/** The statements of one kind of event about the rows a condition picks, to run inside a batch. */
+export interface EventStatements {
+  readonly kind: "events";
+  /** Inserts the events; then inserts their deliveries, returning their keys. */
+  readonly statements: readonly [BatchItem<"sqlite">, BatchItem<"sqlite">];
+}
+
+/** `table`'s row as a JSON object of its fields by their TypeScript names (read back by rowFromJson). */
+function rowJson(table: SQLiteTable, tableName: string): SQL {
+  const parts = Object.entries(getTableColumns(table)).map(([key, column]) =>
+    sql.raw(`'${key}', "${tableName}"."${column.name}"`),
+  );
+  return sql`json_object(${sql.join(parts, sql.raw(", "))})`;
+}
+
+/** A row captured by rowJson, with each field as drizzle maps it (booleans from 0 and 1). */
+export function rowFromJson<T extends SQLiteTable>(table: T, json: string): T["$inferSelect"] {
+  const raw = JSON.parse(json) as Record<string, unknown>;
+  const row: Record<string, unknown> = {};
+  for (const [key, column] of Object.entries(getTableColumns(table)))
+    row[key] = raw[key] === null || raw[key] === undefined ? null : column.mapFromDriverValue(raw[key]);
+  return row as T["$inferSelect"];
+}
+
+/** Whether endpoint `ep` (enabled) takes events of the type `type` (an SQL value or expression). */
+const takes = (type: SQL) =>
+  sql`ep.disabled_at IS NULL AND (ep.events IS NULL OR EXISTS (SELECT 1 FROM json_each(ep.events) WHERE json_each.value = ${type}))`;
+
+/**
+ * The events of `type` about each row of `table` that `where` picks (at most one each), and their
+ * deliveries to the account's endpoints that take them. Event ids share a random prefix, which
+ * the second statement finds them by on the primary key.
+ */
+function eventsAbout(
+  db: Database,
+  table: { from: typeof uploads | typeof albums; subject: SQL; accountId: SQL; id: SQL },
+  type: WebhookEventType,
+  where: SQL,
+  now: number,
+  detail: Record<string, unknown> | null,
+): EventStatements {
+  const prefix = `msg_${randomBase62(12)}`;
+  const detailJson = detail ? JSON.stringify(detail) : null;
+  const insertEvents = db.insert(webhookEvents).select(
+    db
+      .select({
+        id: sql<string>`${prefix} || ${table.id}`.as("id"),
+        accountId: sql<string>`${table.accountId}`.as("account_id"),
+        type: sql<string>`${type}`.as("type"),
+        subject: sql<string>`${table.subject}`.as("subject"),
+        detail: sql<string | null>`${detailJson}`.as("detail"),
+        createdAt: sql<number>`${now}`.as("created_at"),
+      })
+      .from(table.from)
+      .where(
+        and(
+          where,
+          sql`EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.account_id = ${table.accountId} AND ${takes(sql`${type}`)})`,
+        ),
+      ),
+  );
+  const insertDeliveries = db
+    .insert(webhookDeliveries)
+    .select(
+      db
+        .select({
+          eventId: sql<string>`${webhookEvents.id}`.as("event_id"),
+          endpointId: sql<string>`ep.id`.as("endpoint_id"),
+          status: sql<"pending">`'pending'`.as("status"),
+          attempts: sql<number>`0`.as("attempts"),
+          nextAttemptAt: sql<number>`${now}`.as("next_attempt_at"),
+          leaseUntil: sql<null>`NULL`.as("lease_until"),
+          createdAt: sql<number>`${now}`.as("created_at"),
+          updatedAt: sql<number>`${now}`.as("updated_at"),
+        })
+        .from(webhookEvents)
+        .innerJoin(sql`webhook_endpoints ep`, sql`ep.account_id = ${webhookEvents.accountId}`)
+        .where(
+          and(gte(webhookEvents.id, prefix), lt(webhookEvents.id, `${prefix}~`), takes(sql`${webhookEvents.type}`)),
+        ),
+    )
+    .returning({ eventId: webhookDeliveries.eventId, endpointId: webhookDeliveries.endpointId });
+  return { kind: "events", statements: [insertEvents, insertDeliveries] };
+}
+
+/** Events about the uploads `where` picks (a condition on `uploads`), as they are at that point of the batch. */
+export const uploadEvents = (
+  db: Database,
+  type: WebhookEventType,
+  where: SQL,
+  now: number,
+  detail: Record<string, unknown> | null = null,
+) =>
+  eventsAbout(
+    db,
+    {
+      from: uploads,
+      subject: rowJson(uploads, "uploads"),
+      accountId: sql`${uploads.accountId}`,
+      id: sql`${uploads.id}`,
+    },
+    type,
+    where,
+    now,
+    detail,
+  );
+
+/**
+ * An album's subject: its row, how many of its uploads are live and its cover if live, as
+ * presenting it needs (storage/albums.ts reads the same facts).
+ */
+const albumSubject = (now: number) => sql`json_object(
+  'album', ${rowJson(albums, "albums")},
+  'uploadCount', (SELECT count(*) FROM album_uploads au JOIN uploads u ON u.id = au.upload_id
+    WHERE au.album_id = "albums"."id" AND (u.expires_at IS NULL OR u.expires_at > ${now})),
+  'cover', (SELECT ${rowJson(uploads, "uploads")} FROM uploads
+    WHERE "uploads"."id" = "albums"."cover_upload_id" AND ("uploads"."expires_at" IS NULL OR "uploads"."expires_at" > ${now})))`;
+
+/** Events about the albums `where` picks (a condition on `albums`). */
+export const albumEvents = (db: Database, type: WebhookEventType, where: SQL, now: number) =>
+  eventsAbout(
+    db,
+    { from: albums, subject: albumSubject(now), accountId: sql`${albums.accountId}`, id: sql`${albums.id}` },
+    type,
+    where,
+    now,
+    null,
+  );
+
+type Item = BatchItem<"sqlite"> | EventStatements;
+const isEvents = (item: Item): item is EventStatements => (item as EventStatements).kind === "events";
+
+/** Where new deliveries are announced (the delivery queue), once their change has committed. */
+export interface DeliveryQueue {
+  sendBatch(messages: Iterable<MessageSendRequest<DeliveryKey>>): Promise<unknown>;
+}
+
+/**
+ * Runs `items` (statements and events among them, in order) as one batch, then hands the new
+ * deliveries to the queue. Answers each item's result: a statement's as drizzle gives it, an
+ * event's the keys of its deliveries. A queue that cannot be reached loses nothing: the relay
+ * (webhooks' cron sweep) sends what was never sent.
+ */
+export async function batchWithEvents(
+  deps: { db: Database; deliveries: DeliveryQueue },
+  items: readonly Item[],
+): Promise<unknown[]> {
+  const flat = items.flatMap((item) => (isEvents(item) ? [...item.statements] : [item]));
+  const [first, ...rest] = flat;
+  if (!first) return [];
+  const results = await deps.db.batch([first, ...rest]);
+  const answers: unknown[] = [];
+  const keys: DeliveryKey[] = [];
+  let at = 0;
+  for (const item of items) {
+    if (isEvents(item)) {
+      const delivered = results[at + 1] as DeliveryKey[];
+      keys.push(...delivered);
+      answers.push(delivered);
+      at += 2;
+    } else {
+      answers.push(results[at]);
+      at += 1;
+    }
+  }
+  await announceDeliveries(deps.deliveries, keys);
+  return answers;
+}
+
+/** Messages the queue takes in one call (Cloudflare Queues: 100 per sendBatch). */
+const SEND_BATCH = 100;
+
+/** Hands deliveries to the queue; a failure is logged, and the relay sends them later. */
+export async function announceDeliveries(queue: DeliveryQueue, keys: readonly DeliveryKey[]) {
+  for (let i = 0; i < keys.length; i += SEND_BATCH) {
+    const messages = keys.slice(i, i + SEND_BATCH).map((body) => ({ body, contentType: "json" as const }));
+    await queue.sendBatch(messages).catch((error) => {
+      console.error(JSON.stringify({ webhookDeliveries: messages.length, queueSend: String(error) }));
+    });
+  }
+}
