@@ -1,7 +1,7 @@
 import { MAX_FILE_BYTES, MiB } from "../../model/spec-limits";
 import { unprocessable } from "../../errors";
-import { checkAddress, isIpLiteral } from "../../net/address";
-import { ResolveError, type Resolver } from "../../net/resolve";
+import { hostRefusal } from "../../net/public-host";
+import type { Resolver } from "../../net/resolve";
 
 /**
  * Downloads for `url` uploads. The service must never be turned against private networks:
@@ -35,27 +35,8 @@ function parseLink(raw: string, base?: URL): URL {
 }
 
 async function assertPublicHost(deps: LinkDeps, url: URL): Promise<void> {
-  const host = url.hostname.toLowerCase().replace(/\.$/, "");
-  if (host === "localhost" || host.endsWith(".localhost")) {
-    if (deps.allowLoopback) return;
-    throw refused(`address not allowed: ${host} is a loopback name`);
-  }
-  let addresses: string[];
-  if (isIpLiteral(host)) {
-    addresses = [host];
-  } else {
-    try {
-      addresses = await deps.resolve(host);
-    } catch (error) {
-      if (error instanceof ResolveError) throw refused(`DNS lookup failed: ${error.message}`);
-      throw error;
-    }
-  }
-  for (const address of addresses) {
-    const verdict = checkAddress(address, deps.allowLoopback);
-    if (!verdict.allowed)
-      throw refused(`address not allowed: ${host} is ${address === host ? "a" : `${address}, a`} ${verdict.reason}`);
-  }
+  const refusal = await hostRefusal(deps.resolve, url, deps.allowLoopback);
+  if (refusal) throw refused(refusal);
 }
 
 interface OpenedLink {
