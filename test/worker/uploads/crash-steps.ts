@@ -126,6 +126,39 @@ export async function expectNoStrayObjects(bindings?: Partial<Cloudflare.Env>, {
   }
 }
 
+/** An endpoint of the account taking every event, so that its changes write their events. */
+export async function webhookEndpoint(accountId: string) {
+  await env.DB.prepare(
+    `INSERT INTO webhook_endpoints (id, account_id, url, secret, origin, created_at, updated_at)
+     VALUES (?, ?, ?, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'http://media.test', ?, ?)`,
+  )
+    .bind(crypto.randomUUID(), accountId, `${env.LINK_SERVER_URL}/status/200`, Date.now(), Date.now())
+    .run();
+}
+
+/**
+ * The outbox held (the account has an endpoint): every upload of the account that committed has
+ * exactly one upload.created, and no upload.created is about an upload that was never committed.
+ * Returns how many uploads it has.
+ */
+export async function expectCreatedEvents(accountId: string) {
+  const { results } = await env.DB.prepare(
+    `SELECT u.id AS upload, e.subject_id AS event FROM uploads u
+       LEFT JOIN (SELECT json_extract(subject, '$.id') AS subject_id FROM webhook_events
+         WHERE account_id = ?1 AND type = 'upload.created') e ON e.subject_id = u.id
+     WHERE u.account_id = ?1
+     UNION ALL
+     SELECT NULL, json_extract(subject, '$.id') FROM webhook_events
+     WHERE account_id = ?1 AND type = 'upload.created'
+       AND json_extract(subject, '$.id') NOT IN (SELECT id FROM uploads WHERE account_id = ?1)`,
+  )
+    .bind(accountId)
+    .all<{ upload: string | null; event: string | null }>();
+  for (const { upload, event } of results) expect({ upload, event }).toEqual({ upload: event, event: upload });
+  expect(new Set(results.map((r) => r.upload)).size).toBe(results.length);
+  return results.length;
+}
+
 /** The request was answered: with the upload, or with the service's error envelope. */
 export function expectAnswered(outcome: Awaited<ReturnType<typeof call>> | string) {
   expect(outcome).toMatchObject({ status: expect.any(Number) });
