@@ -3,6 +3,7 @@ import { expect } from "vitest";
 import { toHex } from "../../../src/crypto";
 import { database } from "../../../src/storage/db";
 import { findUploadInAnyState } from "../../../src/storage/uploads";
+import { hookUrl, insertEndpoint } from "../webhooks/endpoint-rows";
 import { bigPng, type Call, DEAD_SERVICE, scheduledInline, startApp } from "../helpers";
 
 /**
@@ -127,14 +128,7 @@ export async function expectNoStrayObjects(bindings?: Partial<Cloudflare.Env>, {
 }
 
 /** An endpoint of the account taking every event, so that its changes write their events. */
-export async function webhookEndpoint(accountId: string) {
-  await env.DB.prepare(
-    `INSERT INTO webhook_endpoints (id, account_id, url, secret, origin, created_at, updated_at)
-     VALUES (?, ?, ?, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'http://media.test', ?, ?)`,
-  )
-    .bind(crypto.randomUUID(), accountId, `${env.LINK_SERVER_URL}/status/200`, Date.now(), Date.now())
-    .run();
-}
+export const webhookEndpoint = (accountId: string) => insertEndpoint(accountId, hookUrl("crash-steps"));
 
 /**
  * The outbox held (the account has an endpoint): every upload of the account that committed has
