@@ -17,6 +17,7 @@ import { serviceShare, variantLocks } from "./uploads/variants/lock-stubs";
 import type { VariantAnswerDeps } from "./uploads/variants/answer";
 import type { UploadCall } from "./uploads/pipeline";
 import type { DeliveryDeps } from "./webhooks/deliver";
+import { ATTEMPT_TIMEOUT_MS } from "./webhooks/schedule";
 import { VARIANT_SERVICE_SLOTS } from "./media/container-size";
 import { limitVariantMaking } from "./http/throttles/network-limits";
 import { clientNetwork, publicOrigin } from "./http/request-info";
@@ -79,6 +80,7 @@ export function webhookDeliveryDeps(env: Env, now: () => number = Date.now): Del
     fetch: (input, init) => fetch(input, init),
     allowLoopback: links.allowLoopback,
     publicOrigin,
+    attemptTimeoutMs: ATTEMPT_TIMEOUT_MS,
   };
 }
 
