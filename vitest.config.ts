@@ -111,6 +111,8 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/routes/album-uploads.test.ts",
   "test/worker/http/multipart-bounds.test.ts",
   "test/worker/routes/admission.test.ts",
+  "test/worker/routes/webhooks.test.ts",
+  "test/worker/webhooks/endpoint-url.test.ts",
 ];
 
 /**

@@ -16,6 +16,7 @@ import { VARIANT_CALL_TIMEOUT_MS, type VariantDeps } from "./uploads/variants/ma
 import { serviceShare, variantLocks } from "./uploads/variants/lock-stubs";
 import type { VariantAnswerDeps } from "./uploads/variants/answer";
 import type { UploadCall } from "./uploads/pipeline";
+import type { EndpointDeps } from "./webhooks/endpoints";
 import { VARIANT_SERVICE_SLOTS } from "./media/container-size";
 import { limitVariantMaking } from "./http/throttles/network-limits";
 import { clientNetwork, publicOrigin } from "./http/request-info";
@@ -71,6 +72,12 @@ export const variantAnswerDeps = (c: Context<AppEnv>): VariantAnswerDeps => ({
 export function linkDeps(env: Env): LinkDeps {
   const { dnsResolverUrl, allowLoopback, timeoutMs } = settingsOf(env).links;
   return { resolve: dohResolver(dnsResolverUrl), fetch: (input, init) => fetch(input, init), allowLoopback, timeoutMs };
+}
+
+/** The request's stores, and the link uploads' address rule for webhook endpoints' URLs. */
+export function endpointDeps(c: Context<AppEnv>): EndpointDeps {
+  const { resolve, allowLoopback } = linkDeps(c.env);
+  return { ...requestStores(c), resolve, allowLoopback };
 }
 
 /** What the upload pipeline knows of this request (src/uploads/pipeline.ts), as every way in hands it over. */
