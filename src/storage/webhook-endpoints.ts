@@ -1,4 +1,4 @@
-import { and, count, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import {
   webhookAttempts,
   webhookDeliveries,
@@ -53,11 +53,6 @@ export function endpointsOf(db: Database, accountId: string): Promise<WebhookEnd
     .from(webhookEndpoints)
     .where(eq(webhookEndpoints.accountId, accountId))
     .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id));
-}
-
-export async function countEndpoints(db: Database, accountId: string): Promise<number> {
-  const [row] = await db.select({ n: count() }).from(webhookEndpoints).where(eq(webhookEndpoints.accountId, accountId));
-  return row?.n ?? 0;
 }
 
 export function findOwnedEndpoint(db: Database, accountId: string, id: string) {
