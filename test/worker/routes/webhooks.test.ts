@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
+import { Webhook as SvixWebhook } from "svix";
 import { describe, expect, it } from "vitest";
 import { json, newAccount, request, type TestAccount } from "../helpers";
 
@@ -72,6 +73,9 @@ describe("webhook endpoints: create, read, list, change, delete", () => {
     const signature = hook.sign("msg_1", at, payload);
     const headers = { "webhook-id": "msg_1", "webhook-timestamp": String(Math.floor(at.getTime() / 1000)) };
     expect(hook.verify(payload, { ...headers, "webhook-signature": signature })).toBeTruthy();
+    const signed = { ...headers, "webhook-signature": signature };
+    expect(() => new SvixWebhook(made.secret).verify(payload, signed)).not.toThrow();
+    expect(() => new SvixWebhook(`whsec_${btoa("another secret of 24 byte")}`).verify(payload, signed)).toThrow();
     // Shown once: reads and the listing never carry it.
     const { secret, ...shown } = made;
     const read = await call(account.full, `/webhooks/${made.id}`);
