@@ -16,6 +16,7 @@ import { VARIANT_CALL_TIMEOUT_MS, type VariantDeps } from "./uploads/variants/ma
 import { serviceShare, variantLocks } from "./uploads/variants/lock-stubs";
 import type { VariantAnswerDeps } from "./uploads/variants/answer";
 import type { UploadCall } from "./uploads/pipeline";
+import type { DeliveryDeps } from "./webhooks/deliver";
 import type { EndpointDeps } from "./webhooks/endpoints";
 import { VARIANT_SERVICE_SLOTS } from "./media/container-size";
 import { limitVariantMaking } from "./http/throttles/network-limits";
@@ -68,6 +69,19 @@ export const variantAnswerDeps = (c: Context<AppEnv>): VariantAnswerDeps => ({
   ...servingDeps(c),
   making: (uploadId) => variantDeps(c, uploadId),
 });
+
+/** What sending webhook deliveries needs (the queue's consumer): the address rule of links, fetch, the origin. */
+export function webhookDeliveryDeps(env: Env, now: () => number = Date.now): DeliveryDeps {
+  const { links, publicOrigin } = settingsOf(env);
+  return {
+    db: database(env.DB),
+    now,
+    resolve: dohResolver(links.dnsResolverUrl),
+    fetch: (input, init) => fetch(input, init),
+    allowLoopback: links.allowLoopback,
+    publicOrigin,
+  };
+}
 
 export function linkDeps(env: Env): LinkDeps {
   const { dnsResolverUrl, allowLoopback, timeoutMs } = settingsOf(env).links;

@@ -3,9 +3,7 @@ import { recentAttempts } from "../storage/webhook-endpoints";
 import type { Stores } from "../storage/stores";
 import { isoTimestamp } from "../time";
 import { getOwnedEndpoint } from "./endpoints";
-
-/** Attempts GET /api/webhooks/{id}/deliveries lists: the endpoint's last ones, as many as are kept. */
-export const ATTEMPTS_LISTED = 100;
+import { ATTEMPTS_KEPT } from "./schedule";
 
 /** One attempt to deliver an event, as the API answers it. */
 export function presentAttempt(row: WebhookAttemptRow) {
@@ -22,8 +20,8 @@ export function presentAttempt(row: WebhookAttemptRow) {
   };
 }
 
-/** The endpoint's last attempts, newest first. */
+/** The endpoint's last attempts, newest first: as many as delivery keeps. */
 export async function endpointAttempts(deps: Stores, accountId: string, endpointId: string) {
   await getOwnedEndpoint(deps, accountId, endpointId);
-  return recentAttempts(deps.db, endpointId, ATTEMPTS_LISTED);
+  return recentAttempts(deps.db, endpointId, ATTEMPTS_KEPT);
 }

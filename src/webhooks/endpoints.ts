@@ -14,6 +14,7 @@ import {
 import type { Stores } from "../storage/stores";
 import { isoTimestamp } from "../time";
 import { checkEndpointUrl, type UrlRule } from "./endpoint-url";
+import { newSecret } from "./signing";
 
 /**
  * An account's webhook endpoints (extension): where its events are sent, each signed with the
@@ -44,11 +45,6 @@ export interface EndpointFields {
 }
 
 export const newEndpointId = () => `ep_${randomBase62(16)}`;
-
-/** A Standard Webhooks secret: `whsec_` and the base64 of 24 random bytes. */
-export function newSecret(): string {
-  return `whsec_${btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(24))))}`;
-}
 
 /** The endpoint as the API answers it; never its secret, which only a create or a rotation shows. */
 export function presentEndpoint(row: WebhookEndpointRow) {

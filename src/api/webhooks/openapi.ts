@@ -13,7 +13,7 @@ import {
 } from "./schemas";
 import { deleteResponseSchema } from "../../uploads/schemas/resources";
 import { MAX_ENDPOINTS_PER_ACCOUNT } from "../../webhooks/endpoints";
-import { ATTEMPTS_LISTED } from "../../webhooks/attempts";
+import { ATTEMPTS_KEPT } from "../../webhooks/schedule";
 
 /** What each webhook endpoint operation (index.ts) is documented as; see uploads/openapi.ts. */
 
@@ -108,6 +108,6 @@ export const describeWebhookTest = describeRoute({
 export const describeWebhookDeliveries = describeRoute({
   summary: "List a webhook endpoint's last delivery attempts",
   operationId: "listWebhookDeliveries",
-  description: `Extension. The last ${ATTEMPTS_LISTED} attempts, newest first.`,
+  description: `Extension. The last ${ATTEMPTS_KEPT} attempts, newest first.`,
   responses: { 200: json(attemptListResponseSchema), 401: fullKey, 404: noSuchEndpoint, 429: throttled },
 });

@@ -3,7 +3,7 @@ import { DESCRIPTION_MAX } from "../../model/spec-limits";
 import { WEBHOOK_EVENT_TYPES } from "../../model/webhook-events";
 import { booleanField, clearableText } from "../../uploads/schemas/fields";
 import { timestamp } from "../../uploads/schemas/resources";
-import { ATTEMPTS_LISTED } from "../../webhooks/attempts";
+import { ATTEMPTS_KEPT } from "../../webhooks/schedule";
 import { ENDPOINT_URL_MAX } from "../../webhooks/endpoint-url";
 import { MAX_ENDPOINTS_PER_ACCOUNT, PREVIOUS_SECRET_MS } from "../../webhooks/endpoints";
 
@@ -129,7 +129,7 @@ const attemptSchema = z
   .meta({ id: "WebhookAttempt" });
 
 export const attemptListResponseSchema = z
-  .object({ type: z.literal("success"), data: z.array(attemptSchema).max(ATTEMPTS_LISTED) })
+  .object({ type: z.literal("success"), data: z.array(attemptSchema).max(ATTEMPTS_KEPT) })
   .meta({ id: "WebhookAttemptListResponse" });
 
 /** How long a rotated-out secret keeps signing, in the descriptions' words. */
