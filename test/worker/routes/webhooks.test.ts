@@ -2,7 +2,9 @@ import { env } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
 import { Webhook as SvixWebhook } from "svix";
 import { describe, expect, it } from "vitest";
+import { TEST_MESSAGE } from "../../../src/webhooks/test-event";
 import { json, newAccount, request, type TestAccount } from "../helpers";
+import { hookUrl, received, until, verified } from "../webhooks/endpoint-rows";
 
 type Answer = { status: number; body: any };
 
@@ -337,6 +339,43 @@ describe("webhook endpoints: rotation, test events, deliveries", () => {
       .all<Record<string, any>>();
     expect(results.map((d) => d.endpoint_id)).toEqual([made.id]);
     expect(results[0]!.next_attempt_at).toBeGreaterThanOrEqual(before);
+  });
+
+  it("delivers the test event, signed with the secret answered, and with both secrets after a rotation", async () => {
+    const account = await newAccount("webhooks");
+    const name = `routes-${crypto.randomUUID()}`;
+    const made = await newEndpoint(account, { url: hookUrl(name) });
+    const first = (await call(account.full, `/webhooks/${made.id}/test`, "POST")).body.data.event_id;
+    const [request1] = await until("the test event", async () => {
+      const got = await received(name);
+      return got.length >= 1 && got;
+    });
+    expect(request1!.headers["webhook-id"]).toBe(first);
+    expect(JSON.parse(request1!.body)).toEqual({
+      type: "webhook.test",
+      timestamp: expect.stringMatching(ISO),
+      data: { endpoint_id: made.id, message: TEST_MESSAGE },
+    });
+    expect(await verified(name, made.secret)).toEqual([{ standardwebhooks: true, svix: true }]);
+    const attempts = await until("the attempt listed", async () => {
+      const { data } = (await call(account.full, `/webhooks/${made.id}/deliveries`)).body;
+      return data.length >= 1 && data;
+    });
+    expect(attempts[0]).toMatchObject({ event_id: first, type: "webhook.test", attempt: 1, status_code: 200 });
+
+    const rotated = (await call(account.full, `/webhooks/${made.id}/rotate`, "POST")).body.data.secret;
+    await call(account.full, `/webhooks/${made.id}/test`, "POST");
+    const [, request2] = await until("the second test event", async () => {
+      const got = await received(name);
+      return got.length >= 2 && got;
+    });
+    expect(request2!.headers["webhook-signature"]!.split(" ")).toHaveLength(2);
+    const [oldSecret, newSecret] = [await verified(name, made.secret), await verified(name, rotated)];
+    expect(oldSecret[1]).toEqual({ standardwebhooks: true, svix: true });
+    expect(newSecret).toEqual([
+      { standardwebhooks: false, svix: false },
+      { standardwebhooks: true, svix: true },
+    ]);
   });
 
   it("refuses a test event for a disabled endpoint with a 409", async () => {
