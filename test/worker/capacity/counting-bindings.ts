@@ -306,7 +306,9 @@ export function countingBatch<T>(batch: MessageBatch<T>, costs: Costs): MessageB
   return {
     queue: batch.queue,
     messages,
-    ackAll: () => messages.forEach((m) => m.ack()),
+    ackAll: () => {
+      for (const message of messages) message.ack();
+    },
     retryAll: (options?: QueueRetryOptions) => batch.retryAll(options),
   } as unknown as MessageBatch<T>;
 }
