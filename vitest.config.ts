@@ -114,6 +114,8 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/webhooks/outbox.test.ts",
   "test/worker/webhooks/delivery.test.ts",
   "test/worker/webhooks/hostile-receivers.test.ts",
+  "test/worker/routes/webhooks.test.ts",
+  "test/worker/webhooks/endpoint-url.test.ts",
 ];
 
 /**

@@ -1,4 +1,4 @@
-import { and, eq, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, eq, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
 import {
   webhookAttempts,
   webhookDeliveries,
@@ -122,62 +122,78 @@ export async function endDelivery(db: Database, key: DeliveryKey, status: "faile
 }
 
 /**
- * Pending deliveries overdue by `graceMs` and unheld: their message was lost (or never sent). The
- * oldest first, `limit` at most.
+ * What the relay reads, in one round trip: pending deliveries overdue by `graceMs` and unheld
+ * (their message was lost, or never sent), the oldest first, `limit` at most; and the failing
+ * endpoints holding more than `cap` pending deliveries (only failing ones gather a backlog). The
+ * events made before `forgetBefore` are forgotten in the same batch, `purgeLimit` at most, with
+ * their deliveries (the foreign key's cascade).
  */
-export function overdueDeliveries(db: Database, now: number, graceMs: number, limit: number) {
-  return db
-    .select({ eventId: webhookDeliveries.eventId, endpointId: webhookDeliveries.endpointId })
-    .from(webhookDeliveries)
-    .where(
-      and(
-        eq(webhookDeliveries.status, "pending"),
-        lt(webhookDeliveries.nextAttemptAt, now - graceMs),
-        or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)),
-        // An endpoint with attempts in flight has messages moving: its waiting deliveries are not lost.
-        sql`NOT EXISTS (SELECT 1 FROM webhook_deliveries d2
-          WHERE d2.endpoint_id = ${webhookDeliveries.endpointId} AND d2.lease_until > ${now})`,
+export async function relayReads(
+  db: Database,
+  now: number,
+  rules: { graceMs: number; limit: number; cap: number; forgetBefore: number; purgeLimit: number },
+) {
+  const [overdue, over] = await db.batch([
+    db
+      .select({ eventId: webhookDeliveries.eventId, endpointId: webhookDeliveries.endpointId })
+      .from(webhookDeliveries)
+      .where(
+        and(
+          eq(webhookDeliveries.status, "pending"),
+          lt(webhookDeliveries.nextAttemptAt, now - rules.graceMs),
+          or(isNull(webhookDeliveries.leaseUntil), lt(webhookDeliveries.leaseUntil, now)),
+          // An endpoint with attempts in flight has messages moving: its waiting deliveries are not lost.
+          sql`NOT EXISTS (SELECT 1 FROM webhook_deliveries d2
+            WHERE d2.endpoint_id = ${webhookDeliveries.endpointId} AND d2.lease_until > ${now})`,
+        ),
+      )
+      .orderBy(webhookDeliveries.nextAttemptAt)
+      .limit(rules.limit),
+    db
+      .select({
+        id: webhookEndpoints.id,
+        pending: sql<number>`(SELECT count(*) FROM webhook_deliveries d
+          WHERE d.endpoint_id = ${webhookEndpoints.id} AND d.status = 'pending')`,
+      })
+      .from(webhookEndpoints)
+      .where(
+        and(
+          isNotNull(webhookEndpoints.failingSince),
+          sql`(SELECT count(*) FROM webhook_deliveries d
+            WHERE d.endpoint_id = ${webhookEndpoints.id} AND d.status = 'pending') > ${rules.cap}`,
+        ),
       ),
-    )
-    .orderBy(webhookDeliveries.nextAttemptAt)
-    .limit(limit);
+    db.delete(webhookEvents).where(
+      sql`${webhookEvents.id} IN (SELECT id FROM webhook_events WHERE created_at < ${rules.forgetBefore}
+        LIMIT ${rules.purgeLimit})`,
+    ),
+  ]);
+  return { overdue, overBacklog: over };
 }
 
-/**
- * Drops, oldest first, the pending deliveries of endpoints holding more than `cap`, and counts them
- * on the endpoint. Only failing endpoints gather a backlog, so only theirs are counted.
- */
-export async function dropOverflow(db: Database, cap: number, now: number) {
-  const over = await db.all<{ id: string; pending: number }>(sql`
-    SELECT ep.id AS id, (SELECT count(*) FROM webhook_deliveries d
-      WHERE d.endpoint_id = ep.id AND d.status = 'pending') AS pending
-    FROM webhook_endpoints ep WHERE ep.failing_since IS NOT NULL`);
-  const statements = over
-    .filter((endpoint) => endpoint.pending > cap)
-    .flatMap((endpoint) => {
-      const excess = endpoint.pending - cap;
-      return [
-        db
-          .update(webhookDeliveries)
-          .set({ status: "dropped", updatedAt: now })
-          .where(
-            sql`(event_id, endpoint_id) IN (SELECT event_id, endpoint_id FROM webhook_deliveries
-              WHERE endpoint_id = ${endpoint.id} AND status = 'pending' ORDER BY created_at LIMIT ${excess})`,
-          ),
-        db
-          .update(webhookEndpoints)
-          .set({ droppedEvents: sql`${webhookEndpoints.droppedEvents} + ${excess}` })
-          .where(eq(webhookEndpoints.id, endpoint.id)),
-      ];
-    });
+/** Drops, oldest first, what each endpoint holds past `cap` of pending deliveries, and counts them on it. */
+export async function dropOverflow(
+  db: Database,
+  endpoints: readonly { id: string; pending: number }[],
+  cap: number,
+  now: number,
+) {
+  const statements = endpoints.flatMap((endpoint) => {
+    const excess = endpoint.pending - cap;
+    return [
+      db
+        .update(webhookDeliveries)
+        .set({ status: "dropped", updatedAt: now })
+        .where(
+          sql`(event_id, endpoint_id) IN (SELECT event_id, endpoint_id FROM webhook_deliveries
+            WHERE endpoint_id = ${endpoint.id} AND status = 'pending' ORDER BY created_at LIMIT ${excess})`,
+        ),
+      db
+        .update(webhookEndpoints)
+        .set({ droppedEvents: sql`${webhookEndpoints.droppedEvents} + ${excess}` })
+        .where(eq(webhookEndpoints.id, endpoint.id)),
+    ];
+  });
   const [first, ...rest] = statements;
   if (first) await db.batch([first, ...rest]);
-  return statements.length / 2;
-}
-
-/** Forgets events made before `before`, with their deliveries (the foreign key's cascade). */
-export async function purgeEvents(db: Database, before: number, limit: number) {
-  await db
-    .delete(webhookEvents)
-    .where(sql`${webhookEvents.id} IN (SELECT id FROM webhook_events WHERE created_at < ${before} LIMIT ${limit})`);
 }

@@ -9,7 +9,6 @@ import { eventPayload } from "./payload";
 import {
   ANSWER_KEPT_BYTES,
   ATTEMPT_LEASE_MS,
-  ATTEMPT_TIMEOUT_MS,
   ATTEMPTS_KEPT,
   BUSY_RETRY_S,
   DISABLE_AFTER_MS,
@@ -28,6 +27,8 @@ export interface DeliveryDeps {
   allowLoopback: boolean;
   /** The configured public origin, which payload links use; empty: the endpoint's own. */
   publicOrigin: string;
+  /** An attempt's time limit (ATTEMPT_TIMEOUT_MS; shorter in tests of receivers that never answer). */
+  attemptTimeoutMs: number;
 }
 
 /** What the queue does with a delivery's message: drop it, or bring it back after a delay. */
@@ -118,7 +119,7 @@ interface Answer {
 /**
  * The POST itself: to a public address only (checked on every attempt, as a name may move), signed
  * (Standard Webhooks' headers), redirects not followed, the whole attempt, the first KiB of the
- * answer included, within ATTEMPT_TIMEOUT_MS. A receiver that never answers, or answers without
+ * answer included, within the attempt's time limit. A receiver that never answers, or answers without
  * end, costs this one bounded attempt.
  */
 async function send(deps: DeliveryDeps, { event, endpoint }: Sending): Promise<Answer> {
@@ -128,7 +129,7 @@ async function send(deps: DeliveryDeps, { event, endpoint }: Sending): Promise<A
   const body = await eventPayload(event, deps.publicOrigin || endpoint.origin);
   const now = deps.now();
   const timestamp = new Date(now);
-  const signal = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
+  const signal = AbortSignal.timeout(deps.attemptTimeoutMs);
   let response: Response;
   try {
     response = await deps.fetch(url, {
@@ -148,7 +149,9 @@ async function send(deps: DeliveryDeps, { event, endpoint }: Sending): Promise<A
     const timedOut = signal.aborted;
     return {
       status: null,
-      error: timedOut ? `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s` : `the connection failed (${String(error)})`,
+      error: timedOut
+        ? `no answer within ${deps.attemptTimeoutMs / 1000} s`
+        : `the connection failed (${String(error)})`,
       text: null,
     };
   }

@@ -1,5 +1,5 @@
 import type { Stores } from "../storage/stores";
-import { dropOverflow, overdueDeliveries, purgeEvents } from "../storage/webhook-deliveries";
+import { dropOverflow, relayReads } from "../storage/webhook-deliveries";
 import { announceDeliveries } from "../storage/webhook-outbox";
 import { KEEP_EVENTS_MS, PENDING_PER_ENDPOINT, RELAY_AFTER_MS } from "./schedule";
 
@@ -7,7 +7,8 @@ import { KEEP_EVENTS_MS, PENDING_PER_ENDPOINT, RELAY_AFTER_MS } from "./schedule
 const PURGE_BATCH = 500;
 
 /**
- * The cron job's part of webhooks, within `limit` messages a run: the relay of the outbox (a
+ * The cron job's part of webhooks, within `limit` messages a run and one round trip when there is
+ * nothing to do: the relay of the outbox (a
  * delivery whose message was never sent, its change committed just before the Worker stopped, or
  * was lost, is sent again once it is RELAY_AFTER_MS overdue; the claim makes a second message
  * harmless), the bound on what a failing endpoint may hold (the oldest dropped and counted), and
@@ -15,9 +16,14 @@ const PURGE_BATCH = 500;
  */
 export async function relayWebhooks(deps: Stores, limit: number): Promise<number> {
   const now = deps.now();
-  const overdue = await overdueDeliveries(deps.db, now, RELAY_AFTER_MS, limit);
+  const { overdue, overBacklog } = await relayReads(deps.db, now, {
+    graceMs: RELAY_AFTER_MS,
+    limit,
+    cap: PENDING_PER_ENDPOINT,
+    forgetBefore: now - KEEP_EVENTS_MS,
+    purgeLimit: PURGE_BATCH,
+  });
   await announceDeliveries(deps.deliveries, overdue);
-  await dropOverflow(deps.db, PENDING_PER_ENDPOINT, now);
-  await purgeEvents(deps.db, now - KEEP_EVENTS_MS, PURGE_BATCH);
+  await dropOverflow(deps.db, overBacklog, PENDING_PER_ENDPOINT, now);
   return overdue.length;
 }

@@ -7,9 +7,16 @@ import { storesOf } from "../../../src/deps";
 import type { DeliveryKey } from "../../../src/storage/webhook-outbox";
 import { deliver } from "../../../src/webhooks/deliver";
 import { relayWebhooks } from "../../../src/webhooks/relay";
-import { ATTEMPT_TIMEOUT_MS, IN_FLIGHT_PER_ENDPOINT, PENDING_PER_ENDPOINT } from "../../../src/webhooks/schedule";
+import { IN_FLIGHT_PER_ENDPOINT, PENDING_PER_ENDPOINT } from "../../../src/webhooks/schedule";
 import { newAccount } from "../helpers";
 import { hookUrl, insertDelivery, insertEndpoint, received } from "./endpoint-rows";
+
+/**
+ * The consumer's deps with a time limit of 1.5 s instead of 10, so that the receivers that never
+ * answer cost the tests little: what is tested is that the limit holds, whatever it is.
+ */
+const ATTEMPT_TIMEOUT_MS = 1500;
+const deliveryDeps = () => ({ ...webhookDeliveryDeps(env), attemptTimeoutMs: ATTEMPT_TIMEOUT_MS });
 
 const lastAttempt = (endpointId: string) =>
   env.DB.prepare(
@@ -22,7 +29,7 @@ const lastAttempt = (endpointId: string) =>
 async function attemptTo(url: string) {
   const account = await newAccount("hostile");
   const endpoint = await insertEndpoint(account.id, url);
-  const outcome = await deliver(webhookDeliveryDeps(env), await insertDelivery(account.id, endpoint.id, Date.now()));
+  const outcome = await deliver(deliveryDeps(), await insertDelivery(account.id, endpoint.id, Date.now()));
   return { outcome, attempt: await lastAttempt(endpoint.id), endpoint, account };
 }
 
@@ -58,10 +65,10 @@ describe("hostile webhook receivers", () => {
         attemptTo(hookUrl(`${behaviour}-${crypto.randomUUID()}`, behaviour)),
       ),
     );
-    expect(hang!.attempt).toMatchObject({ status: null, error: `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s` });
-    expect(hang!.attempt!.ms).toBeLessThan(ATTEMPT_TIMEOUT_MS + 2000);
+    expect(hang!.attempt).toMatchObject({ status: null, error: "no answer within 1.5 s" });
+    expect(hang!.attempt!.ms).toBeLessThan(ATTEMPT_TIMEOUT_MS + 1000);
     expect(forever!.attempt!.status).toBe(200);
-    expect(forever!.attempt!.ms).toBeLessThan(ATTEMPT_TIMEOUT_MS + 2000);
+    expect(forever!.attempt!.ms).toBeLessThan(ATTEMPT_TIMEOUT_MS + 1000);
     expect(huge!.attempt).toMatchObject({ status: 200, response: "a".repeat(1024) });
     await stillDelivers();
   }, 30_000);
@@ -73,9 +80,9 @@ describe("hostile webhook receivers", () => {
     const keys = await Promise.all(
       Array.from({ length: IN_FLIGHT_PER_ENDPOINT + 2 }, () => insertDelivery(account.id, endpoint.id, Date.now())),
     );
-    const deps = webhookDeliveryDeps(env);
+    const deps = deliveryDeps();
     const sending = keys.slice(0, IN_FLIGHT_PER_ENDPOINT).map((key) => deliver(deps, key));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise((resolve) => setTimeout(resolve, 300));
     const waiting = await deliver(deps, keys.at(-1)!);
     expect(waiting).toEqual({ retryInS: expect.any(Number) });
     // Another endpoint of the same account is not held up.
