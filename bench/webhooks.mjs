@@ -68,10 +68,15 @@ async function burst(service, count) {
   await Promise.all(Array.from({ length: CONNECTIONS }, worker));
 }
 
-async function until(what, check, ms) {
+async function until(what, check, ms, progress) {
   const end = Date.now() + ms;
+  let told = Date.now();
   while (!check()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() - told > 10_000) {
+      told = Date.now();
+      progress();
+    }
     await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -101,7 +106,12 @@ export async function run(ctx, log) {
   await burst(service, UPLOADS);
   const uploaded = performance.now();
   const events = UPLOADS * EVENTS_PER_UPLOAD;
-  await until(`${events} deliveries`, () => receiver.seen.count >= events, 10 * 60_000);
+  await until(`${events} deliveries`, () => receiver.seen.count >= events, 10 * 60_000, () =>
+    log(`    ${receiver.seen.count} delivered`),
+  ).catch((error) => {
+    log(service.output());
+    throw error;
+  });
   const costs = await costsSinceLast(service);
   const seconds = (receiver.seen.last - start) / 1000;
   const beyond = (field) => (costs[field] - perUpload(field) * UPLOADS) / events;

@@ -3,7 +3,8 @@ import { webhookDeliveryDeps } from "../deps";
 import type { Env } from "../env";
 import { endDelivery } from "../storage/webhook-deliveries";
 import type { DeliveryKey } from "../storage/webhook-outbox";
-import { deliver } from "../webhooks/deliver";
+import { deliver, type DeliveryDeps } from "../webhooks/deliver";
+import { IN_FLIGHT_PER_ENDPOINT } from "../webhooks/schedule";
 
 /** A message as the outbox writes it; anything else is logged and dropped. */
 const deliveryKey = z.object({ eventId: z.string().max(200), endpointId: z.string().max(200) });
@@ -12,33 +13,54 @@ const deliveryKey = z.object({ eventId: z.string().max(200), endpointId: z.strin
 const CONSUMER_RETRY_S = 30;
 
 /**
- * The delivery queue's consumer: each message is one delivery's attempt, sent beside the batch's
- * others; the message is dropped once the delivery needs nothing more, or brought back after the
- * delay its schedule (or a busy endpoint) asks for. The dead-letter queue's messages (100 failures
- * of this consumer itself) end their deliveries as failed.
+ * The delivery queue's consumer: each message is one delivery's attempt. A batch's messages for
+ * one endpoint are sent at most IN_FLIGHT_PER_ENDPOINT at a time (the bound the claim holds across
+ * consumers, so that a burst to one endpoint waits here rather than coming back later), and the
+ * endpoints side by side. A message is dropped once its delivery needs nothing more, or brought
+ * back after the delay its schedule (or a busy endpoint) asks for. The dead-letter queue's
+ * messages (100 failures of this consumer itself) end their deliveries as failed.
  */
 export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const deps = webhookDeliveryDeps(env);
   const dead = batch.queue.endsWith("-dead");
+  const byEndpoint = new Map<string, { message: Message<unknown>; key: DeliveryKey }[]>();
+  for (const message of batch.messages) {
+    const key = deliveryKey.safeParse(message.body);
+    if (!key.success) {
+      console.error(JSON.stringify({ webhookMessage: "unreadable", id: message.id }));
+      message.ack();
+      continue;
+    }
+    const group = byEndpoint.get(key.data.endpointId) ?? [];
+    group.push({ message, key: key.data });
+    byEndpoint.set(key.data.endpointId, group);
+  }
+  const handle = (item: { message: Message<unknown>; key: DeliveryKey }) => handleMessage(deps, item, dead);
   await Promise.all(
-    batch.messages.map(async (message) => {
-      const key = deliveryKey.safeParse(message.body);
-      if (!key.success) {
-        console.error(JSON.stringify({ webhookMessage: "unreadable", id: message.id }));
-        return message.ack();
-      }
-      try {
-        if (dead) {
-          await endDelivery(deps.db, key.data satisfies DeliveryKey, "failed", deps.now());
-          return message.ack();
-        }
-        const outcome = await deliver(deps, key.data, message.attempts);
-        if ("retryInS" in outcome) message.retry({ delaySeconds: outcome.retryInS });
-        else message.ack();
-      } catch (error) {
-        console.error(JSON.stringify({ webhookDelivery: key.data, error: String(error) }));
-        message.retry({ delaySeconds: CONSUMER_RETRY_S });
-      }
+    [...byEndpoint.values()].map(async (group) => {
+      const workers = Array.from({ length: Math.min(IN_FLIGHT_PER_ENDPOINT, group.length) }, async () => {
+        for (let item = group.shift(); item; item = group.shift()) await handle(item);
+      });
+      await Promise.all(workers);
     }),
   );
+}
+
+async function handleMessage(
+  deps: DeliveryDeps,
+  { message, key }: { message: Message<unknown>; key: DeliveryKey },
+  dead: boolean,
+) {
+  try {
+    if (dead) {
+      await endDelivery(deps.db, key, "failed", deps.now());
+      return message.ack();
+    }
+    const outcome = await deliver(deps, key, message.attempts);
+    if ("retryInS" in outcome) message.retry({ delaySeconds: outcome.retryInS });
+    else message.ack();
+  } catch (error) {
+    console.error(JSON.stringify({ webhookDelivery: key, error: String(error) }));
+    message.retry({ delaySeconds: CONSUMER_RETRY_S });
+  }
 }

@@ -65,7 +65,7 @@ export interface AttemptOutcome {
 
 /**
  * Writes an attempt's outcome, if its consumer still holds it (the attempt count it claimed):
- * the delivery's state, the attempt's record (the endpoint's last `keep` kept), and the
+ * the delivery's state, the attempt's record (with `prune`, only the endpoint's last `keep` kept), and the
  * endpoint's health — failing since its first failure after a success, disabled once that is
  * `disableAfterMs` old, with the reason. One batch.
  */
@@ -74,7 +74,7 @@ export async function recordAttempt(
   claimed: WebhookDeliveryRow,
   outcome: AttemptOutcome,
   now: number,
-  rules: { keep: number; disableAfterMs: number },
+  rules: { keep: number; prune: boolean; disableAfterMs: number },
 ) {
   const { endpointId } = claimed;
   const failingSince = sql`coalesce(${webhookEndpoints.failingSince}, ${now})`;
@@ -102,14 +102,28 @@ export async function recordAttempt(
       })
       .where(and(keyIs(claimed), eq(webhookDeliveries.attempts, claimed.attempts))),
     db.insert(webhookAttempts).values(outcome.record),
-    db.delete(webhookAttempts).where(
-      and(
-        eq(webhookAttempts.endpointId, endpointId),
-        sql`${webhookAttempts.id} <= (SELECT id FROM webhook_attempts WHERE endpoint_id = ${endpointId}
-          ORDER BY id DESC LIMIT 1 OFFSET ${rules.keep})`,
+    // Older records are pruned on some attempts only: finding them reads the endpoint's records.
+    ...(rules.prune
+      ? [
+          db.delete(webhookAttempts).where(
+            and(
+              eq(webhookAttempts.endpointId, endpointId),
+              sql`${webhookAttempts.id} <= (SELECT id FROM webhook_attempts WHERE endpoint_id = ${endpointId}
+                ORDER BY id DESC LIMIT 1 OFFSET ${rules.keep})`,
+            ),
+          ),
+        ]
+      : []),
+    db
+      .update(webhookEndpoints)
+      .set(health)
+      // A success writes the endpoint only to end a failing spell.
+      .where(
+        and(
+          eq(webhookEndpoints.id, endpointId),
+          outcome.succeeded ? isNotNull(webhookEndpoints.failingSince) : undefined,
+        ),
       ),
-    ),
-    db.update(webhookEndpoints).set(health).where(eq(webhookEndpoints.id, endpointId)),
   ]);
 }
 

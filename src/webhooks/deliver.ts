@@ -37,6 +37,12 @@ export type DeliveryOutcome = { ack: true } | { retryInS: number };
 const ACK = { ack: true } as const;
 /** A message that comes back this close to its delivery's due time waits for it rather than being dropped. */
 const EARLY_WINDOW_MS = 60_000;
+/**
+ * The share of attempts that prune the endpoint's older records (reading up to ATTEMPTS_KEPT of
+ * them): an endpoint keeps about ATTEMPTS_KEPT and a few dozen more, and the listing shows the last
+ * ATTEMPTS_KEPT, for a sixteenth of the reads.
+ */
+const PRUNE_SHARE = 1 / 16;
 /** The longest a message waits for a place at a busy endpoint. */
 const BUSY_RETRY_MAX_S = 300;
 
@@ -56,7 +62,11 @@ export async function deliver(deps: DeliveryDeps, key: DeliveryKey, tries = 1): 
     return ACK;
   }
   const outcome = await attempt(deps, { delivery: claimed, event, endpoint });
-  await recordAttempt(deps.db, claimed, outcome, deps.now(), { keep: ATTEMPTS_KEPT, disableAfterMs: DISABLE_AFTER_MS });
+  await recordAttempt(deps.db, claimed, outcome, deps.now(), {
+    keep: ATTEMPTS_KEPT,
+    prune: Math.random() < PRUNE_SHARE,
+    disableAfterMs: DISABLE_AFTER_MS,
+  });
   return outcome.status === "pending" && outcome.nextAttemptAt !== null
     ? { retryInS: Math.max(0, Math.ceil((outcome.nextAttemptAt - deps.now()) / 1000)) }
     : ACK;
