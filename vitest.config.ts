@@ -112,6 +112,11 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/routes/album-uploads.test.ts",
   "test/worker/http/multipart-bounds.test.ts",
   "test/worker/routes/admission.test.ts",
+  "test/worker/webhooks/outbox.test.ts",
+  "test/worker/webhooks/delivery.test.ts",
+  "test/worker/webhooks/hostile-receivers.test.ts",
+  "test/worker/routes/webhooks.test.ts",
+  "test/worker/webhooks/endpoint-url.test.ts",
 ];
 
 /**
@@ -210,6 +215,8 @@ function workerProject(
             // Link uploads go to the loopback fixture server (test/support/link-server.ts).
             UNSAFE_ALLOW_LOOPBACK_LINKS: "true",
             LINK_SERVER_URL: inject("linkServerUrl"),
+            // Webhook endpoints point at the loopback receiver (test/support/webhook-receiver.ts).
+            WEBHOOK_RECEIVER_URL: inject("webhookReceiverUrl"),
             DNS_RESOLVER_URL: `${inject("linkServerUrl")}/dns-query`,
             LINK_TIMEOUT_SECONDS: "30",
             // Room for the many requests of one test account; the rate-limit tests set the real limits.

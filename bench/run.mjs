@@ -26,6 +26,7 @@ const SUITES = {
   scale: () => import("./scale.mjs"),
   soak: () => import("./soak.mjs"),
   fuzz: () => import("./fuzz.mjs"),
+  webhooks: () => import("./webhooks.mjs"),
 };
 
 const requested = process.argv.slice(2);

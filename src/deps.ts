@@ -16,6 +16,9 @@ import { VARIANT_CALL_TIMEOUT_MS, type VariantDeps } from "./uploads/variants/ma
 import { serviceShare, variantLocks } from "./uploads/variants/lock-stubs";
 import type { VariantAnswerDeps } from "./uploads/variants/answer";
 import type { UploadCall } from "./uploads/pipeline";
+import type { DeliveryDeps } from "./webhooks/deliver";
+import { ATTEMPT_TIMEOUT_MS } from "./webhooks/schedule";
+import type { EndpointDeps } from "./webhooks/endpoints";
 import { VARIANT_SERVICE_SLOTS } from "./media/container-size";
 import { limitVariantMaking } from "./http/throttles/network-limits";
 import { clientNetwork, publicOrigin } from "./http/request-info";
@@ -69,9 +72,29 @@ export const variantAnswerDeps = (c: Context<AppEnv>): VariantAnswerDeps => ({
   making: (uploadId) => variantDeps(c, uploadId),
 });
 
+/** What sending webhook deliveries needs (the queue's consumer): the address rule of links, fetch, the origin. */
+export function webhookDeliveryDeps(env: Env, now: () => number = Date.now): DeliveryDeps {
+  const { links, publicOrigin } = settingsOf(env);
+  return {
+    db: database(env.DB),
+    now,
+    resolve: dohResolver(links.dnsResolverUrl),
+    fetch: (input, init) => fetch(input, init),
+    allowLoopback: links.allowLoopback,
+    publicOrigin,
+    attemptTimeoutMs: ATTEMPT_TIMEOUT_MS,
+  };
+}
+
 export function linkDeps(env: Env): LinkDeps {
   const { dnsResolverUrl, allowLoopback, timeoutMs } = settingsOf(env).links;
   return { resolve: dohResolver(dnsResolverUrl), fetch: (input, init) => fetch(input, init), allowLoopback, timeoutMs };
+}
+
+/** The request's stores, and the link uploads' address rule for webhook endpoints' URLs. */
+export function endpointDeps(c: Context<AppEnv>): EndpointDeps {
+  const { resolve, allowLoopback } = linkDeps(c.env);
+  return { ...requestStores(c), resolve, allowLoopback };
 }
 
 /** What the upload pipeline knows of this request (src/uploads/pipeline.ts), as every way in hands it over. */

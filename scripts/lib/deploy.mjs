@@ -15,6 +15,11 @@ const PLACEHOLDER_ID = /^database_id = .*$/m;
 
 export class DeployError extends Error {}
 
+/** The queues wrangler.toml names (producers, consumers, dead-letter queues), each once. */
+export const queueNames = (config) => [
+  ...new Set([...config.matchAll(/^\s*(?:queue|dead_letter_queue)\s*=\s*"([^"]+)"/gm)].map((m) => m[1])),
+];
+
 /** Runs wrangler; stops the deploy with its output when it fails. */
 function must(run, args, what, options) {
   const result = run(args, options);
@@ -77,6 +82,13 @@ export async function deploy({
   if (!new RegExp(`^name:\\s+${bucketName}$`, "m").test(buckets)) {
     must(run, ["r2", "bucket", "create", bucketName], `Creating the R2 bucket ${bucketName}`);
     done.push(`created the R2 bucket ${bucketName}`);
+  }
+  // Queues before the code too: wrangler refuses to deploy a Worker bound to a queue that does not exist.
+  const queues = must(run, ["queues", "list"], "Listing the queues");
+  for (const queue of queueNames(config)) {
+    if (new RegExp(`[│|]\\s*${queue}\\s*[│|]`).test(queues)) continue;
+    must(run, ["queues", "create", queue], `Creating the queue ${queue}`);
+    done.push(`created the queue ${queue}`);
   }
   writeFile(DEPLOY_CONFIG, config.replace(PLACEHOLDER_ID, `database_id = "${database.uuid}"`));
   must(run, ["d1", "migrations", "apply", "DB", "--remote", "--config", DEPLOY_CONFIG], "Applying the D1 migrations");

@@ -11,6 +11,7 @@ import { openApiRoute } from "./openapi/document";
 import { pieces } from "./pieces";
 import { tusCreation, tusUploads } from "./tus";
 import { uploads } from "./uploads";
+import { webhookRoutes } from "./webhooks";
 
 /**
  * Answers are an account's own, may carry signed links, and may come for a key in the query: no
@@ -42,4 +43,5 @@ export const api = new Hono<AppEnv>()
   .route("/", tusCreation)
   .route("/", tusUploads)
   .route("/", albumRoutes)
+  .route("/", webhookRoutes)
   .route("/", uploads);

@@ -5,6 +5,7 @@ import { sweepExpiredUploads } from "../uploads/cleanup/expired-uploads";
 import { sweepOrphanFiles } from "../uploads/cleanup/orphan-files";
 import { sweepUsageCounters } from "../uploads/cleanup/usage-counters";
 import { redriveMediaJobs } from "../uploads/media-jobs/jobs";
+import { relayWebhooks } from "../webhooks/relay";
 
 /**
  * The orphan sweep lists up to 5,000 objects (R2 list calls, D1 reads) and only ever finds what a
@@ -24,7 +25,7 @@ export const ORPHAN_SWEEP_EVERY_MINUTES = 5;
  * about 125 (5,000 objects listed 1,000 a call, their upload ids looked up 90 a query) and the
  * usage sweep 2. What is left waits a minute: a backlog of 72,000 expired uploads takes a day.
  */
-export const CRON_LIMITS = { expiredUploads: 50, pieceSessions: 30, mediaJobs: 30 };
+export const CRON_LIMITS = { expiredUploads: 50, pieceSessions: 30, mediaJobs: 30, webhookMessages: 200 };
 
 /** Whether the run scheduled at `scheduledTime` (ms) sweeps orphaned files too. */
 export const sweepsOrphans = (scheduledTime: number) =>
@@ -44,6 +45,7 @@ export async function scheduled(env: Env, now: () => number = Date.now, { orphan
     sweepPieceSessions(stores, CRON_LIMITS.pieceSessions),
     sweepUsageCounters(stores),
     redriveMediaJobs(mediaJobDeps(env, stores.db, now), CRON_LIMITS.mediaJobs),
+    relayWebhooks(stores, CRON_LIMITS.webhookMessages),
   ]);
   const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed.length)

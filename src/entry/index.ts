@@ -1,6 +1,7 @@
 import { createApp } from "./app";
 import { scheduled, sweepsOrphans } from "./cron";
 import type { Env } from "../env";
+import { consumeDeliveries } from "./webhook-queue";
 
 export { RateLimiter } from "../limits/rate-limiter";
 export { MediaContainer } from "../media/container";
@@ -14,4 +15,5 @@ export default {
   // Awaited, not left to waitUntil: a cron run's work is its invocation's own, which may run
   // longer than the 30 s that work after a response gets.
   scheduled: (controller, env) => scheduled(env, Date.now, { orphans: sweepsOrphans(controller.scheduledTime) }),
+  queue: consumeDeliveries,
 } satisfies ExportedHandler<Env>;

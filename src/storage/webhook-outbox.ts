@@ -47,7 +47,8 @@ export function rowFromJson<T extends SQLiteTable>(table: T, json: string): T["$
 
 /** Whether endpoint `ep` (enabled) takes events of the type `type` (an SQL value or expression). */
 const takes = (type: SQL) =>
-  sql`ep.disabled_at IS NULL AND (ep.events IS NULL OR EXISTS (SELECT 1 FROM json_each(ep.events) WHERE json_each.value = ${type}))`;
+  sql`ep.disabled_at IS NULL
+    AND (ep.events IS NULL OR EXISTS (SELECT 1 FROM json_each(ep.events) WHERE json_each.value = ${type}))`;
 
 /**
  * The events of `type` about each row of `table` that `where` picks (at most one each), and their
@@ -78,7 +79,8 @@ function eventsAbout(
       .where(
         and(
           where,
-          sql`EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.account_id = ${table.accountId} AND ${takes(sql`${type}`)})`,
+          sql`EXISTS (SELECT 1 FROM webhook_endpoints ep
+            WHERE ep.account_id = ${table.accountId} AND ${takes(sql`${type}`)})`,
         ),
       ),
   );
@@ -137,7 +139,8 @@ const albumSubject = (now: number) => sql`json_object(
   'uploadCount', (SELECT count(*) FROM album_uploads au JOIN uploads u ON u.id = au.upload_id
     WHERE au.album_id = "albums"."id" AND (u.expires_at IS NULL OR u.expires_at > ${now})),
   'cover', (SELECT ${rowJson(uploads, "uploads")} FROM uploads
-    WHERE "uploads"."id" = "albums"."cover_upload_id" AND ("uploads"."expires_at" IS NULL OR "uploads"."expires_at" > ${now})))`;
+    WHERE "uploads"."id" = "albums"."cover_upload_id"
+      AND ("uploads"."expires_at" IS NULL OR "uploads"."expires_at" > ${now})))`;
 
 /** Events about the albums `where` picks (a condition on `albums`). */
 export const albumEvents = (db: Database, type: WebhookEventType, where: SQL, now: number) =>

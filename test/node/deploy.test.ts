@@ -75,6 +75,7 @@ function standIn({
   const account = {
     databases: [] as { uuid: string; name: string }[],
     buckets: [] as string[],
+    queues: [] as string[],
     secrets: new Map<string, string>(),
     worker: false,
   };
@@ -98,6 +99,19 @@ function standIn({
     if (command === "r2" && sub === "bucket" && third === "create") {
       account.buckets.push(args[3]!);
       return ok(`Created bucket '${args[3]}'`);
+    }
+    if (command === "queues" && sub === "list")
+      return ok(
+        [
+          "┌─────┬──────┬────────────┐",
+          "│ id  │ name │ created_on │",
+          ...account.queues.map((name, i) => `│ q${i} │ ${name} │ 2026-11-29 │`),
+          "└─────┴──────┴────────────┘",
+        ].join("\n"),
+      );
+    if (command === "queues" && sub === "create") {
+      account.queues.push(third!);
+      return ok(`Created queue ${third}.`);
     }
     if (command === "d1" && sub === "migrations")
       return failMigration
@@ -158,6 +172,9 @@ describe("npm run deploy", () => {
       "d1 list --json",
       "r2 bucket list",
       "r2 bucket create media-host-files",
+      "queues list",
+      "queues create media-host-webhooks",
+      "queues create media-host-webhooks-dead",
       `d1 migrations apply DB --remote --config ${DEPLOY_CONFIG}`,
       `secret list --format json --config ${DEPLOY_CONFIG}`,
       `deploy --config ${DEPLOY_CONFIG} --secrets-file .wrangler/deploy/secrets.json --containers-rollout=none`,

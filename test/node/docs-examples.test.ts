@@ -54,7 +54,11 @@ const everyAnswer: RecordedAnswer[] = [];
 
 beforeAll(async () => {
   const port = await freePort();
-  bed = await startWithMediaService("docs-examples", { PUBLIC_ORIGIN: `http://127.0.0.1:${port}` });
+  // Loopback receivers allowed, as api.md's "Webhooks" has a local try set it in .dev.vars.
+  bed = await startWithMediaService("docs-examples", {
+    PUBLIC_ORIGIN: `http://127.0.0.1:${port}`,
+    UNSAFE_ALLOW_LOOPBACK_LINKS: "true",
+  });
   proxy = await startRecordingProxy(bed.server.url, port);
   project = bed.dir;
   await mkdir(path.join(project, ".wrangler/state"), { recursive: true });

@@ -260,6 +260,36 @@ describe("real responses match the document", () => {
     await expectDocumented(await send(`/albums/${album}`, "GET"), "/albums/{id}", "get", 404);
   });
 
+  it("webhooks: every operation's answer, and their errors", async () => {
+    const send = (path: string, method: string, body?: unknown) =>
+      fetch(`${server.api}${path}`, {
+        method,
+        headers: { ...auth(), "Content-Type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    // Loopback receivers are allowed on this server (UNSAFE_ALLOW_LOOPBACK_LINKS); port 9 discards.
+    const url = "http://127.0.0.1:9/hook";
+    const created = (await expectDocumented(await send("/webhooks", "POST", { url }), "/webhooks", "post", 200)) as {
+      data: { id: string };
+    };
+    const hook = `/webhooks/${created.data.id}`;
+    await expectDocumented(await send("/webhooks", "POST", { url: "https://10.0.0.1/" }), "/webhooks", "post", 422);
+    await expectDocumented(await send("/webhooks", "GET"), "/webhooks", "get", 200);
+    await expectDocumented(await send(hook, "GET"), "/webhooks/{id}", "get", 200);
+    await expectDocumented(await send(hook, "PATCH", { events: ["upload.created"] }), "/webhooks/{id}", "patch", 200);
+    await expectDocumented(await send(hook, "PATCH", { events: [] }), "/webhooks/{id}", "patch", 422);
+    await expectDocumented(await send(`${hook}/rotate`, "POST"), "/webhooks/{id}/rotate", "post", 200);
+    await expectDocumented(await send(`${hook}/test`, "POST"), "/webhooks/{id}/test", "post", 202);
+    await expectDocumented(await send(`${hook}/deliveries`, "GET"), "/webhooks/{id}/deliveries", "get", 200);
+    await send(hook, "PATCH", { enabled: false });
+    await expectDocumented(await send(`${hook}/test`, "POST"), "/webhooks/{id}/test", "post", 409);
+    await expectDocumented(await send(hook, "DELETE"), "/webhooks/{id}", "delete", 200);
+    await expectDocumented(await send(hook, "GET"), "/webhooks/{id}", "get", 404);
+    await expectDocumented(await send(`${hook}/deliveries`, "GET"), "/webhooks/{id}/deliveries", "get", 404);
+    const uploadKey = await fetch(`${server.api}/webhooks`, { headers: { "X-API-Key": account.upload } });
+    await expectDocumented(uploadKey, "/webhooks", "get", 401);
+  });
+
   it("delete", async () => {
     const res = await fetch(`${server.api}/${id}`, { method: "DELETE", headers: auth() });
     await expectDocumented(res, "/{id}", "delete", 200);

@@ -9,6 +9,8 @@ declare global {
       FIXTURES: Fetcher;
       /** The loopback fixture web server for link uploads (test/support/link-server.ts). */
       LINK_SERVER_URL: string;
+      /** The loopback webhook receiver (test/support/webhook-receiver.ts). */
+      WEBHOOK_RECEIVER_URL: string;
       /** Seed and runs per property of the fuzz suite; empty for its fixed defaults. */
       FUZZ_SEED: string;
       FUZZ_RUNS: string;

@@ -20,7 +20,10 @@ function otherSegment(fixed: string[]): string {
 }
 
 /** At /api/{id}: the API's fixed paths of one segment. */
-export const OTHER_ID_PARAM = otherSegment(["albums", "chunk", "openapi.json", "tus", "usage"]);
+export const OTHER_ID_PARAM = otherSegment(["albums", "chunk", "openapi.json", "tus", "usage", "webhooks"]);
 
-/** At /api/{id}/replace: the fixed paths of two segments that start with a name (/albums/{id}, /tus/{id}). */
-export const OTHER_ID_BEFORE_REPLACE = otherSegment(["albums", "tus"]);
+/**
+ * At /api/{id}/replace: the fixed paths of two segments that start with a name (/albums/{id},
+ * /tus/{id}, /webhooks/{id}).
+ */
+export const OTHER_ID_BEFORE_REPLACE = otherSegment(["albums", "tus", "webhooks"]);

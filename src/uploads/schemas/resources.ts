@@ -10,7 +10,9 @@ import { visibilityField } from "./fields";
  */
 
 const url = z.string().url();
-const timestamp = z.string().meta({ description: "ISO 8601 with a UTC offset, e.g. 2026-01-31T12:00:00+00:00." });
+export const timestamp = z
+  .string()
+  .meta({ description: "ISO 8601 with a UTC offset, e.g. 2026-01-31T12:00:00+00:00." });
 
 const processingSchema = z
   .object({

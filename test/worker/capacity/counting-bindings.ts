@@ -24,6 +24,10 @@ export interface Costs {
   variantLockCalls: number;
   mediaContainerCalls: number;
   fetches: number;
+  /** Queue operations as Cloudflare bills them: a message written, read (each delivery, a retry's too), deleted (acked). */
+  queueWrites: number;
+  queueReads: number;
+  queueDeletes: number;
   /**
    * Milliseconds spent waiting on each, summed over calls (the runtime's clock moves only across
    * I/O, so this is the calls' own time plus any wait for the thread): for the benchmarks'
@@ -52,6 +56,9 @@ export const emptyCosts = (): Costs => ({
   variantLockCalls: 0,
   mediaContainerCalls: 0,
   fetches: 0,
+  queueWrites: 0,
+  queueReads: 0,
+  queueDeletes: 0,
   d1Ms: 0,
   r2Ms: 0,
   rateLimiterMs: 0,
@@ -268,9 +275,48 @@ function countingNamespace<T extends Rpc.DurableObjectBranded | undefined>(
   return wrapper as unknown as DurableObjectNamespace<T>;
 }
 
+function countingQueue(real: Queue, costs: Costs): Queue {
+  return {
+    send: (body: unknown, options?: QueueSendOptions) => {
+      costs.queueWrites++;
+      return real.send(body, options);
+    },
+    sendBatch: (messages: Iterable<MessageSendRequest>, options?: QueueSendBatchOptions) => {
+      const list = [...messages];
+      costs.queueWrites += list.length;
+      return real.sendBatch(list, options);
+    },
+  } as Queue;
+}
+
+/** A batch the queue hands the consumer, its reads counted, and each ack as the delete it causes. */
+export function countingBatch<T>(batch: MessageBatch<T>, costs: Costs): MessageBatch<T> {
+  costs.queueReads += batch.messages.length;
+  const messages = batch.messages.map((message) => ({
+    id: message.id,
+    timestamp: message.timestamp,
+    body: message.body,
+    attempts: message.attempts,
+    ack() {
+      costs.queueDeletes++;
+      message.ack();
+    },
+    retry: (options?: QueueRetryOptions) => message.retry(options),
+  }));
+  return {
+    queue: batch.queue,
+    messages,
+    ackAll: () => {
+      for (const message of messages) message.ack();
+    },
+    retryAll: (options?: QueueRetryOptions) => batch.retryAll(options),
+  } as unknown as MessageBatch<T>;
+}
+
 /** Bindings that count into `costs`, for a request's `app.bindings` (helpers.ts). */
 export function countingBindings(costs: Costs): Partial<Cloudflare.Env> {
   return {
+    WEBHOOK_DELIVERIES: countingQueue(env.WEBHOOK_DELIVERIES, costs),
     DB: countingD1(env.DB, costs),
     FILES: countingR2(env.FILES, costs),
     RATE_LIMITER: countingNamespace(env.RATE_LIMITER, costs, "rateLimiterCalls", "rateLimiterMs"),

@@ -4,13 +4,13 @@
  * runs requests with some of the production runtime's rules turned off (it sets
  * no_handle_cross_request_promise_resolution), so what depends on them is measured here.
  *
- * `GET /__costs` answers what the requests since the last such call cost, once none of them has
- * work running after its response (until then a 503 with the number still running), and starts a
- * new count.
+ * `GET /__costs` answers what the requests (and the queue's batches) since the last such call cost,
+ * once none of them has work running after its response (until then a 503 with the number still
+ * running), and starts a new count.
  */
 import service from "../../../src/entry/index";
 import type { Env } from "../../../src/env";
-import { countingBindings, emptyCosts, type Costs } from "./counting-bindings";
+import { countingBatch, countingBindings, emptyCosts, type Costs } from "./counting-bindings";
 
 export { MediaContainer, MediaJobWorkflow, RateLimiter, VariantLocks } from "../../../src/entry/index";
 
@@ -40,4 +40,12 @@ export default {
     return service.fetch(request, { ...env, ...countingBindings(costs) } as Env, countedContext(ctx));
   },
   scheduled: service.scheduled,
+  async queue(batch, env) {
+    pending++;
+    try {
+      await service.queue(countingBatch(batch, costs), { ...env, ...countingBindings(costs) } as Env);
+    } finally {
+      pending--;
+    }
+  },
 } satisfies ExportedHandler<Env>;
