@@ -1,13 +1,13 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { mediaJobDeps } from "../../../src/deps";
-import type { MediaService } from "../../../src/media/service";
+import { mediaService, type MediaService } from "../../../src/media/service";
 import { webhookEndpoints } from "../../../src/model/webhook-schema";
 import { database } from "../../../src/storage/db";
 import type { DeliveryKey } from "../../../src/storage/webhook-outbox";
 import { exhaustedWords } from "../../../src/uploads/media-jobs/failure";
 import { MAX_ATTEMPTS, redriveMediaJobs, runMediaJob, type MediaJobDeps } from "../../../src/uploads/media-jobs/jobs";
-import { fixture, json, newAccount, request, upload, uploadForm, type TestAccount } from "../helpers";
+import { DEAD_SERVICE, fixture, json, newAccount, request, upload, uploadForm, type TestAccount } from "../helpers";
 
 /**
  * An upload's `processing` as its media job moves it, on the real media service: queued at the
@@ -154,6 +154,16 @@ describe("processing", () => {
       processingError: failed.error,
     });
     expect(sent).toHaveLength(1);
+  });
+
+  it("goes back to queued while a failed attempt's retry waits", async () => {
+    const account = await newAccount();
+    const { id, jobId } = await waitingUpload(account, await fixture("generated/clip.m4v"));
+    const { deps } = watchedDeps(account, id);
+    const unreachable = mediaService({ ...env, MEDIA_SERVICE_URL: DEAD_SERVICE });
+    const outcome = await runMediaJob({ ...deps, media: unreachable }, jobId);
+    expect(outcome.outcome).toBe("retry");
+    expect(await processingOf(account, id)).toMatchObject({ state: "queued", percent: 0, error: null });
   });
 
   it("fails a job out of attempts whose runner died (the cron job), in words, with its upload.failed event", async () => {
