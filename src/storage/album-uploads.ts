@@ -4,6 +4,8 @@ import { live } from "../model/policy";
 import { albums, albumUploads, uploads, type UploadRow } from "../model/schema";
 import type { PageOf } from "./albums";
 import type { Database } from "./db";
+import type { Outbox } from "./stores";
+import { albumEvents, batchWithEvents, changedJustBefore } from "./webhook-outbox";
 
 /**
  * D1 queries of the uploads in albums (`album_uploads`, the albums themselves in albums.ts): added,
@@ -16,16 +18,18 @@ import type { Database } from "./db";
  * rows exist (so one deleted meanwhile is skipped rather than breaking a foreign key). One batch,
  * one transaction: the places follow each other even when another addition runs at the same time.
  * With `acceptingUploads`, only while the album accepts uploads (checked in the same statement).
- * Returns how many were added.
+ * The album's album.updated event follows in the same batch (addedEvent). Returns how many were
+ * added.
  */
 export async function addUploadsToAlbum(
-  db: Database,
+  deps: Outbox,
   albumId: string,
   uploadIds: readonly string[],
   now: number,
   options: { acceptingUploads: boolean } = { acceptingUploads: false },
 ) {
   if (uploadIds.length === 0) return 0;
+  const { db } = deps;
   const album = alias(albums, "a");
   const upload = alias(uploads, "u");
   const statements = uploadIds.map((uploadId) =>
@@ -53,37 +57,61 @@ export async function addUploadsToAlbum(
       .onConflictDoNothing()
       .returning({ id: albumUploads.uploadId }),
   );
-  const [first, ...rest] = statements;
-  const results = await db.batch([first!, ...rest]);
-  return results.reduce((sum, rows) => sum + rows.length, 0);
+  const results = await batchWithEvents(deps, [...statements, addedEvent(db, albumId, uploadIds, now)]);
+  return results.slice(0, -1).reduce((sum: number, rows) => sum + (rows as unknown[]).length, 0);
 }
 
 /**
- * Takes the upload out of the album (it stays, as do its other albums); if it was the album's
- * cover, the album has none. Whether it was in the album.
+ * The album.updated event of an addition, after its inserts: written when one of the uploads named
+ * is in the album since `now`, which is what the inserts did (the ids bound as one JSON value: D1
+ * binds at most 100 values a statement). Only an earlier addition of the same upload to the same
+ * album in the same millisecond could be taken for this one.
  */
-export async function deleteAlbumUpload(db: Database, albumId: string, uploadId: string, now: number) {
-  const [removed] = await db.batch([
-    db
-      .delete(albumUploads)
-      .where(and(eq(albumUploads.albumId, albumId), eq(albumUploads.uploadId, uploadId)))
-      .returning({ id: albumUploads.uploadId }),
+const addedEvent = (db: Outbox["db"], albumId: string, uploadIds: readonly string[], now: number) =>
+  albumEvents(
+    db,
+    "album.updated",
+    and(
+      eq(albums.id, albumId),
+      sql`EXISTS (SELECT 1 FROM album_uploads WHERE album_uploads.album_id = ${albums.id}
+        AND album_uploads.added_at = ${now}
+        AND album_uploads.upload_id IN (SELECT value FROM json_each(${JSON.stringify(uploadIds)})))`,
+    )!,
+    now,
+  );
+
+/**
+ * Takes the upload out of the album (it stays, as do its other albums); if it was the album's
+ * cover, the album has none (a cover is always in its album, so clearing it first is the same).
+ * The album.updated event follows the delete, written only if it took a place out. Whether it was
+ * in the album.
+ */
+export async function deleteAlbumUpload(deps: Outbox, albumId: string, uploadId: string, now: number) {
+  const { db } = deps;
+  const [, removed] = await batchWithEvents(deps, [
     db
       .update(albums)
       .set({ coverUploadId: null, updatedAt: now })
       .where(and(eq(albums.id, albumId), eq(albums.coverUploadId, uploadId))),
+    db
+      .delete(albumUploads)
+      .where(and(eq(albumUploads.albumId, albumId), eq(albumUploads.uploadId, uploadId)))
+      .returning({ id: albumUploads.uploadId }),
+    albumEvents(db, "album.updated", and(eq(albums.id, albumId), changedJustBefore)!, now),
   ]);
-  return removed.length > 0;
+  return (removed as unknown[]).length > 0;
 }
 
 /**
  * Puts the uploads listed first, in that order; the album's others follow in the order they had.
- * One batch: every place moves back by the count, then the listed ones take 0, 1, 2...
+ * One batch: every place moves back by the count, then the listed ones take 0, 1, 2..., then the
+ * album's album.updated event.
  */
-export async function reorderAlbum(db: Database, albumId: string, uploadIds: readonly string[]) {
+export async function reorderAlbum(deps: Outbox, albumId: string, uploadIds: readonly string[], now: number) {
   if (uploadIds.length === 0) return;
+  const { db } = deps;
   const n = uploadIds.length;
-  await db.batch([
+  await batchWithEvents(deps, [
     db
       .update(albumUploads)
       .set({ position: sql`${albumUploads.position} + ${n}` })
@@ -94,6 +122,7 @@ export async function reorderAlbum(db: Database, albumId: string, uploadIds: rea
         .set({ position })
         .where(and(eq(albumUploads.albumId, albumId), eq(albumUploads.uploadId, uploadId))),
     ),
+    albumEvents(db, "album.updated", eq(albums.id, albumId), now),
   ]);
 }
 

@@ -2,6 +2,8 @@ import { and, count, desc, eq, sql } from "drizzle-orm";
 import { live } from "../model/policy";
 import { albums, uploads, type AlbumRow, type UploadRow } from "../model/schema";
 import type { Database } from "./db";
+import type { Outbox } from "./stores";
+import { albumEvents, batchWithEvents } from "./webhook-outbox";
 
 /**
  * D1 queries of albums (`albums`; the uploads in them, `album_uploads`, in album-uploads.ts). An album's
@@ -85,8 +87,13 @@ const albumsWithFacts = (db: Database, now: number) =>
     .from(albums)
     .leftJoin(uploads, and(eq(uploads.id, albums.coverUploadId), live.where(now)));
 
-export async function insertAlbum(db: Database, row: NewAlbumRow) {
-  await db.insert(albums).values(row);
+/** Inserts the album, with its album.created event in the same batch. */
+export async function insertAlbum(deps: Outbox, row: NewAlbumRow) {
+  const { db } = deps;
+  await batchWithEvents(deps, [
+    db.insert(albums).values(row),
+    albumEvents(db, "album.created", eq(albums.id, row.id), row.createdAt),
+  ]);
 }
 
 /** The album `id`, whoever owns it. */
@@ -158,21 +165,35 @@ export async function countPublicAlbums(db: Database): Promise<number> {
   return row?.n ?? 0;
 }
 
-/** Changes the account's album, returning it as it now is (undefined: no such album of the account). */
-export async function updateAlbum(db: Database, accountId: string, id: string, patch: AlbumPatch, now: number) {
-  const [row] = await db
-    .update(albums)
-    .set({ ...patch, updatedAt: now })
-    .where(and(eq(albums.id, id), eq(albums.accountId, accountId)))
-    .returning();
-  return row;
+/**
+ * Changes the account's album, with its album.updated event in the same batch (on the same
+ * condition, which the change leaves true), returning it as it now is (undefined: no such album
+ * of the account).
+ */
+export async function updateAlbum(deps: Outbox, accountId: string, id: string, patch: AlbumPatch, now: number) {
+  const { db } = deps;
+  const owned = and(eq(albums.id, id), eq(albums.accountId, accountId))!;
+  const [rows] = await batchWithEvents(deps, [
+    db
+      .update(albums)
+      .set({ ...patch, updatedAt: now })
+      .where(owned)
+      .returning(),
+    albumEvents(db, "album.updated", owned, now),
+  ]);
+  return (rows as AlbumRow[])[0];
 }
 
-/** Deletes the account's album and its places (not its uploads); whether there was one. */
-export async function deleteAlbumRow(db: Database, accountId: string, id: string) {
-  const [row] = await db
-    .delete(albums)
-    .where(and(eq(albums.id, id), eq(albums.accountId, accountId)))
-    .returning({ id: albums.id });
-  return !!row;
+/**
+ * Deletes the account's album and its places (not its uploads), its album.deleted event first (the
+ * album as it was) on the same condition; whether there was one.
+ */
+export async function deleteAlbumRow(deps: Outbox, accountId: string, id: string, now: number) {
+  const { db } = deps;
+  const owned = and(eq(albums.id, id), eq(albums.accountId, accountId))!;
+  const [, rows] = await batchWithEvents(deps, [
+    albumEvents(db, "album.deleted", owned, now),
+    db.delete(albums).where(owned).returning({ id: albums.id }),
+  ]);
+  return (rows as unknown[]).length > 0;
 }

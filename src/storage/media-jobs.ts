@@ -3,6 +3,8 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "./db";
 import { mediaJobs, uploads, type MediaJobRow } from "../model/schema";
 import { live } from "../model/policy";
+import type { Outbox } from "./stores";
+import { batchWithEvents, type BatchEntry } from "./webhook-outbox";
 
 export interface NewMediaJob {
   id: string;
@@ -28,18 +30,18 @@ const mediaJobInsert = (db: Database, job: NewMediaJob) =>
 /**
  * Runs `write` (the statement that points an upload at the job's file) with the job's row
  * inserted first, in one batch: one round trip, and one transaction, so no upload points at a
- * file without its job. `also` run after it, in the same transaction (the account's charge).
- * Resolves `write`'s result.
+ * file without its job. `also` run after it, in the same transaction (the account's charge, the
+ * change's webhook events). Resolves `write`'s result.
  */
 export async function writeUploadWithJob<T extends BatchItem<"sqlite">>(
-  db: Database,
+  deps: Outbox,
   job: NewMediaJob | null,
   write: T,
-  ...also: BatchItem<"sqlite">[]
+  ...also: BatchEntry[]
 ): Promise<T["_"]["result"]> {
-  if (!job) return (await db.batch([write, ...also]))[0];
-  const [, written] = await db.batch([mediaJobInsert(db, job), write, ...also]);
-  return written;
+  const first = job ? [mediaJobInsert(deps.db, job)] : [];
+  const answers = await batchWithEvents(deps, [...first, write, ...also]);
+  return answers[first.length] as T["_"]["result"];
 }
 
 export async function deleteMediaJob(db: Database, id: string) {

@@ -13,3 +13,6 @@ export interface Stores {
   deliveries: DeliveryQueue;
   now: () => number;
 }
+
+/** What writing a change with its webhook events needs (batchWithEvents). */
+export type Outbox = Pick<Stores, "db" | "deliveries">;

@@ -1,22 +1,9 @@
-import {
-  and,
-  asc,
-  count,
-  desc,
-  eq,
-  getTableColumns,
-  inArray,
-  isNotNull,
-  isNull,
-  lt,
-  not,
-  sql,
-  type SQL,
-} from "drizzle-orm";
-import { expired, listed, live, servedPlain, unrestricted, usedUp, viewLimited } from "../model/policy";
+import { and, asc, count, desc, eq, getTableColumns, inArray, isNull, not, sql, type SQL } from "drizzle-orm";
+import { listed, live, servedPlain, unrestricted, usedUp, viewLimited } from "../model/policy";
 import type { Database } from "./db";
 import { uploads, type NewUploadRow, type UploadRow } from "../model/schema";
-import { releaseUploads } from "./usage";
+import type { Outbox } from "./stores";
+import { batchWithEvents, changedJustBefore, uploadEvents } from "./webhook-outbox";
 
 /** Inserts the row, returning its id; none when the account's dedup slot for that content is already taken. */
 export const uploadInsert = (db: Database, row: NewUploadRow) =>
@@ -91,33 +78,41 @@ export type UploadMetaPatch = Partial<
   >
 >;
 
+/**
+ * Applies `set` to the account's live upload if `only` holds, with its upload.updated event right
+ * after it in the same batch, written only if it applied. Returns the row as it now is.
+ */
 async function updateOwned(
-  db: Database,
+  deps: Outbox,
   accountId: string,
   id: string,
   set: Partial<UploadRow>,
   now: number,
   only?: SQL,
 ) {
-  const [row] = await db
-    .update(uploads)
-    .set({ ...set, updatedAt: now })
-    .where(and(eq(uploads.id, id), eq(uploads.accountId, accountId), live.where(now), only))
-    .returning();
-  return row;
+  const { db } = deps;
+  const [rows] = await batchWithEvents(deps, [
+    db
+      .update(uploads)
+      .set({ ...set, updatedAt: now })
+      .where(and(eq(uploads.id, id), eq(uploads.accountId, accountId), live.where(now), only))
+      .returning(),
+    uploadEvents(db, "upload.updated", and(eq(uploads.id, id), changedJustBefore)!, now),
+  ]);
+  return (rows as UploadRow[])[0];
 }
 
-export const updateUploadMeta = (db: Database, accountId: string, id: string, patch: UploadMetaPatch, now: number) =>
-  updateOwned(db, accountId, id, patch, now);
+export const updateUploadMeta = (deps: Outbox, accountId: string, id: string, patch: UploadMetaPatch, now: number) =>
+  updateOwned(deps, accountId, id, patch, now);
 
 /** As updateUploadMeta, but only while the upload is not served plainly (servedPlain in the policy). */
 export const updateUploadMetaUnlessPlain = (
-  db: Database,
+  deps: Outbox,
   accountId: string,
   id: string,
   patch: UploadMetaPatch,
   now: number,
-) => updateOwned(db, accountId, id, patch, now, not(servedPlain.where()));
+) => updateOwned(deps, accountId, id, patch, now, not(servedPlain.where()));
 
 export type MovedFiles = Pick<UploadRow, "objectKey" | "etag" | "thumbKey">;
 
@@ -126,7 +121,7 @@ export type MovedFiles = Pick<UploadRow, "objectKey" | "etag" | "thumbKey">;
  * points at the files copied (no replace or media job got there first). One UPDATE.
  */
 export const moveUploadFiles = (
-  db: Database,
+  deps: Outbox,
   accountId: string,
   id: string,
   from: Pick<UploadRow, "objectKey" | "thumbKey">,
@@ -135,7 +130,7 @@ export const moveUploadFiles = (
   now: number,
 ) =>
   updateOwned(
-    db,
+    deps,
     accountId,
     id,
     { ...patch, ...to },
@@ -164,26 +159,6 @@ export function uploadFilesOf(db: Database, ids: string[]) {
     })
     .from(uploads)
     .where(inArray(uploads.id, ids));
-}
-
-/** Expired uploads whose files are still stored. */
-export function expiredWithFiles(db: Database, now: number, limit: number) {
-  return db
-    .select()
-    .from(uploads)
-    .where(and(expired.where(now), isNull(uploads.filesRemovedAt)))
-    .limit(limit);
-}
-
-/** Marks the expired upload's files removed; its account gets their bytes back in the same transaction. */
-export async function markFilesRemoved(db: Database, id: string, now: number) {
-  const which = and(eq(uploads.id, id), isNull(uploads.filesRemovedAt))!;
-  await db.batch([releaseUploads(db, which), db.update(uploads).set({ filesRemovedAt: now }).where(which)]);
-}
-
-/** Rows of uploads expired long enough ago that their page may say 404 instead of 410. */
-export async function purgeExpiredRows(db: Database, expiredBefore: number) {
-  await db.delete(uploads).where(and(lt(uploads.expiresAt, expiredBefore), isNotNull(uploads.filesRemovedAt)));
 }
 
 type ReplacedFile = Pick<

@@ -28,6 +28,18 @@ export interface EventStatements {
   readonly statements: readonly [BatchItem<"sqlite">, BatchItem<"sqlite">];
 }
 
+/**
+ * A condition for the events of an update, put right after it in the batch: true when that
+ * statement changed a row (SQLite's `changes()` counts the rows the last finished INSERT, UPDATE
+ * or DELETE changed, and a batch runs its statements in order on one connection). The update's
+ * own condition may no longer hold once it has run, and nothing else tells an update that matched
+ * from one that did not.
+ */
+export const changedJustBefore = sql`changes() > 0`;
+
+/** Whatever batchWithEvents runs: drizzle statements and events. */
+export type BatchEntry = BatchItem<"sqlite"> | EventStatements;
+
 /** `table`'s row as a JSON object of its fields by their TypeScript names (read back by rowFromJson). */
 function rowJson(table: SQLiteTable, tableName: string): SQL {
   const parts = Object.entries(getTableColumns(table)).map(([key, column]) =>
@@ -153,8 +165,7 @@ export const albumEvents = (db: Database, type: WebhookEventType, where: SQL, no
     null,
   );
 
-type Item = BatchItem<"sqlite"> | EventStatements;
-const isEvents = (item: Item): item is EventStatements => (item as EventStatements).kind === "events";
+const isEvents = (item: BatchEntry): item is EventStatements => (item as EventStatements).kind === "events";
 
 /** Where new deliveries are announced (the delivery queue), once their change has committed. */
 export interface DeliveryQueue {
@@ -169,7 +180,7 @@ export interface DeliveryQueue {
  */
 export async function batchWithEvents(
   deps: { db: Database; deliveries: DeliveryQueue },
-  items: readonly Item[],
+  items: readonly BatchEntry[],
 ): Promise<unknown[]> {
   const flat = items.flatMap((item) => (isEvents(item) ? [...item.statements] : [item]));
   const [first, ...rest] = flat;

@@ -54,14 +54,14 @@ export async function changeUpload(deps: Stores, accountId: string, id: string, 
     const current = await findOwnedServingUpload(deps.db, accountId, id, deps.now());
     if (!current) throw notFound("No upload with that id on this account.");
     if (!changesServing(current.row, patch))
-      return found(await updateUploadMeta(deps.db, accountId, id, patch, deps.now()));
+      return found(await updateUploadMeta(deps, accountId, id, patch, deps.now()));
     if (!current.plain) {
-      const row = await updateUploadMetaUnlessPlain(deps.db, accountId, id, patch, deps.now());
+      const row = await updateUploadMetaUnlessPlain(deps, accountId, id, patch, deps.now());
       if (row) return row;
       continue;
     }
     const moved = await copyFiles(deps.bucket, current.row);
-    const row = await moveUploadFiles(deps.db, accountId, id, current.row, moved.files, patch, deps.now());
+    const row = await moveUploadFiles(deps, accountId, id, current.row, moved.files, patch, deps.now());
     if (!row) {
       await moved.discard();
       continue;

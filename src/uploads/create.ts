@@ -1,3 +1,4 @@
+import { eq } from "drizzle-orm";
 import { randomBase62, sha256Hex } from "../crypto";
 import { unprocessable } from "../errors";
 import { assertFreeOfTerms, textToModerate } from "../moderation/moderate";
@@ -6,7 +7,8 @@ import { chargeNewUpload, isQuotaViolation, type DefaultQuotas } from "../storag
 import { readUsageAnswer, assertWithinQuota, refusedCharge, usageAgainst } from "../accounts/quotas";
 import { writeUploadWithJob } from "../storage/media-jobs";
 import { isFlaggedContent } from "../storage/moderation";
-import type { UploadRow } from "../model/schema";
+import { uploads, type UploadRow } from "../model/schema";
+import { uploadEvents } from "../storage/webhook-outbox";
 import { findDuplicate, uploadInsert } from "../storage/uploads";
 import type { Stores } from "../storage/stores";
 import type { Visibility } from "../model/visibility";
@@ -52,6 +54,17 @@ const flaggedContent = () => unprocessable("This content was previously flagged 
 export async function assertNotFlagged(deps: Stores, file: StagedFile) {
   if (await isFlaggedContent(deps.db, file.sha256)) throw flaggedContent();
 }
+
+/**
+ * The events of a new upload, in its row's batch: upload.created, and upload.ready when nothing
+ * is left to make (no media job), so that every upload reaches ready or failed once. The id is
+ * new: a row with it exists only if this insert made it (a duplicate's insert makes none).
+ */
+const creationEvents = (deps: Stores, id: string, ready: boolean, now: number) => {
+  const made = eq(uploads.id, id);
+  const created = uploadEvents(deps.db, "upload.created", made, now);
+  return ready ? [created, uploadEvents(deps.db, "upload.ready", made, now)] : [created];
+};
 
 /** Upload ids: 10 base62 characters (about 59 bits), short enough for share links. */
 export const newUploadId = () => randomBase62(10);
@@ -116,7 +129,13 @@ export async function createUpload(
   // Left behind if this fails too: the cron job's sweep removes files no upload points at.
   const dropThumbnail = () => (thumbKey ? deps.bucket.delete(thumbKey).catch(() => {}) : undefined);
   const charge = chargeNewUpload(db, { accountId, uploadId: id, size: file.size, defaults: quotas });
-  const inserted = await writeUploadWithJob(db, job, uploadInsert(db, row), charge).catch(async (error) => {
+  const inserted = await writeUploadWithJob(
+    deps,
+    job,
+    uploadInsert(db, row),
+    charge,
+    ...creationEvents(deps, id, job === null, now),
+  ).catch(async (error) => {
     await dropThumbnail();
     // Another upload of the account took the room since the check above.
     if (isQuotaViolation(error)) throw refusedCharge(await readUsageAnswer(db, accountId, quotas), file.size);

@@ -16,7 +16,7 @@ export async function flagUpload(deps: Stores, id: string, reason: string | null
   const upload = await findUpload(deps.db, id, deps.now());
   if (!upload) throw notFound("No such upload.");
   await recordFlaggedContent(deps.db, { contentHash: upload.contentHash, uploadId: id, reason, createdAt: deps.now() });
-  const removed = await deleteUploadsWithContent(deps.db, upload.contentHash);
+  const removed = await deleteUploadsWithContent(deps, upload.contentHash, deps.now());
   const left = await removeFilesOfEach(deps.bucket, removed);
   return { id, content_hash: upload.contentHash, removed: removed.map((row) => row.id), files_not_removed: left };
 }

@@ -1,5 +1,7 @@
+import { and, eq } from "drizzle-orm";
 import { ApiError, notFound } from "../errors";
-import type { UploadRow } from "../model/schema";
+import { uploads, type UploadRow } from "../model/schema";
+import { changedJustBefore, uploadEvents } from "../storage/webhook-outbox";
 import { writeUploadWithJob } from "../storage/media-jobs";
 import { dedupSlotTaken, fileReplacement, findOwnedUpload } from "../storage/uploads";
 import { assertNotFlagged, fileColumns } from "./create";
@@ -60,7 +62,9 @@ export async function replaceFile(
     { accountId, uploadId: id, objectKey: file.key, previousSize: current.size, size: file.size },
     quotas,
   );
-  const [row] = await writeUploadWithJob(db, job, replacement, charge).catch(async (error) => {
+  // Right after the replacement: its event is written only if it applied (changedJustBefore).
+  const replaced = uploadEvents(db, "upload.replaced", and(eq(uploads.id, id), changedJustBefore)!, deps.now());
+  const [row] = await writeUploadWithJob(deps, job, replacement, replaced, charge).catch(async (error) => {
     if (isQuotaViolation(error)) {
       throw refusedCharge(await readUsageAnswer(db, accountId, quotas), file.size, current.size);
     }

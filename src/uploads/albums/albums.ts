@@ -152,14 +152,14 @@ export async function createAlbum(deps: Stores, accountId: string, fields: Album
     createdAt: now,
     updatedAt: now,
   };
-  await insertAlbum(deps.db, row);
+  await insertAlbum(deps, row);
   return { album: row, uploadCount: 0, cover: null };
 }
 
 export async function changeAlbum(deps: Stores, accountId: string, id: string, fields: AlbumFields): Promise<Album> {
   await getOwnedAlbum(deps, accountId, id);
   const patch = await patchOf(deps, id, fields);
-  if (!(await updateAlbum(deps.db, accountId, id, patch, deps.now()))) throw noSuchAlbum();
+  if (!(await updateAlbum(deps, accountId, id, patch, deps.now()))) throw noSuchAlbum();
   return getOwnedAlbum(deps, accountId, id);
 }
 
@@ -189,11 +189,12 @@ export async function removeAlbum(
       deps,
       accountId,
       rows.map((row) => row.id),
+      "album",
     );
     const left = uploadCount - rows.length;
     if (left > 0) return { albumDeleted: false, uploadsDeleted, uploadsLeft: left };
   }
-  if (!(await deleteAlbumRow(deps.db, accountId, id))) throw noSuchAlbum();
+  if (!(await deleteAlbumRow(deps, accountId, id, deps.now()))) throw noSuchAlbum();
   return { albumDeleted: true, uploadsDeleted, uploadsLeft: 0 };
 }
 
@@ -229,7 +230,7 @@ export async function addToAlbum(deps: Stores, accountId: string, id: string, up
   const now = deps.now();
   const missing = await missingOf(ids, (batch) => ownedLiveUploadIds(deps.db, accountId, batch, now));
   if (missing.length > 0) throw unprocessable(`uploads: no upload on this account with the id ${named(missing)}.`);
-  await addUploadsToAlbum(deps.db, id, ids, now);
+  await addUploadsToAlbum(deps, id, ids, now);
   return getOwnedAlbum(deps, accountId, id);
 }
 
@@ -259,7 +260,7 @@ export async function addNewUpload(
   upload: { id: string; duplicate: boolean },
 ) {
   if (upload.duplicate && uploader.kind !== "full") return;
-  await addUploadsToAlbum(deps.db, albumId, [upload.id], deps.now(), acceptingOnly(uploader));
+  await addUploadsToAlbum(deps, albumId, [upload.id], deps.now(), acceptingOnly(uploader));
 }
 
 /**
@@ -275,7 +276,7 @@ export async function assertUploadAlbum(deps: Stores, uploader: Uploader, albumI
 /** Takes the upload out of the album (the upload stays). A 404 if it was not in it. */
 export async function takeFromAlbum(deps: Stores, accountId: string, id: string, uploadId: string) {
   await getOwnedAlbum(deps, accountId, id);
-  if (!(await deleteAlbumUpload(deps.db, id, uploadId, deps.now())))
+  if (!(await deleteAlbumUpload(deps, id, uploadId, deps.now())))
     throw notFound("No upload with that id in this album.");
   return getOwnedAlbum(deps, accountId, id);
 }
@@ -290,6 +291,6 @@ export async function orderAlbum(deps: Stores, accountId: string, id: string, up
   await getOwnedAlbum(deps, accountId, id);
   const missing = await missingOf(ids, (batch) => albumMembers(deps.db, id, batch));
   if (missing.length > 0) throw unprocessable(`uploads: not in this album: ${named(missing)}.`);
-  await reorderAlbum(deps.db, id, ids);
+  await reorderAlbum(deps, id, ids, deps.now());
   return getOwnedAlbum(deps, accountId, id);
 }

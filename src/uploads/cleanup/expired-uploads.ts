@@ -1,6 +1,6 @@
 import { uploadPrefix } from "../../storage/keys";
 import { deletePrefix } from "../../storage/objects";
-import { expiredWithFiles, markFilesRemoved, purgeExpiredRows } from "../../storage/uploads";
+import { expiredWithFiles, markFilesRemoved, purgeExpiredRows } from "../../storage/upload-expiry";
 import type { Stores } from "../../storage/stores";
 
 /**
@@ -17,7 +17,7 @@ export async function sweepExpiredUploads(deps: Stores, limit = 200): Promise<nu
   for (const row of due) {
     // Files first: a row marked as swept never has files left behind, even after a crash here.
     await deletePrefix(deps.bucket, uploadPrefix(row.id), [row.objectKey, ...(row.thumbKey ? [row.thumbKey] : [])]);
-    await markFilesRemoved(deps.db, row.id, now);
+    await markFilesRemoved(deps, row.id, now);
   }
   await purgeExpiredRows(deps.db, now - KEEP_EXPIRED_MS);
   return due.length;

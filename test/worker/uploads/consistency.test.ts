@@ -15,6 +15,7 @@ import {
   expectAnswered,
   expectConsistent,
   expectNoStrayObjects,
+  expectCreatedEvents,
   expectStoredWhole,
   type Fault,
   noService,
@@ -22,6 +23,7 @@ import {
   type Sent,
   serviceDown,
   unfinished,
+  webhookEndpoint,
 } from "./crash-steps";
 
 /** For an operation that makes a new upload: nothing to set up, no earlier state. */
@@ -39,6 +41,7 @@ async function newUpload(account: TestAccount, fields: Record<string, string> = 
 describe("a crash at any step leaves the old state or the new one", () => {
   it("upload", async () => {
     const account = await newAccount();
+    await webhookEndpoint(account.id);
     let lastId = "";
     const steps = await atEveryStep(
       nothingBefore,
@@ -57,9 +60,12 @@ describe("a crash at any step leaves the old state or the new one", () => {
       async () => {
         await expectNoStrayObjects();
         if (lastId) await expectConsistent(lastId);
+        await expectCreatedEvents(account.id);
       },
     );
     expect(steps).toBeGreaterThan(3);
+    // The run that got through made its upload, with its event.
+    expect(await expectCreatedEvents(account.id)).toBeGreaterThan(0);
   });
 
   it("replace", async () => {

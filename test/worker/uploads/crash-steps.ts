@@ -3,6 +3,7 @@ import { expect } from "vitest";
 import { toHex } from "../../../src/crypto";
 import { database } from "../../../src/storage/db";
 import { findUploadInAnyState } from "../../../src/storage/uploads";
+import { hookUrl, insertEndpoint } from "../webhooks/endpoint-rows";
 import { bigPng, type Call, DEAD_SERVICE, scheduledInline, startApp } from "../helpers";
 
 /**
@@ -124,6 +125,32 @@ export async function expectNoStrayObjects(bindings?: Partial<Cloudflare.Env>, {
   for (const object of (await env.FILES.list({ prefix: "uploads/" })).objects) {
     expect(ids.has(object.key.split("/")[1]!), object.key).toBe(true);
   }
+}
+
+/** An endpoint of the account taking every event, so that its changes write their events. */
+export const webhookEndpoint = (accountId: string) => insertEndpoint(accountId, hookUrl("crash-steps"));
+
+/**
+ * The outbox held (the account has an endpoint): every upload of the account that committed has
+ * exactly one upload.created, and no upload.created is about an upload that was never committed.
+ * Returns how many uploads it has.
+ */
+export async function expectCreatedEvents(accountId: string) {
+  const { results } = await env.DB.prepare(
+    `SELECT u.id AS upload, e.subject_id AS event FROM uploads u
+       LEFT JOIN (SELECT json_extract(subject, '$.id') AS subject_id FROM webhook_events
+         WHERE account_id = ?1 AND type = 'upload.created') e ON e.subject_id = u.id
+     WHERE u.account_id = ?1
+     UNION ALL
+     SELECT NULL, json_extract(subject, '$.id') FROM webhook_events
+     WHERE account_id = ?1 AND type = 'upload.created'
+       AND json_extract(subject, '$.id') NOT IN (SELECT id FROM uploads WHERE account_id = ?1)`,
+  )
+    .bind(accountId)
+    .all<{ upload: string | null; event: string | null }>();
+  for (const { upload, event } of results) expect({ upload, event }).toEqual({ upload: event, event: upload });
+  expect(new Set(results.map((r) => r.upload)).size).toBe(results.length);
+  return results.length;
 }
 
 /** The request was answered: with the upload, or with the service's error envelope. */
