@@ -85,6 +85,7 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/uploads/password-throttle.test.ts",
   "test/worker/uploads/piece-scan.test.ts",
   "test/worker/uploads/video.test.ts",
+  "test/worker/uploads/processing.test.ts",
   "test/worker/uploads/link.test.ts",
   "test/worker/media/pngsuite.test.ts",
   "test/worker/routes/errors.test.ts",

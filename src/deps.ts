@@ -8,7 +8,7 @@ import { settingsOf } from "./settings";
 import type { Stores } from "./storage/stores";
 import { dohResolver } from "./net/resolve";
 import type { LinkDeps } from "./uploads/intake/link-download";
-import type { MediaJobDeps } from "./uploads/media-jobs/jobs";
+import { PROGRESS_EVERY_MS, type MediaJobDeps } from "./uploads/media-jobs/jobs";
 import { workflowRunner } from "./uploads/media-jobs/runner";
 import type { ServingDeps } from "./uploads/serving/lookup";
 import { isolateMemo, recordStore } from "./uploads/serving/record-store";
@@ -48,6 +48,7 @@ export function mediaJobDeps(env: Env, db?: Database, now?: () => number): Media
     media: mediaService(env),
     runner: workflowRunner(env.MEDIA_JOBS),
     retryBaseMs: settingsOf(env).media.retryBaseMs,
+    progressEveryMs: PROGRESS_EVERY_MS,
   };
 }
 

@@ -9,6 +9,7 @@ import type http from "node:http";
 import { pipeline } from "node:stream/promises";
 import { thumbnailLengthHeader, type HealthAnswer, type MediaErrorBody, type Probe } from "./contract";
 import { dropRest } from "./intake";
+import type { ProgressAnswer } from "./progress-contract";
 import { JobError } from "./run";
 
 /**
@@ -30,7 +31,7 @@ export async function sendAnswer(res: http.ServerResponse, answer: Answer): Prom
 export function sendJson(
   res: http.ServerResponse,
   status: number,
-  body: HealthAnswer | MediaErrorBody | Probe,
+  body: HealthAnswer | MediaErrorBody | Probe | ProgressAnswer,
   headers: http.OutgoingHttpHeaders = {},
 ): void {
   // Failing after the output started: all the client can be told is that the body is cut.

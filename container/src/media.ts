@@ -73,8 +73,11 @@ async function ffprobe(job: Job, source: Source): Promise<FfprobeOutput> {
   return JSON.parse(out) as FfprobeOutput;
 }
 
-/** Refuses (422) a video over the limits above, from its headers, before it is decoded. */
-export async function checkVideo(job: Job, source: Source): Promise<void> {
+/**
+ * Refuses (422) a video over the limits above, from its headers, before it is decoded. Answers
+ * its longest duration in seconds (null when unknown), which a conversion's progress is measured by.
+ */
+export async function checkVideo(job: Job, source: Source): Promise<number | null> {
   let data: FfprobeOutput;
   try {
     data = await ffprobe(job, source);
@@ -82,7 +85,7 @@ export async function checkVideo(job: Job, source: Source): Promise<void> {
     // The npm-shipped ffprobe (4.1, the local fallback) crashes on every MPEG transport stream:
     // for those only, the conversion goes on without this early refusal (-max_pixels and the
     // job's time limit still hold). Any other crash refuses the file.
-    if (error instanceof ToolCrashed && source.demuxer.name === "mpegts") return;
+    if (error instanceof ToolCrashed && source.demuxer.name === "mpegts") return null;
     if (error instanceof ToolCrashed) throw new JobError(422, `${error.message} reading the file`);
     throw error;
   }
@@ -103,6 +106,26 @@ export async function checkVideo(job: Job, source: Source): Promise<void> {
       `a duration of ${(longest / 3600).toFixed(1)} hours is over the ${MAX_VIDEO_SECONDS / 3600} hours limit`,
     );
   }
+  return longest || null;
+}
+
+/**
+ * ffmpeg's -progress, when the job reports progress: key=value lines on stdout every half second,
+ * read as the share of `duration` (seconds) written so far; 99 at most until ffmpeg says "end".
+ * Without a duration only the end is known.
+ */
+function progressOf(job: Job, duration: number | null): { args: string[]; onLine?: (line: string) => void } {
+  const report = job.report;
+  if (!report) return { args: [] };
+  const onLine = (line: string) => {
+    const [key, value = ""] = line.split("=", 2);
+    if (key === "progress" && value === "end") return report(100);
+    const time = key === "out_time" ? /^(\d+):(\d\d):(\d\d(?:\.\d+)?)$/.exec(value) : null;
+    if (!time || !duration) return;
+    const seconds = Number(time[1]) * 3600 + Number(time[2]) * 60 + Number(time[3]);
+    report(Math.min(99, Math.floor((seconds / duration) * 100)));
+  };
+  return { args: ["-progress", "pipe:1"], onLine };
 }
 
 /**
@@ -140,55 +163,75 @@ const NO_METADATA = ["-map_metadata", "-1", "-map_chapters", "-1", "-fflags", "+
  * H.264 + AAC in MP4 for the web: rotation applied to the pixels (ffmpeg autorotates while
  * decoding), even dimensions (yuv420p needs them), metadata dropped, index at the front.
  */
-export async function transcodeMp4(job: Job, source: Source, output: string): Promise<void> {
-  await run(job, "ffmpeg", [
-    ...firstVideoOf(source),
-    "-map",
-    "0:a:0?",
-    "-c:v",
-    "libx264",
-    "-preset",
-    "veryfast",
-    "-crf",
-    "23",
-    "-pix_fmt",
-    "yuv420p",
-    "-vf",
-    "scale=trunc(iw/2)*2:trunc(ih/2)*2",
-    "-c:a",
-    "aac",
-    "-b:a",
-    "128k",
-    ...NO_METADATA,
-    "-movflags",
-    "+faststart",
-    ...outputLimit(job),
-    "-f",
-    "mp4",
-    output,
-  ]);
+export async function transcodeMp4(job: Job, source: Source, output: string, duration: number | null): Promise<void> {
+  const progress = progressOf(job, duration);
+  await run(
+    job,
+    "ffmpeg",
+    [
+      ...progress.args,
+      ...firstVideoOf(source),
+      "-map",
+      "0:a:0?",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "veryfast",
+      "-crf",
+      "23",
+      "-pix_fmt",
+      "yuv420p",
+      "-vf",
+      "scale=trunc(iw/2)*2:trunc(ih/2)*2",
+      "-c:a",
+      "aac",
+      "-b:a",
+      "128k",
+      ...NO_METADATA,
+      "-movflags",
+      "+faststart",
+      ...outputLimit(job),
+      "-f",
+      "mp4",
+      output,
+    ],
+    progress.onLine,
+  );
   await refuseIfCut(job, output);
 }
 
 /** The same streams without metadata (location, device, dates), not re-encoded. */
-export async function stripMetadata(job: Job, source: Source, output: string, format: "mp4" | "webm"): Promise<void> {
-  await run(job, "ffmpeg", [
-    "-nostdin",
-    "-y",
-    ...inputArgs(source.demuxer, source.file),
-    "-map",
-    "0:v?",
-    "-map",
-    "0:a?",
-    "-c",
-    "copy",
-    ...NO_METADATA,
-    ...(format === "mp4" ? ["-movflags", "+faststart"] : []),
-    ...outputLimit(job),
-    "-f",
-    format,
-    output,
-  ]);
+export async function stripMetadata(
+  job: Job,
+  source: Source,
+  output: string,
+  format: "mp4" | "webm",
+  duration: number | null,
+): Promise<void> {
+  const progress = progressOf(job, duration);
+  await run(
+    job,
+    "ffmpeg",
+    [
+      ...progress.args,
+      "-nostdin",
+      "-y",
+      ...inputArgs(source.demuxer, source.file),
+      "-map",
+      "0:v?",
+      "-map",
+      "0:a?",
+      "-c",
+      "copy",
+      ...NO_METADATA,
+      ...(format === "mp4" ? ["-movflags", "+faststart"] : []),
+      ...outputLimit(job),
+      "-f",
+      format,
+      output,
+    ],
+    progress.onLine,
+  );
   await refuseIfCut(job, output);
 }
 

@@ -43,18 +43,18 @@ function work(call: MediaCall): Work {
     case "videoToMp4":
       return async (job, input, dir) => {
         const source = await videoSource(call.format, input);
-        await checkVideo(job, source);
+        const duration = await checkVideo(job, source);
         const output = path.join(dir, "out.mp4");
-        await transcodeMp4(job, source, output);
+        await transcodeMp4(job, source, output, duration);
         return videoAnswer(job, dir, output, "mp4", call.thumbnailWidth);
       };
     case "stripVideo":
       // The container stays: the input's format is the output's.
       return async (job, input, dir) => {
         const source = await videoSource(call.format, input);
-        await checkVideo(job, source);
+        const duration = await checkVideo(job, source);
         const output = path.join(dir, `out.${call.format}`);
-        await stripMetadata(job, source, output, call.format);
+        await stripMetadata(job, source, output, call.format, duration);
         return videoAnswer(job, dir, output, call.format, call.thumbnailWidth);
       };
     case "videoThumbnail":

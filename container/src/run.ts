@@ -19,6 +19,8 @@ export interface Job {
   config: Config;
   deadline: number;
   signal: AbortSignal;
+  /** Where a conversion reports how far it is (0-100), when the caller asked to know (server.ts). */
+  report?: (percent: number) => void;
 }
 
 export const timedOut = (job: Job) =>
@@ -35,9 +37,15 @@ export function timeLeft(job: Job): number {
  * Runs ffmpeg or ffprobe to completion within the job's time. On timeout the process is killed
  * and the job fails with 504; when the client goes, it is killed too. A non-zero exit is a 422
  * carrying the last lines the tool printed, since by then the input has already been accepted as
- * well-formed HTTP and it is the media that is bad.
+ * well-formed HTTP and it is the media that is bad. With `onLine`, stdout is handed over line by
+ * line as it comes (ffmpeg's -progress) and kept nowhere: the promise resolves "".
  */
-export function run(job: Job, tool: "ffmpeg" | "ffprobe", args: string[]): Promise<string> {
+export function run(
+  job: Job,
+  tool: "ffmpeg" | "ffprobe",
+  args: string[],
+  onLine?: (line: string) => void,
+): Promise<string> {
   const command = job.config[tool];
   const timeoutMs = timeLeft(job);
   if (job.signal.aborted) return Promise.reject(gone());
@@ -47,6 +55,7 @@ export function run(job: Job, tool: "ffmpeg" | "ffprobe", args: string[]): Promi
     let stderr = "";
     child.stdout.on("data", (d) => {
       stdout += d;
+      if (onLine) stdout = handLines(stdout, onLine);
       // Only ffprobe's JSON is read from stdout; a file that makes it this long is hostile.
       if (stdout.length > MAX_STDOUT_CHARS)
         stop(new JobError(422, `${tool} printed more than ${MAX_STDOUT_CHARS} characters`));
@@ -78,6 +87,14 @@ export function run(job: Job, tool: "ffmpeg" | "ffprobe", args: string[]): Promi
 }
 
 const MAX_STDOUT_CHARS = 4 * 1024 * 1024;
+
+/** Hands over the whole lines of `text`, answering the unfinished rest (still bounded by MAX_STDOUT_CHARS). */
+function handLines(text: string, onLine: (line: string) => void): string {
+  const lines = text.split("\n");
+  const rest = lines.pop() ?? "";
+  for (const line of lines) onLine(line.trim());
+  return rest;
+}
 
 /** A tool killed by a signal it did not get from us: a crash, which says nothing about the input. */
 export class ToolCrashed extends JobError {

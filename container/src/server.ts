@@ -8,6 +8,8 @@ import { HEALTH_PATH, OPERATION_METHOD, operationAt, secretOf, type HealthAnswer
 import { receive, takeDeclared } from "./intake";
 import { Limiter } from "./limiter";
 import { workOf } from "./operations";
+import { ProgressBoard } from "./progress";
+import { CALL_ID_HEADER, isCallId, progressCallAt } from "./progress-contract";
 import { TempSpace } from "./temp-space";
 
 /**
@@ -15,12 +17,14 @@ import { TempSpace } from "./temp-space";
  * contract.ts. A call is authorized and admitted (a place among the jobs, temporary space for its
  * input), its input received as the request body (streamed to a temporary file, since MP4 and
  * friends need seeking), then its work (operations.ts) runs and its answer (answers.ts) is sent,
- * a file streamed back. Temporary files are removed however the job ends.
+ * a file streamed back. Temporary files are removed however the job ends. A call named by the
+ * Worker (progress-contract.ts) reports how far its work is, which GET /progress/{id} answers.
  */
 export function createServer(config: Config) {
   const limiter = new Limiter(config.maxConcurrentJobs, config.maxQueuedJobs);
   const space = new TempSpace(config.maxTempBytes);
   const secretDigest = createHash("sha256").update(config.secret).digest();
+  const progress = new ProgressBoard();
 
   const authorized = (req: http.IncomingMessage) => {
     const given = secretOf(req.headers.authorization);
@@ -34,6 +38,12 @@ export function createServer(config: Config) {
       const health: HealthAnswer = { status: "ok", running, queued, receiving, tempBytes: space.used };
       return sendJson(res, 200, health);
     }
+    const progressOf = progressCallAt(url.pathname);
+    if (req.method === "GET" && progressOf) {
+      if (!authorized(req)) return sendJson(res, 401, { error: "missing or wrong secret" });
+      const answer = progress.read(progressOf);
+      return answer ? sendJson(res, 200, answer) : sendJson(res, 404, { error: "no such call" });
+    }
     const operation = operationAt(url.pathname);
     if (!operation) return sendJson(res, 404, { error: "no such route" });
     if (req.method !== OPERATION_METHOD) {
@@ -46,6 +56,9 @@ export function createServer(config: Config) {
     res.on("close", () => {
       if (!res.writableFinished) client.abort();
     });
+    const callId = req.headers[CALL_ID_HEADER.toLowerCase()];
+    const named = typeof callId === "string" && isCallId(callId) ? callId : null;
+    if (named) progress.start(named);
     const share = space.share();
     let leave: (() => void) | null = null;
     let dir: string | null = null;
@@ -57,7 +70,8 @@ export function createServer(config: Config) {
       const input = path.join(dir, "input");
       await receive(req, input, config.maxInputBytes, share, declared);
       await limiter.run(async () => {
-        const job = { config, deadline: Date.now() + config.jobTimeoutMs, signal: client.signal };
+        const report = named ? (percent: number) => progress.report(named, percent) : undefined;
+        const job = { config, deadline: Date.now() + config.jobTimeoutMs, signal: client.signal, report };
         // Sent before the running place is given back: the outputs on disk are only the running jobs'.
         await sendAnswer(res, await work(job, input, dir!));
       }, client.signal);
@@ -65,6 +79,7 @@ export function createServer(config: Config) {
       sendFailure(req, res, error, url.pathname);
     } finally {
       // The place and the space are free once the job's files are gone.
+      if (named) progress.end(named);
       if (dir) await rm(dir, { recursive: true, force: true });
       share.release();
       leave?.();

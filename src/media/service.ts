@@ -12,6 +12,7 @@ import {
   type Probe,
   type VideoCall,
 } from "../../container/src/contract";
+import { CALL_ID_HEADER, progressPath, readProgress } from "../../container/src/progress-contract";
 import type { Env } from "../env";
 import { settingsOf } from "../settings";
 import { MEDIA_INSTANCES } from "./container-size";
@@ -82,7 +83,16 @@ type AnswerOf<C extends MediaCall> =
  * to that URL, so that a test can point one request at a service of its own.
  */
 export interface MediaService {
-  call<C extends MediaCall>(call: C, input: MediaInput, length: number): Promise<AnswerOf<C>>;
+  call<C extends MediaCall>(call: C, input: MediaInput, length: number, watch?: ProgressWatch): Promise<AnswerOf<C>>;
+}
+
+/**
+ * Asked of a call whose work reports how far it is (a video's conversion): every `everyMs` until
+ * the answer comes, the instance doing the work is asked, and its figure (0-100) handed to `report`.
+ */
+export interface ProgressWatch {
+  everyMs: number;
+  report(percent: number): Promise<void>;
 }
 
 /** A stored file's stream that was not (fully) sent must be cancelled, or its read stays open. */
@@ -184,35 +194,72 @@ function answerOf(call: MediaCall, response: Response): Promise<Probe | VideoAns
   }
 }
 
+type Send = (request: Request) => Promise<Response>;
+
 interface MediaServiceOptions {
   /** Bounds a call from its request to the end of its answer's body. */
   callTimeoutMs?: number;
   /** Where requests go: a random instance of the media container, unless a test stands in for it. */
-  send?: (request: Request) => Promise<Response>;
+  send?: Send;
+}
+
+/**
+ * Asks for the progress of the call `callId` every `watch.everyMs`, of the instance doing it,
+ * until stopped. Each ask is bounded by the interval and may fail: a figure is a nicety, and
+ * none is ever worth failing the call for.
+ */
+function watchProgress(send: Send, url: string, secret: string, watch: ProgressWatch) {
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const ask = async () => {
+    try {
+      const headers = { Authorization: callHeaders(secret, 0).Authorization! };
+      const response = await send(new Request(url, { headers, signal: AbortSignal.timeout(watch.everyMs) }));
+      // Read whatever it is: a body left unread holds its connection.
+      const text = await response.text();
+      const percent = response.ok ? readProgress(text) : null;
+      if (!stopped && percent !== null) await watch.report(percent);
+    } catch (error) {
+      console.error(JSON.stringify({ mediaProgress: String(error) }));
+    }
+    if (!stopped) timer = setTimeout(ask, watch.everyMs);
+  };
+  timer = setTimeout(ask, watch.everyMs);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }
 
 export function mediaService(env: Env, options: MediaServiceOptions = {}): MediaService {
   const { callTimeoutMs = MEDIA_CALL_TIMEOUT_MS } = options;
   const { secret, serviceUrl } = settingsOf(env).media;
-  const toContainer = async (request: Request) =>
-    (await getRandom(env.MEDIA_CONTAINER, MEDIA_INSTANCES)).fetch(request);
-  const send = options.send ?? toContainer;
+  // One instance per call, picked at random: a call's progress is asked of the instance doing it.
+  const instance = async (): Promise<Send> => {
+    if (options.send) return options.send;
+    const stub = await getRandom(env.MEDIA_CONTAINER, MEDIA_INSTANCES);
+    return (request) => stub.fetch(request);
+  };
   const base = (serviceUrl || "http://media.container").replace(/\/+$/, "");
   return {
-    async call<C extends MediaCall>(call: C, input: MediaInput, length: number) {
+    async call<C extends MediaCall>(call: C, input: MediaInput, length: number, watch?: ProgressWatch) {
       const deadline = AbortSignal.timeout(callTimeoutMs);
       // Not every way of sending may heed the signal: the wait for the answer is cut short here too.
       const abandoned = new Promise<never>((_, reject) => {
         deadline.addEventListener("abort", () => reject(deadline.reason), { once: true });
       });
       let response: Response;
+      let unwatch = () => {};
       try {
+        const send = await instance();
+        const callId = crypto.randomUUID();
         const request = new Request(`${base}${callPath(call)}`, {
           method: OPERATION_METHOD,
-          headers: callHeaders(secret, length),
+          headers: { ...callHeaders(secret, length), ...(watch ? { [CALL_ID_HEADER]: callId } : {}) },
           body: input,
           signal: deadline,
         });
+        if (watch) unwatch = watchProgress(send, `${base}${progressPath(callId)}`, secret, watch);
         response = await Promise.race([send(request), abandoned]);
       } catch (error) {
         await cancelInput(input);
@@ -221,6 +268,9 @@ export function mediaService(env: Env, options: MediaServiceOptions = {}): Media
           throw new MediaServiceError(0, `media service did not answer within ${callTimeoutMs / 1000} s`, false, true);
         }
         throw new MediaServiceError(0, `media service unreachable: ${String(error)}`, true);
+      } finally {
+        // The answer has come (or never will): the work is over.
+        unwatch();
       }
       if (!response.ok) {
         await cancelInput(input);

@@ -112,7 +112,7 @@ export const uploads = sqliteTable(
     /** 0-100 where the work reports it (a video's conversion), written at most every few seconds. */
     processingPercent: integer("processing_percent"),
     processingError: text("processing_error"),
-    /** When the state last changed; 0 on rows from before the column (their updated_at is shown). */
+    /** When the state or percent last changed; 0 on rows from before the column (their updated_at is shown). */
     processingUpdatedAt: integer("processing_updated_at").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),

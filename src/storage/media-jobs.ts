@@ -71,9 +71,35 @@ const claim = (db: Database, id: string, now: number, leaseMs: number, maxAttemp
     .returning();
 
 /**
- * Claims a job and reads its upload, if live, in the same transaction: one
- * round trip for a job's first two steps. The upload is read whatever the claim's outcome and
- * returned only with a claimed job.
+ * The upload's work "running", in the claim's batch just after the claim: applies only when the
+ * claim did (the job running with the lease and time this claim wrote), to its upload while it
+ * points at the job's file (storage/upload-processing.ts has the job's other writes of the state).
+ */
+function runningAfterClaim(db: Database, id: string, now: number, leaseUntil: number) {
+  const claimed = (column: typeof mediaJobs.uploadId | typeof mediaJobs.sourceKey) =>
+    db
+      .select({ value: column })
+      .from(mediaJobs)
+      .where(
+        and(
+          eq(mediaJobs.id, id),
+          eq(mediaJobs.status, "running"),
+          eq(mediaJobs.leaseUntil, leaseUntil),
+          eq(mediaJobs.updatedAt, now),
+        ),
+      );
+  return db
+    .update(uploads)
+    .set({ processingState: "running", processingPercent: null, processingError: null, processingUpdatedAt: now })
+    .where(
+      and(inArray(uploads.id, claimed(mediaJobs.uploadId)), inArray(uploads.objectKey, claimed(mediaJobs.sourceKey))),
+    );
+}
+
+/**
+ * Claims a job, marks its upload's work running, and reads the upload, if live, in the same
+ * transaction: one round trip for a job's first two steps. The upload is read whatever the
+ * claim's outcome and returned only with a claimed job.
  */
 export async function claimMediaJobWithUpload(
   db: Database,
@@ -83,8 +109,9 @@ export async function claimMediaJobWithUpload(
   maxAttempts: number,
 ) {
   const jobUpload = db.select({ id: mediaJobs.uploadId }).from(mediaJobs).where(eq(mediaJobs.id, id));
-  const [[job], [upload]] = await db.batch([
+  const [[job], , [upload]] = await db.batch([
     claim(db, id, now, leaseMs, maxAttempts),
+    runningAfterClaim(db, id, now, now + leaseMs),
     db
       .select()
       .from(uploads)
@@ -93,29 +120,30 @@ export async function claimMediaJobWithUpload(
   return job ? { job, upload } : null;
 }
 
-export async function finishMediaJob(
-  db: Database,
-  job: MediaJobRow,
-  outcome: {
-    status: "done" | "failed" | "pending";
-    error?: string;
-    nextAttemptAt?: number;
-    attemptGivenBack?: boolean;
-  },
-  now: number,
-) {
-  await db
+export interface JobOutcome {
+  status: "done" | "failed" | "pending";
+  error?: string;
+  nextAttemptAt?: number;
+  attemptGivenBack?: boolean;
+}
+
+/** The outcome of the attempt `job` on its row; only the holder of this attempt may write it. */
+export const jobOutcome = (db: Database, job: Pick<MediaJobRow, "id" | "attempts">, outcome: JobOutcome, now: number) =>
+  db
     .update(mediaJobs)
     .set({
       ...(outcome.attemptGivenBack ? { attempts: sql`${mediaJobs.attempts} - 1` } : {}),
       status: outcome.status,
       lastError: outcome.error ?? null,
       leaseUntil: null,
-      nextAttemptAt: outcome.nextAttemptAt ?? job.nextAttemptAt,
+      ...(outcome.nextAttemptAt === undefined ? {} : { nextAttemptAt: outcome.nextAttemptAt }),
       updatedAt: now,
     })
-    // Only the holder of this attempt may write its outcome.
     .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.attempts, job.attempts)));
+
+/** A job done (or obsolete): its outcome alone, as nothing is left to say of its upload. */
+export async function finishMediaJob(db: Database, job: Pick<MediaJobRow, "id" | "attempts">, now: number) {
+  await jobOutcome(db, job, { status: "done" }, now);
 }
 
 /** Extends the lease of a job's attempt, while that attempt still holds it. */
@@ -165,21 +193,6 @@ export async function dueMediaJobs(db: Database, now: number, maxAttempts: numbe
     )
     .orderBy(mediaJobs.nextAttemptAt)
     .limit(limit);
-}
-
-/** A running job whose lease ran out and has no attempts left has failed for good. */
-export async function failExhaustedMediaJobs(db: Database, now: number, maxAttempts: number) {
-  await db
-    .update(mediaJobs)
-    .set({
-      status: "failed",
-      lastError: sql`coalesce(${mediaJobs.lastError}, 'attempts exhausted')`,
-      leaseUntil: null,
-      updatedAt: now,
-    })
-    .where(
-      and(eq(mediaJobs.status, "running"), lt(mediaJobs.leaseUntil, now), sql`${mediaJobs.attempts} >= ${maxAttempts}`),
-    );
 }
 
 export async function mediaJobsOf(db: Database, uploadIds: string[]) {

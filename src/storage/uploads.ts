@@ -3,7 +3,6 @@ import { listed, live, servedPlain, unrestricted, usedUp, viewLimited } from "..
 import type { Database } from "./db";
 import { uploads, type NewUploadRow, type UploadRow } from "../model/schema";
 import type { Outbox } from "./stores";
-import { chargeProcessedFile } from "./usage";
 import { batchWithEvents, changedJustBefore, uploadEvents } from "./webhook-outbox";
 
 /** Inserts the row, returning its id; none when the account's dedup slot for that content is already taken. */
@@ -144,26 +143,6 @@ export const moveUploadFiles = (
 
 export type ProcessedFile = Pick<UploadRow, "objectKey" | "mime" | "size" | "etag" | "width" | "height" | "thumbKey">;
 
-/**
- * Points the upload at a processed file, but only if it still points at the file the work
- * started from (it may have been replaced or deleted meanwhile). Returns the row as it was.
- */
-export async function swapUploadFile(db: Database, id: string, sourceKey: string, file: ProcessedFile, now: number) {
-  const pointsAtSource = and(eq(uploads.id, id), eq(uploads.objectKey, sourceKey));
-  // One batch, one transaction: nothing can change the row between the read and the update.
-  // The account is charged what the file grew by (or given back what it shrank by), unrefused.
-  const [[before], , [after]] = await db.batch([
-    db.select().from(uploads).where(pointsAtSource),
-    chargeProcessedFile(db, id, sourceKey, file.size),
-    db
-      .update(uploads)
-      .set({ ...file, updatedAt: now })
-      .where(pointsAtSource)
-      .returning({ id: uploads.id }),
-  ]);
-  return before && after ? before : undefined;
-}
-
 /** The upload in any state, expired included (for its page, which answers 410 once expired). */
 export function findUploadInAnyState(db: Database, id: string) {
   return db.select().from(uploads).where(eq(uploads.id, id)).get();
@@ -196,6 +175,10 @@ type ReplacedFile = Pick<
   | "contentHash"
   | "dedupHash"
   | "keepOriginal"
+  | "processingState"
+  | "processingPercent"
+  | "processingError"
+  | "processingUpdatedAt"
 >;
 
 /**

@@ -37,7 +37,28 @@ export async function presentThumb(
   return (await links(row, origin, signing)).thumb;
 }
 
-/** The Upload resource of the spec, as list items, GET and PATCH return it. */
+/**
+ * Where the work after the upload stands. The percent follows from the state where it is known
+ * (0 queued, 100 ready, none once failed) and is the last figure written while running; the
+ * error is shown only with "failed". A row from before the columns shows its own updated_at.
+ */
+export function presentProcessing(
+  row: Pick<
+    UploadRow,
+    "processingState" | "processingPercent" | "processingError" | "processingUpdatedAt" | "updatedAt"
+  >,
+) {
+  const state = row.processingState;
+  const percent = { queued: 0, running: row.processingPercent, ready: 100, failed: null }[state];
+  return {
+    state,
+    percent,
+    error: state === "failed" ? row.processingError : null,
+    updated_at: isoTimestamp(row.processingUpdatedAt || row.updatedAt),
+  };
+}
+
+/** The Upload resource of the spec, as list items, GET and PATCH return it (and `processing`, an extension). */
 export async function presentUpload(row: UploadRow, origin: string, signing: Signing | null) {
   return {
     id: row.id,
@@ -52,6 +73,7 @@ export async function presentUpload(row: UploadRow, origin: string, signing: Sig
     description: row.description,
     expires_at: row.expiresAt === null ? null : isoTimestamp(row.expiresAt),
     created_at: isoTimestamp(row.createdAt),
+    processing: presentProcessing(row),
   };
 }
 

@@ -7,7 +7,7 @@ import { dedupSlotTaken, fileReplacement, findOwnedUpload } from "../storage/upl
 import { assertNotFlagged, fileColumns } from "./create";
 import type { Stores } from "../storage/stores";
 import type { StagedFile } from "./intake/staged-file";
-import { cancelMediaJob, planMediaJob } from "./media-jobs/jobs";
+import { cancelMediaJob, planMediaJob, processingPlanned } from "./media-jobs/jobs";
 import { unrestricted } from "../model/policy";
 import { removePreviousFiles } from "./serving/previous-files";
 import { chargeReplacement, isQuotaViolation, type DefaultQuotas } from "../storage/usage";
@@ -52,6 +52,8 @@ export async function replaceFile(
       ...fileColumns(file),
       dedupHash: dedup ? file.sha256 : null,
       keepOriginal: input.keepOriginal,
+      // The new file's work starts over, whatever the previous file's stood at.
+      ...processingPlanned(true, deps.now()),
     },
     deps.now(),
   );

@@ -5,15 +5,22 @@ import {
   claimMediaJobWithUpload,
   deleteMediaJob,
   dueMediaJobs,
-  failExhaustedMediaJobs,
   finishMediaJob,
   unclaimedMediaJob,
   renewMediaJobLease,
   type NewMediaJob,
 } from "../../storage/media-jobs";
 import { deletePreviousFiles } from "../../storage/objects";
-import { swapUploadFile } from "../../storage/uploads";
+import {
+  failExhaustedMediaJobs,
+  failForGood,
+  retryLater,
+  swapUploadFile,
+  writeProgress,
+} from "../../storage/upload-processing";
 import type { Stores } from "../../storage/stores";
+import type { MediaType } from "../../model/schema";
+import { exhaustedWords, failure, failureWords } from "./failure";
 import { processFile, type MediaDeps } from "./processing";
 import type { MediaJobRunner, RunnerState } from "./runner";
 
@@ -62,11 +69,20 @@ const REDRIVE_BATCH = 50;
 /** A job's first run is the one started right after the upload; the cron job waits this long before stepping in. */
 export const FIRST_RUN_GRACE_MS = 2 * 60_000;
 
+/**
+ * How often a running conversion's progress is asked for and, when its whole percent changed,
+ * written to its upload: a job's progress costs at most one D1 write per interval (and at most
+ * 100 in all), however long it runs.
+ */
+export const PROGRESS_EVERY_MS = 5000;
+
 export interface MediaJobDeps extends MediaDeps {
   /** Starts a job's runner (the cron job's re-drive). */
   runner: MediaJobRunner;
   /** First retry delay; each later one doubles, up to an hour. */
   retryBaseMs: number;
+  /** PROGRESS_EVERY_MS, unless a test asks more often. */
+  progressEveryMs: number;
 }
 
 /**
@@ -134,12 +150,25 @@ export async function runMediaJob(deps: MediaJobDeps, jobId: string): Promise<At
 
 type Claimed = NonNullable<Awaited<ReturnType<typeof claimMediaJobWithUpload>>>;
 
+/** Writes a running job's figures to its upload, each only when its whole percent changed. */
+function progressWriter(deps: MediaJobDeps, job: Claimed["job"]) {
+  let written: number | null = null;
+  return {
+    everyMs: deps.progressEveryMs,
+    async report(percent: number) {
+      if (percent === written) return;
+      written = percent;
+      await writeProgress(deps.db, job, percent, deps.now());
+    },
+  };
+}
+
 async function attempt(deps: MediaJobDeps, job: Claimed["job"], upload: Claimed["upload"]): Promise<AttemptOutcome> {
   const written: string[] = [];
   try {
     if (upload?.objectKey === job.sourceKey) {
-      const file = await processFile(deps, upload, written);
-      const before = await swapUploadFile(deps.db, upload.id, job.sourceKey, file, deps.now());
+      const file = await processFile(deps, upload, written, progressWriter(deps, job));
+      const before = await swapUploadFile(deps, upload.id, job.sourceKey, file, deps.now());
       if (before) {
         // The new files are the upload's now: nothing below may remove them.
         written.length = 0;
@@ -153,47 +182,44 @@ async function attempt(deps: MediaJobDeps, job: Claimed["job"], upload: Claimed[
       }
     }
     // Done, or obsolete: the upload is gone, expired or now points at another file.
-    await finishMediaJob(deps.db, job, { status: "done" }, deps.now());
+    await finishMediaJob(deps.db, job, deps.now());
     return { outcome: "done" };
   } catch (error) {
     if (written.length) await deps.bucket.delete(written).catch(() => {});
-    if (error instanceof MediaServiceError && error.busy) {
-      // The service (or every container) is busy: the job waits its turn, its attempt given back.
-      const retryInMs = spread(BUSY_RETRY_MS);
-      const nextAttemptAt = deps.now() + retryInMs;
-      await finishMediaJob(
-        deps.db,
-        job,
-        { status: "pending", error: failure(error), nextAttemptAt, attemptGivenBack: true },
-        deps.now(),
-      );
-      return { outcome: "retry", retryInMs };
-    }
-    const permanent = error instanceof MediaServiceError && error.permanent;
-    const exhausted = job.attempts >= MAX_ATTEMPTS;
-    const message = failure(error);
-    console.error(JSON.stringify({ job: job.id, upload: job.uploadId, attempt: job.attempts, error: message }));
-    if (permanent || exhausted) {
-      await finishMediaJob(deps.db, job, { status: "failed", error: message }, deps.now());
-      return { outcome: "failed" };
-    }
-    const platform = error instanceof MediaServiceError && error.platform;
-    const retryInMs = spread(
-      backoff(platform ? Math.min(PLATFORM_RETRY_MS, deps.retryBaseMs) : deps.retryBaseMs, job.attempts),
-    );
-    const nextAttemptAt = deps.now() + retryInMs;
-    await finishMediaJob(deps.db, job, { status: "pending", error: message, nextAttemptAt }, deps.now());
-    return { outcome: "retry", retryInMs };
+    return failed(deps, job, upload?.type ?? "video", error);
   }
 }
 
-/**
- * The error a failed attempt saves on its job: with the service's status (504: its time limit ran
- * out), since the reason alone may not say.
- */
-function failure(error: unknown): string {
-  if (error instanceof MediaServiceError && error.status) return `media service ${error.status}: ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
+/** A failed attempt's outcome: waiting its turn (busy), a retry later, or failed for good. */
+async function failed(
+  deps: MediaJobDeps,
+  job: Claimed["job"],
+  type: MediaType,
+  error: unknown,
+): Promise<AttemptOutcome> {
+  if (error instanceof MediaServiceError && error.busy) {
+    // The service (or every container) is busy: the job waits its turn, its attempt given back.
+    const retryInMs = spread(BUSY_RETRY_MS);
+    const nextAttemptAt = deps.now() + retryInMs;
+    const outcome = { status: "pending", error: failure(error), nextAttemptAt, attemptGivenBack: true } as const;
+    await retryLater(deps.db, job, outcome, deps.now());
+    return { outcome: "retry", retryInMs };
+  }
+  const permanent = error instanceof MediaServiceError && error.permanent;
+  const exhausted = job.attempts >= MAX_ATTEMPTS;
+  const message = failure(error);
+  console.error(JSON.stringify({ job: job.id, upload: job.uploadId, attempt: job.attempts, error: message }));
+  if (permanent || exhausted) {
+    await failForGood(deps, job, message, failureWords(type, error, job.attempts), deps.now());
+    return { outcome: "failed" };
+  }
+  const platform = error instanceof MediaServiceError && error.platform;
+  const retryInMs = spread(
+    backoff(platform ? Math.min(PLATFORM_RETRY_MS, deps.retryBaseMs) : deps.retryBaseMs, job.attempts),
+  );
+  const nextAttemptAt = deps.now() + retryInMs;
+  await retryLater(deps.db, job, { status: "pending", error: message, nextAttemptAt }, deps.now());
+  return { outcome: "retry", retryInMs };
 }
 
 /**
@@ -215,7 +241,10 @@ export const RUNNER_LOST_MS = 60_000;
  */
 export async function redriveMediaJobs(deps: MediaJobDeps, limit = REDRIVE_BATCH): Promise<number> {
   const now = deps.now();
-  await failExhaustedMediaJobs(deps.db, now, MAX_ATTEMPTS);
+  await failExhaustedMediaJobs(deps, now, MAX_ATTEMPTS, {
+    video: exhaustedWords("video", MAX_ATTEMPTS),
+    image: exhaustedWords("image", MAX_ATTEMPTS),
+  });
   const due = await dueMediaJobs(deps.db, now, MAX_ATTEMPTS, limit);
   const states = await Promise.allSettled(due.map((job) => deps.runner.state(job.id)));
   const create: string[] = [];

@@ -1,7 +1,7 @@
 import { isImageFormat, isVideoFormat, type ImageFormat, type VideoCall } from "../../../container/src/contract";
 import { HEADER_LIMIT } from "../../media/image-info";
 import { describeImage, renderImage } from "../../media/image/render";
-import { MediaServiceError, type MediaService } from "../../media/service";
+import { MediaServiceError, type MediaService, type ProgressWatch } from "../../media/service";
 import { formatOfMime } from "../../media/sniff";
 import { newObjectKey } from "../../storage/keys";
 import { putNewFile, storedFile, storedHead } from "../../storage/stored-file";
@@ -33,7 +33,12 @@ function sniffedFormat<F extends string>(
  * A video as MP4 or WebM without its metadata, and its thumbnail. Every storage read and write is
  * made here, at one level: the media service is handed the stored file's bytes and answers.
  */
-async function processVideo(deps: MediaDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
+async function processVideo(
+  deps: MediaDeps,
+  upload: UploadRow,
+  written: string[],
+  watch?: ProgressWatch,
+): Promise<ProcessedFile> {
   const keep = upload.mime === "video/mp4" || upload.mime === "video/webm";
   const format = upload.mime === "video/webm" ? "webm" : "mp4";
   // Stripping keeps the container: the input's format is the output's. The thumbnail of the
@@ -42,7 +47,7 @@ async function processVideo(deps: MediaDeps, upload: UploadRow, written: string[
     ? { operation: "stripVideo", format, thumbnailWidth: THUMB_WIDTH }
     : { operation: "videoToMp4", format: sniffedFormat(upload, isVideoFormat), thumbnailWidth: THUMB_WIDTH };
   const source = await storedFile(deps.bucket, upload.objectKey);
-  const { video, thumbnail } = await deps.media.call(call, source.body, source.size);
+  const { video, thumbnail } = await deps.media.call(call, source.body, source.size, watch);
   const mime = `video/${format}`;
   const objectKey = newObjectKey(upload.id, format);
   const stored = await putNewFile(deps.bucket, objectKey, video.body, mime, written);
@@ -73,10 +78,15 @@ function noFrame(error: unknown): null {
 /**
  * The files a job writes for its upload. An image's header is read here, with the job's other
  * reads of the store, and handed down as bytes: the image's work is planned from plain values,
- * and nothing below reads a header of its own.
+ * and nothing below reads a header of its own. A video's conversion reports its progress to `watch`.
  */
-export async function processFile(deps: MediaDeps, upload: UploadRow, written: string[]): Promise<ProcessedFile> {
-  if (upload.type === "video") return processVideo(deps, upload, written);
+export async function processFile(
+  deps: MediaDeps,
+  upload: UploadRow,
+  written: string[],
+  watch?: ProgressWatch,
+): Promise<ProcessedFile> {
+  if (upload.type === "video") return processVideo(deps, upload, written, watch);
   return processImage(deps, upload, await storedHead(deps.bucket, upload.objectKey, HEADER_LIMIT), written);
 }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PROCESSING_STATES } from "../../model/schema";
 import { VARIANT_WIDTHS } from "../variants/options";
 import { visibilityField } from "./fields";
 
@@ -12,6 +13,25 @@ const url = z.string().url();
 export const timestamp = z
   .string()
   .meta({ description: "ISO 8601 with a UTC offset, e.g. 2026-01-31T12:00:00+00:00." });
+
+const processingSchema = z
+  .object({
+    state: z.enum(PROCESSING_STATES).meta({
+      description:
+        "queued: its work waits (a retry too); running: the media service works on it; ready: every " +
+        "planned output (thumbnail, conversion) is stored; failed: the work gave up, `error` says why.",
+    }),
+    percent: z
+      .number()
+      .int()
+      .min(0)
+      .max(100)
+      .nullable()
+      .meta({ description: "0 queued, 100 ready, null failed; while running, a video's conversion figure or null." }),
+    error: z.string().nullable().meta({ description: "Why the work failed, in words to act on; null unless failed." }),
+    updated_at: timestamp,
+  })
+  .meta({ id: "Processing", description: "Where the work after the upload stands (an extension of the spec)." });
 
 export const uploadSchema = z
   .object({
@@ -43,6 +63,7 @@ export const uploadSchema = z
     description: z.string().nullable(),
     expires_at: timestamp.nullable(),
     created_at: timestamp,
+    processing: processingSchema,
   })
   .meta({ id: "Upload" });
 

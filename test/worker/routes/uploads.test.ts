@@ -27,6 +27,7 @@ describe("GET /api (list)", () => {
         "id",
         "locked",
         "path",
+        "processing",
         "size",
         "src",
         "thumb",
@@ -37,6 +38,8 @@ describe("GET /api (list)", () => {
       ].sort(),
     );
     expect(item.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/);
+    // A small PNG's thumbnail is made in the request: its work is done when it is answered.
+    expect(item.processing).toEqual({ state: "ready", percent: 100, error: null, updated_at: item.created_at });
     const second = await json(request("/api?page=2", { key: account.full }));
     expect(second.body.data.map((u: { id: string }) => u.id)).toEqual([ids[0]]);
     expect(second.body.meta).toEqual({ current_page: 2, last_page: 2, total: 51 });

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { callHeaders, callPath, type VideoFormat } from "../../../container/src/contract";
 import { readImageHeader } from "../../../src/media/image-header";
+import { exhaustedWords } from "../../../src/uploads/media-jobs/failure";
 import {
   DEAD_SERVICE,
   fixture,
@@ -169,6 +170,8 @@ describe("durable conversion", () => {
     const dead = { ...env, MEDIA_SERVICE_URL: DEAD_SERVICE };
     for (let hour = 1; hour <= 6; hour++) await scheduledInline(dead, () => Date.now() + hour * 3_600_000);
     expect(await job(uploaded.id)).toMatchObject({ status: "failed", attempts: 5 });
+    const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
+    expect(body.data.processing).toMatchObject({ state: "failed", error: exhaustedWords("video", 5) });
     // Nothing more happens, even with the service back.
     await scheduledInline(env, () => Date.now() + 10 * 3_600_000);
     expect((await job(uploaded.id))?.attempts).toBe(5);
