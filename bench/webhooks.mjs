@@ -132,7 +132,6 @@ export async function run(ctx, log) {
       measure: "Queue writes / reads / deletes per event",
       value: `${fixed(2)(beyond("queueWrites"))} / ${fixed(2)(beyond("queueReads"))} / ${fixed(2)(beyond("queueDeletes"))}`,
     },
-    { measure: "outbound fetches per event (the POST, DNS)", value: fixed(2)(beyond("fetches")) },
     { measure: "an upload's own D1 rows written, without an endpoint", value: fixed(2)(perUpload("d1RowsWritten")) },
   ];
   const report = table(
