@@ -106,8 +106,11 @@ export async function run(ctx, log) {
   await burst(service, UPLOADS);
   const uploaded = performance.now();
   const events = UPLOADS * EVENTS_PER_UPLOAD;
-  await until(`${events} deliveries`, () => receiver.seen.count >= events, 10 * 60_000, () =>
-    log(`    ${receiver.seen.count} delivered`),
+  await until(
+    `${events} deliveries`,
+    () => receiver.seen.count >= events,
+    10 * 60_000,
+    () => log(`    ${receiver.seen.count} delivered`),
   ).catch((error) => {
     log(service.output());
     throw error;

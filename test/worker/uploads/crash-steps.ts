@@ -27,8 +27,8 @@ export interface Fault {
 }
 
 /**
- * Bindings whose `failAt`-th storage operation (a D1 statement prepared, or an R2 call,
- * including those of a multipart upload) fails, as a crash at that point would leave things.
+ * Bindings whose `failAt`-th storage operation (a D1 statement prepared, or a batch's statements,
+ * a batch sent, or an R2 call, including those of a multipart upload) fails, as a crash at that point would leave things.
  * With `down`, every later operation fails too, as in an outage: what the code does to clean
  * up fails as well. `steps()` tells how many operations ran.
  */
@@ -36,6 +36,22 @@ export function failing(failAt: number, down = false): Fault {
   let count = 0;
   const multipartUploads: R2MultipartUpload[] = [];
   const fails = () => ++count === failAt || (down && count > failAt);
+  /**
+   * drizzle prepares the statements of one D1 batch in one synchronous run, then sends them: a
+   * failure at any of those prepares leaves what a failure at the first does (nothing sent), so
+   * they count as one step, and the batch's sending as the next. Told apart from statements
+   * prepared alone by drizzle's batch on the stack.
+   */
+  let preparingBatch = false;
+  const counts = (name: string) => {
+    if (name !== "prepare" || !new Error().stack?.includes("SQLiteD1Session.batch")) return true;
+    if (preparingBatch) return false;
+    preparingBatch = true;
+    queueMicrotask(() => {
+      preparingBatch = false;
+    });
+    return true;
+  };
   const failure = () => new Error(`injected failure at storage step ${failAt}`);
   // D1's prepare() throws where it is called; an R2 call fails as R2 does, with a rejected promise.
   const wrap = <T extends object>(target: T, counted: (name: string) => boolean, rejects = true): T =>
@@ -44,7 +60,7 @@ export function failing(failAt: number, down = false): Fault {
         const value = Reflect.get(object, name);
         if (typeof value !== "function") return value;
         return (...args: unknown[]) => {
-          if (counted(String(name)) && fails()) {
+          if (counted(String(name)) && counts(String(name)) && fails()) {
             if (rejects) return Promise.reject(failure());
             throw failure();
           }

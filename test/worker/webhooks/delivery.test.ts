@@ -5,7 +5,7 @@ import { deliver } from "../../../src/webhooks/deliver";
 import { DISABLE_AFTER_MS, RETRY_DELAYS_S } from "../../../src/webhooks/schedule";
 import { newSecret } from "../../../src/webhooks/signing";
 import { announceDeliveries } from "../../../src/storage/webhook-outbox";
-import { newAccount } from "../helpers";
+import { json, newAccount, request, upload, uniquePng } from "../helpers";
 import { hookUrl, insertDelivery, insertEndpoint, received, until, verified } from "./endpoint-rows";
 
 const row = <T>(sql: string, ...values: unknown[]) =>
@@ -57,6 +57,27 @@ describe("webhook deliveries", () => {
     expect(await verified(name, endpoint.secret)).toEqual(requests.map(() => ({ standardwebhooks: true, svix: true })));
     expect(await verified(name, newSecret())).toEqual(requests.map(() => ({ standardwebhooks: false, svix: false })));
     await until("the deliveries recorded", async () => (await deliveryOf(keys[1]!))?.status === "delivered");
+  });
+
+  it("carry the upload as the owner's GET answers it, a locked one's links unsigned and nothing more", async () => {
+    const account = await newAccount("hooks-payload");
+    const name = `payload-${crypto.randomUUID()}`;
+    await insertEndpoint(account.id, hookUrl(name), { events: JSON.stringify(["upload.created"]) });
+    const plain = (await upload(account.full, await uniquePng("hooks-payload-1"), { title: "plain" })).body.data;
+    const fields = { title: "locked", visibility: "private", password: "a long enough password" };
+    const locked = (await upload(account.full, await uniquePng("hooks-payload-2"), fields)).body.data;
+    const requests = await until("two deliveries", async () => {
+      const got = await received(name);
+      return got.length >= 2 && got;
+    });
+    const byId = new Map(requests.map((r) => [JSON.parse(r.body).data.id, JSON.parse(r.body)]));
+    const answer = async (id: string) => (await json(request(`/api/${id}`, { key: account.full }))).body.data;
+    expect(byId.get(plain.id).data).toEqual(await answer(plain.id));
+    const owners = await answer(locked.id);
+    const unsigned = (link: string) => link.split("?")[0];
+    // The owner's answer signs a locked upload's path and thumb; the event leaves them unsigned.
+    expect(byId.get(locked.id).data).toEqual({ ...owners, path: unsigned(owners.path), thumb: unsigned(owners.thumb) });
+    expect(owners.path).toContain("?");
   });
 
   it("are signed with both secrets during a rotation's overlap, and the new one only after", async () => {
