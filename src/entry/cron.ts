@@ -17,13 +17,15 @@ export const ORPHAN_SWEEP_EVERY_MINUTES = 5;
  * What one run may take on, so that it makes fewer than 1,000 subrequests and D1 queries, the
  * tightest bound Cloudflare has given an invocation on the Paid plan Containers need (Workers
  * limits, "Subrequests": https://developers.cloudflare.com/workers/platform/limits/#subrequests,
- * where each D1 round trip, R2 call and Workflow call counts one; D1 limits). With every sweep at
- * its limit, a run
- * makes 691 (measured in test/worker/cleanup/cron-budget.test.ts): an expired upload costs 4
- * (its files' delete, a listing of what is left, its delete, the row), a piece session 6 and a
- * stray piece prefix 3, a due media job 4 (its runner asked, then restarted), the orphan sweep
- * about 125 (5,000 objects listed 1,000 a call, their upload ids looked up 90 a query) and the
- * usage sweep 2. What is left waits a minute: a backlog of 72,000 expired uploads takes a day.
+ * where each D1 round trip, R2 call, Workflow call and Queue send counts one; D1 limits). With
+ * every sweep at its limit, a run makes 741 (measured in test/worker/cleanup/cron-budget.test.ts):
+ * an expired upload costs 4 (its files' delete, a listing of what is left, its delete, the row with
+ * its upload.expired event) and 1 more when its account has an endpoint (the event's message), a
+ * piece session 6 and a stray piece prefix 3, a due media job 4 (its runner asked, then
+ * restarted), the orphan sweep about 125 (5,000 objects listed 1,000 a call, their upload ids
+ * looked up 90 a query), the usage sweep 2 and the webhook relay 3 (its reads in one round trip,
+ * 200 messages in 2 sends). What is left waits a minute: a backlog of 72,000 expired uploads takes
+ * a day.
  */
 export const CRON_LIMITS = { expiredUploads: 50, pieceSessions: 30, mediaJobs: 30, webhookMessages: 200 };
 

@@ -28,6 +28,8 @@ export interface Costs {
   queueWrites: number;
   queueReads: number;
   queueDeletes: number;
+  /** Calls sending to a queue (send, sendBatch): subrequests, not billing. */
+  queueCalls: number;
   /**
    * Milliseconds spent waiting on each, summed over calls (the runtime's clock moves only across
    * I/O, so this is the calls' own time plus any wait for the thread): for the benchmarks'
@@ -59,6 +61,7 @@ export const emptyCosts = (): Costs => ({
   queueWrites: 0,
   queueReads: 0,
   queueDeletes: 0,
+  queueCalls: 0,
   d1Ms: 0,
   r2Ms: 0,
   rateLimiterMs: 0,
@@ -278,11 +281,13 @@ function countingNamespace<T extends Rpc.DurableObjectBranded | undefined>(
 function countingQueue(real: Queue, costs: Costs): Queue {
   return {
     send: (body: unknown, options?: QueueSendOptions) => {
+      costs.queueCalls++;
       costs.queueWrites++;
       return real.send(body, options);
     },
     sendBatch: (messages: Iterable<MessageSendRequest>, options?: QueueSendBatchOptions) => {
       const list = [...messages];
+      costs.queueCalls++;
       costs.queueWrites += list.length;
       return real.sendBatch(list, options);
     },

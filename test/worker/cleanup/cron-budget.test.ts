@@ -93,6 +93,7 @@ const subrequestsOf = (costs: Costs, workflowCalls: number) =>
   costs.variantLockCalls +
   costs.mediaContainerCalls +
   costs.fetches +
+  costs.queueCalls +
   workflowCalls;
 
 /** A Workflow binding whose runners have all ended, so each due job's is asked and restarted; calls counted. */
@@ -158,6 +159,26 @@ it("makes fewer than 1,000 subrequests in a run whose every sweep is at its limi
     )
       .bind(`zzJob${i}`)
       .run();
+  // Webhook deliveries whose messages were lost, for the relay to send again (as many as it may).
+  await env.DB.prepare(
+    `INSERT INTO webhook_endpoints (id, account_id, url, secret, origin, created_at, updated_at)
+     VALUES ('zzHook', ?1, 'https://example.com/hook', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'http://media.test', ?2, ?2)`,
+  )
+    .bind(account.id, t)
+    .run();
+  await env.DB.prepare(
+    `INSERT INTO webhook_events (id, account_id, type, subject, created_at)
+     WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
+     SELECT 'zzEvent' || i, ?1, 'webhook.test', '{}', ?3 FROM n`,
+  )
+    .bind(account.id, CRON_LIMITS.webhookMessages + 20, t)
+    .run();
+  await env.DB.prepare(
+    `INSERT INTO webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at, updated_at)
+     SELECT id, 'zzHook', 1, ?1, ?1 FROM webhook_events WHERE id LIKE 'zzEvent%'`,
+  )
+    .bind(t)
+    .run();
   // Enough objects of distinct uploads for the orphan sweep to look at as many as it may (5,000).
   const listed = (await env.FILES.list({ prefix: "uploads/", limit: 1000 })).objects.length;
   await put(Array.from({ length: 5000 - listed }, (_, i) => `uploads/zzOrph${String(i).padStart(5, "0")}/f`));
@@ -170,7 +191,7 @@ it("makes fewer than 1,000 subrequests in a run whose every sweep is at its limi
   const subrequests = subrequestsOf(costs, runners.calls.n);
   console.log(
     `cron run at every sweep's limit: ${subrequests} subrequests (D1 ${costs.d1RoundTrips} round trips, ` +
-      `${costs.d1Statements} statements; R2 ${costs.r2Requests}; Workflows ${runners.calls.n})`,
+      `${costs.d1Statements} statements; R2 ${costs.r2Requests}; Workflows ${runners.calls.n}; Queue ${costs.queueCalls})`,
   );
   expect(subrequests).toBeLessThan(1000);
   expect(costs.d1Statements).toBeLessThan(1000);
@@ -183,4 +204,6 @@ it("makes fewer than 1,000 subrequests in a run whose every sweep is at its limi
   expect((await env.FILES.list({ prefix: "uploads/zzExp" })).objects).toHaveLength(0);
   expect((await env.FILES.list({ prefix: "chunks/" })).objects).toHaveLength(0);
   expect(runners.calls.n).toBe(4 * CRON_LIMITS.mediaJobs);
+  // The relay's messages, and the expired uploads' upload.expired (their account has the endpoint).
+  expect(costs.queueWrites).toBe(CRON_LIMITS.webhookMessages + CRON_LIMITS.expiredUploads);
 });
