@@ -117,6 +117,10 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/webhooks/hostile-receivers.test.ts",
   "test/worker/routes/webhooks.test.ts",
   "test/worker/webhooks/endpoint-url.test.ts",
+  "test/worker/webhooks/events.test.ts",
+  "test/worker/uploads/pipeline.test.ts",
+  "test/worker/uploads/tus-stored-options.test.ts",
+  "test/worker/routes/site.test.ts",
 ];
 
 /**

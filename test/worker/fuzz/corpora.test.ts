@@ -98,12 +98,12 @@ function throughParsers(variant: CorpusFile, deliverySeed: number): Stripped | n
 const PARSER_MUTANTS = 24;
 const ROUTE_MUTANTS = 8;
 /**
- * The route takes every other one of a file's plain corruptions (which half alternates from file
- * to file), and every one in a longer campaign (FUZZ_RUNS over 100, `npm run bench -- fuzz`): the
+ * The route takes every third of a file's plain corruptions (which third turns from file to
+ * file), and every one in a longer campaign (FUZZ_RUNS over 100, `npm run bench -- fuzz`): the
  * parsers above take them all, and a route case costs an upload, its thumbnail and a check of all
  * that is stored.
  */
-const ROUTE_STRIDE = runs(100) > 100 ? 1 : 2;
+const ROUTE_STRIDE = runs(100) > 100 ? 1 : 3;
 
 describe("corrupt corpora, straight through the strippers and header readers", () => {
   it("refuse with a 422 or take the file, hold at most 64 KiB, and decide alike however the file arrives", async () => {
