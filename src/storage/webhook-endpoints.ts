@@ -8,7 +8,7 @@ import {
   type WebhookEndpointRow,
 } from "../model/webhook-schema";
 import type { Database } from "./db";
-import type { DeliveryKey } from "./webhook-outbox";
+import { newDeliveryOf, type DeliveryKey } from "./webhook-outbox";
 
 /**
  * D1 queries of an account's webhook endpoints (`webhook_endpoints`) and what the API reads of
@@ -128,16 +128,7 @@ export async function insertEndpointEvent(
       .insert(webhookDeliveries)
       .select(
         db
-          .select({
-            eventId: webhookEvents.id,
-            endpointId: sql<string>`${endpointId}`.as("endpoint_id"),
-            status: sql<"pending">`'pending'`.as("status"),
-            attempts: sql<number>`0`.as("attempts"),
-            nextAttemptAt: sql<number>`${now}`.as("next_attempt_at"),
-            leaseUntil: sql<null>`NULL`.as("lease_until"),
-            createdAt: sql<number>`${now}`.as("created_at"),
-            updatedAt: sql<number>`${now}`.as("updated_at"),
-          })
+          .select(newDeliveryOf(sql`${endpointId}`, now))
           .from(webhookEvents)
           .where(eq(webhookEvents.id, id)),
       )

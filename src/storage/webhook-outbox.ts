@@ -57,6 +57,21 @@ export function rowFromJson<T extends SQLiteTable>(table: T, json: string): T["$
   return row as T["$inferSelect"];
 }
 
+/**
+ * The columns of a new delivery of the event read from `webhook_events` to `endpointId` (an SQL
+ * value or expression), due at once: what an INSERT ... SELECT of deliveries selects.
+ */
+export const newDeliveryOf = (endpointId: SQL, now: number) => ({
+  eventId: sql<string>`${webhookEvents.id}`.as("event_id"),
+  endpointId: sql<string>`${endpointId}`.as("endpoint_id"),
+  status: sql<"pending">`'pending'`.as("status"),
+  attempts: sql<number>`0`.as("attempts"),
+  nextAttemptAt: sql<number>`${now}`.as("next_attempt_at"),
+  leaseUntil: sql<null>`NULL`.as("lease_until"),
+  createdAt: sql<number>`${now}`.as("created_at"),
+  updatedAt: sql<number>`${now}`.as("updated_at"),
+});
+
 /** Whether endpoint `ep` (enabled) takes events of the type `type` (an SQL value or expression). */
 const takes = (type: SQL) =>
   sql`ep.disabled_at IS NULL
@@ -100,16 +115,7 @@ function eventsAbout(
     .insert(webhookDeliveries)
     .select(
       db
-        .select({
-          eventId: sql<string>`${webhookEvents.id}`.as("event_id"),
-          endpointId: sql<string>`ep.id`.as("endpoint_id"),
-          status: sql<"pending">`'pending'`.as("status"),
-          attempts: sql<number>`0`.as("attempts"),
-          nextAttemptAt: sql<number>`${now}`.as("next_attempt_at"),
-          leaseUntil: sql<null>`NULL`.as("lease_until"),
-          createdAt: sql<number>`${now}`.as("created_at"),
-          updatedAt: sql<number>`${now}`.as("updated_at"),
-        })
+        .select(newDeliveryOf(sql`ep.id`, now))
         .from(webhookEvents)
         .innerJoin(sql`webhook_endpoints ep`, sql`ep.account_id = ${webhookEvents.accountId}`)
         .where(
