@@ -40,12 +40,26 @@ export const changedJustBefore = sql`changes() > 0`;
 /** Whatever batchWithEvents runs: drizzle statements and events. */
 export type BatchEntry = BatchItem<"sqlite"> | EventStatements;
 
-/** `table`'s row as a JSON object of its fields by their TypeScript names (read back by rowFromJson). */
+/**
+ * D1 takes at most 32 arguments to an SQL function (D1 limits, "Maximum arguments per SQL
+ * function": https://developers.cloudflare.com/d1/platform/limits/), which the local runtime does
+ * not hold to: a row's fields go into objects of at most this many, merged by json_patch.
+ */
+export const MAX_FUNCTION_ARGUMENTS = 32;
+
+/**
+ * `table`'s row as a JSON object of its fields by their TypeScript names (read back by
+ * rowFromJson). json_patch leaves out a field whose value is NULL, which rowFromJson reads as null.
+ */
 function rowJson(table: SQLiteTable, tableName: string): SQL {
-  const parts = Object.entries(getTableColumns(table)).map(([key, column]) =>
+  const pairs = Object.entries(getTableColumns(table)).map(([key, column]) =>
     sql.raw(`'${key}', "${tableName}"."${column.name}"`),
   );
-  return sql`json_object(${sql.join(parts, sql.raw(", "))})`;
+  const perObject = MAX_FUNCTION_ARGUMENTS / 2;
+  const objects: SQL[] = [];
+  for (let i = 0; i < pairs.length; i += perObject)
+    objects.push(sql`json_object(${sql.join(pairs.slice(i, i + perObject), sql.raw(", "))})`);
+  return objects.reduce((merged, next) => sql`json_patch(${merged}, ${next})`);
 }
 
 /** A row captured by rowJson, with each field as drizzle maps it (booleans from 0 and 1). */

@@ -359,6 +359,8 @@ describe("an album", () => {
     expect(subjects.map((s) => s.uploadCount)).toEqual([0, 0, 2, 2, 2, 1, 1]);
     expect(subjects.map((s) => s.album.title)).toEqual(["steps", ...Array(6).fill("renamed")]);
     expect(subjects.map((s) => s.album.coverUploadId)).toEqual([null, null, null, a.id, a.id, null, null]);
+    // The cover is captured as an object, the upload's row, for the payload to present.
+    expect(subjects[3]!.cover).toMatchObject({ id: a.id, objectKey: expect.any(String) });
     // The endpoint that takes album.created and album.deleted only was sent those.
     const { results } = await env.DB.prepare(
       `SELECT e.type FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id

@@ -1,10 +1,17 @@
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { uploads } from "../../../src/model/schema";
+import { albums, uploads } from "../../../src/model/schema";
 import { webhookEndpoints } from "../../../src/model/webhook-schema";
 import { database } from "../../../src/storage/db";
-import { batchWithEvents, rowFromJson, uploadEvents, type DeliveryKey } from "../../../src/storage/webhook-outbox";
+import {
+  albumEvents,
+  batchWithEvents,
+  MAX_FUNCTION_ARGUMENTS,
+  rowFromJson,
+  uploadEvents,
+  type DeliveryKey,
+} from "../../../src/storage/webhook-outbox";
 import { newAccount, upload, uniquePng } from "../helpers";
 
 const db = database(env.DB);
@@ -58,5 +65,47 @@ describe("the outbox", () => {
     expect(row.animated).toBe(false);
     expect(row.id).toBe(data.id);
     expect(JSON.parse(event!.detail)).toEqual({ why: 1 });
+  });
+});
+
+/** The most arguments any function call of `text` (SQL) is given, string literals skipped. */
+function mostFunctionArguments(text: string): number {
+  let most = 0;
+  const stack: { call: boolean; args: number }[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === "'" || c === '"') {
+      i = text.indexOf(c, i + 1);
+      continue;
+    }
+    if (c === "(") {
+      const call = /[A-Za-z_]$/.test(text.slice(0, i).trimEnd());
+      stack.push({ call, args: 1 });
+    } else if (c === "," && stack.length) stack.at(-1)!.args++;
+    else if (c === ")") {
+      const closed = stack.pop()!;
+      if (closed.call) most = Math.max(most, closed.args);
+    }
+  }
+  return most;
+}
+
+describe("the outbox's statements on D1's limits", () => {
+  it(`give no SQL function more than ${MAX_FUNCTION_ARGUMENTS} arguments, nor a statement more than 100 parameters`, () => {
+    const now = Date.now();
+    const events = [
+      uploadEvents(db, "upload.created", eq(uploads.id, "x"), now, { deleted_by: "key" }),
+      albumEvents(db, "album.updated", eq(albums.id, "x"), now),
+    ];
+    const compiled = (statement: unknown) => (statement as { toSQL(): { sql: string; params: unknown[] } }).toSQL();
+    for (const { statements } of events) {
+      // The events' insert builds each row's JSON: the counter sees its calls.
+      expect(mostFunctionArguments(compiled(statements[0]).sql)).toBeGreaterThan(2);
+      for (const statement of statements) {
+        const { sql, params } = compiled(statement);
+        expect(mostFunctionArguments(sql)).toBeLessThanOrEqual(MAX_FUNCTION_ARGUMENTS);
+        expect(params.length).toBeLessThanOrEqual(100);
+      }
+    }
   });
 });
