@@ -104,19 +104,22 @@ export async function failExhaustedMediaJobs(
 
 /**
  * Points the upload at a processed file, but only if it still points at the file the work
- * started from (it may have been replaced or deleted meanwhile): its work is then "ready", and
+ * started from (it may have been replaced or deleted meanwhile) and the attempt `job` still holds
+ * the job (a runner that lost its lease to another must not swap too: a file processed under its
+ * own key would be swapped, and its upload.ready written, twice): its work is then "ready", and
  * its upload.ready event is written with it. Returns the row as it was.
  */
-export async function swapUploadFile(deps: Deps, id: string, sourceKey: string, file: ProcessedFile, now: number) {
+export async function swapUploadFile(deps: Deps, job: HeldJob, file: ProcessedFile, now: number) {
   const { db } = deps;
-  const pointsAtSource = and(eq(uploads.id, id), eq(uploads.objectKey, sourceKey));
+  const { uploadId: id, sourceKey } = job;
+  const pointsAtSource = and(uploadOf(job), heldBy(job));
   // One batch, one transaction: nothing can change the row between the read and the update.
   // The account is charged what the file grew by (or given back what it shrank by), unrefused.
   // The event is about the row as the update left it: pointing at the new file, written now.
   const swapped = and(eq(uploads.id, id), eq(uploads.objectKey, file.objectKey), eq(uploads.updatedAt, now))!;
   const [[before], , [after]] = (await batchWithEvents(deps, [
     db.select().from(uploads).where(pointsAtSource),
-    chargeProcessedFile(db, id, sourceKey, file.size),
+    chargeProcessedFile(db, id, sourceKey, file.size, heldBy(job)),
     db
       .update(uploads)
       .set({

@@ -132,8 +132,8 @@ export const releaseUploads = (db: Database, where: SQL) => {
  * still points at `sourceKey`. Never refused: the file is the upload's own, made after its
  * answer. Goes in a batch before the statement that swaps the file.
  */
-export const chargeProcessedFile = (db: Database, uploadId: string, sourceKey: string, size: number) => {
-  const source = and(eq(uploads.id, uploadId), eq(uploads.objectKey, sourceKey));
+export const chargeProcessedFile = (db: Database, uploadId: string, sourceKey: string, size: number, also?: SQL) => {
+  const source = and(eq(uploads.id, uploadId), eq(uploads.objectKey, sourceKey), also);
   return db
     .update(accounts)
     .set({ bytesUsed: sql`${accounts.bytesUsed} + ${size} - (SELECT ${uploads.size} FROM ${uploads} WHERE ${source})` })

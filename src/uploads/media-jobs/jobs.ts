@@ -168,7 +168,7 @@ async function attempt(deps: MediaJobDeps, job: Claimed["job"], upload: Claimed[
   try {
     if (upload?.objectKey === job.sourceKey) {
       const file = await processFile(deps, upload, written, progressWriter(deps, job));
-      const before = await swapUploadFile(deps, upload.id, job.sourceKey, file, deps.now());
+      const before = await swapUploadFile(deps, job, file, deps.now());
       if (before) {
         // The new files are the upload's now: nothing below may remove them.
         written.length = 0;
