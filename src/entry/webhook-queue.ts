@@ -9,6 +9,9 @@ import { IN_FLIGHT_PER_ENDPOINT } from "../webhooks/schedule";
 /** A message as the outbox writes it; anything else is logged and dropped. */
 const deliveryKey = z.object({ eventId: z.string().max(200), endpointId: z.string().max(200) });
 
+/** A dead letter's delivery this old ends as failed; a younger one is left to the relay. */
+const DEAD_LETTER_AGE_MS = 24 * 3600_000;
+
 /** A failure of the consumer itself (D1 unreachable): the message comes back after this. */
 const CONSUMER_RETRY_S = 30;
 
@@ -17,8 +20,9 @@ const CONSUMER_RETRY_S = 30;
  * one endpoint are sent at most IN_FLIGHT_PER_ENDPOINT at a time (the bound the claim holds across
  * consumers, so that a burst to one endpoint waits here rather than coming back later), and the
  * endpoints side by side. A message is dropped once its delivery needs nothing more, or brought
- * back after the delay its schedule (or a busy endpoint) asks for. The dead-letter queue's
- * messages (100 failures of this consumer itself) end their deliveries as failed.
+ * back after the delay its schedule (or a busy endpoint) asks for. The dead-letter queue takes a
+ * message after 100 returns (the consumer failing, or a long wait at a busy endpoint): its delivery
+ * ends as failed once a day old, and is left to the relay before that.
  */
 export async function consumeDeliveries(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const deps = webhookDeliveryDeps(env);
@@ -53,7 +57,9 @@ async function handleMessage(
 ) {
   try {
     if (dead) {
-      await endDelivery(deps.db, key, "failed", deps.now());
+      // A day old, it has had its chances; younger, the relay sends it again (a message can
+      // reach this queue by waiting its turn at a busy endpoint as well as by failing).
+      await endDelivery(deps.db, key, "failed", deps.now(), deps.now() - DEAD_LETTER_AGE_MS);
       return message.ack();
     }
     const outcome = await deliver(deps, key, message.attempts);

@@ -127,12 +127,27 @@ export async function recordAttempt(
   ]);
 }
 
-/** Ends a delivery without an attempt (its event or endpoint gone, or the endpoint disabled). */
-export async function endDelivery(db: Database, key: DeliveryKey, status: "failed" | "dropped", now: number) {
+/**
+ * Ends a delivery without an attempt (its event or endpoint gone, or the endpoint disabled); with
+ * `madeBefore`, only one made before then.
+ */
+export async function endDelivery(
+  db: Database,
+  key: DeliveryKey,
+  status: "failed" | "dropped",
+  now: number,
+  madeBefore?: number,
+) {
   await db
     .update(webhookDeliveries)
     .set({ status, leaseUntil: null, updatedAt: now })
-    .where(and(keyIs(key), eq(webhookDeliveries.status, "pending")));
+    .where(
+      and(
+        keyIs(key),
+        eq(webhookDeliveries.status, "pending"),
+        madeBefore === undefined ? undefined : lt(webhookDeliveries.createdAt, madeBefore),
+      ),
+    );
 }
 
 /**
@@ -147,6 +162,9 @@ export async function relayReads(
   now: number,
   rules: { graceMs: number; limit: number; cap: number; forgetBefore: number; purgeLimit: number },
 ) {
+  // The events forgotten in this run, oldest first: the same rows for the count and the delete.
+  const forgotten = sql`(SELECT id FROM webhook_events WHERE created_at < ${rules.forgetBefore}
+    ORDER BY created_at LIMIT ${rules.purgeLimit})`;
   const [overdue, over] = await db.batch([
     db
       .select({ eventId: webhookDeliveries.eventId, endpointId: webhookDeliveries.endpointId })
@@ -172,15 +190,25 @@ export async function relayReads(
       .from(webhookEndpoints)
       .where(
         and(
-          isNotNull(webhookEndpoints.failingSince),
+          // Endpoints that fail, or are slow enough to hold attempts now: only they gather a backlog.
+          sql`(${isNotNull(webhookEndpoints.failingSince)} OR ${webhookEndpoints.id} IN (SELECT d.endpoint_id
+            FROM webhook_deliveries d WHERE d.lease_until > ${now}))`,
           sql`(SELECT count(*) FROM webhook_deliveries d
             WHERE d.endpoint_id = ${webhookEndpoints.id} AND d.status = 'pending') > ${rules.cap}`,
         ),
       ),
-    db.delete(webhookEvents).where(
-      sql`${webhookEvents.id} IN (SELECT id FROM webhook_events WHERE created_at < ${rules.forgetBefore}
-        LIMIT ${rules.purgeLimit})`,
-    ),
+    // A delivery still pending when its event is forgotten is dropped, and counted on its endpoint.
+    db
+      .update(webhookEndpoints)
+      .set({
+        droppedEvents: sql`${webhookEndpoints.droppedEvents} + (SELECT count(*) FROM webhook_deliveries d
+          WHERE d.endpoint_id = ${webhookEndpoints.id} AND d.status = 'pending' AND d.event_id IN ${forgotten})`,
+      })
+      .where(
+        sql`${webhookEndpoints.id} IN (SELECT d.endpoint_id FROM webhook_deliveries d
+          WHERE d.status = 'pending' AND d.event_id IN ${forgotten})`,
+      ),
+    db.delete(webhookEvents).where(sql`${webhookEvents.id} IN ${forgotten}`),
   ]);
   return { overdue, overBacklog: over };
 }

@@ -43,6 +43,8 @@ const EARLY_WINDOW_MS = 60_000;
  * ATTEMPTS_KEPT, for a sixteenth of the reads.
  */
 const PRUNE_SHARE = 1 / 16;
+/** Returns of a message waiting for a place, at most (the queue's max_retries is 100). */
+const BUSY_TRIES_MAX = 50;
 /** The longest a message waits for a place at a busy endpoint. */
 const BUSY_RETRY_MAX_S = 300;
 
@@ -84,6 +86,9 @@ function unclaimed(delivery: WebhookDeliveryRow | null, now: number, tries: numb
     return delivery.nextAttemptAt - now <= EARLY_WINDOW_MS
       ? { retryInS: Math.ceil((delivery.nextAttemptAt - now) / 1000) }
       : ACK;
+  // A message that has waited its turn this often is dropped before the queue's retry limit
+  // would send it to the dead letters: the relay sends the delivery again once the endpoint is idle.
+  if (tries >= BUSY_TRIES_MAX) return ACK;
   return { retryInS: Math.max(1, spread(Math.min(BUSY_RETRY_MAX_S, BUSY_RETRY_S * 2 ** (tries - 1)))) };
 }
 

@@ -136,10 +136,12 @@ describe("hostile webhook receivers", () => {
     expect(dropped!.n).toBe(3);
   });
 
-  it("the consumer drops a message it cannot read, and the dead letters' end their deliveries", async () => {
+  it("the consumer drops a message it cannot read, and the dead letters end their deliveries once a day old", async () => {
     const account = await newAccount("hostile-dead");
     const endpoint = await insertEndpoint(account.id, hookUrl(`dead-${crypto.randomUUID()}`));
-    const key = await insertDelivery(account.id, endpoint.id, Date.now());
+    // A dead letter ends a delivery a day old; a younger one is left pending, for the relay.
+    const key = await insertDelivery(account.id, endpoint.id, Date.now() - 25 * 3600_000);
+    const young = await insertDelivery(account.id, endpoint.id, Date.now());
     const unreadable = createMessageBatch("media-host-webhooks", [
       { id: "m1", timestamp: new Date(), attempts: 1, body: { nonsense: true } },
     ]);
@@ -148,11 +150,37 @@ describe("hostile webhook receivers", () => {
     expect((await getQueueResult(unreadable, ctx)).explicitAcks).toEqual(["m1"]);
     const dead = createMessageBatch("media-host-webhooks-dead", [
       { id: "m2", timestamp: new Date(), attempts: 1, body: key },
+      { id: "m3", timestamp: new Date(), attempts: 1, body: young },
     ]);
     await consumeDeliveries(dead, env);
-    const status = await env.DB.prepare("SELECT status FROM webhook_deliveries WHERE event_id = ?")
-      .bind(key.eventId)
-      .first<{ status: string }>();
-    expect(status!.status).toBe("failed");
+    const statusOf = async (k: DeliveryKey) =>
+      (await env.DB.prepare("SELECT status FROM webhook_deliveries WHERE event_id = ?")
+        .bind(k.eventId)
+        .first<{ status: string }>())!.status;
+    expect(await statusOf(key)).toBe("failed");
+    expect(await statusOf(young)).toBe("pending");
+  });
+
+  it("an event forgotten after 3 days takes its pending deliveries with it, counted as dropped", async () => {
+    const account = await newAccount("hostile-forgotten");
+    const endpoint = await insertEndpoint(account.id, hookUrl(`forgotten-${crypto.randomUUID()}`));
+    const old = await insertDelivery(account.id, endpoint.id, Date.now() - 4 * 24 * 3600_000);
+    const deliveries = { sendBatch: async () => {} };
+    // Runs until this file's old event is among those forgotten (other files may have older ones).
+    for (let i = 0; i < 20; i++) {
+      await relayWebhooks({ ...storesOf(env), deliveries }, 0);
+      const left = await env.DB.prepare("SELECT count(*) AS n FROM webhook_events WHERE id = ?")
+        .bind(old.eventId)
+        .first<{ n: number }>();
+      if (left!.n === 0) break;
+    }
+    const row = await env.DB.prepare("SELECT dropped_events AS n FROM webhook_endpoints WHERE id = ?")
+      .bind(endpoint.id)
+      .first<{ n: number }>();
+    expect(row!.n).toBe(1);
+    const delivery = await env.DB.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE event_id = ?")
+      .bind(old.eventId)
+      .first<{ n: number }>();
+    expect(delivery!.n).toBe(0);
   });
 });
