@@ -72,8 +72,16 @@ export type MediaCall =
   | { operation: "imageThumbnail"; format: ImageFormat; width: number }
   /** An image's first frame, upright, `width` px wide at most (never upscaled), as `to`, no metadata. */
   | { operation: "imageVariant"; format: ImageFormat; width: number; to: VariantEncoding }
-  /** A video's first frame, upright, `width` px wide at most (never upscaled), as `to`. */
-  | { operation: "videoPoster"; format: VideoFormat; width: number; to: VariantEncoding };
+  /**
+   * A video's frame at `at` seconds (the first frame when absent, the last one when past the end),
+   * upright, `width` px wide at most (never upscaled), as `to`.
+   */
+  | { operation: "videoPoster"; format: VideoFormat; width: number; to: VariantEncoding; at?: number }
+  /**
+   * The HLS ladder of a stored video (ladder-contract.ts): its renditions, playlists and
+   * storyboard, in at most `maxBytes` bytes (422 beyond).
+   */
+  | { operation: "videoLadder"; format: KeptVideoFormat; maxBytes: number };
 
 export type MediaOperation = MediaCall["operation"];
 export type CallOf<O extends MediaOperation> = Extract<MediaCall, { operation: O }>;
@@ -95,6 +103,7 @@ const OPERATION_PATHS: Record<MediaOperation, string> = {
   imageThumbnail: "/image/thumbnail",
   imageVariant: "/image/variant",
   videoPoster: "/video/poster",
+  videoLadder: "/video/ladder",
 };
 export const OPERATION_METHOD = "POST";
 
@@ -164,6 +173,10 @@ export function callPath(call: MediaCall): string {
     case "videoPoster":
       query.set("width", String(call.width));
       query.set("to", call.to);
+      if (call.operation === "videoPoster" && call.at !== undefined) query.set("at", String(call.at));
+      break;
+    case "videoLadder":
+      query.set("maxBytes", String(call.maxBytes));
       break;
   }
   return `${OPERATION_PATHS[call.operation]}?${query}`;
@@ -195,7 +208,9 @@ export function parseCall(operation: MediaOperation, query: URLSearchParams): Me
     case "imageVariant":
       return { operation, format: declaredFormat(query, IMAGE_FORMATS), ...variantOf(query) };
     case "videoPoster":
-      return { operation, format: declaredFormat(query, VIDEO_FORMATS), ...variantOf(query) };
+      return { operation, format: declaredFormat(query, VIDEO_FORMATS), ...variantOf(query), ...posterTime(query) };
+    case "videoLadder":
+      return { operation, format: declaredFormat(query, KEPT_VIDEO_FORMATS), maxBytes: ladderBytes(query) };
   }
 }
 
@@ -224,6 +239,20 @@ function variantOf(query: URLSearchParams): { width: number; to: VariantEncoding
     throw new BadCall(`to must be one of ${VARIANT_ENCODINGS.join(", ")}`);
   }
   return { width: thumbnailWidth(query, "width"), to: to as VariantEncoding };
+}
+
+/** A poster's second: absent for the first frame. */
+function posterTime(query: URLSearchParams): { at?: number } {
+  if (!query.has("at")) return {};
+  const at = Number(query.get("at"));
+  if (!Number.isFinite(at) || at < 0 || at > 24 * 3600) throw new BadCall("at must be 0 to 86400 seconds");
+  return { at };
+}
+
+function ladderBytes(query: URLSearchParams): number {
+  const maxBytes = Number(query.get("maxBytes"));
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) throw new BadCall("maxBytes must be a positive integer");
+  return maxBytes;
 }
 
 function webpQuality(query: URLSearchParams): WebpQuality {

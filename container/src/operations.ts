@@ -94,6 +94,10 @@ function work(call: MediaCall): Work {
         const size = await imageVariant(job, frame, "png", output, call.width, call.to);
         return { file: output, type: `image/${call.to}`, headers: sizeHeaders(size) };
       };
+    case "videoLadder":
+      return async () => {
+        throw new JobError(501, "videoLadder is not built yet");
+      };
   }
 }
 

@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { VISIBILITIES } from "./visibility";
 import { KEY_KINDS } from "./key-kinds";
+import type { StoredLadder } from "./ladder";
 
 /** Timestamps are Unix milliseconds (UTC) everywhere. */
 
@@ -114,6 +115,13 @@ export const uploads = sqliteTable(
     processingError: text("processing_error"),
     /** When the state or percent last changed; 0 on rows from before the column (their updated_at is shown). */
     processingUpdatedAt: integer("processing_updated_at").notNull().default(0),
+    /** A video's length in seconds, once its media job has read it; null for images and before. */
+    duration: real("duration"),
+    /**
+     * A video's HLS ladder (model/ladder.ts), once its media job stored it; null before, for
+     * images, and whenever the file changes (the new file's job makes its own).
+     */
+    ladder: text("ladder", { mode: "json" }).$type<StoredLadder>(),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -135,6 +143,12 @@ export type UploadRow = typeof uploads.$inferSelect;
 export type NewUploadRow = typeof uploads.$inferInsert;
 
 const JOB_STATUSES = ["pending", "running", "done", "failed"] as const;
+/**
+ * A job's part that is left: "file" (the file converted or stripped, its thumbnail), then, for a
+ * video, "ladder" (its HLS ladder and storyboard, made from the file the first part stored).
+ */
+export const JOB_PHASES = ["file", "ladder"] as const;
+export type JobPhase = (typeof JOB_PHASES)[number];
 
 /**
  * Work on an upload's file that happens after the upload response (video conversion, metadata
@@ -148,6 +162,7 @@ export const mediaJobs = sqliteTable(
     uploadId: text("upload_id").notNull(),
     /** The object the job works from; if the upload no longer points at it, the job is obsolete. */
     sourceKey: text("source_key").notNull(),
+    phase: text("phase", { enum: JOB_PHASES }).notNull().default("file"),
     status: text("status", { enum: JOB_STATUSES }).notNull().default("pending"),
     attempts: integer("attempts").notNull().default(0),
     /** While running: when another runner may take the job over (the first one died). */
@@ -164,6 +179,20 @@ export const mediaJobs = sqliteTable(
 );
 
 export type MediaJobRow = typeof mediaJobs.$inferSelect;
+
+/**
+ * Video seconds whose ladder an account's jobs started, per UTC day (`day`: days since the
+ * epoch): the per-account daily limit on ladder work (VIDEO_MINUTES_PER_DAY).
+ */
+export const videoSeconds = sqliteTable(
+  "video_seconds",
+  {
+    accountId: text("account_id").notNull(),
+    day: integer("day").notNull(),
+    seconds: real("seconds").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.day] })],
+);
 
 const PIECE_SESSION_STATUSES = ["open", "finishing", "consumed", "discarded"] as const;
 export const PIECE_SENDERS = ["chunk", "tus"] as const;

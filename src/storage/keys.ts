@@ -23,6 +23,12 @@ export const variantPrefix = (objectKey: string) =>
 export const variantKey = (objectKey: string, width: number, ext: string) =>
   `${variantPrefix(objectKey)}${width}.${ext}`;
 
+/**
+ * A video's HLS ladder (model/ladder.ts) lives with its variants, made from the same one file:
+ * `uploads/{id}/v/{name}/hls-{file}`. It goes when the file goes, and a new file starts with none.
+ */
+export const ladderKey = (objectKey: string, fileName: string) => `${variantPrefix(objectKey)}hls-${fileName}`;
+
 /** The stored file a variant's key was made from, or null when the key is not a variant's. */
 export function variantSource(key: string): string | null {
   const match = /^(uploads\/[^/]+\/)v\/([^/]+)\/[^/]+$/.exec(key);

@@ -123,6 +123,8 @@ export async function createUpload(
     views: 0,
     deleteTokenHash: await sha256Hex(deleteToken),
     ...processingPlanned(job !== null, now),
+    duration: null,
+    ladder: null,
     createdAt: now,
     updatedAt: now,
   };

@@ -112,6 +112,8 @@ beforeAll(async () => {
           processingPercent: 100,
           processingError: null,
           processingUpdatedAt: NOW,
+          duration: null,
+          ladder: null,
           createdAt: NOW - n,
           updatedAt: NOW - n,
         };

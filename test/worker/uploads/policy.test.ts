@@ -96,6 +96,8 @@ beforeAll(async () => {
       processingPercent: 100,
       processingError: null,
       processingUpdatedAt: NOW,
+      duration: null,
+      ladder: null,
       createdAt: NOW - i,
       updatedAt: NOW - i,
     });
@@ -109,6 +111,7 @@ beforeAll(async () => {
       attempts: 0,
       leaseUntil: null,
       nextAttemptAt: NOW,
+      phase: "file",
       lastError: null,
       createdAt: NOW,
       updatedAt: NOW,
