@@ -48,6 +48,7 @@ export function mediaJobDeps(env: Env, db?: Database, now?: () => number): Media
     media: mediaService(env),
     runner: workflowRunner(env.MEDIA_JOBS),
     retryBaseMs: settingsOf(env).media.retryBaseMs,
+    videoSecondsPerDay: settingsOf(env).media.videoSecondsPerDay,
     progressEveryMs: PROGRESS_EVERY_MS,
   };
 }

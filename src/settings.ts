@@ -57,6 +57,7 @@ const settingsSchema = z
     MEDIA_SERVICE_URL: text,
     MEDIA_SECRET: text,
     MEDIA_RETRY_SECONDS: milliseconds(60),
+    VIDEO_MINUTES_PER_DAY: count(60),
     LINK_TIMEOUT_SECONDS: milliseconds(120),
     DNS_RESOLVER_URL: z.string().min(1).catch(DEFAULT_DNS_RESOLVER),
     UNSAFE_ALLOW_LOOPBACK_LINKS: z
@@ -109,6 +110,8 @@ const settingsSchema = z
       secret: vars.MEDIA_SECRET,
       /** Delay before the first retry of failed media work (doubling after). */
       retryBaseMs: vars.MEDIA_RETRY_SECONDS,
+      /** Seconds of video whose HLS ladder an account's jobs may make in a UTC day. */
+      videoSecondsPerDay: vars.VIDEO_MINUTES_PER_DAY * 60,
     },
     /** Downloads of `url` uploads. */
     links: {

@@ -4,7 +4,7 @@ import { sweepPieceSessions } from "../uploads/intake/piece-sessions";
 import { sweepExpiredUploads } from "../uploads/cleanup/expired-uploads";
 import { sweepOrphanFiles } from "../uploads/cleanup/orphan-files";
 import { sweepUsageCounters } from "../uploads/cleanup/usage-counters";
-import { redriveMediaJobs } from "../uploads/media-jobs/jobs";
+import { redriveMediaJobs } from "../uploads/media-jobs/redrive";
 import { relayWebhooks } from "../webhooks/relay";
 
 /**

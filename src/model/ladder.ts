@@ -42,3 +42,10 @@ export interface StoredLadder {
 
 /** The master playlist's name, among every ladder's files. */
 export const MASTER_PLAYLIST = "master.m3u8";
+
+/**
+ * A video's `processing.percent` while its job runs: its file's conversion (or stripping) reports
+ * into 0 to this, its ladder's encoding into this to 100. The ladder encodes several renditions
+ * where the file phase encodes one (or only copies), so it takes the larger share.
+ */
+export const FILE_PHASE_PERCENT = 30;

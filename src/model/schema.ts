@@ -163,6 +163,11 @@ export const mediaJobs = sqliteTable(
     /** The object the job works from; if the upload no longer points at it, the job is obsolete. */
     sourceKey: text("source_key").notNull(),
     phase: text("phase", { enum: JOB_PHASES }).notNull().default("file"),
+    /**
+     * The UTC day (days since the epoch) whose video seconds the ladder phase was charged to; null
+     * until charged. A job is charged once, however many attempts its ladder takes.
+     */
+    chargedDay: integer("charged_day"),
     status: text("status", { enum: JOB_STATUSES }).notNull().default("pending"),
     attempts: integer("attempts").notNull().default(0),
     /** While running: when another runner may take the job over (the first one died). */

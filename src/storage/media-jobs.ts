@@ -3,6 +3,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "./db";
 import { mediaJobs, uploads, type MediaJobRow } from "../model/schema";
 import { live } from "../model/policy";
+import { FILE_PHASE_PERCENT } from "../model/ladder";
 import type { Outbox } from "./stores";
 import { batchWithEvents, type BatchEntry } from "./webhook-outbox";
 
@@ -76,7 +77,7 @@ const claim = (db: Database, id: string, now: number, leaseMs: number, maxAttemp
  * points at the job's file (storage/upload-processing.ts has the job's other writes of the state).
  */
 function runningAfterClaim(db: Database, id: string, now: number, leaseUntil: number) {
-  const claimed = (column: typeof mediaJobs.uploadId | typeof mediaJobs.sourceKey) =>
+  const claimed = (column: typeof mediaJobs.uploadId | typeof mediaJobs.sourceKey | typeof mediaJobs.phase) =>
     db
       .select({ value: column })
       .from(mediaJobs)
@@ -90,7 +91,13 @@ function runningAfterClaim(db: Database, id: string, now: number, leaseUntil: nu
       );
   return db
     .update(uploads)
-    .set({ processingState: "running", processingPercent: null, processingError: null, processingUpdatedAt: now })
+    .set({
+      processingState: "running",
+      // A ladder starts where its file's phase ended; a file's work has no figure until it reports one.
+      processingPercent: sql`CASE WHEN 'ladder' IN ${claimed(mediaJobs.phase)} THEN ${FILE_PHASE_PERCENT} END`,
+      processingError: null,
+      processingUpdatedAt: now,
+    })
     .where(
       and(inArray(uploads.id, claimed(mediaJobs.uploadId)), inArray(uploads.objectKey, claimed(mediaJobs.sourceKey))),
     );
@@ -127,8 +134,27 @@ export interface JobOutcome {
   attemptGivenBack?: boolean;
 }
 
+/**
+ * One attempt of a job: its phase and its number within the phase (each phase counts its own),
+ * and what it works on.
+ */
+export type HeldJob = Pick<MediaJobRow, "id" | "uploadId" | "sourceKey" | "phase" | "attempts">;
+type AttemptOf = Pick<MediaJobRow, "id" | "phase" | "attempts">;
+
+/** The row of the attempt `job`, whatever its status. */
+const attemptRow = (job: AttemptOf) =>
+  and(eq(mediaJobs.id, job.id), eq(mediaJobs.phase, job.phase), eq(mediaJobs.attempts, job.attempts))!;
+
+/** While the attempt `job` is the one holding the job (no other runner took it over). */
+export const heldBy = (job: AttemptOf) =>
+  sql`EXISTS (SELECT 1 FROM ${mediaJobs} WHERE ${mediaJobs.id} = ${job.id} AND ${mediaJobs.phase} = ${job.phase}
+    AND ${mediaJobs.attempts} = ${job.attempts} AND ${mediaJobs.status} = 'running')`;
+
+/** The upload of the job, while it points at the job's file. */
+export const uploadOf = (job: HeldJob) => and(eq(uploads.id, job.uploadId), eq(uploads.objectKey, job.sourceKey))!;
+
 /** The outcome of the attempt `job` on its row; only the holder of this attempt may write it. */
-export const jobOutcome = (db: Database, job: Pick<MediaJobRow, "id" | "attempts">, outcome: JobOutcome, now: number) =>
+export const jobOutcome = (db: Database, job: AttemptOf, outcome: JobOutcome, now: number) =>
   db
     .update(mediaJobs)
     .set({
@@ -139,11 +165,20 @@ export const jobOutcome = (db: Database, job: Pick<MediaJobRow, "id" | "attempts
       ...(outcome.nextAttemptAt === undefined ? {} : { nextAttemptAt: outcome.nextAttemptAt }),
       updatedAt: now,
     })
-    .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.attempts, job.attempts)));
+    .where(attemptRow(job));
 
 /** A job done (or obsolete): its outcome alone, as nothing is left to say of its upload. */
-export async function finishMediaJob(db: Database, job: Pick<MediaJobRow, "id" | "attempts">, now: number) {
+export async function finishMediaJob(db: Database, job: AttemptOf, now: number) {
   await jobOutcome(db, job, { status: "done" }, now);
+}
+
+/** Whether the attempt `job` still holds its job. */
+export async function holdsJob(db: Database, job: AttemptOf) {
+  const [row] = await db
+    .select({ id: mediaJobs.id })
+    .from(mediaJobs)
+    .where(and(attemptRow(job), eq(mediaJobs.status, "running")));
+  return !!row;
 }
 
 /** Extends the lease of a job's attempt, while that attempt still holds it. */
@@ -151,7 +186,7 @@ export async function renewMediaJobLease(db: Database, job: MediaJobRow, now: nu
   await db
     .update(mediaJobs)
     .set({ leaseUntil: now + leaseMs, updatedAt: now })
-    .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.attempts, job.attempts), eq(mediaJobs.status, "running")));
+    .where(and(attemptRow(job), eq(mediaJobs.status, "running")));
 }
 
 /**

@@ -1,8 +1,10 @@
 import { and, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Database } from "./db";
 import { mediaJobs, uploads, type MediaJobRow, type MediaType } from "../model/schema";
-import { jobOutcome, type JobOutcome } from "./media-jobs";
+import { heldBy, jobOutcome, uploadOf, type HeldJob, type JobOutcome } from "./media-jobs";
 import { chargeProcessedFile } from "./usage";
+import { ladderPhaseMove } from "./ladder-phase";
+import { FILE_PHASE_PERCENT } from "../model/ladder";
 import type { ProcessedFile } from "./uploads";
 import { batchWithEvents, uploadEvents, type DeliveryQueue } from "./webhook-outbox";
 
@@ -14,15 +16,6 @@ import { batchWithEvents, uploadEvents, type DeliveryQueue } from "./webhook-out
  */
 
 type Deps = { db: Database; deliveries: DeliveryQueue };
-type HeldJob = Pick<MediaJobRow, "id" | "uploadId" | "sourceKey" | "attempts">;
-
-/** The upload of the job, while it points at the job's file. */
-const uploadOf = (job: HeldJob) => and(eq(uploads.id, job.uploadId), eq(uploads.objectKey, job.sourceKey))!;
-
-/** While the attempt `job` is the one holding the job (no other runner took it over). */
-const heldBy = (job: HeldJob) =>
-  sql`EXISTS (SELECT 1 FROM ${mediaJobs} WHERE ${mediaJobs.id} = ${job.id}
-    AND ${mediaJobs.attempts} = ${job.attempts} AND ${mediaJobs.status} = 'running')`;
 
 /** The figure the work reported while running (a video's conversion), with nothing else. */
 export async function writeProgress(db: Database, job: HeldJob, percent: number, now: number) {
@@ -32,12 +25,21 @@ export async function writeProgress(db: Database, job: HeldJob, percent: number,
     .where(and(uploadOf(job), eq(uploads.processingState, "running"), heldBy(job)));
 }
 
-/** A failed attempt whose retry will come (or the service busy): "queued" again, with the job's outcome. */
-export async function retryLater(db: Database, job: HeldJob, outcome: JobOutcome, now: number) {
+/**
+ * A failed attempt whose retry will come (or the service busy, or the account's daily video
+ * seconds spent): "queued" again, with the job's outcome, and `words` when the wait is the
+ * owner's to know of (the daily limit).
+ */
+export async function retryLater(db: Database, job: HeldJob, outcome: JobOutcome, now: number, words?: string) {
   await db.batch([
     db
       .update(uploads)
-      .set({ processingState: "queued", processingPercent: 0, processingError: null, processingUpdatedAt: now })
+      .set({
+        processingState: "queued",
+        processingPercent: 0,
+        processingError: words ?? null,
+        processingUpdatedAt: now,
+      })
       .where(and(uploadOf(job), heldBy(job))),
     jobOutcome(db, job, outcome, now),
   ]);
@@ -66,7 +68,7 @@ export async function failExhaustedMediaJobs(
   deps: Deps,
   now: number,
   maxAttempts: number,
-  words: Record<MediaType, string>,
+  words: Record<MediaType | "ladder", string>,
 ) {
   const { db } = deps;
   const exhausted = and(
@@ -85,7 +87,9 @@ export async function failExhaustedMediaJobs(
       .set({
         processingState: "failed",
         processingPercent: null,
-        processingError: sql`CASE ${uploads.type} WHEN 'video' THEN ${words.video} ELSE ${words.image} END`,
+        processingError: sql`CASE WHEN EXISTS (SELECT 1 FROM ${mediaJobs} WHERE ${mediaJobs.uploadId} = ${uploads.id}
+          AND ${mediaJobs.sourceKey} = ${uploads.objectKey} AND ${mediaJobs.phase} = 'ladder' AND ${exhausted})
+          THEN ${words.ladder} WHEN ${uploads.type} = 'video' THEN ${words.video} ELSE ${words.image} END`,
         processingUpdatedAt: now,
       })
       .where(failing),
@@ -106,13 +110,17 @@ export async function failExhaustedMediaJobs(
  * Points the upload at a processed file, but only if it still points at the file the work
  * started from (it may have been replaced or deleted meanwhile) and the attempt `job` still holds
  * the job (a runner that lost its lease to another must not swap too: a file processed under its
- * own key would be swapped, and its upload.ready written, twice): its work is then "ready", and
- * its upload.ready event is written with it. Returns the row as it was.
+ * own key would be swapped, and its upload.ready written, twice). An image's work is then
+ * "ready", and its upload.ready event is written with it; a video's stays "running" (at
+ * FILE_PHASE_PERCENT) and its job moves on to the ladder of the new file (ladderPhaseMove, due
+ * for the cron job at `redriveAt`), whose end is the video's upload.ready. Any ladder of the old
+ * file is no longer the upload's. Returns the row as it was.
  */
-export async function swapUploadFile(deps: Deps, job: HeldJob, file: ProcessedFile, now: number) {
+export async function swapUploadFile(deps: Deps, job: HeldJob, file: ProcessedFile, now: number, redriveAt: number) {
   const { db } = deps;
   const { uploadId: id, sourceKey } = job;
   const pointsAtSource = and(uploadOf(job), heldBy(job));
+  const ladderNext = file.mime.startsWith("video/");
   // One batch, one transaction: nothing can change the row between the read and the update.
   // The account is charged what the file grew by (or given back what it shrank by), unrefused.
   // The event is about the row as the update left it: pointing at the new file, written now.
@@ -124,15 +132,18 @@ export async function swapUploadFile(deps: Deps, job: HeldJob, file: ProcessedFi
       .update(uploads)
       .set({
         ...file,
-        processingState: "ready",
-        processingPercent: 100,
+        ladder: null,
+        processingState: ladderNext ? "running" : "ready",
+        processingPercent: ladderNext ? FILE_PHASE_PERCENT : 100,
         processingError: null,
         processingUpdatedAt: now,
         updatedAt: now,
       })
       .where(pointsAtSource)
       .returning({ id: uploads.id }),
-    uploadEvents(db, "upload.ready", swapped, now),
+    ladderNext
+      ? ladderPhaseMove(db, job, file.objectKey, now, redriveAt)
+      : uploadEvents(db, "upload.ready", swapped, now),
   ])) as [(typeof uploads.$inferSelect)[], unknown, { id: string }[]];
   return before && after ? before : undefined;
 }

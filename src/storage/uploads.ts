@@ -141,7 +141,10 @@ export const moveUploadFiles = (
     ),
   );
 
-export type ProcessedFile = Pick<UploadRow, "objectKey" | "mime" | "size" | "etag" | "width" | "height" | "thumbKey">;
+export type ProcessedFile = Pick<
+  UploadRow,
+  "objectKey" | "mime" | "size" | "etag" | "width" | "height" | "thumbKey" | "duration"
+>;
 
 /** The upload in any state, expired included (for its page, which answers 410 once expired). */
 export function findUploadInAnyState(db: Database, id: string) {

@@ -172,7 +172,9 @@ const afterResponseWork = (ctx: ExecutionContext) =>
  */
 export function inlineJobs(bindings: Cloudflare.Env, now?: () => number): Workflow<MediaJobParams> {
   const run = async (options?: { params?: MediaJobParams }) => {
-    await runMediaJob(mediaJobDeps({ ...bindings, MEDIA_JOBS: workflow }, undefined, now), options!.params!.jobId);
+    const deps = mediaJobDeps({ ...bindings, MEDIA_JOBS: workflow }, undefined, now);
+    // As the Workflow does: a phase done goes straight on to the next (a video's ladder).
+    while ((await runMediaJob(deps, options!.params!.jobId)).outcome === "next");
     return { id: options!.params!.jobId };
   };
   const runner = {

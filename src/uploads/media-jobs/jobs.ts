@@ -4,25 +4,21 @@ import { MEDIA_CALL_TIMEOUT_MS } from "../../media/timeouts";
 import {
   claimMediaJobWithUpload,
   deleteMediaJob,
-  dueMediaJobs,
   finishMediaJob,
+  holdsJob,
   unclaimedMediaJob,
   renewMediaJobLease,
   type NewMediaJob,
 } from "../../storage/media-jobs";
 import { deletePreviousFiles } from "../../storage/objects";
-import {
-  failExhaustedMediaJobs,
-  failForGood,
-  retryLater,
-  swapUploadFile,
-  writeProgress,
-} from "../../storage/upload-processing";
+import { failForGood, retryLater, swapUploadFile, writeProgress } from "../../storage/upload-processing";
 import type { Stores } from "../../storage/stores";
-import type { MediaType } from "../../model/schema";
-import { exhaustedWords, failure, failureWords } from "./failure";
-import { processFile, type MediaDeps } from "./processing";
-import type { MediaJobRunner, RunnerState } from "./runner";
+import type { JobPhase, MediaType } from "../../model/schema";
+import { dailyLimitWords, failure, failureWords, ladderRefusal } from "./failure";
+import { processFile } from "./processing";
+import { chargeLadder, makeLadder, nextUtcDayAt, type LadderDeps } from "./ladder";
+import { FILE_PHASE_PERCENT } from "../../model/ladder";
+import type { MediaJobRunner } from "./runner";
 
 /**
  * Work done on a file after the upload response: videos that are not MP4/WebM become MP4,
@@ -35,7 +31,10 @@ import type { MediaJobRunner, RunnerState } from "./runner";
  * what is left to do and the cron job re-drives it.
  */
 export const MAX_ATTEMPTS = 5;
-/** A job calls the media service at most twice: the conversion (or optimisation) and the thumbnail. */
+/**
+ * An attempt runs one phase of its job and calls the media service at most twice: the file's
+ * conversion (or optimisation) and its thumbnail, or the video's ladder.
+ */
 export const MEDIA_CALLS_PER_JOB = 2;
 /**
  * The longest an attempt can take: each call is abandoned at its deadline, which outlasts the
@@ -64,8 +63,6 @@ export const BUSY_RETRY_MS = 10_000;
  * than that schedule would.
  */
 export const PLATFORM_RETRY_MS = 30_000;
-/** Runners the cron job starts in one run, at most: the rest wait for its next run. */
-const REDRIVE_BATCH = 50;
 /** A job's first run is the one started right after the upload; the cron job waits this long before stepping in. */
 export const FIRST_RUN_GRACE_MS = 2 * 60_000;
 
@@ -76,7 +73,7 @@ export const FIRST_RUN_GRACE_MS = 2 * 60_000;
  */
 export const PROGRESS_EVERY_MS = 5000;
 
-export interface MediaJobDeps extends MediaDeps {
+export interface MediaJobDeps extends LadderDeps {
   /** Starts a job's runner (the cron job's re-drive). */
   runner: MediaJobRunner;
   /** First retry delay; each later one doubles, up to an hour. */
@@ -121,9 +118,12 @@ export const spread = (delay: number, random = Math.random) => Math.floor(delay 
  * What an attempt came to: "done" (or obsolete), "retry" (failed, or not due yet; the job's next
  * attempt is due in `retryInMs`, a delay rather than a time, so that a runner re-run from the top
  * sleeps the same on every run), "failed" (for good), "held" (another runner holds the job and
- * its lease has not run out), "none" (nothing to do: finished, or out of attempts).
+ * its lease has not run out), "none" (nothing to do: finished, or out of attempts), "next" (its
+ * phase done, the next is due at once: a video's ladder after its file).
  */
-type AttemptOutcome = { outcome: "done" | "failed" | "held" | "none" } | { outcome: "retry"; retryInMs: number };
+type AttemptOutcome =
+  | { outcome: "done" | "failed" | "held" | "none" | "next" }
+  | { outcome: "retry"; retryInMs: number };
 
 export async function runMediaJob(deps: MediaJobDeps, jobId: string): Promise<AttemptOutcome> {
   const claimed = await claimMediaJobWithUpload(deps.db, jobId, deps.now(), LEASE_MS, MAX_ATTEMPTS);
@@ -150,12 +150,23 @@ export async function runMediaJob(deps: MediaJobDeps, jobId: string): Promise<At
 
 type Claimed = NonNullable<Awaited<ReturnType<typeof claimMediaJobWithUpload>>>;
 
-/** Writes a running job's figures to its upload, each only when its whole percent changed. */
+/** The share of a video's `processing.percent` each phase reports into (FILE_PHASE_PERCENT). */
+const PHASE_SHARE: Record<JobPhase, { from: number; to: number }> = {
+  file: { from: 0, to: FILE_PHASE_PERCENT },
+  ladder: { from: FILE_PHASE_PERCENT, to: 100 },
+};
+
+/**
+ * Writes a running job's figures to its upload, each only when its whole percent changed: the
+ * service's 0-100 scaled into its phase's share.
+ */
 function progressWriter(deps: MediaJobDeps, job: Claimed["job"]) {
   let written: number | null = null;
+  const { from, to } = PHASE_SHARE[job.phase];
   return {
     everyMs: deps.progressEveryMs,
-    async report(percent: number) {
+    async report(figure: number) {
+      const percent = Math.round(from + ((to - from) * figure) / 100);
       if (percent === written) return;
       written = percent;
       await writeProgress(deps.db, job, percent, deps.now());
@@ -167,8 +178,9 @@ async function attempt(deps: MediaJobDeps, job: Claimed["job"], upload: Claimed[
   const written: string[] = [];
   try {
     if (upload?.objectKey === job.sourceKey) {
+      if (job.phase === "ladder") return await ladderPhase(deps, job, upload, written);
       const file = await processFile(deps, upload, written, progressWriter(deps, job));
-      const before = await swapUploadFile(deps, job, file, deps.now());
+      const before = await swapUploadFile(deps, job, file, deps.now(), deps.now() + FIRST_RUN_GRACE_MS);
       if (before) {
         // The new files are the upload's now: nothing below may remove them.
         written.length = 0;
@@ -177,6 +189,8 @@ async function attempt(deps: MediaJobDeps, job: Claimed["job"], upload: Claimed[
         await deletePreviousFiles(deps.bucket, before, file).catch((error) =>
           console.error(JSON.stringify({ job: job.id, removePrevious: String(error) })),
         );
+        // A video's job moved on to its ladder in the swap's batch.
+        if (upload.type === "video") return { outcome: "next" };
       } else {
         await deps.bucket.delete(written);
       }
@@ -185,16 +199,49 @@ async function attempt(deps: MediaJobDeps, job: Claimed["job"], upload: Claimed[
     await finishMediaJob(deps.db, job, deps.now());
     return { outcome: "done" };
   } catch (error) {
-    if (written.length) await deps.bucket.delete(written).catch(() => {});
-    return failed(deps, job, upload?.type ?? "video", error);
+    // A ladder's keys are the same for every attempt: those of an attempt that lost the job to
+    // another are the other's too, and stay (the orphan sweep removes what no ladder names).
+    if (written.length && (job.phase === "file" || (await holdsJob(deps.db, job))))
+      await deps.bucket.delete(written).catch(() => {});
+    return failed(deps, job, job.phase === "ladder" ? "ladder" : (upload?.type ?? "video"), error);
   }
+}
+
+/**
+ * The ladder phase: charged to the account's day (or waiting for the next, its attempt given
+ * back, or never made when the video is longer than a whole day's limit), then made and stored.
+ */
+async function ladderPhase(
+  deps: MediaJobDeps,
+  job: Claimed["job"],
+  upload: NonNullable<Claimed["upload"]>,
+  written: string[],
+): Promise<AttemptOutcome> {
+  const charge = await chargeLadder(deps, job, upload);
+  if (charge === "never") {
+    const words = ladderRefusal(upload.duration, deps.videoSecondsPerDay);
+    await failForGood(deps, job, `daily limit: ${words}`, words, deps.now());
+    return { outcome: "failed" };
+  }
+  if (charge === "tomorrow") {
+    const nextAttemptAt = nextUtcDayAt(deps.now()) + spread(BUSY_RETRY_MS);
+    const error = "the account's video minutes for the day are spent";
+    const outcome = { status: "pending", error, nextAttemptAt, attemptGivenBack: true } as const;
+    await retryLater(deps.db, job, outcome, deps.now(), dailyLimitWords(deps.videoSecondsPerDay));
+    return { outcome: "retry", retryInMs: nextAttemptAt - deps.now() };
+  }
+  if (!(await makeLadder(deps, job, upload, written, progressWriter(deps, job)))) {
+    if (!(await holdsJob(deps.db, job))) written.length = 0;
+    await deps.bucket.delete(written);
+  }
+  return { outcome: "done" };
 }
 
 /** A failed attempt's outcome: waiting its turn (busy), a retry later, or failed for good. */
 async function failed(
   deps: MediaJobDeps,
   job: Claimed["job"],
-  type: MediaType,
+  type: MediaType | "ladder",
   error: unknown,
 ): Promise<AttemptOutcome> {
   if (error instanceof MediaServiceError && error.busy) {
@@ -220,49 +267,4 @@ async function failed(
   const nextAttemptAt = deps.now() + retryInMs;
   await retryLater(deps.db, job, { status: "pending", error: message, nextAttemptAt }, deps.now());
   return { outcome: "retry", retryInMs };
-}
-
-/**
- * A runner alive (by the platform's word) whose job has been due this long without being
- * claimed is taken as lost and run again from the top: a sleeping runner claims its job within
- * seconds of waking. It happens where an engine stops and forgets its sleepers (the local one,
- * restarted, keeps no alarms). Running a live one again by mistake (one whose step waits to
- * retry) costs an attempt's start, never a second runner or an early attempt.
- */
-export const RUNNER_LOST_MS = 60_000;
-
-/**
- * The cron job's part: a runner for each job whose run failed, crashed or never started
- * (pending and due, or running with a lease that ran out). A job has one runner, whose id is the
- * job's: one that does not exist is created (in batches), one that ended is run again, and one
- * still alive is left to it (it sleeps until the job is due, or is about to take it over), unless
- * the job has waited past RUNNER_LOST_MS. Starting one is quick; the work is the runner's, so a
- * cron run stays short however long the jobs are.
- */
-export async function redriveMediaJobs(deps: MediaJobDeps, limit = REDRIVE_BATCH): Promise<number> {
-  const now = deps.now();
-  await failExhaustedMediaJobs(deps, now, MAX_ATTEMPTS, {
-    video: exhaustedWords("video", MAX_ATTEMPTS),
-    image: exhaustedWords("image", MAX_ATTEMPTS),
-  });
-  const due = await dueMediaJobs(deps.db, now, MAX_ATTEMPTS, limit);
-  const states = await Promise.allSettled(due.map((job) => deps.runner.state(job.id)));
-  const create: string[] = [];
-  const restarts: Promise<void>[] = [];
-  due.forEach((job, i) => {
-    const state =
-      states[i]!.status === "fulfilled" ? (states[i] as PromiseFulfilledResult<RunnerState>).value : "unknown";
-    if (state === "none") create.push(job.id);
-    // A queued runner waits its turn, and one the platform did not tell of is asked again next run.
-    else if (state === "ended" || (state === "alive" && now - job.dueAt > RUNNER_LOST_MS))
-      restarts.push(deps.runner.restart(job.id));
-  });
-  const started = await Promise.allSettled([deps.runner.startMany(create), ...restarts]);
-  const failed = started.filter((s): s is PromiseRejectedResult => s.status === "rejected");
-  if (failed.length)
-    throw new AggregateError(
-      failed.map((f) => f.reason),
-      `${failed.length} starts of the runners of ${due.length} due media jobs failed`,
-    );
-  return create.length + restarts.length;
 }

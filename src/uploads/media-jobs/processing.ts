@@ -65,8 +65,8 @@ async function processVideo(
     thumbKey = newObjectKey(upload.id, "webp");
     await putNewFile(deps.bucket, thumbKey, thumbnail, "image/webp", written);
   }
-  const { width, height } = video;
-  return { objectKey, mime, size: stored.size, etag: stored.httpEtag, width, height, thumbKey };
+  const { width, height, duration } = video;
+  return { objectKey, mime, size: stored.size, etag: stored.httpEtag, width, height, thumbKey, duration };
 }
 
 /** A video without a decodable first frame still gets its converted file, just no thumbnail. */
@@ -121,7 +121,7 @@ async function processImage(
       written.splice(written.indexOf(objectKey), 1);
     } else {
       const [width, height] = [output.width ?? upload.width, output.height ?? upload.height];
-      file = { objectKey, mime: "image/webp", size: stored.size, etag: stored.httpEtag, width, height };
+      file = { objectKey, mime: "image/webp", size: stored.size, etag: stored.httpEtag, width, height, duration: null };
       fileFormat = "webp";
       const converted = await storedHead(deps.bucket, objectKey, HEADER_LIMIT);
       fileImage = describeImage(converted.bytes, converted.size);
@@ -131,6 +131,6 @@ async function processImage(
   const thumb = await renderImage(deps, { key: file.objectKey, format: fileFormat }, thumbJob, fileImage);
   const thumbKey = newObjectKey(upload.id, "webp");
   await putNewFile(deps.bucket, thumbKey, thumb.body, "image/webp", written);
-  const { objectKey, mime, size, etag, width, height } = file;
-  return { objectKey, mime, size, etag, width, height, thumbKey };
+  const { objectKey, mime, size, etag, width, height, duration } = file;
+  return { objectKey, mime, size, etag, width, height, thumbKey, duration };
 }

@@ -3,7 +3,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { scheduled } from "../../../src/entry/cron";
 import { mediaJobDeps } from "../../../src/deps";
-import { FIRST_RUN_GRACE_MS, RUNNER_LOST_MS, runMediaJob } from "../../../src/uploads/media-jobs/jobs";
+import { FIRST_RUN_GRACE_MS, runMediaJob } from "../../../src/uploads/media-jobs/jobs";
+import { RUNNER_LOST_MS } from "../../../src/uploads/media-jobs/redrive";
 import { runnerId, type MediaJobParams } from "../../../src/uploads/media-jobs/runner";
 import { fixture, newAccount, startApp, uploadForm, request, json } from "../helpers";
 

@@ -112,6 +112,7 @@ beforeAll(async () => {
       leaseUntil: null,
       nextAttemptAt: NOW,
       phase: "file",
+      chargedDay: null,
       lastError: null,
       createdAt: NOW,
       updatedAt: NOW,

@@ -6,7 +6,8 @@ import { webhookEndpoints } from "../../../src/model/webhook-schema";
 import { database } from "../../../src/storage/db";
 import type { DeliveryKey } from "../../../src/storage/webhook-outbox";
 import { exhaustedWords } from "../../../src/uploads/media-jobs/failure";
-import { MAX_ATTEMPTS, redriveMediaJobs, runMediaJob, type MediaJobDeps } from "../../../src/uploads/media-jobs/jobs";
+import { MAX_ATTEMPTS, runMediaJob, type MediaJobDeps } from "../../../src/uploads/media-jobs/jobs";
+import { redriveMediaJobs } from "../../../src/uploads/media-jobs/redrive";
 import { DEAD_SERVICE, fixture, json, newAccount, request, upload, uploadForm, type TestAccount } from "../helpers";
 
 /**

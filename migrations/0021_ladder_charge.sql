@@ -1,0 +1,1 @@
+ALTER TABLE `media_jobs` ADD `charged_day` integer;

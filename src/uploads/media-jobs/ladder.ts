@@ -1,0 +1,93 @@
+import type { LadderFile, LadderManifest } from "../../../container/src/ladder-contract";
+import type { StoredLadder } from "../../model/ladder";
+import type { UploadRow } from "../../model/schema";
+import type { HeldJob } from "../../storage/media-jobs";
+import { ladderKey } from "../../storage/keys";
+import { chargeVideoSeconds, storeLadder } from "../../storage/ladder-phase";
+import { putNewFile, storedFile } from "../../storage/stored-file";
+import type { ProgressWatch } from "../../media/service";
+import type { MediaDeps } from "./processing";
+
+/**
+ * A video's HLS ladder, its media job's second phase (model/schema.ts, JOB_PHASES): made by the
+ * media service from the file the first phase stored, each file put to R2 under the file's
+ * variant folder as it streams, then made visible by one fenced UPDATE (storeLadder). Half a
+ * ladder is never seen: until that UPDATE the upload names none.
+ */
+
+/**
+ * A ladder may take at most twice its source's bytes, plus a MiB for the playlists, the
+ * storyboard and a short clip's fixed costs: its renditions are each smaller than the source's
+ * top one (never upscaled, capped bitrates), so more says the encode went wrong, and the bound
+ * keeps a hostile file from filling storage that no quota counts (docs/behaviour.md).
+ */
+export const LADDER_BYTES_MULTIPLE = 2;
+export const LADDER_BYTES_SLACK = 1024 * 1024;
+export const ladderMaxBytes = (sourceSize: number) => LADDER_BYTES_MULTIPLE * sourceSize + LADDER_BYTES_SLACK;
+
+/** The media service's ladder answer: its manifest, then each file in turn (src/media/service.ts). */
+export interface LadderAnswer {
+  manifest: LadderManifest;
+  next(): Promise<{ file: LadderFile; body: ReadableStream } | null>;
+}
+
+const DAY_MS = 24 * 60 * 60_000;
+/** A UTC day as video_seconds counts it: days since the epoch. */
+export const utcDay = (now: number) => Math.floor(now / DAY_MS);
+export const nextUtcDayAt = (now: number) => (utcDay(now) + 1) * DAY_MS;
+
+/** What the daily limit says of a ladder: go on, wait for tomorrow, or never (longer than a day's limit). */
+export type DailyCharge = "charged" | "tomorrow" | "never";
+
+export interface LadderDeps extends MediaDeps {
+  /** VIDEO_MINUTES_PER_DAY, in seconds. */
+  videoSecondsPerDay: number;
+}
+
+/**
+ * Charges the video's whole seconds to its account's day, once per job (a job charged already
+ * goes on). A video whose length is unknown cannot be bounded by the limit, and gets no ladder.
+ */
+export async function chargeLadder(
+  deps: LadderDeps,
+  job: HeldJob & { chargedDay: number | null },
+  upload: Pick<UploadRow, "accountId" | "duration">,
+): Promise<DailyCharge> {
+  if (job.chargedDay !== null) return "charged";
+  const limit = deps.videoSecondsPerDay;
+  if (upload.duration === null || Math.ceil(upload.duration) > limit) return "never";
+  const day = utcDay(deps.now());
+  const charged = await chargeVideoSeconds(deps.db, job, upload.accountId, Math.ceil(upload.duration), day, limit);
+  return charged ? "charged" : "tomorrow";
+}
+
+/**
+ * Makes and stores the ladder of the upload's file (the job's source), listing every key it puts
+ * in `written`. Whether it is the upload's now: false when the upload moved on to another file,
+ * or another attempt took the job over, meanwhile.
+ */
+export async function makeLadder(
+  deps: MediaDeps,
+  job: HeldJob,
+  upload: UploadRow,
+  written: string[],
+  watch: ProgressWatch,
+): Promise<boolean> {
+  const format = upload.mime === "video/webm" ? "webm" : "mp4";
+  const source = await storedFile(deps.bucket, upload.objectKey);
+  const call = { operation: "videoLadder", format, maxBytes: ladderMaxBytes(source.size) } as const;
+  const answer = (await deps.media.call(call, source.body, source.size, watch)) as unknown as LadderAnswer;
+  for (let part = await answer.next(); part; part = await answer.next()) {
+    await putNewFile(deps.bucket, ladderKey(upload.objectKey, part.file.name), part.body, part.file.type, written);
+  }
+  return storeLadder(deps, job, storedLadderOf(answer.manifest), deps.now());
+}
+
+/** What the upload's row keeps of a manifest (model/ladder.ts). */
+export function storedLadderOf(manifest: LadderManifest): StoredLadder {
+  return {
+    rungs: manifest.rungs.map((rung) => ({ ...rung })),
+    storyboard: manifest.storyboard ? { ...manifest.storyboard } : null,
+    files: manifest.files.map(({ name, type, length }) => ({ name, type, length })),
+  };
+}
