@@ -29,6 +29,13 @@ export const variantKey = (objectKey: string, width: number, ext: string) =>
  */
 export const ladderKey = (objectKey: string, fileName: string) => `${variantPrefix(objectKey)}hls-${fileName}`;
 
+/** Every key of the ladder a row names (none without one). */
+export const ladderKeysOf = (row: { objectKey: string; ladder: { files: { name: string }[] } | null }) =>
+  (row.ladder?.files ?? []).map((file) => ladderKey(row.objectKey, file.name));
+
+/** Whether the key is a ladder file's (ladderKey), rather than another variant's. */
+export const isLadderKey = (key: string) => /^uploads\/[^/]+\/v\/[^/]+\/hls-[^/]+$/.test(key);
+
 /** The stored file a variant's key was made from, or null when the key is not a variant's. */
 export function variantSource(key: string): string | null {
   const match = /^(uploads\/[^/]+\/)v\/([^/]+)\/[^/]+$/.exec(key);

@@ -158,6 +158,7 @@ export function uploadFilesOf(db: Database, ids: string[]) {
       id: uploads.id,
       objectKey: uploads.objectKey,
       thumbKey: uploads.thumbKey,
+      ladder: uploads.ladder,
       filesRemovedAt: uploads.filesRemovedAt,
     })
     .from(uploads)
@@ -193,7 +194,8 @@ type ReplacedFile = Pick<
 export const fileReplacement = (db: Database, id: string, previousKey: string, file: ReplacedFile, now: number) =>
   db
     .update(uploads)
-    .set({ ...file, updatedAt: now })
+    // A new file has no ladder or length yet: its own media job reads and makes them.
+    .set({ ...file, duration: null, ladder: null, updatedAt: now })
     .where(and(eq(uploads.id, id), eq(uploads.objectKey, previousKey), live.where(now), unrestricted.where()))
     .returning();
 

@@ -1,8 +1,8 @@
 import type { UploadRow } from "../model/schema";
 import { isoTimestamp } from "../time";
-import { deleteLink, uploadLinks } from "./public-urls";
+import { deleteLink, ladderLinks, uploadLinks } from "./public-urls";
 import { signUrl } from "./access/signed-links";
-import { locked } from "../model/policy";
+import { locked, unrestricted } from "../model/policy";
 
 /** How to sign a locked upload's links: the secret, and the time they count from. */
 export interface Signing {
@@ -28,6 +28,37 @@ async function links(
   };
 }
 
+type LadderRow = Pick<
+  UploadRow,
+  "id" | "objectKey" | "ladder" | "passwordHash" | "maxViews" | "visibility" | "duration"
+>;
+
+/**
+ * A video's HLS fields. A locked, view-limited or private upload's playlists are served only
+ * with a signed link, so its owner's `hls` and `storyboard` are signed (valid SIGNED_LINK_SECONDS;
+ * the playlists sign what they name themselves); without `signing` they stay unsigned, and so refused.
+ */
+async function ladderFields(row: LadderRow, origin: string, signing: Signing | null) {
+  const { hls, storyboard } = ladderLinks(origin, row);
+  const restricted = !unrestricted.of(row) || row.visibility === "private";
+  const sign = (url: string | null) =>
+    url && restricted && signing ? signUrl(signing.secret, url, signing.now) : Promise.resolve(url);
+  return {
+    duration: row.duration,
+    hls: await sign(hls),
+    storyboard: await sign(storyboard),
+    rungs:
+      row.ladder?.rungs.map((rung) => ({
+        name: rung.name,
+        width: rung.width,
+        height: rung.height,
+        bandwidth: rung.bandwidth,
+        average_bandwidth: rung.averageBandwidth,
+        codecs: rung.codecs,
+      })) ?? null,
+  };
+}
+
 /** The upload's `thumb` as the Upload resource has it (an album's cover). */
 export async function presentThumb(
   row: Pick<UploadRow, "id" | "objectKey" | "thumbKey" | "passwordHash">,
@@ -40,7 +71,7 @@ export async function presentThumb(
 /**
  * Where the work after the upload stands. The percent follows from the state where it is known
  * (0 queued, 100 ready, none once failed) and is the last figure written while running; the
- * error is shown only with "failed". A row from before the columns shows its own updated_at.
+ * error is shown only with "failed", or "queued" when the wait has words. A row from before the columns shows its own updated_at.
  */
 export function presentProcessing(
   row: Pick<
@@ -53,7 +84,8 @@ export function presentProcessing(
   return {
     state,
     percent,
-    error: state === "failed" ? row.processingError : null,
+    // A queued upload's words say why it waits, when that is the owner's to know (a daily limit).
+    error: state === "failed" || state === "queued" ? row.processingError : null,
     updated_at: isoTimestamp(row.processingUpdatedAt || row.updatedAt),
   };
 }
@@ -74,6 +106,7 @@ export async function presentUpload(row: UploadRow, origin: string, signing: Sig
     expires_at: row.expiresAt === null ? null : isoTimestamp(row.expiresAt),
     created_at: isoTimestamp(row.createdAt),
     processing: presentProcessing(row),
+    ...(await ladderFields(row, origin, signing)),
   };
 }
 

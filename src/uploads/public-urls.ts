@@ -1,5 +1,6 @@
 import { objectName } from "../storage/keys";
 import type { UploadRow } from "../model/schema";
+import { MASTER_PLAYLIST } from "../model/ladder";
 
 /**
  * Public URL layout:
@@ -9,6 +10,9 @@ import type { UploadRow } from "../model/schema";
  *   /t/{id}/{name}       thumb
  *   /v/{id}              direct: the upload's page
  *   /d/{id}/{token}      delete_url
+ *   /h/{id}/master.m3u8  hls: the current ladder's master playlist (stable across replacements)
+ *   /h/{id}/{ladder}/{file}  every other file of the ladder, {ladder} the file's object name, so
+ *                        immutable (a new file or a move gives new ones); storyboard is its VTT
  */
 export function uploadLinks(origin: string, row: Pick<UploadRow, "id" | "objectKey" | "thumbKey">) {
   return {
@@ -24,3 +28,13 @@ export const deleteLink = (origin: string, id: string, token: string) => `${orig
 /** A variant of the upload's image (src/uploads/variants): `src` at a ladder width, in `format`. */
 export const variantUrl = (src: string, width: number, format?: "original") =>
   `${src}?w=${width}${format ? `&format=${format}` : ""}`;
+
+/** A video's HLS links (null until its ladder is stored, and for images). */
+export function ladderLinks(origin: string, row: Pick<UploadRow, "id" | "objectKey" | "ladder">) {
+  if (!row.ladder) return { hls: null, storyboard: null };
+  const vtt = row.ladder.storyboard?.vtt;
+  return {
+    hls: `${origin}/h/${row.id}/${MASTER_PLAYLIST}`,
+    storyboard: vtt ? `${origin}/h/${row.id}/${objectName(row.objectKey)}/${vtt}` : null,
+  };
+}

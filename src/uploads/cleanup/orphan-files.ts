@@ -1,5 +1,5 @@
 import { randomBase62 } from "../../crypto";
-import { variantSource } from "../../storage/keys";
+import { isLadderKey, ladderKeysOf, variantSource } from "../../storage/keys";
 import { ID_BATCH } from "../../storage/db";
 import { pieceSessionsMaking } from "../../storage/piece-sessions";
 import { uploadFilesOf } from "../../storage/uploads";
@@ -10,7 +10,8 @@ import type { Stores } from "../../storage/stores";
  * Every operation writes new files under new names before one database update points at them,
  * and removes old files after it; a crash between those steps can leave files nothing points at
  * (never a row pointing at a missing file). This finds them: an object under uploads/{id}/ that
- * is not the upload's current file, thumbnail or a variant of its file, or whose upload does not
+ * is not the upload's current file, thumbnail, a variant of its file or a file of the ladder its
+ * row names, or whose upload does not
  * exist, is deleted once it is older than the grace period, which outlasts any upload or media
  * job still writing it.
  */
@@ -56,7 +57,10 @@ async function keptOf(deps: Stores, ids: string[]): Promise<Map<string, Set<stri
     for (const session of sessions)
       if (session.fileUploadId && stillAssembling(session, deps.now())) kept.set(session.fileUploadId, "all");
     for (const row of rows)
-      kept.set(row.id, new Set(row.filesRemovedAt === null ? [row.objectKey, row.thumbKey ?? ""] : []));
+      kept.set(
+        row.id,
+        new Set(row.filesRemovedAt === null ? [row.objectKey, row.thumbKey ?? "", ...ladderKeysOf(row)] : []),
+      );
   }
   return kept;
 }
@@ -75,8 +79,9 @@ export async function sweepOrphanFiles(deps: Stores): Promise<number> {
   const kept = await keptOf(deps, [...new Set(old.map(uploadIdOf))]);
   const doomed = old.filter((key) => {
     const keep = kept.get(uploadIdOf(key))!;
-    // A variant stays while the file it was made of does.
-    return keep !== "all" && !keep.has(variantSource(key) ?? key);
+    // A variant stays while the file it was made of does; a ladder's file while its row names it
+    // (one an attempt left behind, which no row names, goes).
+    return keep !== "all" && !keep.has(isLadderKey(key) ? key : (variantSource(key) ?? key));
   });
   for (let i = 0; i < doomed.length; i += 1000) await deps.bucket.delete(doomed.slice(i, i + 1000));
   return doomed.length;

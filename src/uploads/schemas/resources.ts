@@ -28,7 +28,14 @@ const processingSchema = z
       .max(100)
       .nullable()
       .meta({ description: "0 queued, 100 ready, null failed; while running, a video's conversion figure or null." }),
-    error: z.string().nullable().meta({ description: "Why the work failed, in words to act on; null unless failed." }),
+    error: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          "Why the work failed, in words to act on; while queued, why it waits when that is the owner's to " +
+          "know (a video's streaming versions waiting for the next UTC day's minutes); else null.",
+      }),
     updated_at: timestamp,
   })
   .meta({ id: "Processing", description: "Where the work after the upload stands (an extension of the spec)." });
@@ -64,6 +71,35 @@ export const uploadSchema = z
     expires_at: timestamp.nullable(),
     created_at: timestamp,
     processing: processingSchema,
+    duration: z
+      .number()
+      .nullable()
+      .meta({ description: "A video's length in seconds once its media job has read it; null for images and before." }),
+    hls: url.nullable().meta({
+      description:
+        "A video's HLS master playlist (`/h/{id}/master.m3u8`, stable across replacements): its renditions " +
+        "(`rungs`) as CMAF segments. Null for images and until the ladder is stored (`processing` ready). A " +
+        "locked, view-limited or private upload's is signed for its owner (valid 10 minutes; every URI in its " +
+        "playlists carries its own signature) and refused unsigned.",
+    }),
+    storyboard: url.nullable().meta({
+      description:
+        "A WebVTT file whose cues (`storyboard.webp#xywh=x,y,w,h`) point into one sprite of preview frames, " +
+        "for seek-bar previews; signed as `hls` is. Null without a ladder, and for audio only.",
+    }),
+    rungs: z
+      .array(
+        z.object({
+          name: z.string().meta({ description: '"1080p" ... "240p" by the frame\'s short side, or "audio".' }),
+          width: z.number().int().nullable(),
+          height: z.number().int().nullable(),
+          bandwidth: z.number().int().meta({ description: "Peak bits a second (BANDWIDTH)." }),
+          average_bandwidth: z.number().int().meta({ description: "Average bits a second (AVERAGE-BANDWIDTH)." }),
+          codecs: z.string().meta({ description: 'RFC 6381, e.g. "avc1.64001f,mp4a.40.2".' }),
+        }),
+      )
+      .nullable()
+      .meta({ description: "The ladder's renditions, highest first; null whenever `hls` is." }),
   })
   .meta({ id: "Upload" });
 

@@ -1,8 +1,8 @@
-import { newObjectKey } from "../../storage/keys";
+import { ladderKey, newObjectKey } from "../../storage/keys";
 import { ObjectWriter, type WrittenObject } from "../../storage/object-writer";
 import type { MovedFiles } from "../../storage/uploads";
 import type { UploadRow } from "../../model/schema";
-import { storedFile } from "../../storage/stored-file";
+import { putNewFile, storedFile } from "../../storage/stored-file";
 
 /** A copy of a stored object under a new key of the same upload, streamed with bounded memory. */
 async function copyObject(bucket: R2Bucket, uploadId: string, key: string, mime: string): Promise<WrittenObject> {
@@ -20,7 +20,23 @@ async function copyObject(bucket: R2Bucket, uploadId: string, key: string, mime:
 }
 
 /**
- * Copies the upload's file and thumbnail to new keys, so that once the row points at the copies
+ * Copies the ladder of the file `from` (its files named by `row.ladder`) to the ladder keys of
+ * the file `to`, each streamed as a stream of its known length, listing each key in `written`.
+ */
+async function copyLadder(bucket: R2Bucket, row: UploadRow, to: string, written: string[]) {
+  for (const file of row.ladder?.files ?? []) {
+    const source = await storedFile(bucket, ladderKey(row.objectKey, file.name));
+    const sized = new FixedLengthStream(source.size);
+    const [, stored] = await Promise.all([
+      source.body.pipeTo(sized.writable),
+      putNewFile(bucket, ladderKey(to, file.name), sized.readable, file.type, written),
+    ]);
+    if (!stored) throw new Error(`the ladder file ${file.name} was not copied`);
+  }
+}
+
+/**
+ * Copies the upload's file, thumbnail and ladder to new keys, so that once the row points at the copies
  * and the originals are removed, every record naming the originals leads to a missing object.
  * On failure nothing of the copies stays.
  */
@@ -35,6 +51,8 @@ export async function copyFiles(
     written.push(file.key);
     const thumb = row.thumbKey ? await copyObject(bucket, row.id, row.thumbKey, "image/webp") : null;
     if (thumb) written.push(thumb.key);
+    // The ladder goes with its file (its keys are the file's): the row keeps naming it.
+    await copyLadder(bucket, row, file.key, written);
     return { files: { objectKey: file.key, etag: file.etag, thumbKey: thumb?.key ?? null }, discard };
   } catch (error) {
     await discard();

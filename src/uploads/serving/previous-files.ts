@@ -2,6 +2,7 @@ import { ApiError } from "../../errors";
 import { deleteObjects, deletePreviousFiles, keysOf, type NamedFiles } from "../../storage/objects";
 import type { UploadRow } from "../../model/schema";
 import { everyVariantKey } from "../variants/plan";
+import { ladderKeysOf } from "../../storage/keys";
 
 /**
  * The answer when a change is made but the files it left behind could not be removed (after
@@ -26,14 +27,16 @@ export async function removePreviousFiles(bucket: R2Bucket, previous: NamedFiles
  * records name goes, by name, in a few R2 calls of up to 1,000 keys each
  * (https://developers.cloudflare.com/r2/api/workers/workers-api-reference/, `delete`) rather than
  * a listing and a delete apiece: first each file and thumbnail, which must go (a 503 otherwise);
- * then every key a variant of each file can have (everyVariantKey), after the files, so that a
+ * then every key a variant of each file can have (everyVariantKey) and its ladder's (named by
+ * the row), after the files, so that a
  * variant stored meanwhile finds no file and removes itself (make.ts). Anything else under an
  * upload's prefix (left by an earlier crash, or a variant that could not be removed now) is named
  * by no row: the cron job's orphan sweep removes it.
  */
 export async function removeFiles(bucket: R2Bucket, rows: UploadRow[]): Promise<void> {
   await deleteObjects(bucket, rows.flatMap(keysOf)).catch((error) => Promise.reject(notRemoved(error)));
-  await deleteObjects(bucket, rows.flatMap(everyVariantKey)).catch((error) =>
+  const derived = rows.flatMap((row) => [...everyVariantKey(row), ...ladderKeysOf(row)]);
+  await deleteObjects(bucket, derived).catch((error) =>
     console.error(JSON.stringify({ uploads: rows.map((row) => row.id), removeVariants: String(error) })),
   );
 }
