@@ -46,8 +46,8 @@ export const ladderPhaseMove = (db: Database, job: HeldJob, fileKey: string, now
     );
 
 /**
- * Charges `seconds` of video to the account's UTC `day`, if the day's total stays within `limit`
- * and the attempt `job` holds the job, and notes the day on the job in the same transaction, so a
+ * Charges `seconds` of video (at most `limit`) to the account's UTC `day`, if the day's total
+ * stays within `limit` and the attempt `job` holds the job, and notes the day on the job in the same transaction, so a
  * job is charged once however often its ladder is tried. The note is written only when the
  * charge was (changes() of the statement just before). Whether the job is now charged.
  */
@@ -59,15 +59,21 @@ export async function chargeVideoSeconds(
   day: number,
   limit: number,
 ): Promise<boolean> {
+  // The day's first charge inserts its row (`seconds` within `limit` is the caller's check); a
+  // later one adds to it only while the total stays within the limit and the attempt holds the job.
   const [, charged] = await db.batch([
-    db.run(sql`INSERT INTO ${videoSeconds} (account_id, day, seconds)
-      SELECT ${accountId}, ${day}, ${seconds} WHERE ${seconds} <= ${limit} AND ${heldBy(job)}
-      ON CONFLICT (account_id, day) DO UPDATE SET seconds = seconds + excluded.seconds
-      WHERE seconds + excluded.seconds <= ${limit}`),
+    db
+      .insert(videoSeconds)
+      .values({ accountId, day, seconds })
+      .onConflictDoUpdate({
+        target: [videoSeconds.accountId, videoSeconds.day],
+        set: { seconds: sql`${videoSeconds.seconds} + excluded.seconds` },
+        setWhere: and(sql`${videoSeconds.seconds} + excluded.seconds <= ${limit}`, heldBy(job)),
+      }),
     db
       .update(mediaJobs)
       .set({ chargedDay: day })
-      .where(and(eq(mediaJobs.id, job.id), sql`changes() = 1`))
+      .where(and(eq(mediaJobs.id, job.id), heldBy(job), sql`changes() = 1`))
       .returning({ day: mediaJobs.chargedDay }),
   ]);
   return charged.length === 1;
@@ -76,12 +82,20 @@ export async function chargeVideoSeconds(
 /**
  * The ladder stored: the upload names it and its work is "ready", with its upload.ready event,
  * and the job is done, in one batch, if the upload still points at the file the ladder was made
- * of and the attempt `job` still holds the job. Whether it applied (if not, its files are no one's).
+ * of and the attempt `job` still holds the job. "stored", or why not: "moved" (the upload points
+ * at another file, or is gone: the ladder's files are no one's), "lost" (another attempt took the
+ * job over: the files under these keys are that attempt's too).
  */
-export async function storeLadder(deps: Deps, job: HeldJob, ladder: StoredLadder, now: number): Promise<boolean> {
+export async function storeLadder(
+  deps: Deps,
+  job: HeldJob,
+  ladder: StoredLadder,
+  now: number,
+): Promise<"stored" | "moved" | "lost"> {
   const { db } = deps;
   const stored = and(eq(uploads.id, job.uploadId), eq(uploads.objectKey, job.sourceKey), eq(uploads.updatedAt, now))!;
-  const [rows] = (await batchWithEvents(deps, [
+  const [[held], rows] = (await batchWithEvents(deps, [
+    db.select({ held: sql<number>`${heldBy(job)}` }).from(sql`(SELECT 1)`),
     db
       .update(uploads)
       .set({
@@ -96,6 +110,7 @@ export async function storeLadder(deps: Deps, job: HeldJob, ladder: StoredLadder
       .returning({ id: uploads.id }),
     uploadEvents(db, "upload.ready", stored, now),
     jobOutcome(db, job, { status: "done" }, now),
-  ])) as [{ id: string }[]];
-  return rows.length === 1;
+  ])) as [{ held: number }[], { id: string }[]];
+  if (rows.length === 1) return "stored";
+  return held?.held ? "moved" : "lost";
 }

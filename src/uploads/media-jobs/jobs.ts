@@ -230,10 +230,10 @@ async function ladderPhase(
     await retryLater(deps.db, job, outcome, deps.now(), dailyLimitWords(deps.videoSecondsPerDay));
     return { outcome: "retry", retryInMs: nextAttemptAt - deps.now() };
   }
-  if (!(await makeLadder(deps, job, upload, written, progressWriter(deps, job)))) {
-    if (!(await holdsJob(deps.db, job))) written.length = 0;
+  // A ladder of a file the upload no longer has is no one's; one of a job another attempt took
+  // over has the same keys as that attempt's, which stay.
+  if ((await makeLadder(deps, job, upload, written, progressWriter(deps, job))) === "moved")
     await deps.bucket.delete(written);
-  }
   return { outcome: "done" };
 }
 

@@ -63,8 +63,7 @@ export async function chargeLadder(
 
 /**
  * Makes and stores the ladder of the upload's file (the job's source), listing every key it puts
- * in `written`. Whether it is the upload's now: false when the upload moved on to another file,
- * or another attempt took the job over, meanwhile.
+ * in `written`: whether it is the upload's now, or why not (storeLadder).
  */
 export async function makeLadder(
   deps: MediaDeps,
@@ -72,7 +71,7 @@ export async function makeLadder(
   upload: UploadRow,
   written: string[],
   watch: ProgressWatch,
-): Promise<boolean> {
+): Promise<"stored" | "moved" | "lost"> {
   const format = upload.mime === "video/webm" ? "webm" : "mp4";
   const source = await storedFile(deps.bucket, upload.objectKey);
   const call = { operation: "videoLadder", format, maxBytes: ladderMaxBytes(source.size) } as const;
