@@ -15,9 +15,9 @@ import { fixture, newAccount, startApp, uploadForm, request, json } from "../hel
  * whose start was lost.
  */
 async function jobOf(uploadId: string) {
-  return env.DB.prepare("SELECT status, attempts, last_error FROM media_jobs WHERE upload_id = ?")
+  return env.DB.prepare("SELECT phase, status, attempts, last_error FROM media_jobs WHERE upload_id = ?")
     .bind(uploadId)
-    .first<{ status: string; attempts: number; last_error: string | null }>();
+    .first<{ phase: string; status: string; attempts: number; last_error: string | null }>();
 }
 
 async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, ms = 60_000): Promise<T> {
@@ -103,7 +103,8 @@ describe("media jobs on the Workflow", () => {
     await instance.waitForStatus("complete");
     expect(await instance.getOutput()).toBe("done");
     expect(Date.now()).toBeGreaterThanOrEqual(retryAt);
-    expect(await jobOf(uploaded.id)).toMatchObject({ status: "done", attempts: 1 });
+    // The retry did the file, and the next round the ladder.
+    expect(await jobOf(uploaded.id)).toMatchObject({ phase: "ladder", status: "done", attempts: 1 });
   });
 
   it("sleeps the same after a re-run from the top: paused in its sleep and resumed past the retry's time", async () => {
@@ -151,8 +152,11 @@ describe("media jobs on the Workflow", () => {
     await env.DB.prepare("UPDATE media_jobs SET next_attempt_at = ? WHERE id = ?")
       .bind(Date.now() - 1, jobId)
       .run();
+    // Its file's phase, then (a video) its ladder's, each counting its own attempts.
+    expect(await runMediaJob(mediaJobDeps(env), jobId)).toEqual({ outcome: "next" });
+    expect(await jobOf(uploaded.id)).toMatchObject({ phase: "ladder", status: "pending", attempts: 0 });
     expect(await runMediaJob(mediaJobDeps(env), jobId)).toEqual({ outcome: "done" });
-    expect(await jobOf(uploaded.id)).toMatchObject({ status: "done", attempts: 2 });
+    expect(await jobOf(uploaded.id)).toMatchObject({ phase: "ladder", status: "done", attempts: 1 });
   });
 
   it("starts a runner from the cron job when the request's start was lost", async () => {

@@ -4,6 +4,7 @@ import { mediaJobDeps } from "../../../src/deps";
 import { mediaService, type MediaService } from "../../../src/media/service";
 import { webhookEndpoints } from "../../../src/model/webhook-schema";
 import { database } from "../../../src/storage/db";
+import { FILE_PHASE_PERCENT } from "../../../src/model/ladder";
 import type { DeliveryKey } from "../../../src/storage/webhook-outbox";
 import { exhaustedWords } from "../../../src/uploads/media-jobs/failure";
 import { MAX_ATTEMPTS, runMediaJob, type MediaJobDeps } from "../../../src/uploads/media-jobs/jobs";
@@ -104,15 +105,22 @@ describe("processing", () => {
       seen.push(await processingOf(account, id));
       await new Promise((r) => setTimeout(r, 100));
     }
-    expect(await job).toEqual({ outcome: "done" });
+    // The file's phase reports into 0-30 (FILE_PHASE_PERCENT) and stays running for its ladder.
+    expect(await job).toEqual({ outcome: "next" });
+    expect(await processingOf(account, id)).toMatchObject({ state: "running", percent: FILE_PHASE_PERCENT });
+    expect(await eventsOf(account.id)).toEqual([]);
+    expect(await runMediaJob(deps, jobId)).toEqual({ outcome: "done" });
     const ready = await processingOf(account, id);
     expect(ready).toMatchObject({ state: "ready", percent: 100, error: null });
     expect(atCalls[0]).toMatchObject({ state: "running", percent: null });
+    // The ladder's call starts where the file's phase ended.
+    expect(atCalls.at(-1)).toMatchObject({ state: "running", percent: FILE_PHASE_PERCENT });
     const running = seen.filter((p) => p.state === "running");
     const figures = running.map((p) => p.percent).filter((p): p is number => p !== null);
     expect(figures.length).toBeGreaterThan(0);
     expect(figures).toEqual([...figures].sort((a, b) => a - b));
     expect(figures.at(-1)).toBeGreaterThan(0);
+    expect(figures.at(-1)).toBeLessThanOrEqual(FILE_PHASE_PERCENT);
     const events = await eventsOf(account.id);
     expect(events.map((e) => e.type)).toEqual(["upload.ready"]);
     expect(JSON.parse(events[0]!.subject)).toMatchObject({ id, processingState: "ready", mime: "video/mp4" });
