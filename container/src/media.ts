@@ -114,7 +114,7 @@ export async function checkVideo(job: Job, source: Source): Promise<number | nul
  * read as the share of `duration` (seconds) written so far; 99 at most until ffmpeg says "end".
  * Without a duration only the end is known.
  */
-function progressOf(job: Job, duration: number | null): { args: string[]; onLine?: (line: string) => void } {
+export function progressOf(job: Job, duration: number | null): { args: string[]; onLine?: (line: string) => void } {
   const report = job.report;
   if (!report) return { args: [] };
   const onLine = (line: string) => {
@@ -132,7 +132,7 @@ function progressOf(job: Job, duration: number | null): { args: string[]; onLine
  * Decoder options ahead of the input: no frame over the side limit squared, in case one grows
  * past what the headers said.
  */
-const DECODE_LIMITS = ["-max_pixels", String(MAX_VIDEO_SIDE * MAX_VIDEO_SIDE)];
+export const DECODE_LIMITS = ["-max_pixels", String(MAX_VIDEO_SIDE * MAX_VIDEO_SIDE)];
 
 /**
  * Outputs are bounded too (the temp-space budget counts inputs only): twice the largest input,
@@ -157,7 +157,7 @@ const firstVideoOf = (source: Source) => [
   "0:v:0",
 ];
 
-const NO_METADATA = ["-map_metadata", "-1", "-map_chapters", "-1", "-fflags", "+bitexact"];
+export const NO_METADATA = ["-map_metadata", "-1", "-map_chapters", "-1", "-fflags", "+bitexact"];
 
 /**
  * H.264 + AAC in MP4 for the web: rotation applied to the pixels (ffmpeg autorotates while

@@ -17,6 +17,7 @@ import {
 } from "./contract";
 import { VIDEO_DEMUXERS, videoDemuxer } from "./formats";
 import { imageThumbnail, imageVariant, toWebp } from "./image";
+import { makeLadder } from "./ladder";
 import { checkVideo, firstFramePng, probe, stripMetadata, thumbnail, transcodeMp4, type Source } from "./media";
 import { JobError, type Job } from "./run";
 
@@ -95,8 +96,9 @@ function work(call: MediaCall): Work {
         return { file: output, type: `image/${call.to}`, headers: sizeHeaders(size) };
       };
     case "videoLadder":
-      return async () => {
-        throw new JobError(501, "videoLadder is not built yet");
+      return async (job, input, dir) => {
+        const { manifest, paths } = await makeLadder(job, await videoSource(call.format, input), dir, call.maxBytes);
+        return { ladder: manifest, paths };
       };
   }
 }
