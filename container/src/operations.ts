@@ -18,7 +18,7 @@ import {
 import { VIDEO_DEMUXERS, videoDemuxer } from "./formats";
 import { imageThumbnail, imageVariant, toWebp } from "./image";
 import { makeLadder } from "./ladder";
-import { checkVideo, firstFramePng, probe, stripMetadata, thumbnail, transcodeMp4, type Source } from "./media";
+import { checkVideo, framePng, probe, stripMetadata, thumbnail, transcodeMp4, type Source } from "./media";
 import { JobError, type Job } from "./run";
 
 /**
@@ -90,7 +90,7 @@ function work(call: MediaCall): Work {
         const source = await videoSource(call.format, input);
         await checkVideo(job, source);
         const frame = path.join(dir, "frame.png");
-        await firstFramePng(job, source, frame, call.width);
+        await framePng(job, source, frame, call.width, call.at);
         const output = path.join(dir, `poster.${call.to}`);
         const size = await imageVariant(job, frame, "png", output, call.width, call.to);
         return { file: output, type: `image/${call.to}`, headers: sizeHeaders(size) };
