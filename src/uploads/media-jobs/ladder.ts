@@ -1,4 +1,4 @@
-import type { LadderFile, LadderManifest } from "../../../container/src/ladder-contract";
+import type { LadderManifest } from "../../../container/src/ladder-contract";
 import type { StoredLadder } from "../../model/ladder";
 import type { UploadRow } from "../../model/schema";
 import type { HeldJob } from "../../storage/media-jobs";
@@ -24,12 +24,6 @@ import type { MediaDeps } from "./processing";
 export const LADDER_BYTES_MULTIPLE = 2;
 export const LADDER_BYTES_SLACK = 1024 * 1024;
 export const ladderMaxBytes = (sourceSize: number) => LADDER_BYTES_MULTIPLE * sourceSize + LADDER_BYTES_SLACK;
-
-/** The media service's ladder answer: its manifest, then each file in turn (src/media/service.ts). */
-export interface LadderAnswer {
-  manifest: LadderManifest;
-  next(): Promise<{ file: LadderFile; body: ReadableStream } | null>;
-}
 
 const DAY_MS = 24 * 60 * 60_000;
 /** A UTC day as video_seconds counts it: days since the epoch. */
@@ -75,7 +69,7 @@ export async function makeLadder(
   const format = upload.mime === "video/webm" ? "webm" : "mp4";
   const source = await storedFile(deps.bucket, upload.objectKey);
   const call = { operation: "videoLadder", format, maxBytes: ladderMaxBytes(source.size) } as const;
-  const answer = (await deps.media.call(call, source.body, source.size, watch)) as unknown as LadderAnswer;
+  const answer = await deps.media.call(call, source.body, source.size, watch);
   for (let part = await answer.next(); part; part = await answer.next()) {
     await putNewFile(deps.bucket, ladderKey(upload.objectKey, part.file.name), part.body, part.file.type, written);
   }

@@ -10,7 +10,8 @@ import type { DeliveryKey } from "../../../src/storage/webhook-outbox";
 import { sweepOrphanFiles, ORPHAN_GRACE_MS } from "../../../src/uploads/cleanup/orphan-files";
 import { dailyLimitWords } from "../../../src/uploads/media-jobs/failure";
 import { runMediaJob, type MediaJobDeps } from "../../../src/uploads/media-jobs/jobs";
-import { ladderMaxBytes, type LadderAnswer } from "../../../src/uploads/media-jobs/ladder";
+import { ladderMaxBytes } from "../../../src/uploads/media-jobs/ladder";
+import type { LadderAnswer } from "../../../src/media/ladder-answer";
 import { fixture, json, newAccount, request, upload, uploadForm, type TestAccount } from "../helpers";
 
 /**
