@@ -87,6 +87,7 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/uploads/piece-scan.test.ts",
   "test/worker/uploads/video.test.ts",
   "test/worker/uploads/processing.test.ts",
+  "test/worker/uploads/video-ladder.test.ts",
   "test/worker/uploads/link.test.ts",
   "test/worker/media/pngsuite.test.ts",
   "test/worker/routes/errors.test.ts",
