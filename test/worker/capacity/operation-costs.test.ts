@@ -261,6 +261,14 @@ describe("operation costs", () => {
       .bind(video.id)
       .first<{ mime: string }>();
     expect(converted?.mime).toBe("video/mp4");
+    // Its job goes straight on to the ladder of the converted file.
+    await measure("media job: the ladder of that MP4, on the media service", (bindings) =>
+      runMediaJob(mediaJobDeps({ ...env, ...bindings }, database(bindings.DB!)), videoJob!.id),
+    );
+    const laddered = await env.DB.prepare("SELECT ladder FROM uploads WHERE id = ?")
+      .bind(video.id)
+      .first<{ ladder: string | null }>();
+    expect(laddered?.ladder).not.toBeNull();
 
     const documented = documentedCosts(capacityDoc);
     const differences = [...measured].flatMap(([name, costs]) => costDifferences(documented, name, costs));
