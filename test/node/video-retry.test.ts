@@ -12,6 +12,8 @@ const SECRET = "video-retry-test-secret";
 
 let dir: string;
 let video: Uint8Array;
+/** An H.264 MP4 (kept as it is, stripped) whose ladder takes long enough to be killed midway. */
+let mp4: Uint8Array;
 let mediaPort: number;
 let media: MediaServiceProcess | null = null;
 let server: TestServer;
@@ -39,6 +41,13 @@ beforeAll(async () => {
     file,
   ]);
   video = new Uint8Array(await readFile(file));
+  const phone = path.join(dir, "phone.mp4");
+  await ffmpeg([
+    ...["-f", "lavfi", "-i", "testsrc2=size=960x540:rate=25:duration=12"],
+    ...["-f", "lavfi", "-i", "sine=duration=12"],
+    ...["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", phone],
+  ]);
+  mp4 = new Uint8Array(await readFile(phone));
   mediaPort = await freePort();
   media = await startMediaService({ port: mediaPort, secret: SECRET, env: MEDIA_TOOLS_ENV });
   server = await startTestServer({ MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: SECRET, MEDIA_RETRY_SECONDS: "1" });
@@ -123,3 +132,50 @@ it("finishes a conversion whose media service died mid-job, serving the original
   const old = await fetch(data.path, { redirect: "manual" });
   expect(old.status).toBe(302);
 });
+
+interface Answer {
+  hls: string | null;
+  rungs: unknown[] | null;
+  processing: { state: string; percent: number | null };
+}
+
+it("makes a ladder whose media service died midway again, with no half of it ever shown", async () => {
+  const account = await createAccount(server, "ladder-retry");
+  const res = await uploadFile(server, account.full, mp4, "phone.mp4");
+  expect(res.status).toBe(200);
+  const { id } = ((await res.json()) as { data: { id: string } }).data;
+  const read = async () =>
+    (
+      (await (await fetch(`${server.api}/${id}`, { headers: { "X-API-Key": account.full } })).json()) as {
+        data: Answer;
+      }
+    ).data;
+  // Past the file's phase (30 %), the ladder's call running: kill the service.
+  await until("the ladder to start", async () => {
+    const answer = await read();
+    if (!(answer.processing.state === "running" && (answer.processing.percent ?? 0) >= 30)) return undefined;
+    const health = (await (await fetch(`${media!.url}/health`)).json()) as { running: number };
+    return health.running > 0 ? true : undefined;
+  });
+  killMediaService(media!);
+  media = null;
+  expect(await read()).toMatchObject({ hls: null, rungs: null });
+
+  media = await startMediaService({ port: mediaPort, secret: SECRET, env: MEDIA_TOOLS_ENV });
+  // The runner comes back at the ladder (the file is done), and names it only once it is whole.
+  const seen: Answer[] = [];
+  const ready = await until(
+    "the retried ladder",
+    async () => {
+      const answer = await read();
+      seen.push(answer);
+      return answer.processing.state === "ready" ? answer : undefined;
+    },
+    180_000,
+  );
+  expect(ready.hls).toMatch(new RegExp(`/h/${id}/master\\.m3u8$`));
+  expect(ready.rungs!.length).toBeGreaterThan(1);
+  for (const answer of seen) if (answer.processing.state !== "ready") expect(answer.hls).toBeNull();
+  const jobs = seen.map((a) => a.processing.state);
+  expect(jobs).not.toContain("failed");
+}, 240_000);

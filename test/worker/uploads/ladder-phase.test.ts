@@ -8,6 +8,7 @@ import { database } from "../../../src/storage/db";
 import { ladderKey } from "../../../src/storage/keys";
 import type { DeliveryKey } from "../../../src/storage/webhook-outbox";
 import { sweepOrphanFiles, ORPHAN_GRACE_MS } from "../../../src/uploads/cleanup/orphan-files";
+import { sweepExpiredUploads } from "../../../src/uploads/cleanup/expired-uploads";
 import { dailyLimitWords } from "../../../src/uploads/media-jobs/failure";
 import { runMediaJob, type MediaJobDeps } from "../../../src/uploads/media-jobs/jobs";
 import { ladderMaxBytes } from "../../../src/uploads/media-jobs/ladder";
@@ -378,6 +379,17 @@ describe("a stored ladder", () => {
     expect(answer.hls).toMatch(new RegExp(`/h/${id}/master\\.m3u8\\?exp=\\d+&sig=[0-9a-f]+$`));
     expect(answer.storyboard).toMatch(/storyboard\.vtt\?exp=\d+&sig=/);
     expect((await request(`/api/${id}`, { method: "DELETE", key: account.full })).status).toBe(200);
+    expect(await keysUnder(id)).toEqual([]);
+  });
+
+  it("goes with its upload when the upload expires", async () => {
+    const account = await newAccount();
+    const id = await ladderedVideo(account);
+    expect(ladderKeys(await keysUnder(id))).toHaveLength(Object.keys(FILES).length);
+    await env.DB.prepare("UPDATE uploads SET expires_at = ? WHERE id = ?")
+      .bind(Date.now() - 1, id)
+      .run();
+    await sweepExpiredUploads(mediaJobDeps(env));
     expect(await keysUnder(id)).toEqual([]);
   });
 });

@@ -19,9 +19,9 @@ const uploadWith = async (account: TestAccount, bytes: Uint8Array, bindings: Par
   (await upload(account.full, bytes, {}, { app: { bindings } })).body.data;
 
 async function job(uploadId: string) {
-  return env.DB.prepare("SELECT status, attempts, last_error FROM media_jobs WHERE upload_id = ?")
+  return env.DB.prepare("SELECT phase, status, attempts, last_error FROM media_jobs WHERE upload_id = ?")
     .bind(uploadId)
-    .first<{ status: string; attempts: number; last_error: string | null }>();
+    .first<{ phase: string; status: string; attempts: number; last_error: string | null }>();
 }
 
 /** Asks the media service (ffprobe) what a served video of `format` (mp4 or webm) is. */
@@ -99,13 +99,18 @@ describe("video uploads", () => {
     expect(thumb.res.headers.get("Content-Type")).toBe("image/webp");
     const thumbInfo = readImageHeader("webp", thumb.bytes);
     expect("width" in thumbInfo && thumbInfo.width).toBe(Math.min(280, data.width));
-    // Only the converted file and its thumbnail remain.
-    expect((await objectsOf(uploaded.id)).sort()).toEqual(
+    // Only the converted file, its thumbnail and the ladder made of it remain.
+    const objects = await objectsOf(uploaded.id);
+    expect(objects.filter((key) => !key.includes("/hls-")).sort()).toEqual(
       [
         new URL(data.path).pathname.replace("/f/", "uploads/"),
         new URL(data.thumb).pathname.replace("/t/", "uploads/"),
       ].sort(),
     );
+    expect(data.hls).not.toBeNull();
+    const ladder = objects.filter((key) => key.includes("/hls-"));
+    expect(ladder.length).toBeGreaterThanOrEqual(3);
+    for (const key of ladder) expect(key).toContain(`/v/${new URL(data.path).pathname.split("/").pop()}/hls-`);
   });
 
   it("keeps MP4 as MP4 but removes its location by a remux, keeping the rotation", async () => {
@@ -158,7 +163,8 @@ describe("durable conversion", () => {
     expect((await job(uploaded.id))?.attempts).toBe(1);
 
     await scheduledInline(env, () => Date.now() + 61_000);
-    expect(await job(uploaded.id)).toMatchObject({ status: "done", attempts: 2 });
+    // Its file on the second attempt, then its ladder on its phase's first.
+    expect(await job(uploaded.id)).toMatchObject({ phase: "ladder", status: "done", attempts: 1 });
     const after = await bytesOf(request(uploaded.src));
     expect(after.res.headers.get("Content-Type")).toBe("video/mp4");
   });
