@@ -71,7 +71,8 @@ export async function presentThumb(
 /**
  * Where the work after the upload stands. The percent follows from the state where it is known
  * (0 queued, 100 ready, none once failed) and is the last figure written while running; the
- * error is shown only with "failed", or "queued" when the wait has words. A row from before the columns shows its own updated_at.
+ * error is shown only with "failed", or "queued" when the wait has words. A row from before the
+ * columns shows its own updated_at.
  */
 export function presentProcessing(
   row: Pick<

@@ -18,7 +18,7 @@ describe("settings", () => {
       expiresInMax: 31_536_000,
       edgeMaxBodyBytes: 100_000_000,
       quotas: { bytes: null, uploads: null },
-      media: { serviceUrl: "", secret: "", retryBaseMs: 60_000 },
+      media: { serviceUrl: "", secret: "", retryBaseMs: 60_000, videoSecondsPerDay: 3600 },
       links: { dnsResolverUrl: "https://cloudflare-dns.com/dns-query", allowLoopback: false, timeoutMs: 120_000 },
       limits: {
         enabled: true,
@@ -46,6 +46,7 @@ describe("settings", () => {
     ["MEDIA_SERVICE_URL", "http://127.0.0.1:9000", (s) => s.media.serviceUrl, "http://127.0.0.1:9000"],
     ["MEDIA_SECRET", "media-secret", (s) => s.media.secret, "media-secret"],
     ["MEDIA_RETRY_SECONDS", "1.5", (s) => s.media.retryBaseMs, 1500],
+    ["VIDEO_MINUTES_PER_DAY", "5", (s) => s.media.videoSecondsPerDay, 300],
     ["LINK_TIMEOUT_SECONDS", "30", (s) => s.links.timeoutMs, 30_000],
     [
       "DNS_RESOLVER_URL",
