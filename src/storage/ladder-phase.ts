@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Database } from "./db";
 import { mediaJobs, uploads, videoSeconds } from "../model/schema";
 import type { StoredLadder } from "../model/ladder";
@@ -80,26 +80,30 @@ export async function chargeVideoSeconds(
 }
 
 /**
- * The ladder stored: the upload names it and its work is "ready", with its upload.ready event,
- * and the job is done, in one batch, if the upload still points at the file the ladder was made
- * of and the attempt `job` still holds the job. "stored", or why not: "moved" (the upload points
- * at another file, or is gone: the ladder's files are no one's), "lost" (another attempt took the
- * job over: the files under these keys are that attempt's too).
+ * The ladder stored: the upload names it (and its `length`, when it had none) and its work is
+ * "ready", with its upload.ready event, and the job is done, in one batch, if the upload still
+ * points at the file the ladder was made of and the attempt `job` still holds the job; `rest`
+ * more seconds are charged to the day the job was charged to (a video whose length was learnt
+ * from its ladder). "stored", or why not: "moved" (the upload points at another file, or is
+ * gone: the ladder's files are no one's), "lost" (another attempt took the job over: the files
+ * under these keys are that attempt's too).
  */
 export async function storeLadder(
   deps: Deps,
   job: HeldJob,
-  ladder: StoredLadder,
+  made: { ladder: StoredLadder; length: number | null; rest: number },
   now: number,
 ): Promise<"stored" | "moved" | "lost"> {
   const { db } = deps;
   const stored = and(eq(uploads.id, job.uploadId), eq(uploads.objectKey, job.sourceKey), eq(uploads.updatedAt, now))!;
+  const chargedDay = db.select({ day: mediaJobs.chargedDay }).from(mediaJobs).where(eq(mediaJobs.id, job.id));
   const [[held], rows] = (await batchWithEvents(deps, [
     db.select({ held: sql<number>`${heldBy(job)}` }).from(sql`(SELECT 1)`),
     db
       .update(uploads)
       .set({
-        ladder,
+        ladder: made.ladder,
+        duration: sql`coalesce(${uploads.duration}, ${made.length})`,
         processingState: "ready",
         processingPercent: 100,
         processingError: null,
@@ -107,7 +111,18 @@ export async function storeLadder(
         updatedAt: now,
       })
       .where(and(uploadOf(job), heldBy(job)))
-      .returning({ id: uploads.id }),
+      .returning({ id: uploads.id, accountId: uploads.accountId }),
+    // Only when the update just before applied.
+    db
+      .update(videoSeconds)
+      .set({ seconds: sql`${videoSeconds.seconds} + ${made.rest}` })
+      .where(
+        and(
+          sql`${made.rest} > 0 AND changes() = 1`,
+          inArray(videoSeconds.day, chargedDay),
+          inArray(videoSeconds.accountId, db.select({ id: uploads.accountId }).from(uploads).where(stored)),
+        ),
+      ),
     uploadEvents(db, "upload.ready", stored, now),
     jobOutcome(db, job, { status: "done" }, now),
   ])) as [{ held: number }[], { id: string }[]];

@@ -43,8 +43,7 @@ export function failureWords(type: Work, error: unknown, attempts: number): stri
 const minutes = (seconds: number) => `${Math.round(seconds / 60)} minute${Math.round(seconds / 60) === 1 ? "" : "s"}`;
 
 /** A video that can never be given a ladder under the account's daily limit (VIDEO_MINUTES_PER_DAY). */
-export function ladderRefusal(duration: number | null, secondsPerDay: number): string {
-  if (duration === null) return `${WHAT.ladder}: its length could not be read.`;
+export function ladderRefusal(secondsPerDay: number): string {
   const limit = minutes(secondsPerDay);
   return `${WHAT.ladder}: it is longer than the ${limit} of video an account may have processed a day.`;
 }

@@ -219,7 +219,7 @@ async function ladderPhase(
 ): Promise<AttemptOutcome> {
   const charge = await chargeLadder(deps, job, upload);
   if (charge === "never") {
-    const words = ladderRefusal(upload.duration, deps.videoSecondsPerDay);
+    const words = ladderRefusal(deps.videoSecondsPerDay);
     await failForGood(deps, job, `daily limit: ${words}`, words, deps.now());
     return { outcome: "failed" };
   }

@@ -39,8 +39,18 @@ export interface LadderDeps extends MediaDeps {
 }
 
 /**
+ * What a video whose length no tool could read before its ladder (a WebM recorded in a browser
+ * has none in its header) is charged up front: a second, so that an account whose day is spent
+ * waits; the rest is charged from the ladder's own length once it is stored (storeLadder).
+ */
+const UNKNOWN_LENGTH_SECONDS = 1;
+
+/** The seconds charged before the ladder is made. */
+const upFront = (duration: number | null) => (duration === null ? UNKNOWN_LENGTH_SECONDS : Math.ceil(duration));
+
+/**
  * Charges the video's whole seconds to its account's day, once per job (a job charged already
- * goes on). A video whose length is unknown cannot be bounded by the limit, and gets no ladder.
+ * goes on): "never" for a video longer than a whole day's limit.
  */
 export async function chargeLadder(
   deps: LadderDeps,
@@ -49,9 +59,9 @@ export async function chargeLadder(
 ): Promise<DailyCharge> {
   if (job.chargedDay !== null) return "charged";
   const limit = deps.videoSecondsPerDay;
-  if (upload.duration === null || Math.ceil(upload.duration) > limit) return "never";
-  const day = utcDay(deps.now());
-  const charged = await chargeVideoSeconds(deps.db, job, upload.accountId, Math.ceil(upload.duration), day, limit);
+  const seconds = upFront(upload.duration);
+  if (seconds > limit) return "never";
+  const charged = await chargeVideoSeconds(deps.db, job, upload.accountId, seconds, utcDay(deps.now()), limit);
   return charged ? "charged" : "tomorrow";
 }
 
@@ -73,7 +83,10 @@ export async function makeLadder(
   for (let part = await answer.next(); part; part = await answer.next()) {
     await putNewFile(deps.bucket, ladderKey(upload.objectKey, part.file.name), part.body, part.file.type, written);
   }
-  return storeLadder(deps, job, storedLadderOf(answer.manifest), deps.now());
+  // A video of unknown length learns it from its ladder, and is charged the rest of it then.
+  const length = upload.duration === null ? answer.manifest.duration : null;
+  const rest = length === null ? 0 : Math.max(0, Math.ceil(length) - UNKNOWN_LENGTH_SECONDS);
+  return storeLadder(deps, job, { ladder: storedLadderOf(answer.manifest), length, rest }, deps.now());
 }
 
 /** What the upload's row keeps of a manifest (model/ladder.ts). */

@@ -78,6 +78,8 @@ interface StandIn {
   during?: () => Promise<void>;
   /** The answer breaks after this many files (a service killed mid-answer). */
   breakAfter?: number;
+  /** The ladder's length in seconds (1 unless said). */
+  duration?: number;
 }
 
 /** The job's deps: the real service for the file, the stand-in for the ladder; the calls seen. */
@@ -95,12 +97,12 @@ function depsOf(standIn: StandIn = {}, overrides: Partial<MediaJobDeps> = {}) {
       const entries = Object.entries(FILES);
       let at = 0;
       const answer: LadderAnswer = {
-        manifest: manifest(1),
+        manifest: manifest(standIn.duration ?? 1),
         async next() {
           if (at === standIn.breakAfter) throw new Error("media service unreachable: the connection was reset");
           const entry = entries[at++];
           if (!entry) return null;
-          const file = manifest(1).files.find((f) => f.name === entry[0])!;
+          const file = manifest(standIn.duration ?? 1).files.find((f) => f.name === entry[0])!;
           return { file, body: sized(encoder.encode(entry[1])) };
         },
       };
@@ -331,6 +333,22 @@ describe("a video's ladder phase", () => {
     expect(failed.hls).toBeNull();
     expect(await eventsOf(account.id)).toEqual(["upload.failed"]);
     expect(ladderKeys(await keysUnder(id))).toEqual([]);
+  });
+});
+
+describe("a video whose length was not known before its ladder", () => {
+  it("is charged a second up front, then the rest of its ladder's length, which it keeps", async () => {
+    const account = await newAccount();
+    const { id, jobId } = await waitingVideo(account);
+    const { deps } = depsOf({ duration: 7.2 });
+    expect(await runMediaJob(deps, jobId)).toEqual({ outcome: "next" });
+    await env.DB.prepare("UPDATE uploads SET duration = NULL WHERE id = ?").bind(id).run();
+    expect(await runMediaJob(deps, jobId)).toEqual({ outcome: "done" });
+    expect((await rowOf(id))!.duration).toBe(7.2);
+    const charged = await env.DB.prepare("SELECT seconds FROM video_seconds WHERE account_id = ?")
+      .bind(account.id)
+      .first<{ seconds: number }>();
+    expect(charged!.seconds).toBe(8);
   });
 });
 

@@ -153,19 +153,35 @@ describe("a video's ladder on the real media service", () => {
     expect(await ladderKeysUnder(id)).toHaveLength(ladder.files.length);
   });
 
-  it.each([
-    ["tiny/AudioVideoInterleave.avi"],
-    ["tiny/Mpeg4.mp4"],
-    // Stripped, but of a length no tool could read: no ladder can be bounded by the daily limit.
-    ["tiny/webm.webm"],
-  ])("ends %s, which no tool reads whole, as failed, in words, with no ladder", async (name) => {
+  it.each([["tiny/AudioVideoInterleave.avi"], ["tiny/Mpeg4.mp4"]])(
+    "ends %s, which no tool reads whole, as failed, in words, with no ladder",
+    async (name) => {
+      const account = await newAccount();
+      const { id, jobId } = await waitingUpload(account, await fixture(name));
+      expect(await runToEnd(depsOf().deps, jobId)).toBe("failed");
+      const answer = await answerOf(account, id);
+      expect(answer.processing.state).toBe("failed");
+      expect(answer.processing.error).toMatch(/^The video(?:'s streaming versions)? could not be (?:converted|made)/);
+      expect(answer).toMatchObject({ hls: null, storyboard: null, rungs: null });
+      expect(await ladderKeysUnder(id)).toEqual([]);
+    },
+  );
+
+  it("fails the ladder of a WebM whose length no tool can read, in the service's words, its file still served", async () => {
     const account = await newAccount();
-    const { id, jobId } = await waitingUpload(account, await fixture(name));
-    expect(await runToEnd(depsOf().deps, jobId)).toBe("failed");
+    const { id, jobId } = await waitingUpload(account, await fixture("tiny/webm.webm"));
+    const { deps } = depsOf();
+    expect(await runMediaJob(deps, jobId)).toEqual({ outcome: "next" });
+    expect((await rowOf(id))!.duration).toBeNull();
+    expect(await runMediaJob(deps, jobId)).toEqual({ outcome: "failed" });
     const answer = await answerOf(account, id);
-    expect(answer.processing.state).toBe("failed");
-    expect(answer.processing.error).toMatch(/^The video(?:'s streaming versions)? could not be (?:converted|made)/);
-    expect(answer).toMatchObject({ hls: null, storyboard: null, rungs: null });
+    expect(answer.processing).toMatchObject({
+      state: "failed",
+      error:
+        "The video's streaming versions could not be made (the video itself plays): the video's duration is unknown",
+    });
+    expect(answer).toMatchObject({ hls: null, rungs: null });
     expect(await ladderKeysUnder(id)).toEqual([]);
+    expect((await request(new URL(answer.src).pathname)).status).toBe(200);
   });
 });
