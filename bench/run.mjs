@@ -27,6 +27,7 @@ const SUITES = {
   soak: () => import("./soak.mjs"),
   fuzz: () => import("./fuzz.mjs"),
   webhooks: () => import("./webhooks.mjs"),
+  video: () => import("./video.mjs"),
 };
 
 const requested = process.argv.slice(2);

@@ -19,6 +19,16 @@ export interface LadderAnswer {
 }
 
 /**
+ * The most bytes a ladder may take (videoLadder's maxBytes): LADDER_BYTES_MULTIPLE times its
+ * source's, and a little room for a very small source's playlists and storyboard. Every rung's
+ * video is capped at the source's own bitrate and the rungs below the top take far less, so the
+ * bench's sources (docs/behaviour.md) need 0.07 to 1.15 times; each rung carries its own audio,
+ * so a nearly still video with loud audio comes nearest, and past the bound it is refused.
+ */
+export const LADDER_BYTES_MULTIPLE = 4;
+export const ladderByteLimit = (sourceBytes: number) => LADDER_BYTES_MULTIPLE * sourceBytes + 1024 * 1024;
+
+/**
  * Reads the manifest of a ladder answer of `total` bytes (its Content-Length). A missing or
  * oversized manifest length, a manifest that is not JSON, or one that manifestProblem refuses
  * (its files not adding up to the rest of the body, among others) is `broken`.
