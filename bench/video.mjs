@@ -4,7 +4,7 @@
 // the source's.
 import { spawn } from "node:child_process";
 import { createReadStream } from "node:fs";
-import { mkdir, rm, stat } from "node:fs/promises";
+import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { bundleForNode } from "../scripts/lib/bundle.mjs";
@@ -22,6 +22,7 @@ import {
   tempDir,
 } from "./lib.mjs";
 
+// BENCH_VIDEO_RUNS: runs of each measurement (default 1); BENCH_VIDEO_LARGE=1: the 200 MB AVI too.
 const RUNS = Math.max(1, Number(process.env.BENCH_VIDEO_RUNS || 1));
 
 export const description = "HLS ladders via the media service vs the same ffmpeg command run bare";
@@ -60,6 +61,36 @@ const SOURCES = [
     ],
   },
 ];
+
+/**
+ * With BENCH_VIDEO_LARGE=1, also the suite's 200 MB AVI (test/support/media.ts: 150 raw 720p
+ * frames and PCM audio), converted to MP4 by the service first, as the media job's first phase
+ * stores it: the ladder is made from that MP4.
+ */
+const LARGE = {
+  name: "200 MB AVI, as stored (MP4)",
+  seconds: 6,
+  avi: (s) => [
+    ...lavfi(`testsrc=size=1280x720:rate=25:duration=${s}`),
+    ...lavfi(`sine=frequency=440:duration=${s}`),
+    ...["-frames:v", "150", "-c:v", "rawvideo", "-pix_fmt", "yuv420p", "-c:a", "pcm_s16le"],
+  ],
+};
+
+/** The AVI made, then converted by the service (POST /video/mp4) into `output`. */
+async function storedLarge(ffmpeg, media, dir, output) {
+  const avi = path.join(dir, "large.avi");
+  await makeWithFfmpeg(ffmpeg, [...LARGE.avi(LARGE.seconds), avi]);
+  const res = await fetch(`${media.url}/video/mp4?format=avi`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${media.secret}`, "Content-Length": String((await stat(avi)).size) },
+    body: createReadStream(avi),
+    duplex: "half",
+  });
+  if (res.status !== 200) throw new Error(`POST /video/mp4 answered ${res.status}: ${await res.text()}`);
+  await writeFile(output, Buffer.from(await res.arrayBuffer()));
+  await rm(avi);
+}
 
 /**
  * The service's own planning and argument builder (container/src/ladder-plan.ts and
@@ -181,10 +212,12 @@ export async function run(ctx, log) {
   const ladderRun = await loadLadder(dir, tools);
   const media = await startMedia(ctx, { env: { FFMPEG_PATH: tools.ffmpeg, FFPROBE_PATH: tools.ffprobe } });
   const rows = [];
-  for (const source of SOURCES) {
+  const sources = process.env.BENCH_VIDEO_LARGE === "1" ? [...SOURCES, LARGE] : SOURCES;
+  for (const source of sources) {
     log(`  generating ${source.name}`);
     const input = path.join(dir, `${rows.length}.mp4`);
-    await makeWithFfmpeg(tools.ffmpeg, [...source.args(source.seconds), "-movflags", "+faststart", input]);
+    if (source === LARGE) await storedLarge(tools.ffmpeg, media, dir, input);
+    else await makeWithFfmpeg(tools.ffmpeg, [...source.args(source.seconds), "-movflags", "+faststart", input]);
     const sourceBytes = (await stat(input)).size;
     // Far above any ladder, so that the figure measured is the ladder's own.
     const maxBytes = 20 * sourceBytes;
