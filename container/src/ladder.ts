@@ -45,7 +45,7 @@ export async function makeLadder(job: Job, source: Source, dir: string, maxBytes
 
 async function encode(job: Job, plan: LadderPlan, source: Source, dir: string, maxBytes: number) {
   const ladder = ladderArgs(plan, source, dir, maxBytes);
-  await encodeLadder(job, ladder, plan.duration);
+  await encodeLadder(job, ladder, plan.duration, maxBytes);
   const kind = plan.rungs.length ? "vide" : "soun";
   const files = await Promise.all(ladder.media.map((file) => readFmp4(file, kind)));
   // ffmpeg's index at the end (mfra) is addressed by no playlist: not stored.
