@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
-import { AUDIO_KBPS, SEGMENT_SECONDS, STORYBOARD_COLUMNS } from "./ladder-contract";
+import { SEGMENT_SECONDS, STORYBOARD_COLUMNS } from "./ladder-contract";
 import type { LadderPlan } from "./ladder-plan";
 import { inputArgs } from "./formats";
 import { DECODE_LIMITS, NO_METADATA, progressOf, type Source } from "./media";
@@ -27,6 +27,7 @@ const FRAGMENTED = ["-f", "mp4", "-movflags", "+frag_keyframe+empty_moov+default
 export function ladderArgs(plan: LadderPlan, source: Source, dir: string, maxBytes: number): LadderRun {
   const limit = ["-fs", String(maxBytes)];
   const input = ["-nostdin", "-y", ...DECODE_LIMITS, ...inputArgs(source.demuxer, source.file)];
+  const aac = ["-c:a", "aac", "-b:a", `${plan.audioKbps}k`];
   const audio = plan.audio ? ["-map", "0:a:0", ...(plan.audio === "copy" ? ["-c:a", "copy"] : aac)] : [];
   if (plan.rungs.length === 0) {
     // Audio alone: fragments of about a segment each (every audio frame is a keyframe).
@@ -66,8 +67,6 @@ export function ladderArgs(plan: LadderPlan, source: Source, dir: string, maxByt
   }
   return { args: [...input, "-filter_complex", graph.join(";"), ...outputs], media, storyboard };
 }
-
-const aac = ["-c:a", "aac", "-b:a", `${AUDIO_KBPS}k`];
 
 /**
  * H.264 at CRF 23 within the rung's -maxrate (a buffer of two seconds' worth), keyframes only
