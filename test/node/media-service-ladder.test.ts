@@ -236,7 +236,10 @@ describe("videoLadder", () => {
   it("answers a whole ladder or a clear 422 for a damaged video, never a half one nor a hang", async () => {
     const whole = await readFile(path.join(dir, "h264.mp4"));
     let seed = 7;
-    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const random = () => {
+      seed = (seed * 48271) % 2147483647;
+      return seed / 2147483647;
+    };
     const flipped = Buffer.from(whole);
     for (let i = 0; i < 64; i++) flipped[Math.floor(whole.length / 4 + random() * (whole.length * 0.7))]! ^= 0xff;
     const zeroed = Buffer.from(whole);

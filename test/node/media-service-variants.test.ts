@@ -150,7 +150,12 @@ describe("video posters", () => {
     const concat = ["-filter_complex", "[0:v][1:v]concat=n=2:v=1[v]", "-map", "[v]"];
     await ffmpeg([...colour("red"), ...colour("blue"), ...concat, "-c:v", "libx264", "-pix_fmt", "yuv420p", file]);
     const video = new Uint8Array(await readFile(file));
-    for (const [at, red] of [["0", true], ["0.5", true], ["1.5", false], ["3600", false]] as const) {
+    for (const [at, red] of [
+      ["0", true],
+      ["0.5", true],
+      ["1.5", false],
+      ["3600", false],
+    ] as const) {
       const result = await job(`/video/poster?format=mp4&width=160&to=png&at=${at}`, video);
       expect(result.status, `at ${at}`).toBe(200);
       const { channels } = await sharp(result.bytes).stats();
