@@ -101,7 +101,7 @@ async function loadLadder(dir, tools) {
   const contents = [
     'export { planLadder } from "./container/src/ladder-plan.ts";',
     'export { ladderArgs } from "./container/src/ladder-encode.ts";',
-    'export { probe } from "./container/src/media.ts";',
+    'export { inspectVideo } from "./container/src/media.ts";',
     'export { VIDEO_DEMUXERS } from "./container/src/formats.ts";',
   ].join("\n");
   await bundleForNode({ stdin: { contents, resolveDir: ROOT, loader: "ts" }, outfile });
@@ -110,7 +110,7 @@ async function loadLadder(dir, tools) {
   return async (input, outDir, maxBytes) => {
     const source = { file: input, demuxer: ladder.VIDEO_DEMUXERS.mp4 };
     const running = { ...job, signal: new AbortController().signal };
-    const plan = await ladder.planLadder(running, source, await ladder.probe(running, source));
+    const plan = await ladder.planLadder(running, source, await ladder.inspectVideo(running, source));
     return { plan, ...ladder.ladderArgs(plan, source, outDir, maxBytes) };
   };
 }

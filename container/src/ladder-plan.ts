@@ -7,7 +7,7 @@ import {
   STORYBOARD_MAX_TILES,
   STORYBOARD_TILE_WIDTH,
 } from "./ladder-contract";
-import type { Source } from "./media";
+import type { FfprobeOutput, FfprobeStream, Source } from "./media";
 import { inputArgs } from "./formats";
 import { JobError, run, type Job } from "./run";
 
@@ -63,11 +63,17 @@ interface StreamDetails {
   start: number;
 }
 
-export async function planLadder(job: Job, source: Source, probe: Probe, copyAllowed = true): Promise<LadderPlan> {
+/** The plan for `source`, as inspectVideo read it; with `copyAllowed` false, every rung encoded. */
+export async function planLadder(
+  job: Job,
+  source: Source,
+  { probe, data }: { probe: Probe; data: FfprobeOutput },
+  copyAllowed = true,
+): Promise<LadderPlan> {
   if (!probe.duration || probe.duration <= 0) throw new JobError(422, "the video's duration is unknown");
   const duration = probe.duration;
   const audio = probe.audioCodec === null ? null : probe.audioCodec === "aac" ? "copy" : "aac";
-  const details = await streamDetails(job, source);
+  const details = detailsOf(data);
   const audioKbps = Math.max(MIN_AUDIO_KBPS, Math.min(AUDIO_KBPS, details.audioKbps ?? AUDIO_KBPS));
   if (!probe.videoCodec || !probe.width || !probe.height) {
     if (!audio) throw new JobError(422, "neither video nor audio to make a ladder of");
@@ -159,22 +165,11 @@ async function keyframeTimes(job: Job, source: Source, start: number): Promise<n
 }
 
 /** What the probe does not say: the first video stream's pixel format, rates and start; the first audio's rate. */
-async function streamDetails(job: Job, source: Source): Promise<StreamDetails> {
-  const out = await run(job, "ffprobe", [
-    "-v",
-    "error",
-    "-show_entries",
-    "stream=codec_type,pix_fmt,bit_rate,avg_frame_rate:format=start_time",
-    "-of",
-    "json",
-    ...inputArgs(source.demuxer, source.file),
-  ]);
-  type Stream = { codec_type?: string; pix_fmt?: string; bit_rate?: string; avg_frame_rate?: string };
-  const data = JSON.parse(out) as { streams?: Stream[]; format?: { start_time?: string } };
+function detailsOf(data: FfprobeOutput): StreamDetails {
   const video = data.streams?.find((s) => s.codec_type === "video");
   const audio = data.streams?.find((s) => s.codec_type === "audio");
   const [num = 0, den = 0] = (video?.avg_frame_rate ?? "").split("/").map(Number);
-  const kbps = (stream?: Stream) => {
+  const kbps = (stream?: FfprobeStream) => {
     const rate = Math.floor(Number(stream?.bit_rate) / 1000);
     return rate > 0 ? rate : null;
   };

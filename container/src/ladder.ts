@@ -11,7 +11,7 @@ import {
   type LadderRung,
 } from "./ladder-contract";
 import { planLadder, type LadderPlan } from "./ladder-plan";
-import { checkVideo, probe, type Source } from "./media";
+import { inspectVideo, type Source } from "./media";
 import { masterPlaylist, mediaPlaylist, storyboardVtt, type Segment } from "./playlists";
 import { JobError, type Job } from "./run";
 
@@ -29,13 +29,12 @@ const PLAYLIST_TYPE = "application/vnd.apple.mpegurl";
  * encoded when a copied top rung's do not line up), its playlists written, its size bounded.
  */
 export async function makeLadder(job: Job, source: Source, dir: string, maxBytes: number): Promise<MadeLadder> {
-  await checkVideo(job, source);
-  const probed = await probe(job, source);
-  let plan = await planLadder(job, source, probed);
+  const inspected = await inspectVideo(job, source);
+  let plan = await planLadder(job, source, inspected);
   let made = await encode(job, plan, source, dir, maxBytes);
   let segments = alignedSegments(plan, made.files);
   if (!segments && plan.cuts) {
-    plan = await planLadder(job, source, probed, false);
+    plan = await planLadder(job, source, inspected, false);
     made = await encode(job, plan, source, dir, maxBytes);
     segments = alignedSegments(plan, made.files);
   }
