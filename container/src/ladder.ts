@@ -38,7 +38,8 @@ export async function makeLadder(job: Job, source: Source, dir: string, maxBytes
     made = await encode(job, plan, source, dir, maxBytes);
     segments = alignedSegments(plan, made.files);
   }
-  if (!segments) throw new JobError(500, "the ladder's rungs do not line up");
+  // Every rung encoded from the same frames: only the source's own timestamps could do this.
+  if (!segments) throw new JobError(422, "the video's timestamps do not let its renditions line up");
   return write(plan, made, segments, dir, maxBytes);
 }
 
