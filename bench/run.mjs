@@ -8,6 +8,7 @@
 // which registers every server and temp dir with ctx so they are removed here, whatever happens.
 //   BENCH_DURATION / BENCH_WARMUP  seconds per measured run / warm-up (default 5 / 1)
 //   BENCH_CONVERSION_RUNS          runs of each conversion measurement (default 2)
+//   BENCH_VIDEO_RUNS / BENCH_VIDEO_LARGE  runs of each ladder measurement, and the 200 MB AVI too (bench/video.mjs)
 //   FUZZ_RUNS / FUZZ_SEED          runs per property and the seed of the fuzz campaign (bench/fuzz.mjs)
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -27,6 +28,7 @@ const SUITES = {
   soak: () => import("./soak.mjs"),
   fuzz: () => import("./fuzz.mjs"),
   webhooks: () => import("./webhooks.mjs"),
+  video: () => import("./video.mjs"),
 };
 
 const requested = process.argv.slice(2);

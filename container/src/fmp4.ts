@@ -60,7 +60,11 @@ function boxesIn(buf: Buffer, from: number, to: number): Box[] {
 const child = (buf: Buffer, box: Box, type: string) => boxesIn(buf, box.start, box.end).find((b) => b.type === type);
 const children = (buf: Buffer, box: Box, type: string) =>
   boxesIn(buf, box.start, box.end).filter((b) => b.type === type);
-const broken = (what: string) => new JobError(500, `the ladder's fragmented MP4 is broken: ${what}`);
+/**
+ * ffmpeg wrote it, so what is wrong with it came from the input (nothing decoded, say): refused
+ * as the media's fault (422), not tried again.
+ */
+const broken = (what: string) => new JobError(422, `no playable rendition came out of the video: ${what}`);
 
 /** Reads the top-level boxes of `file`, keeping the moov and each moof's content. */
 export async function readFmp4(file: string, timedKind: "vide" | "soun"): Promise<Fmp4> {

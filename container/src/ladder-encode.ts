@@ -1,9 +1,10 @@
+import { stat } from "node:fs/promises";
 import path from "node:path";
-import { AUDIO_KBPS, SEGMENT_SECONDS, STORYBOARD_COLUMNS } from "./ladder-contract";
+import { SEGMENT_SECONDS, STORYBOARD_COLUMNS } from "./ladder-contract";
 import type { LadderPlan } from "./ladder-plan";
 import { inputArgs } from "./formats";
 import { DECODE_LIMITS, NO_METADATA, progressOf, type Source } from "./media";
-import { run, type Job } from "./run";
+import { JobError, run, type Job } from "./run";
 
 /**
  * The ONE ffmpeg run that makes a ladder: the source decoded once, split to every encoded rung's
@@ -26,6 +27,7 @@ const FRAGMENTED = ["-f", "mp4", "-movflags", "+frag_keyframe+empty_moov+default
 export function ladderArgs(plan: LadderPlan, source: Source, dir: string, maxBytes: number): LadderRun {
   const limit = ["-fs", String(maxBytes)];
   const input = ["-nostdin", "-y", ...DECODE_LIMITS, ...inputArgs(source.demuxer, source.file)];
+  const aac = ["-c:a", "aac", "-b:a", `${plan.audioKbps}k`];
   const audio = plan.audio ? ["-map", "0:a:0", ...(plan.audio === "copy" ? ["-c:a", "copy"] : aac)] : [];
   if (plan.rungs.length === 0) {
     // Audio alone: fragments of about a segment each (every audio frame is a keyframe).
@@ -66,8 +68,6 @@ export function ladderArgs(plan: LadderPlan, source: Source, dir: string, maxByt
   return { args: [...input, "-filter_complex", graph.join(";"), ...outputs], media, storyboard };
 }
 
-const aac = ["-c:a", "aac", "-b:a", `${AUDIO_KBPS}k`];
-
 /**
  * H.264 at CRF 23 within the rung's -maxrate (a buffer of two seconds' worth), keyframes only
  * where forced: no scene-cut keyframes, a GOP longer than any segment.
@@ -93,8 +93,43 @@ const x264 = (kbps: number, keyframes: string) => [
   "100000",
 ];
 
-/** Runs the ladder's ffmpeg, its progress reported as the share of the duration done. */
-export async function encodeLadder(job: Job, ladder: LadderRun, duration: number): Promise<void> {
+/**
+ * Runs the ladder's ffmpeg, its progress reported as the share of the duration done. Its outputs
+ * together may not pass `maxBytes`: each -fs bounds one output only, so their sizes are added up
+ * at each of ffmpeg's progress reports (every half second), and the run stopped (422) once over,
+ * before the rungs fill the temporary disk.
+ */
+export async function encodeLadder(job: Job, ladder: LadderRun, duration: number, maxBytes: number): Promise<void> {
   const progress = progressOf(job, duration);
-  await run(job, "ffmpeg", [...progress.args, ...ladder.args], progress.onLine);
+  const over = new AbortController();
+  const watched = { ...job, signal: AbortSignal.any([job.signal, over.signal]) };
+  const outputs = [...ladder.media, ...(ladder.storyboard ? [ladder.storyboard] : [])];
+  let measuring = false;
+  const onLine = (line: string) => {
+    progress.onLine?.(line);
+    if (!line.startsWith("progress=") || measuring) return;
+    measuring = true;
+    void bytesOf(outputs)
+      .then((bytes) => bytes > maxBytes && over.abort())
+      .finally(() => (measuring = false));
+  };
+  try {
+    await run(watched, "ffmpeg", ["-progress", "pipe:1", ...ladder.args], onLine);
+  } catch (error) {
+    if (over.signal.aborted && !job.signal.aborted)
+      throw new JobError(422, `the ladder's files went over the ${maxBytes} bytes allowed`);
+    throw error;
+  }
+}
+
+async function bytesOf(files: string[]): Promise<number> {
+  const sizes = await Promise.all(
+    files.map((file) =>
+      stat(file).then(
+        (s) => s.size,
+        () => 0,
+      ),
+    ),
+  );
+  return sizes.reduce((sum, size) => sum + size, 0);
 }

@@ -1,12 +1,13 @@
 import type { Probe } from "./contract";
 import {
+  AUDIO_KBPS,
   LADDER_RUNGS,
   SEGMENT_SECONDS,
   STORYBOARD_COLUMNS,
   STORYBOARD_MAX_TILES,
   STORYBOARD_TILE_WIDTH,
 } from "./ladder-contract";
-import type { Source } from "./media";
+import type { FfprobeOutput, FfprobeStream, Source } from "./media";
 import { inputArgs } from "./formats";
 import { JobError, run, type Job } from "./run";
 
@@ -39,6 +40,8 @@ export interface LadderPlan {
   rungs: PlannedRung[];
   /** "copy" when the source's audio is AAC already; null without audio. */
   audio: "copy" | "aac" | null;
+  /** An encoded AAC's rate (kbit/s): AUDIO_KBPS, or the source's own audio rate when lower (64 at least). */
+  audioKbps: number;
   /** With a copied rung: the source's keyframe times every rung's segments start at. */
   cuts: number[] | null;
   storyboard: StoryboardPlan | null;
@@ -49,23 +52,33 @@ export interface LadderPlan {
 /** A segment the copied rung would make may last this long at most; longer, every rung is encoded. */
 export const MAX_COPIED_SEGMENT_SECONDS = 6;
 const TOP_SHORT_SIDE = 1080;
+/** AAC below this would be worse than the source's audio deserves, whatever its rate. */
+const MIN_AUDIO_KBPS = 64;
 
-interface VideoDetails {
+interface StreamDetails {
   pixFmt: string | null;
   kbps: number | null;
+  audioKbps: number | null;
   fps: number;
   start: number;
 }
 
-export async function planLadder(job: Job, source: Source, probe: Probe, copyAllowed = true): Promise<LadderPlan> {
+/** The plan for `source`, as inspectVideo read it; with `copyAllowed` false, every rung encoded. */
+export async function planLadder(
+  job: Job,
+  source: Source,
+  { probe, data }: { probe: Probe; data: FfprobeOutput },
+  copyAllowed = true,
+): Promise<LadderPlan> {
   if (!probe.duration || probe.duration <= 0) throw new JobError(422, "the video's duration is unknown");
   const duration = probe.duration;
   const audio = probe.audioCodec === null ? null : probe.audioCodec === "aac" ? "copy" : "aac";
+  const details = detailsOf(data);
+  const audioKbps = Math.max(MIN_AUDIO_KBPS, Math.min(AUDIO_KBPS, details.audioKbps ?? AUDIO_KBPS));
   if (!probe.videoCodec || !probe.width || !probe.height) {
     if (!audio) throw new JobError(422, "neither video nor audio to make a ladder of");
-    return { duration, rungs: [], audio, cuts: null, storyboard: null, fps: 1 };
+    return { duration, rungs: [], audio, audioKbps, cuts: null, storyboard: null, fps: 1 };
   }
-  const details = await videoDetails(job, source);
   const rungs = rungSizes(probe.width, probe.height).map(({ name, width, height, kbps }) => ({
     name,
     width,
@@ -88,6 +101,7 @@ export async function planLadder(job: Job, source: Source, probe: Probe, copyAll
     duration,
     rungs,
     audio,
+    audioKbps,
     cuts,
     storyboard: storyboardOf(duration, probe.width, probe.height),
     fps: details.fps,
@@ -150,31 +164,21 @@ async function keyframeTimes(job: Job, source: Source, start: number): Promise<n
   return times.sort((a, b) => a - b);
 }
 
-async function videoDetails(job: Job, source: Source): Promise<VideoDetails> {
-  const out = await run(job, "ffprobe", [
-    "-v",
-    "error",
-    "-select_streams",
-    "v:0",
-    "-show_entries",
-    "stream=pix_fmt,bit_rate,avg_frame_rate:format=start_time",
-    "-of",
-    "json",
-    ...inputArgs(source.demuxer, source.file),
-  ]);
-  const data = JSON.parse(out) as {
-    streams?: { pix_fmt?: string; bit_rate?: string; avg_frame_rate?: string }[];
-    format?: { start_time?: string };
+/** What the probe does not say: the first video stream's pixel format, rates and start; the first audio's rate. */
+function detailsOf(data: FfprobeOutput): StreamDetails {
+  const video = data.streams?.find((s) => s.codec_type === "video");
+  const audio = data.streams?.find((s) => s.codec_type === "audio");
+  const [num = 0, den = 0] = (video?.avg_frame_rate ?? "").split("/").map(Number);
+  const kbps = (stream?: FfprobeStream) => {
+    const rate = Math.floor(Number(stream?.bit_rate) / 1000);
+    return rate > 0 ? rate : null;
   };
-  const stream = data.streams?.[0];
-  const [num = 0, den = 0] = (stream?.avg_frame_rate ?? "").split("/").map(Number);
-  const kbps = Math.floor(Number(stream?.bit_rate) / 1000);
-  const fps = num > 0 && den > 0 ? num / den : 30;
   const start = Number(data.format?.start_time);
   return {
-    pixFmt: stream?.pix_fmt ?? null,
-    kbps: kbps > 0 ? kbps : null,
-    fps,
+    pixFmt: video?.pix_fmt ?? null,
+    kbps: kbps(video),
+    audioKbps: kbps(audio),
+    fps: num > 0 && den > 0 ? num / den : 30,
     start: Number.isFinite(start) ? start : 0,
   };
 }

@@ -11,7 +11,7 @@ import {
   type LadderRung,
 } from "./ladder-contract";
 import { planLadder, type LadderPlan } from "./ladder-plan";
-import { checkVideo, probe, type Source } from "./media";
+import { inspectVideo, type Source } from "./media";
 import { masterPlaylist, mediaPlaylist, storyboardVtt, type Segment } from "./playlists";
 import { JobError, type Job } from "./run";
 
@@ -29,23 +29,23 @@ const PLAYLIST_TYPE = "application/vnd.apple.mpegurl";
  * encoded when a copied top rung's do not line up), its playlists written, its size bounded.
  */
 export async function makeLadder(job: Job, source: Source, dir: string, maxBytes: number): Promise<MadeLadder> {
-  await checkVideo(job, source);
-  const probed = await probe(job, source);
-  let plan = await planLadder(job, source, probed);
+  const inspected = await inspectVideo(job, source);
+  let plan = await planLadder(job, source, inspected);
   let made = await encode(job, plan, source, dir, maxBytes);
   let segments = alignedSegments(plan, made.files);
   if (!segments && plan.cuts) {
-    plan = await planLadder(job, source, probed, false);
+    plan = await planLadder(job, source, inspected, false);
     made = await encode(job, plan, source, dir, maxBytes);
     segments = alignedSegments(plan, made.files);
   }
-  if (!segments) throw new JobError(500, "the ladder's rungs do not line up");
+  // Every rung encoded from the same frames: only the source's own timestamps could do this.
+  if (!segments) throw new JobError(422, "the video's timestamps do not let its renditions line up");
   return write(plan, made, segments, dir, maxBytes);
 }
 
 async function encode(job: Job, plan: LadderPlan, source: Source, dir: string, maxBytes: number) {
   const ladder = ladderArgs(plan, source, dir, maxBytes);
-  await encodeLadder(job, ladder, plan.duration);
+  await encodeLadder(job, ladder, plan.duration, maxBytes);
   const kind = plan.rungs.length ? "vide" : "soun";
   const files = await Promise.all(ladder.media.map((file) => readFmp4(file, kind)));
   // ffmpeg's index at the end (mfra) is addressed by no playlist: not stored.

@@ -19,8 +19,11 @@ export interface Source {
 export const MAX_VIDEO_SIDE = 8192;
 export const MAX_VIDEO_SECONDS = 4 * 3600;
 
-interface FfprobeStream {
+export interface FfprobeStream {
   codec_type?: string;
+  pix_fmt?: string;
+  bit_rate?: string;
+  avg_frame_rate?: string;
   duration?: string;
   codec_name?: string;
   width?: number;
@@ -29,8 +32,9 @@ interface FfprobeStream {
   side_data_list?: { rotation?: number }[];
 }
 
-export async function probe(job: Job, source: Source): Promise<Probe> {
-  const data = await ffprobe(job, source);
+export const probe = async (job: Job, source: Source): Promise<Probe> => probeOf(await ffprobe(job, source));
+
+function probeOf(data: FfprobeOutput): Probe {
   const video = data.streams?.find((s) => s.codec_type === "video");
   const audio = data.streams?.find((s) => s.codec_type === "audio");
   if (!data.format) throw new JobError(422, "not a media file");
@@ -55,21 +59,14 @@ export async function probe(job: Job, source: Source): Promise<Probe> {
   };
 }
 
-interface FfprobeOutput {
-  format?: { format_name?: string; duration?: string };
+export interface FfprobeOutput {
+  format?: { format_name?: string; duration?: string; start_time?: string };
   streams?: FfprobeStream[];
 }
 
 async function ffprobe(job: Job, source: Source): Promise<FfprobeOutput> {
-  const out = await run(job, "ffprobe", [
-    "-v",
-    "error",
-    "-print_format",
-    "json",
-    "-show_format",
-    "-show_streams",
-    ...inputArgs(source.demuxer, source.file),
-  ]);
+  const args = ["-v", "error", "-print_format", "json", "-show_format", "-show_streams"];
+  const out = await run(job, "ffprobe", [...args, ...inputArgs(source.demuxer, source.file)]);
   return JSON.parse(out) as FfprobeOutput;
 }
 
@@ -89,6 +86,23 @@ export async function checkVideo(job: Job, source: Source): Promise<number | nul
     if (error instanceof ToolCrashed) throw new JobError(422, `${error.message} reading the file`);
     throw error;
   }
+  return withinLimits(data);
+}
+
+/**
+ * checkVideo and probe in one ffprobe run, with all it read (a ladder's plan needs more of it). A
+ * crash of ffprobe refuses the file.
+ */
+export async function inspectVideo(job: Job, source: Source): Promise<{ probe: Probe; data: FfprobeOutput }> {
+  const data = await ffprobe(job, source).catch((error: unknown) => {
+    throw error instanceof ToolCrashed ? new JobError(422, `${error.message} reading the file`) : error;
+  });
+  withinLimits(data);
+  return { probe: probeOf(data), data };
+}
+
+/** checkVideo's refusals of what ffprobe read; its longest duration (null when unknown). */
+function withinLimits(data: FfprobeOutput): number | null {
   if (!data.format) throw new JobError(422, "not a media file");
   for (const stream of data.streams ?? []) {
     if (stream.codec_type !== "video") continue;

@@ -19,6 +19,17 @@ export interface LadderAnswer {
 }
 
 /**
+ * The most bytes a ladder may take (videoLadder's maxBytes): LADDER_BYTES_MULTIPLE times its
+ * source's, and a little room for a very small source's playlists and storyboard. A ladder has
+ * 5 rungs at most, each carrying its own audio (at most the source's own rate, or 64 kbit/s) and
+ * video capped at the source's own rate: 5 times the source at worst (a still picture with
+ * sound, where the audio is nearly all), a sixth for the containers and the storyboard. Moving
+ * pictures need far less: the bench's sources (docs/behaviour.md) 0.07 to 1.15 times.
+ */
+export const LADDER_BYTES_MULTIPLE = 6;
+export const ladderByteLimit = (sourceBytes: number) => LADDER_BYTES_MULTIPLE * sourceBytes + 1024 * 1024;
+
+/**
  * Reads the manifest of a ladder answer of `total` bytes (its Content-Length). A missing or
  * oversized manifest length, a manifest that is not JSON, or one that manifestProblem refuses
  * (its files not adding up to the rest of the body, among others) is `broken`.

@@ -20,6 +20,8 @@ import { MEDIA_INSTANCES } from "./container-size";
 import { ladderAnswer, type LadderAnswer } from "./ladder-answer";
 import { MEDIA_CALL_TIMEOUT_MS } from "./timeouts";
 
+export type { LadderAnswer } from "./ladder-answer";
+
 const PERMANENT = new Set([400, 413, 422, 504]);
 
 export class MediaServiceError extends Error {

@@ -233,6 +233,31 @@ describe("videoLadder", () => {
     expect(answer.error).toMatch(/over the \d+ bytes allowed/);
   });
 
+  it("answers a whole ladder or a clear 422 for a damaged video, never a half one nor a hang", async () => {
+    const whole = await readFile(path.join(dir, "h264.mp4"));
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 48271) % 2147483647;
+      return seed / 2147483647;
+    };
+    const flipped = Buffer.from(whole);
+    for (let i = 0; i < 64; i++) flipped[Math.floor(whole.length / 4 + random() * (whole.length * 0.7))]! ^= 0xff;
+    const zeroed = Buffer.from(whole);
+    zeroed.fill(0, Math.floor(whole.length * 0.3), Math.floor(whole.length * 0.6));
+    for (const [name, body] of [
+      ["cut in half", whole.subarray(0, whole.length >> 1)],
+      ["bytes flipped", flipped],
+      ["a stretch zeroed", zeroed],
+    ] as const) {
+      const started = Date.now();
+      const answer = await job(`/video/ladder?format=mp4&maxBytes=${20 * whole.length}`, body);
+      expect([200, 422], `${name}: ${answer.error}`).toContain(answer.status);
+      if (answer.status === 200)
+        expect(framed(answer.bytes, answer.manifestLength).manifest.rungs.length).toBeGreaterThan(0);
+      expect(Date.now() - started, name).toBeLessThan(60_000);
+    }
+  });
+
   it("refuses hostile and broken files with 422, at once", async () => {
     const fixtures = path.join(import.meta.dirname, "../fixtures");
     const whole = await readFile(path.join(dir, "h264.mp4"));

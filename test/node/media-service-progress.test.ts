@@ -64,3 +64,33 @@ it("answers a conversion's progress while it runs, rising to 100, to the secret'
   expect((await progressOf(id, "wrong-secret")).status).toBe(401);
   console.log(JSON.stringify({ progressFigures: seen.filter((p, i) => p !== seen[i - 1]) }));
 });
+
+it("answers a ladder's progress too, rising to 100", async () => {
+  const file = path.join(dir, "long.mp4");
+  const picture = ["-f", "lavfi", "-i", "testsrc=size=160x120:rate=25:duration=90"];
+  await ffmpeg([...picture, "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", file]);
+  const input = new Uint8Array(await readFile(file));
+  const id = crypto.randomUUID();
+  const call = { operation: "videoLadder", format: "mp4", maxBytes: 50 * input.length } as const;
+  const seen: number[] = [];
+  let status: number | null = null;
+  void fetch(`${media.url}${callPath(call)}`, {
+    method: "POST",
+    headers: { ...callHeaders(SECRET, input.length), [CALL_ID_HEADER]: id },
+    body: input,
+  }).then(async (res) => {
+    await res.arrayBuffer();
+    status = res.status;
+  });
+  while (status === null) {
+    const res = await progressOf(id);
+    const text = await res.text();
+    const percent = res.ok ? readProgress(text) : null;
+    if (percent !== null) seen.push(percent);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  expect(status).toBe(200);
+  expect(seen.some((p) => p > 0 && p < 100)).toBe(true);
+  expect(seen).toEqual([...seen].sort((a, b) => a - b));
+  expect(readProgress(await (await progressOf(id)).text())).toBe(100);
+});
