@@ -91,6 +91,7 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/routes/errors.test.ts",
   "test/worker/routes/pages.test.ts",
   "test/worker/routes/files.test.ts",
+  "test/worker/routes/hls.test.ts",
   "test/worker/routes/d1-sessions.test.ts",
   "test/worker/routes/caching.test.ts",
   "test/worker/routes/serving-staleness.test.ts",
