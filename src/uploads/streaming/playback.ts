@@ -1,7 +1,8 @@
 import { signedPlayback } from "../../model/policy";
 import type { UploadRow } from "../../model/schema";
 import { signUrlFor } from "../access/signed-links";
-import { ladderName, playbackSeconds, type LadderFile } from "./ladder-files";
+import { MASTER_PLAYLIST } from "../../model/ladder";
+import { ladderName, masterOf, playbackSeconds, type LadderFile } from "./ladder-files";
 import { ladderUris, rewriteUris, type UriFor } from "./playlists";
 
 type PlaybackRow = Pick<UploadRow, "id" | "objectKey" | "duration" | "visibility" | "passwordHash" | "maxViews">;
@@ -25,4 +26,19 @@ export async function ladderText(bucket: R2Bucket, file: LadderFile, uris: UriFo
   if (file.kind === "media") throw new Error(`${file.name} is not text`);
   const object = await bucket.get(file.key);
   return object ? rewriteUris(file.kind, await object.text(), uris) : null;
+}
+
+type LinkRow = PlaybackRow & Pick<UploadRow, "type" | "ladder">;
+
+/**
+ * The upload's playback URLs: `hls`, the stable URL of its current master playlist, and
+ * `storyboard`, its WebVTT file of seek previews (null without one); null without a ladder.
+ */
+export function playbackLinks(origin: string, row: LinkRow): { hls: string; storyboard: string | null } | null {
+  if (!masterOf(row)) return null;
+  const storyboard = row.ladder!.storyboard;
+  return {
+    hls: new URL(`/h/${row.id}/${MASTER_PLAYLIST}`, origin).toString(),
+    storyboard: storyboard ? new URL(storyboard.vtt, ladderFolder(origin, row)).toString() : null,
+  };
 }
