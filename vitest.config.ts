@@ -141,6 +141,7 @@ const LONG_FILES = [
   "test/node/image-pipeline.test.ts",
   "test/node/fixtures-pipeline.test.ts",
   "test/node/video-retry.test.ts",
+  "test/node/video-player.test.ts",
   "test/worker/routes/variants.test.ts",
   "test/worker/uploads/image.test.ts",
   "test/worker/limits/isolate-memory.test.ts",
