@@ -9,6 +9,7 @@ import type http from "node:http";
 import { pipeline } from "node:stream/promises";
 import { thumbnailLengthHeader, type HealthAnswer, type MediaErrorBody, type Probe } from "./contract";
 import { dropRest } from "./intake";
+import { MANIFEST_LENGTH_HEADER, type LadderManifest } from "./ladder-contract";
 import type { ProgressAnswer } from "./progress-contract";
 import { JobError } from "./run";
 
@@ -19,12 +20,14 @@ import { JobError } from "./run";
 export type Answer =
   | { json: Probe }
   | { file: string; type: string; headers?: http.OutgoingHttpHeaders }
-  | { video: string; thumbnail: string | null; type: string; headers: http.OutgoingHttpHeaders };
+  | { video: string; thumbnail: string | null; type: string; headers: http.OutgoingHttpHeaders }
+  | { ladder: LadderManifest; paths: string[] };
 
 /** Sends a job's answer. Files are streamed from disk: they must stay until this has settled. */
 export async function sendAnswer(res: http.ServerResponse, answer: Answer): Promise<void> {
   if ("json" in answer) return sendJson(res, 200, answer.json);
   if ("video" in answer) return sendVideoWithThumbnail(res, answer);
+  if ("ladder" in answer) return sendLadder(res, answer);
   return sendFile(res, answer.file, answer.type, answer.headers);
 }
 
@@ -74,6 +77,23 @@ async function sendVideoWithThumbnail(
   // The thumbnail is small: written whole, then the video streamed after it.
   if (thumbnail) res.write(await readFile(thumbnail));
   await pipeline(createReadStream(video), res);
+}
+
+/**
+ * A ladder (ladder-contract.ts): its manifest's JSON (X-Media-Manifest-Length bytes), then each
+ * file it lists in its order, streamed from disk one after another.
+ */
+async function sendLadder(res: http.ServerResponse, { ladder, paths }: Extract<Answer, { ladder: LadderManifest }>) {
+  const manifest = Buffer.from(JSON.stringify(ladder));
+  const files = ladder.files.reduce((sum, file) => sum + file.length, 0);
+  res.writeHead(200, {
+    "Content-Type": "application/octet-stream",
+    "Content-Length": manifest.length + files,
+    [MANIFEST_LENGTH_HEADER]: manifest.length,
+  });
+  res.write(manifest);
+  for (const file of paths) await pipeline(createReadStream(file), res, { end: false });
+  res.end();
 }
 
 /**

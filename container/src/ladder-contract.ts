@@ -56,7 +56,10 @@ export interface LadderFile {
 }
 
 export interface LadderRung {
-  /** "1080p" ... "240p", or another `{short side}p` for a top rung at the source's own size; "audio" for an audio-only source. */
+  /**
+   * "1080p" ... "240p", or another `{short side}p` for a top rung at the source's own size;
+   * "audio" for an audio-only source.
+   */
   name: string;
   /** Null for audio only. */
   width: number | null;

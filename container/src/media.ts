@@ -114,7 +114,7 @@ export async function checkVideo(job: Job, source: Source): Promise<number | nul
  * read as the share of `duration` (seconds) written so far; 99 at most until ffmpeg says "end".
  * Without a duration only the end is known.
  */
-function progressOf(job: Job, duration: number | null): { args: string[]; onLine?: (line: string) => void } {
+export function progressOf(job: Job, duration: number | null): { args: string[]; onLine?: (line: string) => void } {
   const report = job.report;
   if (!report) return { args: [] };
   const onLine = (line: string) => {
@@ -132,7 +132,7 @@ function progressOf(job: Job, duration: number | null): { args: string[]; onLine
  * Decoder options ahead of the input: no frame over the side limit squared, in case one grows
  * past what the headers said.
  */
-const DECODE_LIMITS = ["-max_pixels", String(MAX_VIDEO_SIDE * MAX_VIDEO_SIDE)];
+export const DECODE_LIMITS = ["-max_pixels", String(MAX_VIDEO_SIDE * MAX_VIDEO_SIDE)];
 
 /**
  * Outputs are bounded too (the temp-space budget counts inputs only): twice the largest input,
@@ -157,7 +157,7 @@ const firstVideoOf = (source: Source) => [
   "0:v:0",
 ];
 
-const NO_METADATA = ["-map_metadata", "-1", "-map_chapters", "-1", "-fflags", "+bitexact"];
+export const NO_METADATA = ["-map_metadata", "-1", "-map_chapters", "-1", "-fflags", "+bitexact"];
 
 /**
  * H.264 + AAC in MP4 for the web: rotation applied to the pixels (ffmpeg autorotates while
@@ -236,13 +236,8 @@ export async function stripMetadata(
 }
 
 /** ffmpeg reading the source's first frame, upright (ffmpeg autorotates), `width` px wide at most. */
-const firstFrameOf = (source: Source, width: number) => [
-  ...firstVideoOf(source),
-  "-frames:v",
-  "1",
-  "-vf",
-  `scale='min(${width},iw)':-2`,
-];
+const firstFrameOf = (source: Source, width: number) => [...firstVideoOf(source), "-frames:v", "1", ...scaledTo(width)];
+const scaledTo = (width: number) => ["-vf", `scale='min(${width},iw)':-2`];
 
 /** The first frame, upright, as a WebP `width` pixels wide (never upscaled). */
 export async function thumbnail(job: Job, source: Source, output: string, width: number): Promise<void> {
@@ -261,20 +256,26 @@ export async function thumbnail(job: Job, source: Source, output: string, width:
 }
 
 /**
- * The first frame, upright, as an 8-bit RGB PNG `width` pixels wide at most, for sharp to encode
- * as a poster: lossless, so that the poster is encoded once only.
+ * The frame at `at` seconds (the first without), upright, as an 8-bit RGB PNG `width` pixels wide
+ * at most, for sharp to encode as a poster: lossless, so that the poster is encoded once only.
+ * The seek is ffmpeg's fast one (before the input: to the keyframe before, then decoded up to
+ * the time). A time at or past the end gives the last frame rather than nothing.
  */
-export async function firstFramePng(job: Job, source: Source, output: string, width: number): Promise<void> {
+export async function framePng(job: Job, source: Source, output: string, width: number, at?: number): Promise<void> {
+  const png = ["-pix_fmt", "rgb24", "-c:v", "png", ...NO_METADATA, ...outputLimit(job), "-f", "image2"];
+  const seek = at ? ["-ss", String(at)] : [];
+  await run(job, "ffmpeg", [...seek, ...firstFrameOf(source, width), ...png, output]);
+  if (!at || (await stat(output).catch(() => null))?.size) return;
+  // Nothing at that time: the last second decoded, each frame written over the one before.
   await run(job, "ffmpeg", [
-    ...firstFrameOf(source, width),
-    "-pix_fmt",
-    "rgb24",
-    "-c:v",
-    "png",
-    ...NO_METADATA,
-    ...outputLimit(job),
-    "-f",
-    "image2",
+    "-sseof",
+    "-1",
+    ...firstVideoOf(source),
+    ...scaledTo(width),
+    ...png,
+    "-update",
+    "1",
     output,
   ]);
+  if (!(await stat(output).catch(() => null))?.size) throw new JobError(422, "no frame of the video decodes");
 }

@@ -17,7 +17,8 @@ import {
 } from "./contract";
 import { VIDEO_DEMUXERS, videoDemuxer } from "./formats";
 import { imageThumbnail, imageVariant, toWebp } from "./image";
-import { checkVideo, firstFramePng, probe, stripMetadata, thumbnail, transcodeMp4, type Source } from "./media";
+import { makeLadder } from "./ladder";
+import { checkVideo, framePng, probe, stripMetadata, thumbnail, transcodeMp4, type Source } from "./media";
 import { JobError, type Job } from "./run";
 
 /**
@@ -89,14 +90,15 @@ function work(call: MediaCall): Work {
         const source = await videoSource(call.format, input);
         await checkVideo(job, source);
         const frame = path.join(dir, "frame.png");
-        await firstFramePng(job, source, frame, call.width);
+        await framePng(job, source, frame, call.width, call.at);
         const output = path.join(dir, `poster.${call.to}`);
         const size = await imageVariant(job, frame, "png", output, call.width, call.to);
         return { file: output, type: `image/${call.to}`, headers: sizeHeaders(size) };
       };
     case "videoLadder":
-      return async () => {
-        throw new JobError(501, "videoLadder is not built yet");
+      return async (job, input, dir) => {
+        const { manifest, paths } = await makeLadder(job, await videoSource(call.format, input), dir, call.maxBytes);
+        return { ladder: manifest, paths };
       };
   }
 }

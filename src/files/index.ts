@@ -12,7 +12,7 @@ import { isNamed, srcFilename } from "../uploads/serving/file-names";
 import { fromCurrentUpload } from "../uploads/serving/lookup";
 import { factsOf, type ServingFacts, type ServingRecord } from "../uploads/serving/record";
 import { answerVariant, type Found } from "../uploads/variants/answer";
-import { variantOptions, type VariantOptions } from "../uploads/variants/options";
+import { posterOptions, variantOptions, type VariantOptions } from "../uploads/variants/options";
 import type { Variant } from "../uploads/variants/plan";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import { presentedLink, robots } from "./requests";
@@ -65,11 +65,11 @@ const varies = (options: VariantOptions): Record<string, string> =>
  * A stored variant, served like `src` (the same caching: the URL is src's, whose file can be
  * replaced), with Server-Timing saying whether this request made it; null if it is not stored.
  */
-const serveVariant = (c: Context<AppEnv>, facts: ServingFacts, variant: Variant, found: Found) =>
+const serveVariant = (c: Context<AppEnv>, facts: ServingFacts, variant: Variant, found: Found, url: FileUrl = "src") =>
   serveObject(c, {
     key: variant.key,
     mime: variant.mime,
-    cacheControl: caching(facts, "src", c.var.now()),
+    cacheControl: caching(facts, url, c.var.now()),
     filename: variant.filename,
     headers: {
       ...robots(facts),
@@ -84,6 +84,27 @@ const variantAnswer = (c: Context<AppEnv>, options: VariantOptions) =>
     original: (facts) => serveSrc(c, facts, undefined, varies(options)),
     variant: (facts, variant, found) => serveVariant(c, facts, variant, found),
   });
+
+/**
+ * `thumb?t=`: a video's poster at a time, made and kept as variants are (answerVariant), under
+ * the thumbnail's URL: immutable as it is, since a new file has a new thumbnail name.
+ */
+const posterAnswer = (c: Context<AppEnv>, options: VariantOptions) => {
+  const name = c.req.param("name")!;
+  const named = (facts: ServingFacts) => {
+    if (!isNamed(facts.thumbKey, name)) throw notFound("No such thumbnail.");
+  };
+  return answerVariant(variantAnswerDeps(c), c.req.param("id")!, options, c.req.header("Accept"), {
+    original: async (facts) => {
+      named(facts);
+      return serveThumb(c, facts, name);
+    },
+    variant: async (facts, variant, found) => {
+      named(facts);
+      return serveVariant(c, facts, variant, found, "stored");
+    },
+  });
+};
 
 /** The thumbnail, whose size and ETag storage tells. */
 const serveThumb = (c: Context<AppEnv>, facts: ServingFacts, name: string) =>
@@ -146,6 +167,8 @@ export const files = new Hono<AppEnv>()
   .all("/f/:id/:name", methodNotAllowed("GET"))
   // thumb: a WebP made from the current file; a new file gets a new thumbnail name.
   .get("/t/:id/:name", async (c) => {
+    const poster = posterOptions(new URL(c.req.url).searchParams);
+    if (poster) return posterAnswer(c, poster);
     const name = c.req.param("name");
     const record = await recall(c);
     const fast = record && isNamed(record.thumbKey, name) && (await serveThumb(c, record, name));

@@ -15,7 +15,9 @@ import {
 import { CALL_ID_HEADER, progressPath, readProgress } from "../../container/src/progress-contract";
 import type { Env } from "../env";
 import { settingsOf } from "../settings";
+import { AnswerParts } from "./answer-parts";
 import { MEDIA_INSTANCES } from "./container-size";
+import { ladderAnswer, type LadderAnswer } from "./ladder-answer";
 import { MEDIA_CALL_TIMEOUT_MS } from "./timeouts";
 
 const PERMANENT = new Set([400, 413, 422, 504]);
@@ -74,7 +76,13 @@ interface VideoAnswer {
 
 /** What each call is answered with. */
 type AnswerOf<C extends MediaCall> =
-  C extends CallOf<"probeVideo"> ? Probe : C extends VideoCall ? VideoAnswer : MediaFile;
+  C extends CallOf<"probeVideo">
+    ? Probe
+    : C extends VideoCall
+      ? VideoAnswer
+      : C extends CallOf<"videoLadder">
+        ? LadderAnswer
+        : MediaFile;
 
 /**
  * The one way the Worker talks to the media service: through the MEDIA_CONTAINER binding, always.
@@ -119,7 +127,7 @@ function declaredLength(response: Response): number {
  * `body` as a stream of `length` bytes: one that ends short of it, or runs past it, errors
  * instead of being stored cut.
  */
-function withKnownLength(body: ReadableStream, length: number): ReadableStream {
+function withKnownLength(body: ReadableStream<Uint8Array>, length: number): ReadableStream<Uint8Array> {
   const sized = new FixedLengthStream(length);
   // A failure here reaches the reader as the stream's error.
   body.pipeTo(sized.writable).catch(() => {});
@@ -148,47 +156,33 @@ async function videoAnswer(response: Response): Promise<VideoAnswer> {
     await response.body?.cancel();
     throw new MediaServiceError(0, `media service answered a thumbnail of ${thumbLength} bytes in front of ${total}`);
   }
-  const reader = response.body!.getReader();
-  const thumbnail = new Uint8Array(thumbLength);
-  let filled = 0;
-  let leftover: Uint8Array | null = null;
-  while (filled < thumbLength) {
-    const { done, value } = await reader.read();
-    if (done) throw new MediaServiceError(0, "media service answer ended inside its thumbnail");
-    const take = Math.min(value.length, thumbLength - filled);
-    thumbnail.set(value.subarray(0, take), filled);
-    filled += take;
-    if (take < value.length) leftover = value.subarray(take);
-  }
-  // The rest is moved chunk by chunk (the chunks themselves are not copied), each write waiting
-  // for the reader, so no more than a chunk is held.
+  const parts = new AnswerParts(withKnownLength(bodyOf(response), total).getReader(), brokenAnswer);
+  const thumbnail = await parts.bytes(thumbLength, "thumbnail");
   const length = total - thumbLength;
-  const video = new FixedLengthStream(length);
-  const writer = video.writable.getWriter();
-  (async () => {
-    if (leftover) await writer.write(leftover);
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      await writer.write(value);
-    }
-    await writer.close();
-  })().catch(async (error) => {
-    // Errors the video stream, which fails its put.
-    await writer.abort(error).catch(() => {});
-    await reader.cancel(error).catch(() => {});
-  });
   const size = readSize(response.headers);
-  return { video: { body: video.readable, length, ...size }, thumbnail: thumbLength ? thumbnail : null };
+  return {
+    video: { body: parts.stream(length, "video", true), length, ...size },
+    thumbnail: thumbLength ? thumbnail : null,
+  };
 }
 
-function answerOf(call: MediaCall, response: Response): Promise<Probe | VideoAnswer | MediaFile> | MediaFile {
+const bodyOf = (response: Response) => response.body ?? new Blob([]).stream();
+const brokenAnswer = (reason: string) => new MediaServiceError(0, reason);
+
+function answerOf(
+  call: MediaCall,
+  response: Response,
+): Promise<Probe | VideoAnswer | LadderAnswer | MediaFile> | MediaFile {
   switch (call.operation) {
     case "probeVideo":
       return response.json<Probe>();
     case "videoToMp4":
     case "stripVideo":
       return videoAnswer(response);
+    case "videoLadder": {
+      const total = declaredLength(response);
+      return ladderAnswer(withKnownLength(bodyOf(response), total), response.headers, total, brokenAnswer);
+    }
     default:
       return fileAnswer(response);
   }

@@ -24,6 +24,13 @@ export const variantKey = (objectKey: string, width: number, ext: string) =>
   `${variantPrefix(objectKey)}${width}.${ext}`;
 
 /**
+ * A video's poster at `ms` milliseconds, `width` px wide: a variant of its frame at that time
+ * (`uploads/{id}/v/{name}/poster-{ms}-{width}.{ext}`), made and kept as variants are.
+ */
+export const posterKey = (objectKey: string, ms: number, width: number, ext: string) =>
+  `${variantPrefix(objectKey)}poster-${ms}-${width}.${ext}`;
+
+/**
  * A video's HLS ladder (model/ladder.ts) lives with its variants, made from the same one file:
  * `uploads/{id}/v/{name}/hls-{file}`. It goes when the file goes, and a new file starts with none.
  */

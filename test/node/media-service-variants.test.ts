@@ -144,6 +144,20 @@ describe("video posters", () => {
     await expectVariant(result, "jpeg", { width: 240, height: 320 });
   });
 
+  it("takes the frame at a second, and the last frame for a second past the end", async () => {
+    const file = path.join(dir, "red-then-blue.mp4");
+    const colour = (name: string) => ["-f", "lavfi", "-i", `color=${name}:size=320x240:rate=10:duration=1`];
+    const concat = ["-filter_complex", "[0:v][1:v]concat=n=2:v=1[v]", "-map", "[v]"];
+    await ffmpeg([...colour("red"), ...colour("blue"), ...concat, "-c:v", "libx264", "-pix_fmt", "yuv420p", file]);
+    const video = new Uint8Array(await readFile(file));
+    for (const [at, red] of [["0", true], ["0.5", true], ["1.5", false], ["3600", false]] as const) {
+      const result = await job(`/video/poster?format=mp4&width=160&to=png&at=${at}`, video);
+      expect(result.status, `at ${at}`).toBe(200);
+      const { channels } = await sharp(result.bytes).stats();
+      expect(channels[0]!.mean > channels[2]!.mean, `at ${at}`).toBe(red);
+    }
+  });
+
   it("answers 422 for a file that is no video", async () => {
     const result = await job("/video/poster?format=mp4&width=160&to=avif", await fixture("pngsuite/basn6a08.png"));
     expect(result.status).toBe(422);

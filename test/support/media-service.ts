@@ -12,6 +12,8 @@ export interface JobAnswer {
   size: { width: number; height: number };
   /** The reason of an error answer. */
   error?: string;
+  /** A ladder's X-Media-Manifest-Length (0 on other answers). */
+  manifestLength: number;
 }
 
 /**
@@ -34,7 +36,8 @@ export function mediaServiceForTests(secret: string) {
     const bytes = new Uint8Array(await res.arrayBuffer());
     const size = { width: Number(res.headers.get("X-Media-Width")), height: Number(res.headers.get("X-Media-Height")) };
     const error = res.ok ? undefined : (JSON.parse(new TextDecoder().decode(bytes)) as { error: string }).error;
-    return { status: res.status, type: res.headers.get("Content-Type"), bytes, size, error };
+    const manifestLength = Number(res.headers.get("X-Media-Manifest-Length") ?? 0);
+    return { status: res.status, type: res.headers.get("Content-Type"), bytes, size, error, manifestLength };
   }
   return { job };
 }

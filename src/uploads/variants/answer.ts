@@ -1,8 +1,9 @@
+import type { UploadRow } from "../../model/schema";
 import { assertConverted, assertHasVariants } from "../serving/admission";
 import { fromCurrentUpload, type ServingDeps } from "../serving/lookup";
 import { factsOf, type ServingFacts } from "../serving/record";
 import { ensureVariant, type Outcome, type VariantDeps } from "./make";
-import type { VariantOptions } from "./options";
+import { MAX_POSTER_TIMES, type VariantOptions } from "./options";
 import { planVariant, type Variant } from "./plan";
 
 export interface VariantAnswerDeps extends ServingDeps {
@@ -50,7 +51,7 @@ export async function answerVariant<R>(
     assertConverted(row);
     assertHasVariants(row);
     const facts = factsOf(row);
-    const variant = planVariant(facts, options, accept);
+    const variant = planVariant(facts, await posterBounds(deps, row, options), accept);
     if (variant === "original") return outlet.original(facts);
     // Looked for already, unless the record named another file.
     const lookedFor = planned && planned !== "original" && planned.key === variant.key;
@@ -62,4 +63,16 @@ export async function answerVariant<R>(
     if (outcome === "original") return outlet.original(facts);
     return outlet.variant(facts, variant, { outcome, ms: Date.now() - started });
   });
+}
+
+/**
+ * A poster's time within the video (its last tenth of a second at most, when its duration is
+ * known), and among the MAX_POSTER_TIMES a file may have posters at: past them, the nearest
+ * time it has. Other options as they are.
+ */
+async function posterBounds(deps: VariantAnswerDeps, row: UploadRow, options: VariantOptions): Promise<VariantOptions> {
+  if (options.at === undefined || row.type !== "video") return options;
+  const end = row.duration ? Math.floor(row.duration * 10) * 100 : options.at;
+  const at = Math.min(options.at, end);
+  return { ...options, at: await deps.making(row.id).locks.posterTime(row.objectKey, at, MAX_POSTER_TIMES) };
 }

@@ -10,6 +10,8 @@ export interface UploadVariantLocks {
    * be made: for good, or for `forMs`.
    */
   fail(name: string, lease: number, message: string, options?: { file?: string; forMs?: number }): Promise<void>;
+  /** The time a poster of `file` at `at` ms is made at: `at`, or the nearest kept one past `max` times. */
+  posterTime(file: string, at: number, max: number): Promise<number>;
 }
 
 /**
@@ -32,6 +34,7 @@ export function variantLocks(env: Env, uploadId: string): UploadVariantLocks {
     take: (name, leaseMs, options) => stub.take(name, leaseMs, options),
     release: (name, lease) => stub.release(name, lease),
     fail: (name, lease, message, options) => stub.fail(name, lease, message, options),
+    posterTime: (file, at, max) => stub.posterTime(file, at, max),
   };
 }
 

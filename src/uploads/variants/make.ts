@@ -160,7 +160,8 @@ async function variantBytes(deps: VariantDeps, source: VariantSource, variant: V
     if (!format || !isVideoFormat(format)) throw new Error(`upload ${source.id} is a video of type ${source.mime}`);
     await deps.charge();
     const file = await storedFile(deps.bucket, source.objectKey);
-    const call = { operation: "videoPoster", format, width: variant.width, to: variant.encoding } as const;
+    const at = variant.at === undefined ? {} : { at: variant.at / 1000 };
+    const call = { operation: "videoPoster", format, width: variant.width, to: variant.encoding, ...at } as const;
     const poster = await deps.media.call(call, file.body, file.size);
     return { body: poster.body, engine: "service" as const };
   }

@@ -28,7 +28,15 @@ export type VariantFormat = (typeof FORMATS)[number];
 export interface VariantOptions {
   width: number;
   format: VariantFormat;
+  /** A video's poster at this time (ms, a multiple of 100) rather than at its first frame. */
+  at?: number;
 }
+
+/** The width a poster at a time has when `w` is not given: a player's poster. */
+export const DEFAULT_POSTER_WIDTH = 640;
+/** Posters of one file at different times, at most (any width and encoding): posters.ts. */
+export const MAX_POSTER_TIMES = 100;
+const MAX_POSTER_SECOND = 24 * 3600;
 
 const widthList = () => VARIANT_WIDTHS.join(", ");
 
@@ -55,6 +63,29 @@ export function variantOptions(query: URLSearchParams): VariantOptions | null {
     throw badRequest(`format must be one of ${FORMATS.join(", ")}.`);
   }
   return { width, format: (format ?? "auto") as VariantFormat };
+}
+
+/**
+ * The poster a thumb request asks for (`?t=12.5&w=640`), or null without `t` (then the thumbnail
+ * is served as it always was, any other query ignored). `t` is rounded to 0.1 s; `w`, any width
+ * from 1, is snapped up to the ladder (to its widest past it), so that every client near a width
+ * shares one copy.
+ */
+export function posterOptions(query: URLSearchParams): VariantOptions | null {
+  const t = single(query, "t");
+  if (t === undefined) return null;
+  if (!/^\d{1,5}(\.\d{1,6})?$/.test(t) || Number(t) > MAX_POSTER_SECOND) {
+    throw badRequest(`t must be a second from 0 to ${MAX_POSTER_SECOND}, such as 12.5.`);
+  }
+  const w = single(query, "w");
+  if (w !== undefined && !/^[1-9]\d{0,4}$/.test(w)) throw badRequest("w must be a width in pixels, from 1.");
+  const format = single(query, "format");
+  if (format !== undefined && !(FORMATS as readonly string[]).includes(format)) {
+    throw badRequest(`format must be one of ${FORMATS.join(", ")}.`);
+  }
+  const asked = w === undefined ? DEFAULT_POSTER_WIDTH : Number(w);
+  const width = VARIANT_WIDTHS.find((rung) => rung >= asked) ?? 2560;
+  return { width, format: (format ?? "auto") as VariantFormat, at: Math.round(Number(t) * 10) * 100 };
 }
 
 /**

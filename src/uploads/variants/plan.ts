@@ -1,5 +1,6 @@
 import type { VariantEncoding } from "../../../container/src/contract";
-import { variantKey } from "../../storage/keys";
+import { badRequest } from "../../errors";
+import { posterKey, variantKey } from "../../storage/keys";
 import type { UploadRow } from "../../model/schema";
 import { chooseEncoding, VARIANT_WIDTHS, type VariantOptions } from "./options";
 
@@ -48,6 +49,8 @@ export interface Variant {
   filename: string;
   /** Chosen by the request's Accept header: the answer varies with it. */
   negotiated: boolean;
+  /** A video's poster at this time (ms), rather than at its first frame. */
+  at?: number;
 }
 
 /**
@@ -65,9 +68,11 @@ export function planVariant(
 ): Variant | "original" {
   const negotiated = options.format === "auto";
   const width = source.width ? Math.min(options.width, source.width) : options.width;
+  if (options.at !== undefined && source.type !== "video") throw badRequest("Only a video has posters at a time (t).");
   if (source.type === "video") {
     const encoding = chooseEncoding(options.format, accept, "webp");
-    return variantOf(source, width, encoding === "avif" ? "avif" : "webp", negotiated);
+    const variant = variantOf(source, width, encoding === "avif" ? "avif" : "webp", negotiated);
+    return options.at === undefined ? variant : posterOf(source, variant, options.at);
   }
   if (servedWhole(source)) return "original";
   const original = WRITABLE[source.mime] ?? null;
@@ -84,3 +89,10 @@ const variantOf = (source: VariantSource, width: number, encoding: VariantEncodi
   filename: `${source.id}-${width}.${ENCODINGS[encoding].ext}`,
   negotiated,
 });
+
+/** The video's poster at `at` ms: a variant of its own key and file name. */
+function posterOf(source: VariantSource, variant: Variant, at: number): Variant {
+  const { ext } = ENCODINGS[variant.encoding];
+  const key = posterKey(source.objectKey, at, variant.width, ext);
+  return { ...variant, key, filename: `${source.id}-${at}ms-${variant.width}.${ext}`, at };
+}

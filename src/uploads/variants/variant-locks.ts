@@ -26,6 +26,7 @@ interface StoredLease {
 const LEASE = "lease:";
 const FAILED = "failed:";
 const ISSUED = "issued";
+const POSTERS = "posters:";
 
 /**
  * One per upload: the leases that make each of its variants once, however many requests ask for
@@ -116,6 +117,21 @@ export class VariantLocks extends DurableObject<Env> {
     const until = options.forMs === undefined ? null : Date.now() + options.forMs;
     await this.ctx.storage.put<StoredFailure>(FAILED + (options.file ?? name), { message, until });
     await this.release(name, number);
+  }
+
+  /**
+   * The time (ms) a poster of `file` asked for at `at` is made at: `at` itself while the file has
+   * posters at fewer than `max` times, else the nearest time it has (posters.ts). Kept until the
+   * object's storage goes: a new file has a new key, and its own count.
+   */
+  async posterTime(file: string, at: number, max: number): Promise<number> {
+    const times = (await this.ctx.storage.get<number[]>(POSTERS + file)) ?? [];
+    if (times.includes(at)) return at;
+    if (times.length < max) {
+      await this.ctx.storage.put(POSTERS + file, [...times, at]);
+      return at;
+    }
+    return times.reduce((best, time) => (Math.abs(time - at) < Math.abs(best - at) ? time : best));
   }
 
   private async lease(name: string, until: number, holder?: string): Promise<number> {

@@ -446,6 +446,54 @@ describe("src?w= on a video", () => {
   });
 });
 
+describe("thumb?t= on a video", () => {
+  const poster = (thumb: string, query: string, accept = WEBP, init: Call = {}) =>
+    variant(new URL(thumb).pathname, query, accept, init);
+
+  it("serves its frame at that second, at a ladder width, made once and kept", async () => {
+    const { data } = await processed(await fixture("generated/clip.mp4"));
+    const first = await poster(data.thumb, "t=0&w=100");
+    expect(first.status).toBe(200);
+    expect(first.headers.get("Content-Type")).toBe("image/webp");
+    expect(first.headers.get("Cache-Control")).toContain("immutable");
+    // w=100 is snapped up to the ladder's 160.
+    const firstBytes = new Uint8Array(await first.arrayBuffer());
+    expect(webpSize(firstBytes)).toEqual({ width: 160, height: 120 });
+    const later = await poster(data.thumb, "t=0.8&w=160");
+    expect(timing(later)).toBe("made-service");
+    expect(new Uint8Array(await later.arrayBuffer())).not.toEqual(firstBytes);
+    // 0.84 s rounds to the same tenth: the same poster, stored.
+    const again = await poster(data.thumb, "t=0.84&w=160");
+    expect(timing(again)).toBe("stored");
+    await again.arrayBuffer();
+    const keys = await variantKeys(data.id);
+    expect(keys.filter((key) => /\/poster-\d+-160\.webp$/.test(key)).length).toBe(2);
+    // A second past the end: its last frame rather than nothing.
+    const past = await poster(data.thumb, "t=3600");
+    expect(past.status).toBe(200);
+    expect(past.headers.get("Content-Type")).toBe("image/webp");
+  });
+
+  it("refuses a bad t or w with 400, an image with 400, a stale name with 404, a locked video with 403", async () => {
+    const { data } = await processed(await fixture("generated/clip.mp4"));
+    for (const query of ["t=abc", "t=-1", "t=1e3", "t=90000", "t=1&w=0", "t=1&w=x", "t=1&t=2", "t=1&format=gif"]) {
+      const res = await poster(data.thumb, query);
+      expect(res.status, query).toBe(400);
+      expect((await res.json<{ type: string }>()).type).toBe("error");
+    }
+    // No t: the thumbnail as ever, whatever else the query says.
+    expect((await poster(data.thumb, "w=160")).headers.get("Content-Type")).toBe("image/webp");
+    const stale = data.thumb.replace(/\/[^/]+$/, "/AAAAAAAA.webp");
+    expect((await poster(stale, "t=0.5")).status).toBe(404);
+    const image = await processed(await fixture("gps/DSCN0010.jpg"));
+    expect((await poster(image.data.thumb, "t=0.5")).status).toBe(400);
+    const locked = await processed(await fixture("generated/clip.mp4"), { password: "open sesame" });
+    const res = await poster(locked.data.thumb, "t=0.5");
+    expect(res.status).toBe(403);
+    expect(await variantKeys(locked.data.id)).toEqual([]);
+  });
+});
+
 describe("pages and previews use variants", () => {
   const attribute = (html: string, tag: string, name: string) =>
     new RegExp(`<${tag}[^>]*\\s${name}="([^"]*)"`).exec(html)?.[1]?.replace(/&amp;/g, "&");

@@ -67,3 +67,17 @@ describe("variant leases across an eviction", () => {
     expect(await share.tryTake(slots, 60_000, "198.51.100.7")).toMatchObject({ name: "slot 1" });
   });
 });
+
+describe("posters' times", () => {
+  it("are kept per file up to the bound, past which the nearest kept time is answered", async () => {
+    const stub = env.VARIANT_LOCKS.get(env.VARIANT_LOCKS.idFromName(`posters-${crypto.randomUUID()}`));
+    expect(await stub.posterTime("uploads/x/a.mp4", 1000, 3)).toBe(1000);
+    expect(await stub.posterTime("uploads/x/a.mp4", 5000, 3)).toBe(5000);
+    expect(await stub.posterTime("uploads/x/a.mp4", 1000, 3)).toBe(1000);
+    expect(await stub.posterTime("uploads/x/a.mp4", 9000, 3)).toBe(9000);
+    expect(await stub.posterTime("uploads/x/a.mp4", 4200, 3)).toBe(5000);
+    expect(await stub.posterTime("uploads/x/a.mp4", 100, 3)).toBe(1000);
+    // Another file of the upload has its own.
+    expect(await stub.posterTime("uploads/x/b.mp4", 4200, 3)).toBe(4200);
+  });
+});
