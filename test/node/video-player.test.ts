@@ -15,15 +15,16 @@ import {
   type TestAccount,
   type TestServer,
 } from "./server";
-import { CLIP_SECONDS, framesBetween, makeClip, makeLadder, meanDifference, type MadeLadder } from "./video-ladder";
+import { CLIP_SECONDS, framesBetween, makeClip, meanDifference, serviceLadder, type MadeLadder } from "./video-ladder";
 
 /**
  * A video's page plays its HLS ladder in Chromium (npm's, as test/node/browser.test.ts drives
  * it): hls.js from the lowest rung up, a seek to the middle showing the source's frame there, the
  * storyboard's tile over the seek bar, a locked video after its password, and a view-limited one
- * spending one view for a whole playback. The ladder is made here with npm's ffmpeg and given to
- * the upload through a wrapper of the Worker (test/worker/ladder-seeding-worker.ts); the media
- * service's own ladders are checked in its tests.
+ * spending one view for a whole playback. The ladder is the media service's own (videoLadder on
+ * the clip), given to the upload through a wrapper of the Worker
+ * (test/worker/ladder-seeding-worker.ts) rather than by the media job, so that each test's
+ * upload has it at once.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 declare const document: any;
@@ -48,7 +49,7 @@ beforeAll(async () => {
   );
   account = await createAccount(server, "player");
   clip = await makeClip(dir);
-  made = await makeLadder(clip, dir);
+  made = await serviceLadder({ url: media.url, secret }, new Uint8Array(await readFile(clip)));
   browser = await puppeteer.launch({
     executablePath: await chromium.executablePath(),
     args: chromium.args,
@@ -76,7 +77,7 @@ async function videoWithLadder(fields: Record<string, string> = {}) {
   const res = await uploadFile(server, account.full, new Uint8Array(await readFile(copy)), "clip.mp4", fields);
   const { data } = (await res.json()) as { data: { id: string } };
   await processedUpload(server, account.full, data.id);
-  for (const [name, body] of Object.entries(made.files)) {
+  for (const [name, body] of made.files) {
     const put = await fetch(`${server.url}/__ladder/${data.id}/${name}`, { method: "PUT", body });
     expect(put.status, name).toBe(204);
   }
@@ -121,10 +122,12 @@ describe("a video page with a ladder, in Chromium", () => {
     await page.goto(`${server.url}/v/${id}`, { waitUntil: "load" });
     await page.waitForFunction(() => document.querySelector("video").dataset.player === "hls.js");
     await play(page);
-    await page.waitForFunction(() => document.querySelector("video").dataset.level === "1", { timeout: 30_000 });
-    const media = requests.filter((name) => name.endsWith(".mp4"));
-    expect(media[0]).toBe("240p.mp4");
-    expect(media).toContain("720p.mp4");
+    await page.waitForFunction(() => Number(document.querySelector("video").dataset.level) > 0, { timeout: 30_000 });
+    const rungs = made.ladder.rungs.map((rung) => rung.media);
+    const media = requests.filter((name) => rungs.includes(name));
+    // The lowest rung first (the master lists the highest first), then a higher one.
+    expect(media[0]).toBe(rungs[rungs.length - 1]);
+    expect(media.some((name) => name !== rungs[rungs.length - 1])).toBe(true);
 
     const middle = CLIP_SECONDS / 2 + 0.02;
     await page.$eval(
@@ -166,9 +169,13 @@ describe("a video page with a ladder, in Chromium", () => {
       image: tile.style.backgroundImage,
     }));
     expect(preview.hidden).toBe(false);
-    // 80% of 8 s is 6.4 s: the fourth tile (every 2 s), 3 x 160 px along the sprite.
-    expect(preview.position).toBe("-480px 0px");
-    expect(preview.image).toContain("storyboard.jpg");
+    // The tile of the time under the pointer, 80% of the way along.
+    const board = made.ladder.storyboard!;
+    const tile = Math.min(board.tiles - 1, Math.floor((0.8 * CLIP_SECONDS) / board.interval));
+    const x = (tile % board.columns) * board.tileWidth;
+    const y = Math.floor(tile / board.columns) * board.tileHeight;
+    expect(preview.position).toBe(`${-x}px ${-y}px`);
+    expect(preview.image).toContain(board.image);
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -98,7 +98,7 @@ function seekBar(video, tiles) {
       height: `${tile.h}px`,
       left: `${Math.max(0, Math.min(left - tile.w / 2, bar.clientWidth - tile.w))}px`,
       backgroundImage: `url("${tile.image}")`,
-      backgroundPosition: `-${tile.x}px -${tile.y}px`,
+      backgroundPosition: `${-tile.x}px ${-tile.y}px`,
     });
     preview.dataset.time = String(time);
     preview.hidden = false;
