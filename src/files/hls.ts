@@ -66,6 +66,8 @@ async function serveText(c: Context<AppEnv>, row: UploadRow, file: LadderFile, m
   return c.body(text, 200, {
     "Content-Type": file.type,
     "X-Content-Type-Options": "nosniff",
+    // As every stored file is served: nothing in it runs, should a browser open it as a page.
+    "Content-Security-Policy": "default-src 'none'; sandbox",
     ...headersOf(row, master, now),
   });
 }
