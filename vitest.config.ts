@@ -94,6 +94,7 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/routes/files.test.ts",
   "test/worker/routes/hls.test.ts",
   "test/worker/routes/video-page.test.ts",
+  "test/worker/uploads/hls-playlists.test.ts",
   "test/worker/routes/d1-sessions.test.ts",
   "test/worker/routes/caching.test.ts",
   "test/worker/routes/serving-staleness.test.ts",

@@ -15,7 +15,7 @@
 
 /**
  * @typedef {{ on(event: string, listener: (event: string, data: any) => void): void,
- *   loadSource(url: string): void, attachMedia(media: HTMLMediaElement): void }} HlsPlayer
+ *   loadSource(url: string): void, attachMedia(media: HTMLMediaElement): void, destroy(): void }} HlsPlayer
  * @typedef {{ new (config: object): HlsPlayer, isSupported(): boolean, Events: Record<string, string> }} HlsClass
  * @typedef {{ start: number, end: number, image: string, x: number, y: number, w: number, h: number }} Tile
  */
@@ -29,9 +29,18 @@ function play(video) {
   const Hls = hlsClass();
   if (Hls?.isSupported()) {
     // No worker: the page's CSP allows none, and a few segments a second need none.
+    const mp4 = video.currentSrc || video.src;
     const hls = new Hls({ startLevel: 0, enableWorker: false });
     hls.on(Hls.Events.LEVEL_SWITCHED, (_event, data) => {
       video.dataset.level = String(data.level);
+    });
+    // A ladder that stops answering (its file was replaced: a new ladder under a new name) or
+    // cannot be played falls back to the MP4, which is always the current file.
+    hls.on(Hls.Events.ERROR, (_event, data) => {
+      if (!data.fatal) return;
+      hls.destroy();
+      video.dataset.player = "mp4";
+      video.src = mp4;
     });
     hls.loadSource(master);
     hls.attachMedia(video);
