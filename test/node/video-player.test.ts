@@ -21,10 +21,9 @@ import { CLIP_SECONDS, framesBetween, makeClip, meanDifference, serviceLadder, t
  * A video's page plays its HLS ladder in Chromium (npm's, as test/node/browser.test.ts drives
  * it): hls.js from the lowest rung up, a seek to the middle showing the source's frame there, the
  * storyboard's tile over the seek bar, a locked video after its password, and a view-limited one
- * spending one view for a whole playback. The ladder is the media service's own (videoLadder on
- * the clip), given to the upload through a wrapper of the Worker
- * (test/worker/ladder-seeding-worker.ts) rather than by the media job, so that each test's
- * upload has it at once.
+ * spending one view for a whole playback. The ladder is the media service's own: the media job's
+ * where it makes ladders, else videoLadder's of the clip given to the upload through a wrapper of
+ * the Worker (test/worker/ladder-seeding-worker.ts).
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 declare const document: any;
@@ -67,26 +66,45 @@ afterAll(async () => {
 let copies = 0;
 
 /**
- * A processed upload of the clip with `fields`, given the ladder made above. Each is a copy with
- * a comment of its own: the same bytes twice would be the same upload (duplicates are answered
- * with the first).
+ * A processed upload of the clip with `fields`, with its ladder. Each is a copy with a comment of
+ * its own: the same bytes twice would be the same upload (duplicates are answered with the first).
+ * Where the upload's answer has `hls` (the media job makes ladders), the job's own ladder is
+ * awaited; otherwise the media service's ladder of the clip is given to it through the wrapper.
  */
 async function videoWithLadder(fields: Record<string, string> = {}) {
   const copy = path.join(dir, `copy-${++copies}.mp4`);
   await ffmpeg(["-i", clip, "-c", "copy", "-metadata", `comment=copy ${copies}`, copy]);
   const res = await uploadFile(server, account.full, new Uint8Array(await readFile(copy)), "clip.mp4", fields);
   const { data } = (await res.json()) as { data: { id: string } };
-  await processedUpload(server, account.full, data.id);
+  const processed = await processedUpload<{ thumb: string | null; hls?: string | null }>(server, account.full, data.id);
+  if ("hls" in processed) await ladderMade(data.id);
+  else await seedLadder(data.id);
+  return data.id;
+}
+
+/** GET {base_url}/{id} until the upload's answer has its `hls`: the media job stored its ladder. */
+async function ladderMade(id: string) {
+  for (let i = 0; i < 480; i++) {
+    const res = await fetch(`${server.api}/${id}`, { headers: { "X-API-Key": account.full } });
+    const { data } = (await res.json()) as { data: { hls: string | null; processing: { state: string } } };
+    if (data.hls) return;
+    expect(data.processing.state).not.toBe("failed");
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`upload ${id} has no ladder`);
+}
+
+/** The ladder made above, stored for the upload and named by its row (the wrapper's routes). */
+async function seedLadder(id: string) {
   for (const [name, body] of made.files) {
-    const put = await fetch(`${server.url}/__ladder/${data.id}/${name}`, { method: "PUT", body });
+    const put = await fetch(`${server.url}/__ladder/${id}/${name}`, { method: "PUT", body });
     expect(put.status, name).toBe(204);
   }
-  const seeded = await fetch(`${server.url}/__ladder/${data.id}`, {
+  const seeded = await fetch(`${server.url}/__ladder/${id}`, {
     method: "POST",
     body: JSON.stringify({ ladder: made.ladder, duration: CLIP_SECONDS }),
   });
   expect(seeded.status).toBe(204);
-  return data.id;
 }
 
 /** A page that fails the test on any script error or CSP refusal, and lists the ladder's requests. */
