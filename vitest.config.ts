@@ -93,6 +93,9 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/routes/errors.test.ts",
   "test/worker/routes/pages.test.ts",
   "test/worker/routes/files.test.ts",
+  "test/worker/routes/hls.test.ts",
+  "test/worker/routes/video-page.test.ts",
+  "test/worker/uploads/hls-playlists.test.ts",
   "test/worker/routes/d1-sessions.test.ts",
   "test/worker/routes/caching.test.ts",
   "test/worker/routes/serving-staleness.test.ts",
@@ -141,6 +144,7 @@ const LONG_FILES = [
   "test/node/image-pipeline.test.ts",
   "test/node/fixtures-pipeline.test.ts",
   "test/node/video-retry.test.ts",
+  "test/node/video-player.test.ts",
   "test/worker/routes/variants.test.ts",
   "test/worker/uploads/image.test.ts",
   "test/worker/limits/isolate-memory.test.ts",
@@ -182,19 +186,21 @@ const NOT_QUICK = [
 const QUICK = process.env.TEST_TIER === "quick";
 
 /**
- * The Text module rule of wrangler.toml (the browser's files and tus-js-client's browser build,
+ * The Text module rule of wrangler.toml (the browser's files, tus-js-client's and hls.js's browser builds,
  * imported as their text), for the Node tests that import the Worker's app itself
  * (openapi.test.ts): workerd's pool reads the rule, Vite in Node does not, and would run
  * uploader.js as a module.
  */
 const BROWSER_FILE = /\/src\/site\/browser\/[^/]+\.(js|css)$/;
 const TUS_CLIENT_BUILD = "tus-js-client/dist/tus.min.js";
+const HLS_BUILD = "hls.js/dist/hls.light.min.js";
 const browserFilesAsText = {
   name: "browser-files-as-text",
   enforce: "pre" as const,
   // Vite's own `?raw` loads a file as its text; a real path, so its module cache on disk keeps it.
   resolveId(source: string, importer: string | undefined) {
-    if (source === TUS_CLIENT_BUILD) return `${createRequire(import.meta.url).resolve(source)}?raw`;
+    if (source === TUS_CLIENT_BUILD || source === HLS_BUILD)
+      return `${createRequire(import.meta.url).resolve(source)}?raw`;
     const file = importer ? path.resolve(path.dirname(importer), source) : source;
     return BROWSER_FILE.test(file) ? `${file}?raw` : null;
   },

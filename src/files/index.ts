@@ -5,16 +5,9 @@ import { notFound } from "../errors";
 import { immutableUntil, NO_STORE, REVALIDATE } from "../http/cache-control";
 import { serveObject } from "../http/serve-object";
 import { publicOrigin } from "../http/request-info";
-import { settingsOf } from "../settings";
 import type { UploadRow } from "../model/schema";
 import { uploadLinks } from "../uploads/public-urls";
-import {
-  admitToFile,
-  assertConverted,
-  viewCounter,
-  type FileUrl,
-  type PresentedLink,
-} from "../uploads/serving/admission";
+import { admitToFile, assertConverted, viewCounter, type FileUrl } from "../uploads/serving/admission";
 import { isNamed, srcFilename } from "../uploads/serving/file-names";
 import { fromCurrentUpload } from "../uploads/serving/lookup";
 import { factsOf, type ServingFacts, type ServingRecord } from "../uploads/serving/record";
@@ -22,6 +15,8 @@ import { answerVariant, type Found } from "../uploads/variants/answer";
 import { posterOptions, variantOptions, type VariantOptions } from "../uploads/variants/options";
 import type { Variant } from "../uploads/variants/plan";
 import { methodNotAllowed } from "../http/method-not-allowed";
+import { presentedLink, robots } from "./requests";
+import { hls } from "./hls";
 
 /**
  * A locked or view-limited upload's files are kept by no cache: a cached copy would outlive the
@@ -37,14 +32,6 @@ function caching(facts: ServingFacts, url: FileUrl, now: number): string {
   if (url === "src") return REVALIDATE;
   return immutableUntil(facts.expiresAt, now, facts.indexable ? "public" : "private");
 }
-
-const robots = (facts: ServingFacts): Record<string, string> => (facts.indexable ? {} : { "X-Robots-Tag": "noindex" });
-
-/** The signed link a request for a file came with, as the domain checks it. */
-const presentedLink = (c: Context<AppEnv>): PresentedLink => ({
-  url: new URL(c.req.url),
-  secret: settingsOf(c.env).linkSigningSecret,
-});
 
 type BeforeBody = ReturnType<typeof viewCounter>;
 
@@ -192,4 +179,5 @@ export const files = new Hono<AppEnv>()
       return serveThumb(c, factsOf(row), name);
     });
   })
-  .all("/t/:id/:name", methodNotAllowed("GET"));
+  .all("/t/:id/:name", methodNotAllowed("GET"))
+  .route("/", hls);

@@ -141,6 +141,14 @@ export const filesIndexable = (row: Row<"visibility">) => isPublic(row);
  */
 export const pageIndexable = (row: Row<"visibility" | "passwordHash">) => isPublic(row) && !locked.of(row);
 
+/**
+ * Its HLS ladder's playlists and files go only through signed links: a locked or view-limited
+ * upload's, as its file does, and a private one's too, whose page sends visitors to the file
+ * alone, so no one but its owner (through the API) is handed a way to play it.
+ */
+export const signedPlayback = (row: Row<"visibility" | "passwordHash" | "maxViews">) =>
+  row.visibility === "private" || !unrestricted.of(row);
+
 /** Other sites may frame its player and oEmbed may describe it: not private, and unrestricted. */
 export const embeddable = (row: Row<"visibility" | "passwordHash" | "maxViews">) =>
   row.visibility !== "private" && unrestricted.of(row);

@@ -53,6 +53,17 @@ export const PAGE_HEADERS = {
   "X-Frame-Options": "DENY",
 };
 
+/**
+ * A video page whose upload has an HLS ladder: hls.js fetches playlists and segments (connect-src)
+ * and plays them through a MediaSource's blob: URL (media-src); it runs without a worker.
+ */
+export const VIDEO_PAGE_HEADERS = {
+  ...PAGE_HEADERS,
+  "Content-Security-Policy":
+    "default-src 'none'; img-src 'self'; media-src 'self' blob:; connect-src 'self'; script-src 'self'; " +
+    "style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+};
+
 /** The uploader talks to the API (connect-src) and shows the thumbnails it gets back. */
 export const UPLOADER_HEADERS = {
   ...PAGE_HEADERS,

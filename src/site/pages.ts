@@ -8,11 +8,11 @@ import { signUrl } from "../uploads/access/signed-links";
 import { publicOrigin } from "../http/request-info";
 import { settingsOf } from "../settings";
 import { uploadForPage, uploadForPreview } from "../uploads/pages";
-import { embeddable, locked, pageIndexable } from "../model/policy";
+import { embeddable, locked, pageIndexable, signedPlayback } from "../model/policy";
 import { uploadLinks } from "../uploads/public-urls";
 import { removeUploadByToken, uploadForDeleteLink } from "../uploads/remove";
 import { DELETED } from "../uploads/schemas/resources";
-import { EMBED_HEADERS, NOINDEX, page, PAGE_HEADERS, UPLOADER_HEADERS } from "./html";
+import { EMBED_HEADERS, NOINDEX, page, PAGE_HEADERS, UPLOADER_HEADERS, VIDEO_PAGE_HEADERS } from "./html";
 import { passwordForm, refusedPassword } from "./password-form";
 import { TUS_CLIENT_PATH, TUS_CLIENT_SCRIPT, UPLOADER_BODY, UPLOADER_STYLE } from "./uploader-page";
 import UPLOADER_SCRIPT from "./browser/uploader.js";
@@ -21,6 +21,9 @@ import { NO_STORE, publicFor, VERSIONED } from "../http/cache-control";
 import { oembedAnswer, readOembedRequest } from "./oembed";
 import { albumOembed } from "./album-pages";
 import PAGE_SCRIPT from "./browser/page.js";
+import PLAYER_SCRIPT from "./browser/player.js";
+import { HLS_PATH, HLS_SCRIPT, PLAYER_STYLE } from "./player";
+import { playbackLinks } from "../uploads/streaming/playback";
 import { previewTags, uploadTitle } from "./previews";
 import { pageImageSources } from "./responsive-images";
 import { shareOptions, shareSnippets } from "./share-options";
@@ -60,31 +63,59 @@ function siteUrls(c: Context<AppEnv>, row: UploadRow) {
  * The file as the page shows it: a video with its thumbnail as poster, or the image, through its
  * variants where it has them (responsive-images.ts), filling the viewport when `fill`.
  */
-function mediaElement(row: UploadRow, src: string, poster: string | null, title: string, fill = false) {
+function mediaElement(
+  row: UploadRow,
+  src: string,
+  poster: string | null,
+  title: string,
+  fill = false,
+  playback: Playback | null = null,
+) {
   const size = row.width && row.height ? html` width="${row.width}" height="${row.height}"` : "";
   if (row.type === "video") {
     const posterAttribute = poster ? html` poster="${poster}"` : "";
-    return html`<video controls playsinline preload="metadata"${posterAttribute}${size} src="${src}"></video>`;
+    // With a ladder, player.js plays it, so the MP4 is not fetched first (a view-limited
+    // upload's would spend a view of its own); without the script, a click plays the MP4.
+    const storyboard = playback?.storyboard ? html` data-storyboard="${playback.storyboard}"` : "";
+    const ladder = playback ? html` preload="none" data-hls="${playback.hls}"${storyboard}` : html` preload="metadata"`;
+    return html`<video controls playsinline${ladder}${posterAttribute}${size} src="${src}"></video>`;
   }
   const sources = pageImageSources(row, src, fill);
   const responsive = sources ? html` srcset="${sources.srcset}" sizes="${sources.sizes}"` : "";
   return html`<img src="${src}"${responsive}${size} alt="${title}">`;
 }
 
+type Playback = NonNullable<ReturnType<typeof playbackLinks>>;
+
+/**
+ * A video's ladder as its page plays it (null without one): its master and storyboard, signed
+ * when its playback is (a locked upload's page shows it only after the password).
+ */
+async function pagePlayback(c: Context<AppEnv>, row: UploadRow): Promise<Playback | null> {
+  const links = playbackLinks(publicOrigin(c), row);
+  if (!links || !signedPlayback(row)) return links;
+  const sign = (url: string) => signUrl(settingsOf(c.env).linkSigningSecret, url, c.var.now());
+  return { hls: await sign(links.hls), storyboard: links.storyboard && (await sign(links.storyboard)) };
+}
+
+const playerScripts = html`<script src="${HLS_PATH}" defer></script><script src="/assets/player.js" defer></script>`;
+
 /** The page showing the file at `src` (a signed link for a locked upload). */
-function uploadPage(c: Context<AppEnv>, row: UploadRow, src: string) {
+async function uploadPage(c: Context<AppEnv>, row: UploadRow, src: string) {
   const title = uploadTitle(row);
   const urls = siteUrls(c, row);
   const indexable = pageIndexable(row);
+  const playback = await pagePlayback(c, row);
   const head = html`${indexable ? "" : NOINDEX}
-${previewTags(row, urls.links, urls)}<script src="/assets/page.js" defer></script>`;
+${previewTags(row, urls.links, urls)}<script src="/assets/page.js" defer></script>${playback ? playerScripts : ""}`;
   const body = html`<main><h1>${title}</h1>
-${mediaElement(row, src, urls.links.thumb, title)}
+${mediaElement(row, src, urls.links.thumb, title, false, playback)}
 ${row.description ? html`<p>${row.description}</p>` : ""}
 <p><a href="${src}">Direct link</a></p>
 ${shareOptions(shareSnippets(row, urls.links, urls.embed))}</main>`;
-  return c.html(page({ title, head, body }), 200, {
-    ...PAGE_HEADERS,
+  const style = playback ? PLAYER_STYLE : undefined;
+  return c.html(page({ title, head, body, style }), 200, {
+    ...(playback ? VIDEO_PAGE_HEADERS : PAGE_HEADERS),
     ...(indexable ? {} : { "X-Robots-Tag": "noindex" }),
   });
 }
@@ -101,6 +132,8 @@ export const pages = new Hono<AppEnv>()
   .get("/assets/page.js", (c) => script(c, PAGE_SCRIPT))
   .get("/assets/uploader.js", (c) => script(c, UPLOADER_SCRIPT))
   .get("/assets/client-configs.js", (c) => script(c, CLIENT_CONFIGS_SCRIPT))
+  .get("/assets/player.js", (c) => script(c, PLAYER_SCRIPT))
+  .get(HLS_PATH, (c) => script(c, HLS_SCRIPT, VERSIONED))
   .get(TUS_CLIENT_PATH, (c) => script(c, TUS_CLIENT_SCRIPT, VERSIONED))
   /** The browser uploader: a page of its own; all it does is its scripts'. */
   .get("/upload", (c) => {

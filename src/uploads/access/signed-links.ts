@@ -30,9 +30,9 @@ const albumPage = (passwordHash: string): Purpose => `album-page:${passwordHash}
 
 const message = (purpose: Purpose, pathname: string, exp: string | number) => `${purpose}\n${pathname}\n${exp}`;
 
-async function sign(secret: string, purpose: Purpose, url: string, now: number): Promise<string> {
+async function sign(secret: string, purpose: Purpose, url: string, now: number, seconds = SIGNED_LINK_SECONDS) {
   const parsed = new URL(url);
-  const exp = Math.floor(now / 1000) + SIGNED_LINK_SECONDS;
+  const exp = Math.floor(now / 1000) + seconds;
   parsed.searchParams.set("exp", String(exp));
   parsed.searchParams.set("sig", await hmac(secret, message(purpose, parsed.pathname, exp)));
   return parsed.toString();
@@ -51,6 +51,13 @@ async function check(secret: string, purpose: Purpose, url: URL, now: number): P
 
 /** A locked upload's file `url` with `exp` (Unix seconds) and `sig` query parameters, valid for SIGNED_LINK_SECONDS. */
 export const signUrl = (secret: string, url: string, now: number) => sign(secret, FILE, url, now);
+
+/**
+ * A file `url` signed as signUrl signs it, valid for `seconds`: the files an HLS playlist names,
+ * which a player fetches for as long as the playback lasts.
+ */
+export const signUrlFor = (secret: string, url: string, now: number, seconds: number) =>
+  sign(secret, FILE, url, now, seconds);
 
 /** Whether a request for a file carries a good file link signature (tampered, expired or missing otherwise). */
 export const checkSignedUrl = (secret: string, url: URL, now: number) => check(secret, FILE, url, now);

@@ -2,7 +2,7 @@ import { ApiError, forbidden, unauthorized } from "../../errors";
 import type { UploadRow } from "../../model/schema";
 import { takeView } from "../../storage/uploads";
 import { checkSignedUrl } from "../access/signed-links";
-import { awaitsConversion, locked, unrestricted, usedUp, viewLimited } from "../../model/policy";
+import { awaitsConversion, locked, signedPlayback, unrestricted, usedUp, viewLimited } from "../../model/policy";
 import type { Stores } from "../../storage/stores";
 
 /** Which of an upload's file URLs a request is for: `src`, or a stored object by its name (`path`, `thumb`). */
@@ -47,16 +47,45 @@ export async function admitToFile(
   now: number,
 ): Promise<"file" | "page"> {
   if (locked.of(row)) {
-    const check = await checkSignedUrl(link.secret, link.url, now);
-    if (check === "missing") {
+    if ((await signatureOf(link, now)) === "missing") {
       if (url === "src") return "page";
       throw unauthorized("This upload is password-protected: open its page and give the password.");
     }
-    if (check === "expired") throw forbidden("This link has expired; open the upload's page for a new one.");
-    if (check === "invalid") throw forbidden("This link is not valid.");
   }
   if (usedUp.of(row)) throw usedUpError();
   return "file";
+}
+
+/** A presented link's signature: refused when tampered with or expired; "missing" is the caller's to judge. */
+async function signatureOf(link: PresentedLink, now: number): Promise<"valid" | "missing"> {
+  const check = await checkSignedUrl(link.secret, link.url, now);
+  if (check === "expired") throw forbidden("This link has expired; open the upload's page for a new one.");
+  if (check === "invalid") throw forbidden("This link is not valid.");
+  return check;
+}
+
+/**
+ * Whether a request may have one of the upload's HLS playlists or files (src/uploads/streaming):
+ * when its playback is signed (signedPlayback), every one of them needs a valid signed link, the
+ * playlists handing out their own; a used-up upload's answer 410 as its file does.
+ */
+export async function admitToLadder(
+  row: Pick<UploadRow, "visibility" | "passwordHash" | "maxViews" | "views">,
+  link: PresentedLink,
+  now: number,
+) {
+  if (signedPlayback(row) && (await signatureOf(link, now)) === "missing") {
+    throw unauthorized("This video's playback needs a signed link: open its page (and give its password).");
+  }
+  if (usedUp.of(row)) throw usedUpError();
+}
+
+/**
+ * A view-limited upload's playback takes one view, at its master playlist (never at its segments,
+ * which a player fetches by the dozen), or answers 410 when none is left.
+ */
+export async function takePlaybackView(deps: Stores, row: Pick<UploadRow, "id" | "maxViews">) {
+  if (viewLimited.of(row) && !(await takeView(deps.db, row.id))) throw usedUpError();
 }
 
 /**

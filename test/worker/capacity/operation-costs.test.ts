@@ -6,6 +6,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { ladderUpload } from "../routes/hls-support";
 import { mediaJobDeps } from "../../../src/deps";
 import { database } from "../../../src/storage/db";
 import { PIECE_BYTES } from "../../../src/model/spec-limits";
@@ -269,6 +270,15 @@ describe("operation costs", () => {
       .bind(video.id)
       .first<{ ladder: string | null }>();
     expect(laddered?.ladder).not.toBeNull();
+
+    // A video's ladder (hls-support.ts's, on a row and an account of their own, measured last so
+    // that its upload changes no row count above): its master, and a segment, a range of a
+    // rung's one file; each reads the row, as no serving record knows a ladder.
+    const ladder = await ladderUpload();
+    await measure("HLS master GET", (bindings) => call(bindings, ladder.master));
+    await measure("HLS segment GET (a byte range of a rung's file)", (bindings) =>
+      call(bindings, ladder.file("360p.mp4"), { headers: { Range: "bytes=100-499" } }),
+    );
 
     const documented = documentedCosts(capacityDoc);
     const differences = [...measured].flatMap(([name, costs]) => costDifferences(documented, name, costs));

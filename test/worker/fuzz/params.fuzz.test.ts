@@ -245,6 +245,10 @@ describe("parameter fuzz", () => {
       fc.tuple(segmentArb(ids), segmentArb(names)).map(([id, name]) => ["/f/", `${id}/${name}`] as const),
       fc.tuple(segmentArb(ids), segmentArb(names)).map(([id, name]) => ["/t/", `${id}/${name}`] as const),
       segmentArb(ids).map((id) => ["/v/", id] as const),
+      segmentArb(ids).map((id) => ["/h/", `${id}/master.m3u8`] as const),
+      fc
+        .tuple(segmentArb(ids), segmentArb(names), segmentArb(names))
+        .map(([id, ladder, name]) => ["/h/", `${id}/${ladder}/${name}`] as const),
       fc.tuple(segmentArb(ids), segmentArb(tokens)).map(([id, token]) => ["/d/", `${id}/${token}`] as const),
     );
     await checkProperty(
