@@ -7,7 +7,7 @@ import {
   STORYBOARD_MAX_TILES,
   STORYBOARD_TILE_WIDTH,
 } from "./ladder-contract";
-import type { FfprobeOutput, FfprobeStream, Source } from "./media";
+import { MAX_VIDEO_SECONDS, type FfprobeOutput, type FfprobeStream, type Source } from "./media";
 import { inputArgs } from "./formats";
 import { JobError, run, type Job } from "./run";
 
@@ -70,10 +70,11 @@ export async function planLadder(
   { probe, data }: { probe: Probe; data: FfprobeOutput },
   copyAllowed = true,
 ): Promise<LadderPlan> {
-  if (!probe.duration || probe.duration <= 0) throw new JobError(422, "the video's duration is unknown");
-  const duration = probe.duration;
-  const audio = probe.audioCodec === null ? null : probe.audioCodec === "aac" ? "copy" : "aac";
   const details = detailsOf(data);
+  const duration = probe.duration && probe.duration > 0 ? probe.duration : await packetSpan(job, source, details);
+  if (!duration) throw new JobError(422, "the video's duration is unknown");
+  if (duration > MAX_VIDEO_SECONDS) throw new JobError(422, `a duration of ${duration} s is over the limit`);
+  const audio = probe.audioCodec === null ? null : probe.audioCodec === "aac" ? "copy" : "aac";
   const audioKbps = Math.max(MIN_AUDIO_KBPS, Math.min(AUDIO_KBPS, details.audioKbps ?? AUDIO_KBPS));
   if (!probe.videoCodec || !probe.width || !probe.height) {
     if (!audio) throw new JobError(422, "neither video nor audio to make a ladder of");
@@ -162,6 +163,24 @@ async function keyframeTimes(job: Job, source: Source, start: number): Promise<n
     if (flags.includes("K") && time !== "N/A") times.push(Math.round((Number(time) - start) * 1e6) / 1e6);
   });
   return times.sort((a, b) => a - b);
+}
+
+/**
+ * The length of a file whose header states none (a WebM a browser recorded), from its packets'
+ * times, read without decoding: the latest packet's end (its own duration, or a frame's when it
+ * states none). 0 when no packet has a time.
+ */
+async function packetSpan(job: Job, source: Source, details: StreamDetails): Promise<number> {
+  let end = 0;
+  const args = ["-v", "error", "-show_entries", "packet=pts_time,duration_time", "-of", "csv=p=0"];
+  await run(job, "ffprobe", [...args, ...inputArgs(source.demuxer, source.file)], (line) => {
+    const [time = "", length = ""] = line.split(",");
+    const at = Number(time);
+    if (time === "N/A" || !Number.isFinite(at)) return;
+    const lasts = Number(length);
+    end = Math.max(end, at - details.start + (length !== "N/A" && lasts > 0 ? lasts : 1 / details.fps));
+  });
+  return Math.round(end * 1e6) / 1e6;
 }
 
 /** What the probe does not say: the first video stream's pixel format, rates and start; the first audio's rate. */

@@ -33,6 +33,12 @@ export interface StoredStoryboard {
 }
 
 export interface StoredLadder {
+  /**
+   * The name the attempt that made it gave its files' keys (random): every attempt writes keys of
+   * its own, so one that lost its job's lease never overwrites, nor removes, the ladder of the
+   * attempt that took the job over.
+   */
+  id: string;
   /** Highest first. */
   rungs: StoredRung[];
   storyboard: StoredStoryboard | null;

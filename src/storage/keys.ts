@@ -32,13 +32,15 @@ export const posterKey = (objectKey: string, ms: number, width: number, ext: str
 
 /**
  * A video's HLS ladder (model/ladder.ts) lives with its variants, made from the same one file:
- * `uploads/{id}/v/{name}/hls-{file}`. It goes when the file goes, and a new file starts with none.
+ * `uploads/{id}/v/{name}/hls-{ladder id}-{file}`. It goes when the file goes, and a new file starts with
+ * none; the ladder's id (model/ladder.ts) keeps each attempt at making it to keys of its own.
  */
-export const ladderKey = (objectKey: string, fileName: string) => `${variantPrefix(objectKey)}hls-${fileName}`;
+export const ladderKey = (objectKey: string, ladderId: string, fileName: string) =>
+  `${variantPrefix(objectKey)}hls-${ladderId}-${fileName}`;
 
 /** Every key of the ladder a row names (none without one). */
-export const ladderKeysOf = (row: { objectKey: string; ladder: { files: { name: string }[] } | null }) =>
-  (row.ladder?.files ?? []).map((file) => ladderKey(row.objectKey, file.name));
+export const ladderKeysOf = (row: { objectKey: string; ladder: { id: string; files: { name: string }[] } | null }) =>
+  row.ladder ? row.ladder.files.map((file) => ladderKey(row.objectKey, row.ladder!.id, file.name)) : [];
 
 /** Whether the key is a ladder file's (ladderKey), rather than another variant's. */
 export const isLadderKey = (key: string) => /^uploads\/[^/]+\/v\/[^/]+\/hls-[^/]+$/.test(key);

@@ -172,15 +172,6 @@ export async function finishMediaJob(db: Database, job: AttemptOf, now: number) 
   await jobOutcome(db, job, { status: "done" }, now);
 }
 
-/** Whether the attempt `job` still holds its job. */
-export async function holdsJob(db: Database, job: AttemptOf) {
-  const [row] = await db
-    .select({ id: mediaJobs.id })
-    .from(mediaJobs)
-    .where(and(attemptRow(job), eq(mediaJobs.status, "running")));
-  return !!row;
-}
-
 /** Extends the lease of a job's attempt, while that attempt still holds it. */
 export async function renewMediaJobLease(db: Database, job: MediaJobRow, now: number, leaseMs: number) {
   await db

@@ -1,6 +1,6 @@
 import { and, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Database } from "./db";
-import { mediaJobs, uploads, type MediaJobRow, type MediaType } from "../model/schema";
+import { mediaJobs, uploads, type MediaType } from "../model/schema";
 import { heldBy, jobOutcome, uploadOf, type HeldJob, type JobOutcome } from "./media-jobs";
 import { chargeProcessedFile } from "./usage";
 import { ladderPhaseMove } from "./ladder-phase";

@@ -1,8 +1,9 @@
 import type { UploadRow } from "../model/schema";
 import { isoTimestamp } from "../time";
-import { deleteLink, ladderLinks, uploadLinks } from "./public-urls";
+import { deleteLink, uploadLinks } from "./public-urls";
 import { signUrl } from "./access/signed-links";
-import { locked, unrestricted } from "../model/policy";
+import { locked, signedPlayback } from "../model/policy";
+import { playbackLinks } from "./streaming/playback";
 
 /** How to sign a locked upload's links: the secret, and the time they count from. */
 export interface Signing {
@@ -30,7 +31,7 @@ async function links(
 
 type LadderRow = Pick<
   UploadRow,
-  "id" | "objectKey" | "ladder" | "passwordHash" | "maxViews" | "visibility" | "duration"
+  "id" | "type" | "objectKey" | "ladder" | "passwordHash" | "maxViews" | "visibility" | "duration"
 >;
 
 /**
@@ -39,10 +40,9 @@ type LadderRow = Pick<
  * the playlists sign what they name themselves); without `signing` they stay unsigned, and so refused.
  */
 async function ladderFields(row: LadderRow, origin: string, signing: Signing | null) {
-  const { hls, storyboard } = ladderLinks(origin, row);
-  const restricted = !unrestricted.of(row) || row.visibility === "private";
+  const { hls, storyboard } = playbackLinks(origin, row) ?? { hls: null, storyboard: null };
   const sign = (url: string | null) =>
-    url && restricted && signing ? signUrl(signing.secret, url, signing.now) : Promise.resolve(url);
+    url && signedPlayback(row) && signing ? signUrl(signing.secret, url, signing.now) : Promise.resolve(url);
   return {
     duration: row.duration,
     hls: await sign(hls),

@@ -1,6 +1,5 @@
 import { objectName } from "../storage/keys";
 import type { UploadRow } from "../model/schema";
-import { MASTER_PLAYLIST } from "../model/ladder";
 
 /**
  * Public URL layout:
@@ -28,13 +27,3 @@ export const deleteLink = (origin: string, id: string, token: string) => `${orig
 /** A variant of the upload's image (src/uploads/variants): `src` at a ladder width, in `format`. */
 export const variantUrl = (src: string, width: number, format?: "original") =>
   `${src}?w=${width}${format ? `&format=${format}` : ""}`;
-
-/** A video's HLS links (null until its ladder is stored, and for images). */
-export function ladderLinks(origin: string, row: Pick<UploadRow, "id" | "objectKey" | "ladder">) {
-  if (!row.ladder) return { hls: null, storyboard: null };
-  const vtt = row.ladder.storyboard?.vtt;
-  return {
-    hls: `${origin}/h/${row.id}/${MASTER_PLAYLIST}`,
-    storyboard: vtt ? `${origin}/h/${row.id}/${objectName(row.objectKey)}/${vtt}` : null,
-  };
-}

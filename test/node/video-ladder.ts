@@ -1,13 +1,11 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
-import { MANIFEST_LENGTH_HEADER, manifestProblem, type LadderManifest } from "../../container/src/ladder-contract";
-import type { StoredLadder } from "../../src/model/ladder";
 import { FFMPEG, ffmpeg } from "../support/tools";
 
 /**
- * The player's tests' video (test/node/video-player.test.ts): a generated clip, the ladder the
- * media service makes of it, and the source's frames to compare what the browser shows with.
+ * The player's tests' video (test/node/video-player.test.ts): a generated clip, and the source's
+ * frames to compare what the browser shows with.
  */
 
 export const CLIP_SECONDS = 8;
@@ -17,7 +15,7 @@ const FPS = 25;
 export async function makeClip(dir: string, name = "clip.mp4") {
   const file = path.join(dir, name);
   await ffmpeg([
-    ...["-f", "lavfi", "-i", `testsrc2=size=854x480:rate=${FPS}:duration=${CLIP_SECONDS}`],
+    ...["-f", "lavfi", "-i", `testsrc2=size=640x360:rate=${FPS}:duration=${CLIP_SECONDS}`],
     ...["-f", "lavfi", "-i", `sine=frequency=440:duration=${CLIP_SECONDS}`],
     // testsrc2 looks much the same every 2 s once scaled down: a hue turning once over the clip
     // makes every moment's colours its own.
@@ -26,37 +24,6 @@ export async function makeClip(dir: string, name = "clip.mp4") {
     ...["-movflags", "+faststart", file],
   ]);
   return file;
-}
-
-export interface MadeLadder {
-  files: Map<string, Uint8Array>;
-  ladder: StoredLadder;
-}
-
-/**
- * The ladder the media service makes of `body` (its videoLadder, as the media job calls it): the
- * answer cut as ladder-contract.ts says, the manifest checked, then each file of its length.
- */
-export async function serviceLadder(media: { url: string; secret: string }, body: Uint8Array): Promise<MadeLadder> {
-  const res = await fetch(`${media.url}/video/ladder?format=mp4&maxBytes=${20 * body.length}`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${media.secret}` },
-    body,
-  });
-  const bytes = new Uint8Array(await res.arrayBuffer());
-  if (!res.ok) throw new Error(`videoLadder answered ${res.status}: ${new TextDecoder().decode(bytes)}`);
-  const manifestLength = Number(res.headers.get(MANIFEST_LENGTH_HEADER));
-  const manifest = JSON.parse(new TextDecoder().decode(bytes.subarray(0, manifestLength))) as LadderManifest;
-  const problem = manifestProblem(manifest, bytes.length - manifestLength);
-  if (problem) throw new Error(`a ladder's manifest refused: ${problem}`);
-  const files = new Map<string, Uint8Array>();
-  let at = manifestLength;
-  for (const file of manifest.files) {
-    files.set(file.name, bytes.subarray(at, at + file.length));
-    at += file.length;
-  }
-  const { rungs, storyboard, files: listed } = manifest;
-  return { files, ladder: { rungs, storyboard, files: listed } };
 }
 
 /** Each of `source`'s frames from `from` to `to` seconds, with its time, scaled to width x height, as RGBA bytes. */

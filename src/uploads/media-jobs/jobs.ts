@@ -5,7 +5,6 @@ import {
   claimMediaJobWithUpload,
   deleteMediaJob,
   finishMediaJob,
-  holdsJob,
   unclaimedMediaJob,
   renewMediaJobLease,
   type NewMediaJob,
@@ -199,10 +198,8 @@ async function attempt(deps: MediaJobDeps, job: Claimed["job"], upload: Claimed[
     await finishMediaJob(deps.db, job, deps.now());
     return { outcome: "done" };
   } catch (error) {
-    // A ladder's keys are the same for every attempt: those of an attempt that lost the job to
-    // another are the other's too, and stay (the orphan sweep removes what no ladder names).
-    if (written.length && (job.phase === "file" || (await holdsJob(deps.db, job))))
-      await deps.bucket.delete(written).catch(() => {});
+    // Every key an attempt writes is its own (a ladder's too: its id), never another attempt's.
+    if (written.length) await deps.bucket.delete(written).catch(() => {});
     return failed(deps, job, job.phase === "ladder" ? "ladder" : (upload?.type ?? "video"), error);
   }
 }
@@ -230,9 +227,9 @@ async function ladderPhase(
     await retryLater(deps.db, job, outcome, deps.now(), dailyLimitWords(deps.videoSecondsPerDay));
     return { outcome: "retry", retryInMs: nextAttemptAt - deps.now() };
   }
-  // A ladder of a file the upload no longer has is no one's; one of a job another attempt took
-  // over has the same keys as that attempt's, which stay.
-  if ((await makeLadder(deps, job, upload, written, progressWriter(deps, job))) === "moved")
+  // A ladder the upload was not given (its file changed, or another attempt took the job over)
+  // is no one's: its keys are this attempt's own.
+  if ((await makeLadder(deps, job, upload, written, progressWriter(deps, job))) !== "stored")
     await deps.bucket.delete(written);
   return { outcome: "done" };
 }

@@ -2,10 +2,12 @@ import type { LadderManifest } from "../../../container/src/ladder-contract";
 import type { StoredLadder } from "../../model/ladder";
 import type { UploadRow } from "../../model/schema";
 import type { HeldJob } from "../../storage/media-jobs";
+import { randomBase62 } from "../../crypto";
 import { ladderKey } from "../../storage/keys";
 import { chargeVideoSeconds, storeLadder } from "../../storage/ladder-phase";
 import { putNewFile, storedFile } from "../../storage/stored-file";
 import type { ProgressWatch } from "../../media/service";
+import { ladderByteLimit } from "../../media/ladder-answer";
 import type { MediaDeps } from "./processing";
 
 /**
@@ -14,16 +16,6 @@ import type { MediaDeps } from "./processing";
  * variant folder as it streams, then made visible by one fenced UPDATE (storeLadder). Half a
  * ladder is never seen: until that UPDATE the upload names none.
  */
-
-/**
- * A ladder may take at most twice its source's bytes, plus a MiB for the playlists, the
- * storyboard and a short clip's fixed costs: its renditions are each smaller than the source's
- * top one (never upscaled, capped bitrates), so more says the encode went wrong, and the bound
- * keeps a hostile file from filling storage that no quota counts (docs/behaviour.md).
- */
-export const LADDER_BYTES_MULTIPLE = 2;
-export const LADDER_BYTES_SLACK = 1024 * 1024;
-export const ladderMaxBytes = (sourceSize: number) => LADDER_BYTES_MULTIPLE * sourceSize + LADDER_BYTES_SLACK;
 
 const DAY_MS = 24 * 60 * 60_000;
 /** A UTC day as video_seconds counts it: days since the epoch. */
@@ -78,20 +70,23 @@ export async function makeLadder(
 ): Promise<"stored" | "moved" | "lost"> {
   const format = upload.mime === "video/webm" ? "webm" : "mp4";
   const source = await storedFile(deps.bucket, upload.objectKey);
-  const call = { operation: "videoLadder", format, maxBytes: ladderMaxBytes(source.size) } as const;
+  const call = { operation: "videoLadder", format, maxBytes: ladderByteLimit(source.size) } as const;
   const answer = await deps.media.call(call, source.body, source.size, watch);
+  const id = randomBase62(10);
   for (let part = await answer.next(); part; part = await answer.next()) {
-    await putNewFile(deps.bucket, ladderKey(upload.objectKey, part.file.name), part.body, part.file.type, written);
+    const key = ladderKey(upload.objectKey, id, part.file.name);
+    await putNewFile(deps.bucket, key, part.body, part.file.type, written);
   }
   // A video of unknown length learns it from its ladder, and is charged the rest of it then.
   const length = upload.duration === null ? answer.manifest.duration : null;
   const rest = length === null ? 0 : Math.max(0, Math.ceil(length) - UNKNOWN_LENGTH_SECONDS);
-  return storeLadder(deps, job, { ladder: storedLadderOf(answer.manifest), length, rest }, deps.now());
+  return storeLadder(deps, job, { ladder: storedLadderOf(answer.manifest, id), length, rest }, deps.now());
 }
 
 /** What the upload's row keeps of a manifest (model/ladder.ts). */
-export function storedLadderOf(manifest: LadderManifest): StoredLadder {
+export function storedLadderOf(manifest: LadderManifest, id: string): StoredLadder {
   return {
+    id,
     rungs: manifest.rungs.map((rung) => ({ ...rung })),
     storyboard: manifest.storyboard ? { ...manifest.storyboard } : null,
     files: manifest.files.map(({ name, type, length }) => ({ name, type, length })),

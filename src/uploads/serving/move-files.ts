@@ -24,12 +24,14 @@ async function copyObject(bucket: R2Bucket, uploadId: string, key: string, mime:
  * the file `to`, each streamed as a stream of its known length, listing each key in `written`.
  */
 async function copyLadder(bucket: R2Bucket, row: UploadRow, to: string, written: string[]) {
-  for (const file of row.ladder?.files ?? []) {
-    const source = await storedFile(bucket, ladderKey(row.objectKey, file.name));
+  if (!row.ladder) return;
+  const { id, files } = row.ladder;
+  for (const file of files) {
+    const source = await storedFile(bucket, ladderKey(row.objectKey, id, file.name));
     const sized = new FixedLengthStream(source.size);
     const [, stored] = await Promise.all([
       source.body.pipeTo(sized.writable),
-      putNewFile(bucket, ladderKey(to, file.name), sized.readable, file.type, written),
+      putNewFile(bucket, ladderKey(to, id, file.name), sized.readable, file.type, written),
     ]);
     if (!stored) throw new Error(`the ladder file ${file.name} was not copied`);
   }

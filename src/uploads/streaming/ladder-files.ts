@@ -1,5 +1,5 @@
 import { LADDER_FILE_NAME } from "../../../container/src/ladder-contract";
-import { MASTER_PLAYLIST } from "../../model/ladder";
+import { MASTER_PLAYLIST, type StoredLadder } from "../../model/ladder";
 import type { UploadRow } from "../../model/schema";
 import { ladderKey, objectName } from "../../storage/keys";
 import { SIGNED_LINK_SECONDS } from "../access/signed-links";
@@ -28,16 +28,16 @@ type LadderRow = Pick<UploadRow, "type" | "objectKey" | "ladder">;
 /** The name the upload's current ladder goes by in its URLs: its file's (a new file, a new ladder). */
 export const ladderName = (row: Pick<UploadRow, "objectKey">) => objectName(row.objectKey);
 
-const fileAt = (objectKey: string, name: string): LadderFile | null => {
+const fileAt = (row: LadderRow & { ladder: StoredLadder }, name: string): LadderFile | null => {
   if (!LADDER_FILE_NAME.test(name)) return null;
   const known = TYPES[name.slice(name.lastIndexOf(".") + 1)];
-  return known ? { name, key: ladderKey(objectKey, name), ...known } : null;
+  return known ? { name, key: ladderKey(row.objectKey, row.ladder.id, name), ...known } : null;
 };
 
 /** The upload's master playlist, or null when it has no ladder (yet, or as no video). */
 export function masterOf(row: LadderRow): LadderFile | null {
   if (row.type !== "video" || !row.ladder) return null;
-  return fileAt(row.objectKey, MASTER_PLAYLIST);
+  return fileAt({ ...row, ladder: row.ladder }, MASTER_PLAYLIST);
 }
 
 /**
@@ -48,7 +48,7 @@ export function masterOf(row: LadderRow): LadderFile | null {
 export function ladderFileOf(row: LadderRow, ladder: string, name: string): LadderFile | null {
   if (row.type !== "video" || !row.ladder || ladder !== ladderName(row) || name === MASTER_PLAYLIST) return null;
   if (!row.ladder.files.some((file) => file.name === name)) return null;
-  return fileAt(row.objectKey, name);
+  return fileAt({ ...row, ladder: row.ladder }, name);
 }
 
 /** Six hours: no signed link outlives that, however long the video. */

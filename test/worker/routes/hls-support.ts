@@ -81,6 +81,7 @@ const rung = (name: string, width: number, height: number) => ({
 });
 
 export const STORED_LADDER: StoredLadder = {
+  id: "L4dd3r",
   rungs: [rung("360p", 640, 360), rung("240p", 426, 240)],
   storyboard: {
     image: "storyboard.webp",
@@ -123,7 +124,9 @@ export async function ladderUpload(fields: Record<string, string> = {}): Promise
     .first<{ object_key: string }>();
   const objectKey = row!.object_key;
   for (const [name, content] of Object.entries(LADDER_FILES)) {
-    await env.FILES.put(ladderKey(objectKey, name), content, { httpMetadata: { contentType: typeOf(name) } });
+    await env.FILES.put(ladderKey(objectKey, STORED_LADDER.id, name), content, {
+      httpMetadata: { contentType: typeOf(name) },
+    });
   }
   await env.DB.prepare("UPDATE uploads SET type = 'video', mime = 'video/mp4', duration = ?, ladder = ? WHERE id = ?")
     .bind(DURATION, JSON.stringify(STORED_LADDER), id)

@@ -6,12 +6,13 @@ import type { MediaService } from "../../../src/media/service";
 import { webhookEndpoints } from "../../../src/model/webhook-schema";
 import { database } from "../../../src/storage/db";
 import { ladderKey } from "../../../src/storage/keys";
+import type { StoredLadder } from "../../../src/model/ladder";
 import type { DeliveryKey } from "../../../src/storage/webhook-outbox";
 import { sweepOrphanFiles, ORPHAN_GRACE_MS } from "../../../src/uploads/cleanup/orphan-files";
 import { sweepExpiredUploads } from "../../../src/uploads/cleanup/expired-uploads";
 import { dailyLimitWords } from "../../../src/uploads/media-jobs/failure";
 import { runMediaJob, type MediaJobDeps } from "../../../src/uploads/media-jobs/jobs";
-import { ladderMaxBytes } from "../../../src/uploads/media-jobs/ladder";
+import { ladderByteLimit } from "../../../src/media/ladder-answer";
 import type { LadderAnswer } from "../../../src/media/ladder-answer";
 import { fixture, json, newAccount, request, upload, uploadForm, type TestAccount } from "../helpers";
 
@@ -190,12 +191,13 @@ describe("a video's ladder phase", () => {
     expect(await runMediaJob(deps, jobId)).toEqual({ outcome: "done" });
     const ladderCall = calls.find((c) => c.operation === "videoLadder")!;
     const stored = (await env.FILES.head(row!.object_key))!;
-    expect(ladderCall).toMatchObject({ length: stored.size, maxBytes: ladderMaxBytes(stored.size) });
-    expect(ladderCall.maxBytes).toBe(2 * stored.size + 1024 * 1024);
+    expect(ladderCall).toMatchObject({ length: stored.size, maxBytes: ladderByteLimit(stored.size) });
+    expect(ladderCall.maxBytes).toBe(6 * stored.size + 1024 * 1024);
     const after = await rowOf(id);
-    expect(JSON.parse(after!.ladder!).files.map((f: { name: string }) => f.name)).toEqual(Object.keys(FILES));
+    const ladder = JSON.parse(after!.ladder!) as StoredLadder;
+    expect(ladder.files.map((f) => f.name)).toEqual(Object.keys(FILES));
     for (const name of Object.keys(FILES))
-      expect(await env.FILES.head(ladderKey(row!.object_key, name))).not.toBeNull();
+      expect(await env.FILES.head(ladderKey(row!.object_key, ladder.id, name))).not.toBeNull();
     const ready = await answerOf(account, id);
     const name = row!.object_key.slice(row!.object_key.lastIndexOf("/") + 1);
     expect(ready.processing).toMatchObject({ state: "ready", percent: 100, error: null });
@@ -365,7 +367,7 @@ describe("a stored ladder", () => {
     const account = await newAccount();
     const id = await ladderedVideo(account);
     const { object_key } = (await rowOf(id))!;
-    const stray = ladderKey(object_key, "480p.mp4");
+    const stray = ladderKey(object_key, "An0ther", "480p.mp4");
     await env.FILES.put(stray, "left by an attempt");
     const later = Date.now() + ORPHAN_GRACE_MS + 60_000;
     await sweepOrphanFiles({ ...mediaJobDeps(env), now: () => later });
@@ -384,12 +386,14 @@ describe("a stored ladder", () => {
       json: { password: "a secret one" },
     });
     expect(changed.status).toBe(200);
-    const after = (await rowOf(id))!.object_key;
+    const moved = (await rowOf(id))!;
+    const after = moved.object_key;
     expect(after).not.toBe(before);
     const keys = await keysUnder(id);
+    const { id: ladderId } = JSON.parse(moved.ladder!) as StoredLadder;
     expect(ladderKeys(keys).sort()).toEqual(
       Object.keys(FILES)
-        .map((name) => ladderKey(after, name))
+        .map((name) => ladderKey(after, ladderId, name))
         .sort(),
     );
     const answer = await answerOf(account, id);
