@@ -1,3 +1,4 @@
+import { isLadderKey } from "../../../src/storage/keys";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sweepOrphanFiles } from "../../../src/uploads/cleanup/orphan-files";
@@ -60,8 +61,11 @@ const ipOf = () => {
 
 const timing = (res: Response) => /desc="([^"]+)"/.exec(res.headers.get("Server-Timing") ?? "")?.[1];
 
+/** The sized copies and posters stored for the upload (a video's HLS ladder, beside them, is not one). */
 const variantKeys = async (id: string) =>
-  (await env.FILES.list({ prefix: `uploads/${id}/v/` })).objects.map((object) => object.key);
+  (await env.FILES.list({ prefix: `uploads/${id}/v/` })).objects
+    .map((object) => object.key)
+    .filter((key) => !isLadderKey(key));
 
 /** The width and height an AVIF (HEIF) says in its image's `ispe` box. */
 function avifSize(bytes: Uint8Array) {
