@@ -43,8 +43,8 @@ beforeAll(async () => {
   video = new Uint8Array(await readFile(file));
   const phone = path.join(dir, "phone.mp4");
   await ffmpeg([
-    ...["-f", "lavfi", "-i", "testsrc2=size=960x540:rate=25:duration=12"],
-    ...["-f", "lavfi", "-i", "sine=duration=12"],
+    ...["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=8"],
+    ...["-f", "lavfi", "-i", "sine=duration=8"],
     ...["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", phone],
   ]);
   mp4 = new Uint8Array(await readFile(phone));
