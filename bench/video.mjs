@@ -1,10 +1,14 @@
 // A video's HLS ladder: the media service's POST /video/ladder against the same ffmpeg command
 // run bare on the same file, for three sources made here: speed as a multiple of real time, the
 // service against bare ffmpeg, time to the first playable rung, and the ladder's bytes against
-// the source's.
+// the source's; and the page's time to first frame in Chromium, the source uploaded to the whole
+// service and its ladder made by its media job.
 import { spawn } from "node:child_process";
 import { createReadStream } from "node:fs";
-import { mkdir, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
+import chromium from "@sparticuz/chromium";
+import puppeteer from "puppeteer-core";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { bundleForNode } from "../scripts/lib/bundle.mjs";
@@ -18,7 +22,9 @@ import {
   ratio,
   ROOT,
   startMedia,
+  startService,
   table,
+  upload,
   tempDir,
 } from "./lib.mjs";
 
@@ -171,9 +177,66 @@ async function bare(ffmpeg, args) {
 }
 
 /**
- * What is measured of each source, in order; each adds its fields to the source's row. The
- * page's time to first frame in Chromium (the player's page, /v/{id}) is one more measure of
- * this list once that page plays ladders.
+ * The whole service (wrangler dev, with the media service above) and npm's Chromium, started
+ * once for the page's measure. The bench's own key uploads; rate limits are off (startService).
+ */
+async function startSite(ctx, media) {
+  const service = await startService(ctx, { vars: { MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: media.secret } });
+  const browser = await puppeteer.launch({
+    executablePath: await chromium.executablePath(),
+    args: chromium.args,
+    headless: true,
+  });
+  ctx.defer(() => browser.close());
+  return { service, browser };
+}
+
+/** The upload's answer once its media job stored its ladder (GET {base_url}/{id} every 250 ms). */
+async function withLadder(service, id) {
+  for (const deadline = Date.now() + 20 * 60_000; Date.now() < deadline; await sleep(250)) {
+    const res = await fetch(`${service.url}/api/${id}`, { headers: { "X-API-Key": service.fullKey } });
+    const { data } = await res.json();
+    if (data.hls) return data;
+    if (data.processing.state === "failed") throw new Error(`the ladder failed: ${data.processing.error}`);
+  }
+  throw new Error(`upload ${id} got no ladder in 20 minutes`);
+}
+
+/**
+ * /v/{id} in a fresh browser context (nothing cached), played muted as soon as it loads: the
+ * time from the navigation's start to the first frame the video presents
+ * (requestVideoFrameCallback), and the rung hls.js fetched first.
+ */
+async function firstFrame(site, url) {
+  const context = await site.browser.createBrowserContext();
+  try {
+    const page = await context.newPage();
+    await page.setViewport({ width: 1280, height: 800 });
+    const media = [];
+    page.on("request", (request) => {
+      const name = new URL(request.url()).pathname.split("/").pop();
+      if (name.endsWith(".mp4")) media.push(name);
+    });
+    await page.goto(url, { waitUntil: "domcontentloaded" });
+    const ms = await page.evaluate(
+      () =>
+        new Promise((resolve, reject) => {
+          const video = document.querySelector("video");
+          video.muted = true;
+          video.requestVideoFrameCallback(() => resolve(performance.now()));
+          video.play().catch(reject);
+        }),
+    );
+    return { ms, firstRung: media[0] ?? "-" };
+  } finally {
+    await context.close();
+  }
+}
+
+/**
+ * What is measured of each source, in order; each adds its fields to the source's row: the
+ * ladder through the media service, the same ffmpeg command run bare, and the page's time to
+ * first frame in Chromium on the whole service.
  */
 const MEASURES = [
   async function ladderViaService({ media, input, maxBytes, log, name }) {
@@ -203,6 +266,15 @@ const MEASURES = [
     }
     return { bareSeconds: median(runs.map((r) => r.seconds)) };
   },
+  async function pageFirstFrame({ site, input, log, name }) {
+    log(`  ${name}: uploaded, its ladder made by its media job, then played in Chromium`);
+    const data = await readFile(input);
+    const uploaded = await upload(site.service, { field: "uploads", filename: "source.mp4", type: "video/mp4", data });
+    const answer = await withLadder(site.service, uploaded.id);
+    const runs = [];
+    for (let i = 1; i <= RUNS; i++) runs.push(await firstFrame(site, answer.direct));
+    return { firstFrameMs: median(runs.map((r) => r.ms)), firstRung: runs[0].firstRung };
+  },
 ];
 
 export async function run(ctx, log) {
@@ -211,6 +283,7 @@ export async function run(ctx, log) {
   log(`  ffmpeg: ${tools.ffmpeg}`);
   const ladderRun = await loadLadder(dir, tools);
   const media = await startMedia(ctx, { env: { FFMPEG_PATH: tools.ffmpeg, FFPROBE_PATH: tools.ffprobe } });
+  const site = await startSite(ctx, media);
   const rows = [];
   const sources = process.env.BENCH_VIDEO_LARGE === "1" ? [...SOURCES, LARGE] : SOURCES;
   for (const source of sources) {
@@ -222,7 +295,7 @@ export async function run(ctx, log) {
     // Far above any ladder, so that the figure measured is the ladder's own.
     const maxBytes = 20 * sourceBytes;
     const row = { source: source.name, sourceBytes };
-    const given = { media, ffmpeg: tools.ffmpeg, ladderRun, input, maxBytes, dir, log, name: source.name };
+    const given = { media, site, ffmpeg: tools.ffmpeg, ladderRun, input, maxBytes, dir, log, name: source.name };
     for (const measure of MEASURES) Object.assign(row, await measure(given));
     rows.push({
       ...row,
@@ -246,6 +319,8 @@ export async function run(ctx, log) {
       ["bare x real time", (r) => fixed(2)(r.bareRealTime)],
       ["speed vs bare (target >= 0.9)", (r) => fixed(3)(r.serviceVsBare)],
       ["first playable rung s", (r) => fixed(2)(r.firstPlayableSeconds)],
+      ["page first frame ms", (r) => fixed(0)(r.firstFrameMs)],
+      ["first rung played", (r) => r.firstRung],
     ],
     rows,
   );

@@ -1,10 +1,9 @@
+import { insertEndpoint } from "../webhooks/endpoint-rows";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { LadderManifest } from "../../../container/src/ladder-contract";
 import { mediaJobDeps } from "../../../src/deps";
 import type { MediaService } from "../../../src/media/service";
-import { webhookEndpoints } from "../../../src/model/webhook-schema";
-import { database } from "../../../src/storage/db";
 import { ladderKey } from "../../../src/storage/keys";
 import type { StoredLadder } from "../../../src/model/ladder";
 import type { DeliveryKey } from "../../../src/storage/webhook-outbox";
@@ -22,7 +21,6 @@ import { fixture, json, newAccount, request, upload, uploadForm, type TestAccoun
  * tested in test/node; the file phase runs on the real service). The answer is the shape
  * src/media/service.ts reads the service's into: a manifest, then each file.
  */
-const db = database(env.DB);
 const encoder = new TextEncoder();
 
 const FILES: Record<string, string> = {
@@ -117,18 +115,7 @@ function depsOf(standIn: StandIn = {}, overrides: Partial<MediaJobDeps> = {}) {
   return { deps, calls, sent };
 }
 
-async function endpointOf(accountId: string) {
-  const now = Date.now();
-  await db.insert(webhookEndpoints).values({
-    id: crypto.randomUUID(),
-    accountId,
-    url: "https://example.com/hook",
-    secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-    origin: "http://media.test",
-    createdAt: now,
-    updatedAt: now,
-  });
-}
+const endpointOf = (accountId: string) => insertEndpoint(accountId, "https://example.com/hook");
 
 /** A video uploaded with its runner's start lost: its job waits for the test to run it. */
 async function waitingVideo(account: TestAccount, path = "tiny/mp4-with-audio.mp4") {

@@ -1,9 +1,8 @@
+import { insertEndpoint } from "../webhooks/endpoint-rows";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { mediaJobDeps } from "../../../src/deps";
 import { mediaService, type MediaService } from "../../../src/media/service";
-import { webhookEndpoints } from "../../../src/model/webhook-schema";
-import { database } from "../../../src/storage/db";
 import { FILE_PHASE_PERCENT } from "../../../src/model/ladder";
 import type { DeliveryKey } from "../../../src/storage/webhook-outbox";
 import { exhaustedWords } from "../../../src/uploads/media-jobs/failure";
@@ -17,7 +16,6 @@ import { DEAD_SERVICE, fixture, json, newAccount, request, upload, uploadForm, t
  * for the owner), each written with the job's own writes and with its event when an endpoint
  * takes it; an old job of a replaced upload writes nothing.
  */
-const db = database(env.DB);
 
 interface Processing {
   state: string;
@@ -30,18 +28,7 @@ const processingOf = async (account: TestAccount, id: string): Promise<Processin
   (await json(request(`/api/${id}`, { key: account.full }))).body.data.processing;
 
 /** An endpoint of the account taking every event (its deliveries are never sent here). */
-async function endpointOf(accountId: string) {
-  const now = Date.now();
-  await db.insert(webhookEndpoints).values({
-    id: crypto.randomUUID(),
-    accountId,
-    url: "https://example.com/hook",
-    secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-    origin: "http://media.test",
-    createdAt: now,
-    updatedAt: now,
-  });
-}
+const endpointOf = (accountId: string) => insertEndpoint(accountId, "https://example.com/hook");
 
 /** The account's events of a job's outcome (other changes have events of their own). */
 const eventsOf = async (accountId: string) =>

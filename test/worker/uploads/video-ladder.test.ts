@@ -1,3 +1,4 @@
+import { insertEndpoint } from "../webhooks/endpoint-rows";
 import { env } from "cloudflare:workers";
 import HLS from "hls-parser";
 import { describe, expect, it } from "vitest";
@@ -5,8 +6,6 @@ import { mediaJobDeps } from "../../../src/deps";
 import type { LadderAnswer } from "../../../src/media/ladder-answer";
 import type { MediaService } from "../../../src/media/service";
 import type { StoredLadder } from "../../../src/model/ladder";
-import { webhookEndpoints } from "../../../src/model/webhook-schema";
-import { database } from "../../../src/storage/db";
 import { ladderKey } from "../../../src/storage/keys";
 import type { DeliveryKey } from "../../../src/storage/webhook-outbox";
 import { runMediaJob, type MediaJobDeps } from "../../../src/uploads/media-jobs/jobs";
@@ -16,20 +15,8 @@ import { fixture, json, newAccount, request, upload, type TestAccount } from "..
  * A video's job from its upload to its stored ladder on the real media service: a one-second
  * 320x240 clip (the suite's generated clip.mp4), a service answer cut off midway, and hostile files.
  */
-const db = database(env.DB);
 
-async function endpointOf(accountId: string) {
-  const now = Date.now();
-  await db.insert(webhookEndpoints).values({
-    id: crypto.randomUUID(),
-    accountId,
-    url: "https://example.com/hook",
-    secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-    origin: "http://media.test",
-    createdAt: now,
-    updatedAt: now,
-  });
-}
+const endpointOf = (accountId: string) => insertEndpoint(accountId, "https://example.com/hook");
 
 /** A file uploaded with its runner's start lost: its job waits for the test to run it. */
 async function waitingUpload(account: TestAccount, bytes: Uint8Array) {
