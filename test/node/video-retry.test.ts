@@ -12,8 +12,8 @@ const SECRET = "video-retry-test-secret";
 
 let dir: string;
 let video: Uint8Array;
-/** An H.264 MP4 (kept as it is, stripped) whose ladder takes long enough to be killed midway. */
-let mp4: Uint8Array;
+/** The upload of the first test, whose ladder the second test's service dies in the middle of. */
+let uploaded: { id: string; key: string };
 let mediaPort: number;
 let media: MediaServiceProcess | null = null;
 let server: TestServer;
@@ -41,13 +41,6 @@ beforeAll(async () => {
     file,
   ]);
   video = new Uint8Array(await readFile(file));
-  const phone = path.join(dir, "phone.mp4");
-  await ffmpeg([
-    ...["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=8"],
-    ...["-f", "lavfi", "-i", "sine=duration=8"],
-    ...["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", phone],
-  ]);
-  mp4 = new Uint8Array(await readFile(phone));
   mediaPort = await freePort();
   media = await startMediaService({ port: mediaPort, secret: SECRET, env: MEDIA_TOOLS_ENV });
   server = await startTestServer({ MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: SECRET, MEDIA_RETRY_SECONDS: "1" });
@@ -94,6 +87,7 @@ it("finishes a conversion whose media service died mid-job, serving the original
   const res = await uploadFile(server, account.full, video, "long.avi");
   expect(res.status).toBe(200);
   const { data } = (await res.json()) as { data: { id: string; src: string; path: string } };
+  uploaded = { id: data.id, key: account.full };
 
   // The conversion started right after the response; kill the service while it runs.
   await until("the conversion to start", async () => {
@@ -139,14 +133,12 @@ interface Answer {
   processing: { state: string; percent: number | null };
 }
 
-it("makes a ladder whose media service died midway again, with no half of it ever shown", async () => {
-  const account = await createAccount(server, "ladder-retry");
-  const res = await uploadFile(server, account.full, mp4, "phone.mp4");
-  expect(res.status).toBe(200);
-  const { id } = ((await res.json()) as { data: { id: string } }).data;
+it("makes the ladder of that video again when its media service dies midway, with no half of it ever shown", async () => {
+  // The converted video's job went on to its ladder (4 rungs of 540p and below).
+  const { id, key } = uploaded;
   const read = async () =>
     (
-      (await (await fetch(`${server.api}/${id}`, { headers: { "X-API-Key": account.full } })).json()) as {
+      (await (await fetch(`${server.api}/${id}`, { headers: { "X-API-Key": key } })).json()) as {
         data: Answer;
       }
     ).data;
