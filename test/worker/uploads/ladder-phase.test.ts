@@ -10,7 +10,7 @@ import type { DeliveryKey } from "../../../src/storage/webhook-outbox";
 import { sweepOrphanFiles, ORPHAN_GRACE_MS } from "../../../src/uploads/cleanup/orphan-files";
 import { sweepExpiredUploads } from "../../../src/uploads/cleanup/expired-uploads";
 import { dailyLimitWords } from "../../../src/uploads/media-jobs/failure";
-import { runMediaJob, type MediaJobDeps } from "../../../src/uploads/media-jobs/jobs";
+import { LEASE_MS, runMediaJob, type MediaJobDeps } from "../../../src/uploads/media-jobs/jobs";
 import { ladderByteLimit } from "../../../src/media/ladder-answer";
 import type { LadderAnswer } from "../../../src/media/ladder-answer";
 import { fixture, json, newAccount, request, upload, uploadForm, type TestAccount } from "../helpers";
@@ -79,6 +79,8 @@ interface StandIn {
   breakAfter?: number;
   /** The ladder's length in seconds (1 unless said). */
   duration?: number;
+  /** Put in place of the first byte of its media file: this attempt's own bytes, of the same length. */
+  mark?: string;
 }
 
 /** The job's deps: the real service for the file, the stand-in for the ladder; the calls seen. */
@@ -102,7 +104,8 @@ function depsOf(standIn: StandIn = {}, overrides: Partial<MediaJobDeps> = {}) {
           const entry = entries[at++];
           if (!entry) return null;
           const file = manifest(standIn.duration ?? 1).files.find((f) => f.name === entry[0])!;
-          return { file, body: sized(encoder.encode(entry[1])) };
+          const text = standIn.mark && file.name === "240p.mp4" ? standIn.mark + entry[1].slice(1) : entry[1];
+          return { file, body: sized(encoder.encode(text)) };
         },
       };
       return answer as never;
@@ -349,6 +352,41 @@ describe("a stored ladder", () => {
     expect(await runMediaJob(deps, jobId)).toEqual({ outcome: "done" });
     return id;
   }
+
+  it("keeps whole the ladder of the attempt that took the job over, when one that lost its lease ends after it", async () => {
+    const account = await newAccount();
+    const { id, jobId } = await waitingVideo(account);
+    expect(await runMediaJob(depsOf().deps, jobId)).toEqual({ outcome: "next" });
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let started = () => {};
+    const inCall = new Promise<void>((resolve) => (started = resolve));
+    const stale = runMediaJob(
+      depsOf({
+        mark: "X",
+        during: async () => {
+          started();
+          await held;
+        },
+      }).deps,
+      jobId,
+    );
+    await inCall;
+    // Its lease runs out while its runner lives on (its renewals lost, say): another takes the job over.
+    const later = Date.now() + LEASE_MS + 60_000;
+    expect(await runMediaJob(depsOf({}, { now: () => later }).deps, jobId)).toEqual({ outcome: "done" });
+    const row = (await rowOf(id))!;
+    const stored = JSON.parse(row.ladder!) as StoredLadder;
+    release();
+    await stale;
+    // The late attempt wrote keys of its own, was refused the row, and removed them: the ladder
+    // the row names is the other's, every file of it stored and nothing else.
+    expect((await rowOf(id))!.ladder).toBe(row.ladder);
+    const expected = stored.files.map((file) => ladderKey(row.object_key, stored.id, file.name));
+    expect(ladderKeys(await keysUnder(id)).sort()).toEqual(expected.sort());
+    const media = await env.FILES.get(ladderKey(row.object_key, stored.id, "240p.mp4"));
+    expect(await media!.text()).toBe(FILES["240p.mp4"]);
+  });
 
   it("is kept by the orphan sweep while its row names it, and a stray ladder file is not", async () => {
     const account = await newAccount();
