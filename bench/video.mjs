@@ -177,18 +177,12 @@ async function bare(ffmpeg, args) {
 }
 
 /**
- * The whole service (wrangler dev, with the media service above) and npm's Chromium, started
- * once for the page's measure. The bench's own key uploads; rate limits are off (startService).
+ * The whole service (wrangler dev, with the media service above), started once for the page's
+ * measure. The bench's own key uploads; rate limits are off (startService).
  */
 async function startSite(ctx, media) {
   const service = await startService(ctx, { vars: { MEDIA_SERVICE_URL: media.url, MEDIA_SECRET: media.secret } });
-  const browser = await puppeteer.launch({
-    executablePath: await chromium.executablePath(),
-    args: chromium.args,
-    headless: true,
-  });
-  ctx.defer(() => browser.close());
-  return { service, browser };
+  return { service };
 }
 
 /** The upload's answer once its media job stored its ladder (GET {base_url}/{id} every 250 ms). */
@@ -203,14 +197,18 @@ async function withLadder(service, id) {
 }
 
 /**
- * /v/{id} in a fresh browser context (nothing cached), played muted as soon as it loads: the
- * time from the navigation's start to the first frame the video presents
- * (requestVideoFrameCallback), and the rung hls.js fetched first.
+ * /v/{id} in a browser of its own (nothing cached), played muted as soon as it loads: the time
+ * from the navigation's start to the first frame the video presents (requestVideoFrameCallback),
+ * and the rung hls.js fetched first.
  */
-async function firstFrame(site, url) {
-  const context = await site.browser.createBrowserContext();
+async function firstFrame(url) {
+  const browser = await puppeteer.launch({
+    executablePath: await chromium.executablePath(),
+    args: chromium.args,
+    headless: true,
+  });
   try {
-    const page = await context.newPage();
+    const page = await browser.newPage();
     await page.setViewport({ width: 1280, height: 800 });
     const media = [];
     page.on("request", (request) => {
@@ -229,7 +227,7 @@ async function firstFrame(site, url) {
     );
     return { ms, firstRung: media[0] ?? "-" };
   } finally {
-    await context.close();
+    await browser.close();
   }
 }
 
@@ -272,7 +270,7 @@ const MEASURES = [
     const uploaded = await upload(site.service, { field: "uploads", filename: "source.mp4", type: "video/mp4", data });
     const answer = await withLadder(site.service, uploaded.id);
     const runs = [];
-    for (let i = 1; i <= RUNS; i++) runs.push(await firstFrame(site, answer.direct));
+    for (let i = 1; i <= RUNS; i++) runs.push(await firstFrame(answer.direct));
     return { firstFrameMs: median(runs.map((r) => r.ms)), firstRung: runs[0].firstRung };
   },
 ];
