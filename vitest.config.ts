@@ -262,7 +262,8 @@ export default defineConfig(async () => {
     test: {
       // Most files wait more than they compute (on a server, the media service, a browser, a video
       // played in real time): on two cores, four files at a time keep both busy (three left a
-      // sixth of them idle once the video ladders' tests came: 482 s against 450 on a fresh clone).
+      // sixth of them idle once the video ladders' tests came: fresh clones took 482 s with three, 450
+      // and 466 s with four).
       maxWorkers: 4,
       sequence: { sequencer: LongFilesFirst },
       projects: [
