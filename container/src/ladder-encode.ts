@@ -3,7 +3,7 @@ import path from "node:path";
 import { SEGMENT_SECONDS, STORYBOARD_COLUMNS } from "./ladder-contract";
 import type { LadderPlan } from "./ladder-plan";
 import { inputArgs } from "./formats";
-import { DECODE_LIMITS, NO_METADATA, progressOf, type Source } from "./media";
+import { DECODE_LIMITS, NO_METADATA, progressOf, WEB_H264, type Source } from "./media";
 import { JobError, run, type Job } from "./run";
 
 /**
@@ -73,12 +73,7 @@ export function ladderArgs(plan: LadderPlan, source: Source, dir: string, maxByt
  * where forced: no scene-cut keyframes, a GOP longer than any segment.
  */
 const x264 = (kbps: number, keyframes: string) => [
-  "-c:v",
-  "libx264",
-  "-preset",
-  "veryfast",
-  "-crf",
-  "23",
+  ...WEB_H264,
   "-maxrate",
   `${kbps}k`,
   "-bufsize",

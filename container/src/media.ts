@@ -171,6 +171,12 @@ const firstVideoOf = (source: Source) => [
   "0:v:0",
 ];
 
+/**
+ * H.264 as every video the service makes is encoded: the MP4 and each rung of a ladder alike, so
+ * that a rung the size of the MP4 looks as it does.
+ */
+export const WEB_H264 = ["-c:v", "libx264", "-preset", "veryfast", "-crf", "23"];
+
 export const NO_METADATA = ["-map_metadata", "-1", "-map_chapters", "-1", "-fflags", "+bitexact"];
 
 /**
@@ -187,12 +193,7 @@ export async function transcodeMp4(job: Job, source: Source, output: string, dur
       ...firstVideoOf(source),
       "-map",
       "0:a:0?",
-      "-c:v",
-      "libx264",
-      "-preset",
-      "veryfast",
-      "-crf",
-      "23",
+      ...WEB_H264,
       "-pix_fmt",
       "yuv420p",
       "-vf",
