@@ -3,8 +3,19 @@
  * and answer, the headers on both sides and the error shape. The Worker builds its calls and reads
  * the answers with these helpers (src/media/service.ts); the service parses the calls
  * (operations.ts) and writes its answers (answers.ts) with them. Both ship together, each with its
- * own copy bundled in, so this file imports nothing and runs in Node and in workerd alike.
+ * own copy bundled in, so this file (and transform-contract.ts, the one it imports) imports nothing
+ * else and runs in Node and in workerd alike.
  */
+
+import {
+  type ImageTransform,
+  parseTransform,
+  transformQuery,
+  VARIANT_ENCODINGS,
+  type VariantEncoding,
+} from "./transform-contract";
+
+export { VARIANT_ENCODINGS, type VariantEncoding };
 
 /**
  * The port the service listens on in its container, and the one the Worker's Container class
@@ -47,10 +58,6 @@ export const isImageFormat = (format: string): format is ImageFormat =>
 
 export type WebpQuality = number | "lossless";
 
-/** What an image variant or a video's poster may be encoded as. */
-export const VARIANT_ENCODINGS = ["avif", "webp", "jpeg", "png"] as const;
-export type VariantEncoding = (typeof VARIANT_ENCODINGS)[number];
-
 /**
  * One call of an operation: its name and its query. A video's conversion or stripping may ask
  * for the output's first frame as a thumbnail of `thumbnailWidth` px, which then comes in front
@@ -72,6 +79,8 @@ export type MediaCall =
   | { operation: "imageThumbnail"; format: ImageFormat; width: number }
   /** An image's first frame, upright, `width` px wide at most (never upscaled), as `to`, no metadata. */
   | { operation: "imageVariant"; format: ImageFormat; width: number; to: VariantEncoding }
+  /** An image's first frame, upright, resized, cut or padded as `transform` says (transform-contract.ts). */
+  | { operation: "imageTransform"; format: ImageFormat; transform: ImageTransform }
   /**
    * A video's frame at `at` seconds (the first frame when absent, the last one when past the end),
    * upright, `width` px wide at most (never upscaled), as `to`.
@@ -88,7 +97,7 @@ export type CallOf<O extends MediaOperation> = Extract<MediaCall, { operation: O
 /** Calls answered with a video (and its thumbnail in front, when asked). */
 export type VideoCall = CallOf<"videoToMp4" | "stripVideo">;
 /** Calls on a still image. */
-export type ImageCall = CallOf<"imageToWebp" | "imageThumbnail" | "imageVariant">;
+export type ImageCall = CallOf<"imageToWebp" | "imageThumbnail" | "imageVariant" | "imageTransform">;
 
 /**
  * Where each operation is served; every one takes POST with the input file as the body. The
@@ -102,6 +111,7 @@ const OPERATION_PATHS: Record<MediaOperation, string> = {
   imageToWebp: "/image/webp",
   imageThumbnail: "/image/thumbnail",
   imageVariant: "/image/variant",
+  imageTransform: "/image/transform",
   videoPoster: "/video/poster",
   videoLadder: "/video/ladder",
 };
@@ -175,6 +185,9 @@ export function callPath(call: MediaCall): string {
       query.set("to", call.to);
       if (call.operation === "videoPoster" && call.at !== undefined) query.set("at", String(call.at));
       break;
+    case "imageTransform":
+      transformQuery(call.transform, query);
+      break;
     case "videoLadder":
       query.set("maxBytes", String(call.maxBytes));
       break;
@@ -209,6 +222,11 @@ export function parseCall(operation: MediaOperation, query: URLSearchParams): Me
       return { operation, format: declaredFormat(query, IMAGE_FORMATS), ...variantOf(query) };
     case "videoPoster":
       return { operation, format: declaredFormat(query, VIDEO_FORMATS), ...variantOf(query), ...posterTime(query) };
+    case "imageTransform": {
+      const transform = parseTransform(query, VARIANT_ENCODINGS);
+      if (typeof transform === "string") throw new BadCall(transform);
+      return { operation, format: declaredFormat(query, IMAGE_FORMATS), transform };
+    }
     case "videoLadder":
       return { operation, format: declaredFormat(query, KEPT_VIDEO_FORMATS), maxBytes: ladderBytes(query) };
   }

@@ -84,6 +84,11 @@ function work(call: MediaCall): Work {
         const size = await imageVariant(job, input, call.format, output, call.width, call.to);
         return { file: output, type: `image/${call.to}`, headers: sizeHeaders(size) };
       };
+    case "imageTransform":
+      // Replaced by the transform's sharp pipeline (image-transform.ts) in this issue's container part.
+      return async () => {
+        throw new JobError(501, "imageTransform is not served yet");
+      };
     case "videoPoster":
       // ffmpeg takes the frame out, sharp encodes it as image variants are.
       return async (job, input, dir) => {

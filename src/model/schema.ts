@@ -28,6 +28,13 @@ export const accounts = sqliteTable(
     uploadsUsed: integer("uploads_used").notNull().default(0),
     /** When the cron job last reconciled the counters (0: never); the oldest go first. */
     usageCheckedAt: integer("usage_checked_at").notNull().default(0),
+    /**
+     * The secret the account signs image transform URLs with (`src?...&s=`): any size or quality
+     * then, not only the ladder's. Made when first read, replaced when rotated (every URL signed
+     * before stops working); null until then.
+     */
+    signingSecret: text("signing_secret"),
+    signingSecretCreatedAt: integer("signing_secret_created_at"),
   },
   (t) => [index("accounts_usage_checked").on(t.usageCheckedAt)],
 );
@@ -122,6 +129,19 @@ export const uploads = sqliteTable(
      * images, and whenever the file changes (the new file's job makes its own).
      */
     ladder: text("ladder", { mode: "json" }).$type<StoredLadder>(),
+    /**
+     * The owner's focal point, as fractions of the upright image's width and height (0,0 its top
+     * left): what `gravity=auto` crops around. Null for none (then what matters is found).
+     */
+    focalX: real("focal_x"),
+    focalY: real("focal_y"),
+    /**
+     * A ThumbHash of the thumbnail (base64, about 25 bytes) and its average colour (`#rrggbb`):
+     * what pages paint until the image arrives. Null until made (at upload, on the next read, or by
+     * the cron job's backfill), and for an upload without a thumbnail.
+     */
+    placeholder: text("placeholder"),
+    color: text("color"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -136,6 +156,8 @@ export const uploads = sqliteTable(
     index("uploads_expires").on(t.expiresAt).where(sql`expires_at IS NOT NULL`),
     // The gallery, sitemap and feed: public uploads, newest first.
     index("uploads_public_created").on(t.createdAt, t.id).where(sql`visibility = 'public'`),
+    // The cron job's backfill of placeholders: uploads with a thumbnail and none yet.
+    index("uploads_placeholder_missing").on(t.id).where(sql`placeholder IS NULL AND thumb_key IS NOT NULL`),
   ],
 );
 

@@ -31,6 +31,19 @@ export const posterKey = (objectKey: string, ms: number, width: number, ext: str
   `${variantPrefix(objectKey)}poster-${ms}-${width}.${ext}`;
 
 /**
+ * An image transform (`src?w=&h=&fit=...`): a variant named by its resolved options
+ * (`uploads/{id}/v/{name}/x-{options}.{ext}`, the options as `transformName` writes them, sizes in
+ * output pixels and a stored focal point written as the point it is), so every request that
+ * resolves to the same pixels shares one copy, and the copies made at an old focal point are
+ * found by their names.
+ */
+export const transformKey = (objectKey: string, options: string, ext: string) =>
+  `${variantPrefix(objectKey)}x-${options}.${ext}`;
+
+/** Where a file's transforms are listed from (transformKey). */
+export const transformPrefix = (objectKey: string) => `${variantPrefix(objectKey)}x-`;
+
+/**
  * A video's HLS ladder (model/ladder.ts) lives with its variants, made from the same one file:
  * `uploads/{id}/v/{name}/hls-{ladder id}-{file}`. It goes when the file goes, and a new file starts with
  * none; the ladder's id (model/ladder.ts) keeps each attempt at making it to keys of its own.

@@ -125,6 +125,10 @@ export async function createUpload(
     ...processingPlanned(job !== null, now),
     duration: null,
     ladder: null,
+    focalX: null,
+    focalY: null,
+    placeholder: null,
+    color: null,
     createdAt: now,
     updatedAt: now,
   };

@@ -114,6 +114,10 @@ beforeAll(async () => {
           processingUpdatedAt: NOW,
           duration: null,
           ladder: null,
+          focalX: null,
+          focalY: null,
+          placeholder: null,
+          color: null,
           createdAt: NOW - n,
           updatedAt: NOW - n,
         };

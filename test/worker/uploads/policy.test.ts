@@ -98,6 +98,10 @@ beforeAll(async () => {
       processingUpdatedAt: NOW,
       duration: null,
       ladder: null,
+      focalX: null,
+      focalY: null,
+      placeholder: null,
+      color: null,
       createdAt: NOW - i,
       updatedAt: NOW - i,
     });
