@@ -11,7 +11,8 @@
 // IMG_5195.HEIC (a real 2566x3313 iPhone photo) decoded, upscaled with lanczos3 to 3000x4000
 // (cropping about 3% of its width to keep its aspect) and saved as a JPEG at quality 92. Its
 // 640 px figures are close to a camera photo's; its original is smaller than a camera's, since
-// upscaled pixels hold less detail than a sensor's.
+// upscaled pixels hold less detail than a sensor's. Transforms (each fit, gravity=auto, and
+// sharp's attention against smartcrop) are measured by bench/transforms.mjs, described there.
 //   BENCH_VARIANT_RUNS  later requests of each variant, each with a src GET and the bare R2 GETs (default 100)
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -35,6 +36,7 @@ import {
   usage,
   workerdPids,
 } from "./lib.mjs";
+import { transformFigures } from "./transforms.mjs";
 
 const WIDTH = 640;
 const RUNS = Math.max(1, Number(process.env.BENCH_VARIANT_RUNS || 100));
@@ -436,6 +438,8 @@ export async function run(ctx, log) {
     }
   }
 
+  const transforms = await transformFigures(media, photos[0].data, decodeHeic, log);
+
   const pair = (label, pick) => [
     [label, (r) => kibOf(pick(r).bytes)],
     ["SSIM", (r) => fixed(4)(pick(r).ssim)],
@@ -520,6 +524,7 @@ export async function run(ctx, log) {
     "bytes (of the decoded pixels for HEIC, which sharp cannot read); src serves HEIC and large JPEGs as WebP.",
     ...[...problems].map((problem) => `Note: ${problem}.`),
     "",
+    transforms.report,
   ].join("\n");
 
   const numbers = ({ bytes, ssim, width, height }) => ({ bytes, ssim, width, height });
@@ -556,6 +561,7 @@ export async function run(ctx, log) {
       memory: { atStartBytes: atStart, beforeBytes: before, peakBytes: peak, ...memory },
       restarted: runtime.restarted,
       problems: [...problems],
+      transforms: transforms.results,
     },
   };
 }
