@@ -77,6 +77,7 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/uploads/policy.test.ts",
   "test/worker/uploads/signed-links.test.ts",
   "test/worker/uploads/variant-keys.test.ts",
+  "test/worker/uploads/transform-options.test.ts",
   "test/worker/uploads/upload-intake.test.ts",
   "test/worker/uploads/variant-locks.test.ts",
   "test/worker/uploads/locks.test.ts",
