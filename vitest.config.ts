@@ -180,6 +180,7 @@ class LongFilesFirst extends BaseSequencer {
  */
 const NOT_QUICK = [
   "test/worker/routes/variants.test.ts",
+  "test/worker/routes/transforms.test.ts",
   "test/worker/media/pngsuite.test.ts",
   "test/worker/media/image-budget.test.ts",
   "test/worker/media/strip-memory.test.ts",

@@ -204,7 +204,7 @@ describe("the cap on an upload's transform copies", () => {
     const { src, id } = await uploaded(await fixture("gps/DSCN0010.jpg"));
     const capped = { app: { bindings: { TRANSFORM_COPIES_PER_UPLOAD: "3" } } };
     const make = async (h: number) => {
-      const res = await get(src, `w=160&h=${h}&fit=cover&g=center`, capped);
+      const res = await get(src, `w=160&h=${h}&fit=cover&g=center&f=webp`, capped);
       expect(res.status).toBe(200);
       await nextMillisecond();
       return res;
@@ -227,7 +227,7 @@ describe("the cap on an upload's transform copies", () => {
     const { src, id } = await uploaded(await fixture("gps/DSCN0010.jpg"));
     const capped = { app: { bindings: { TRANSFORM_BYTES_PER_UPLOAD: "1" } } };
     for (const h of [160, 320]) {
-      const res = await get(src, `w=160&h=${h}&fit=cover&g=center`, capped);
+      const res = await get(src, `w=160&h=${h}&fit=cover&g=center&f=webp`, capped);
       expect(res.status).toBe(200);
     }
     const kept = await copies(id);
@@ -237,7 +237,7 @@ describe("the cap on an upload's transform copies", () => {
 
   it("goes with the upload", async () => {
     const { src, id, account } = await uploaded(await fixture("gps/DSCN0010.jpg"));
-    expect((await get(src, "w=160&h=160&fit=cover")).status).toBe(200);
+    expect((await get(src, "w=160&h=160&fit=cover&f=webp")).status).toBe(200);
     expect(await copies(id)).toHaveLength(1);
     expect((await request(`/api/${id}`, { method: "DELETE", key: account.full })).status).toBe(200);
     expect(await copies(id)).toEqual([]);
