@@ -91,6 +91,7 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/uploads/link.test.ts",
   "test/worker/media/pngsuite.test.ts",
   "test/worker/routes/errors.test.ts",
+  "test/worker/routes/signing-secret.test.ts",
   "test/worker/routes/pages.test.ts",
   "test/worker/routes/files.test.ts",
   "test/worker/routes/hls.test.ts",
