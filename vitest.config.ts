@@ -89,6 +89,7 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/uploads/processing.test.ts",
   "test/worker/uploads/video-ladder.test.ts",
   "test/worker/uploads/link.test.ts",
+  "test/worker/uploads/focal.test.ts",
   "test/worker/media/pngsuite.test.ts",
   "test/worker/routes/errors.test.ts",
   "test/worker/routes/signing-secret.test.ts",

@@ -15,6 +15,7 @@ import type { Visibility } from "../model/visibility";
 import type { StagedFile } from "./intake/staged-file";
 import { cancelMediaJob, planMediaJob, processingPlanned } from "./media-jobs/jobs";
 import { thumbnailInline } from "./inline-thumbnail";
+import { focalColumns, type FocalPoint } from "./transforms/focal";
 
 export interface UploadOptions {
   expiresIn: number | null;
@@ -26,6 +27,8 @@ export interface UploadOptions {
   /** Already hashed (access/passwords.ts). */
   passwordHash: string | null;
   maxViews: number | null;
+  /** What `gravity=auto` crops around; an image's only. */
+  focal: FocalPoint | null;
 }
 
 type CreateResult =
@@ -47,6 +50,9 @@ export function fileColumns(file: StagedFile) {
     contentHash: file.sha256,
   };
 }
+
+/** A focal point is an image's: a video's posters are never cropped around one. */
+export const focalOnVideo = () => unprocessable("focal: a focal point is for images; a video cannot have one.");
 
 const flaggedContent = () => unprocessable("This content was previously flagged and cannot be uploaded.");
 
@@ -101,6 +107,7 @@ export async function createUpload(
   if (checks.flagged) throw flaggedContent();
   if (checks.duplicate) return { duplicate: true, row: checks.duplicate };
   if (checks.usage) assertWithinQuota(usageAgainst(checks.usage, quotas), file.size);
+  if (options.focal && file.media.type === "video") throw focalOnVideo();
 
   const now = deps.now();
   const deleteToken = randomBase62(32);
@@ -125,8 +132,7 @@ export async function createUpload(
     ...processingPlanned(job !== null, now),
     duration: null,
     ladder: null,
-    focalX: null,
-    focalY: null,
+    ...focalColumns(options.focal),
     placeholder: null,
     color: null,
     createdAt: now,
