@@ -77,6 +77,7 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/uploads/policy.test.ts",
   "test/worker/uploads/signed-links.test.ts",
   "test/worker/uploads/variant-keys.test.ts",
+  "test/worker/uploads/transform-options.test.ts",
   "test/worker/uploads/upload-intake.test.ts",
   "test/worker/uploads/variant-locks.test.ts",
   "test/worker/uploads/locks.test.ts",
@@ -181,6 +182,7 @@ class LongFilesFirst extends BaseSequencer {
  */
 const NOT_QUICK = [
   "test/worker/routes/variants.test.ts",
+  "test/worker/routes/transforms.test.ts",
   "test/worker/media/pngsuite.test.ts",
   "test/worker/media/image-budget.test.ts",
   "test/worker/media/strip-memory.test.ts",

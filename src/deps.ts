@@ -65,6 +65,7 @@ export const variantDeps = (c: Context<AppEnv>, uploadId: string): VariantDeps =
   share: serviceShare(c.env, VARIANT_SERVICE_SLOTS),
   charge: () => limitVariantMaking(c),
   client: clientNetwork(c),
+  copyCap: settingsOf(c.env).transformCopyCap,
 });
 
 /** As servingDeps, with what making one of the upload's variants needs (src/uploads/variants/answer.ts). */

@@ -83,6 +83,8 @@ const settingsSchema = z
     QUOTA_BYTES: quota,
     QUOTA_UPLOADS: quota,
     EDGE_MAX_BODY_BYTES: count(100_000_000),
+    TRANSFORM_COPIES_PER_UPLOAD: count(200),
+    TRANSFORM_BYTES_PER_UPLOAD: count(64 * 1024 * 1024),
   })
   .transform((vars) => ({
     /** Absolute origin for public URLs; empty means the request's origin. */
@@ -102,6 +104,11 @@ const settingsSchema = z
      * deployment would.
      */
     edgeMaxBodyBytes: vars.EDGE_MAX_BODY_BYTES,
+    /**
+     * The transform copies (`src?w=&h=&fit=...`) one upload keeps at most, in number and bytes;
+     * past either, the least recently served go (src/uploads/variants/variant-locks.ts).
+     */
+    transformCopyCap: { copies: vars.TRANSFORM_COPIES_PER_UPLOAD, bytes: vars.TRANSFORM_BYTES_PER_UPLOAD },
     /** Each account's quotas unless the operator set its own: null for none. */
     quotas: { bytes: vars.QUOTA_BYTES, uploads: vars.QUOTA_UPLOADS } satisfies DefaultQuotas,
     media: {

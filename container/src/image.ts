@@ -96,14 +96,27 @@ export async function imageThumbnail(
  * more bytes; at 2560 px, 16 s against 3 s. So effort 4 only up to 640 px wide. PNG keeps
  * sharp's default compression (level 6): level 9 took 1.5 to 5 times as long for 0 to 2% fewer
  * bytes. JPEG has no alpha: transparent pixels would show whatever colour they hide, so it is
- * flattened on white.
+ * flattened on white. A transform may ask for another quality and another colour to flatten on
+ * (`EncodeChoices`); PNG is lossless and has no quality to ask for.
  */
-const VARIANT_ENCODERS: Record<VariantEncoding, (image: Sharp, outputWidth: number) => Sharp> = {
-  avif: (image, width) => image.avif({ quality: 59, chromaSubsampling: "4:2:0", effort: width <= 640 ? 4 : 2 }),
-  webp: (image) => image.webp({ quality: THUMBNAIL_QUALITY }),
-  jpeg: (image) => image.flatten({ background: "#ffffff" }).jpeg({ quality: 82, mozjpeg: true }),
+export const VARIANT_ENCODERS: Record<
+  VariantEncoding,
+  (image: Sharp, outputWidth: number, choices?: EncodeChoices) => Sharp
+> = {
+  avif: (image, width, { quality = 59 } = {}) =>
+    image.avif({ quality, chromaSubsampling: "4:2:0", effort: width <= 640 ? 4 : 2 }),
+  webp: (image, _width, { quality = THUMBNAIL_QUALITY } = {}) => image.webp({ quality }),
+  jpeg: (image, _width, { quality = 82, background = "#ffffff" } = {}) =>
+    image.flatten({ background }).jpeg({ quality, mozjpeg: true }),
   png: (image) => image.png(),
 };
+
+/** What a transform may change of an encoding's defaults: its quality, and the colour JPEG flattens on. */
+export interface EncodeChoices {
+  quality?: number;
+  /** `#rrggbb`. */
+  background?: string;
+}
 
 /**
  * The first frame, upright, `width` pixels wide at most (never upscaled), as `to`, with no
@@ -119,17 +132,21 @@ export async function imageVariant(
   to: VariantEncoding,
 ): Promise<ImageSize> {
   const image = await decode(job, input, format, path.dirname(output));
-  let upright: ImageSize;
-  try {
-    upright = (await image.metadata()).autoOrient;
-  } catch (error) {
-    throw asJobError(job, error);
-  }
+  const upright = await uprightSize(job, image);
   const box = { width, height: WEBP_MAX_SIDE, fit: "inside", withoutEnlargement: true } as const;
   return write(job, VARIANT_ENCODERS[to](image.resize(box), Math.min(width, upright.width)), output);
 }
 
-async function write(job: Job, image: Sharp, output: string): Promise<ImageSize> {
+/** The size of a decoded image as it displays (EXIF orientation applied). */
+export async function uprightSize(job: Job, image: Sharp): Promise<ImageSize> {
+  try {
+    return (await image.metadata()).autoOrient;
+  } catch (error) {
+    throw asJobError(job, error);
+  }
+}
+
+export async function write(job: Job, image: Sharp, output: string): Promise<ImageSize> {
   try {
     const info = await image.timeout({ seconds: Math.max(1, Math.ceil(timeLeft(job) / 1000)) }).toFile(output);
     return { width: info.width, height: info.height };
@@ -142,7 +159,7 @@ async function write(job: Job, image: Sharp, output: string): Promise<ImageSize>
  * A sharp pipeline over the input's first frame, turned upright, if the input is the declared
  * `format` (else 422); `dir` is the job's own folder.
  */
-async function decode(job: Job, input: string, format: ImageFormat, dir: string): Promise<Sharp> {
+export async function decode(job: Job, input: string, format: ImageFormat, dir: string): Promise<Sharp> {
   const options: SharpOptions = {
     limitInputPixels: MAX_PIXELS,
     // Like the Worker: a damaged file is refused there already; minor warnings are not fatal.
@@ -195,7 +212,7 @@ async function bmpToPng(job: Job, input: string, dir: string): Promise<string> {
 }
 
 /** sharp's failures on a file it was given are about the file: bad or unsupported media. */
-function asJobError(job: Job, error: unknown): JobError {
+export function asJobError(job: Job, error: unknown): JobError {
   if (error instanceof JobError) return error;
   const message = error instanceof Error ? error.message : String(error);
   if (/timeout/i.test(message)) return timedOut(job);

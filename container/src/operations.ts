@@ -17,6 +17,7 @@ import {
 } from "./contract";
 import { VIDEO_DEMUXERS, videoDemuxer } from "./formats";
 import { imageThumbnail, imageVariant, toWebp } from "./image";
+import { imageTransform } from "./image-transform";
 import { makeLadder } from "./ladder";
 import { checkVideo, framePng, probe, stripMetadata, thumbnail, transcodeMp4, type Source } from "./media";
 import { JobError, type Job } from "./run";
@@ -85,9 +86,10 @@ function work(call: MediaCall): Work {
         return { file: output, type: `image/${call.to}`, headers: sizeHeaders(size) };
       };
     case "imageTransform":
-      // Replaced by the transform's sharp pipeline (image-transform.ts) in this issue's container part.
-      return async () => {
-        throw new JobError(501, "imageTransform is not served yet");
+      return async (job, input, dir) => {
+        const output = path.join(dir, `transform.${call.transform.to}`);
+        const size = await imageTransform(job, input, call.format, output, call.transform);
+        return { file: output, type: `image/${call.transform.to}`, headers: sizeHeaders(size) };
       };
     case "videoPoster":
       // ffmpeg takes the frame out, sharp encodes it as image variants are.

@@ -12,7 +12,11 @@ import { isNamed, srcFilename } from "../uploads/serving/file-names";
 import { fromCurrentUpload } from "../uploads/serving/lookup";
 import { factsOf, type ServingFacts, type ServingRecord } from "../uploads/serving/record";
 import { answerVariant, type Found } from "../uploads/variants/answer";
-import { posterOptions, variantOptions, type VariantOptions } from "../uploads/variants/options";
+import { posterOptions, type VariantOptions } from "../uploads/variants/options";
+import { srcOptions, type TransformRequest } from "../uploads/transforms/options";
+import { answerTransform } from "../uploads/transforms/answer";
+import { touchCopy } from "../uploads/transforms/usage";
+import { afterResponse } from "../http/after-response";
 import type { Variant } from "../uploads/variants/plan";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import { presentedLink, robots } from "./requests";
@@ -86,6 +90,25 @@ const variantAnswer = (c: Context<AppEnv>, options: VariantOptions) =>
   });
 
 /**
+ * `src?w=&h=&fit=...`: what answerTransform (src/uploads/transforms) decides, served. A stored
+ * copy's use is recorded after the response (at most every 10 minutes per copy and isolate), for
+ * the cap's choice of which copies to delete.
+ */
+const transformAnswer = (c: Context<AppEnv>, request: TransformRequest) => {
+  const deps = variantAnswerDeps(c);
+  return answerTransform(deps, c.req.param("id")!, request, new URL(c.req.url), c.req.header("Accept"), {
+    original: (facts) => serveSrc(c, facts, undefined, request.format === "auto" ? { Vary: "Accept" } : {}),
+    variant: async (facts, copy, found) => {
+      const served = await serveVariant(c, facts, copy, found);
+      const touch =
+        served && found.outcome === "stored" && touchCopy(deps.making(facts.id).locks, copy.key, Date.now());
+      if (touch) afterResponse(c, "touchCopy", touch);
+      return served;
+    },
+  });
+};
+
+/**
  * `thumb?t=`: a video's poster at a time, made and kept as variants are (answerVariant), under
  * the thumbnail's URL: immutable as it is, since a new file has a new thumbnail name.
  */
@@ -135,8 +158,9 @@ const fromDatabase = (
 export const files = new Hono<AppEnv>()
   // src: the current file, revalidated on every use so a replaced file shows at once.
   .get("/i/:id", async (c) => {
-    const options = variantOptions(new URL(c.req.url).searchParams);
-    if (options) return variantAnswer(c, options);
+    const options = srcOptions(new URL(c.req.url).searchParams);
+    if (options && "variant" in options) return variantAnswer(c, options.variant);
+    if (options) return transformAnswer(c, options.transform);
     const record = await recall(c);
     const fast = record && (await serveSrc(c, record));
     if (fast) return fast;

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { PROCESSING_STATES } from "../../model/schema";
 import { VARIANT_WIDTHS } from "../variants/options";
+import { FITS, MAX_TRANSFORM_PIXELS, MAX_TRANSFORM_SIDE } from "../../../container/src/transform-contract";
+import { DEFAULT_FIT, TRANSFORM_FORMATS, UNSIGNED, URL_GRAVITIES } from "../transforms/options";
 import { visibilityField } from "./fields";
 
 /**
@@ -40,6 +42,22 @@ const processingSchema = z
   })
   .meta({ id: "Processing", description: "Where the work after the upload stands (an extension of the spec)." });
 
+/** What `src` takes beyond `w` (src/uploads/transforms/options.ts), with each bound and error. */
+const TRANSFORMS_TEXT =
+  "Transforms (an image's): `width`/`w` and `height`/`h` (unsigned: " +
+  `${UNSIGNED.sides.join(", ")}; signed: 1-${MAX_TRANSFORM_SIDE}), \`fit\` (${FITS.join(", ")}; default ` +
+  `${DEFAULT_FIT}), \`gravity\`/\`g\` (${URL_GRAVITIES.join(", ")} or a point XxY, fractions: unsigned on the 0.1 ` +
+  "grid, signed to 3 places; auto is the upload's focal point, else what matters), `quality`/`q` (unsigned: " +
+  `${UNSIGNED.qualities.join(", ")}; signed: 1-100), \`dpr\` (unsigned: ${UNSIGNED.dprs.join(", ")}; signed: ` +
+  `1-3; multiplies the sizes), \`blur\` (unsigned: ${UNSIGNED.blurs.join(", ")}; signed: 1-250), ` +
+  `\`format\`/\`f\` (${TRANSFORM_FORMATS.join(", ")}), \`background\` (pad's fill: ` +
+  `${UNSIGNED.backgrounds.join(", ")}; signed also rrggbb or rrggbbaa). Sizes times dpr stay within ` +
+  `${MAX_TRANSFORM_SIDE} px a side and ${MAX_TRANSFORM_PIXELS} pixels. A value off the unsigned bounds is a 400 ` +
+  "naming the allowed ones; a signed URL ends with `s`, the unpadded base64url HMAC-SHA256 under the owner's " +
+  "signing secret of the path, `?` and the query up to `&s=`: a wrong, altered, another account's or " +
+  "pre-rotation signature is a 403. A video takes no transform (400). Each upload keeps at most 200 transform " +
+  "copies and 64 MiB of them; the least recently served go first.";
+
 export const uploadSchema = z
   .object({
     id: z.string(),
@@ -57,7 +75,8 @@ export const uploadSchema = z
         "or view-limited upload's variants are a 403; a file the media tools cannot read is a 422, remembered " +
         "until the file is replaced; no media service right now, a variant not made within 60 s (for 10 " +
         "minutes), or as many variants of the upload (2) or on the service (3) being made already, is a 503 " +
-        "with Retry-After. Only an actual encode counts toward the client's 60 makings a minute.",
+        "with Retry-After. Only an actual encode counts toward the client's 60 makings a minute. " +
+        TRANSFORMS_TEXT,
     }),
     direct: url.meta({ description: "The upload's page." }),
     thumb: url.nullable().meta({ description: "WebP thumbnail 280 px wide; null until made." }),

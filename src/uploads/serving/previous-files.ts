@@ -1,8 +1,8 @@
 import { ApiError } from "../../errors";
-import { deleteObjects, deletePreviousFiles, keysOf, type NamedFiles } from "../../storage/objects";
+import { deleteObjects, deletePrefix, deletePreviousFiles, keysOf, type NamedFiles } from "../../storage/objects";
 import type { UploadRow } from "../../model/schema";
 import { everyVariantKey } from "../variants/plan";
-import { ladderKeysOf } from "../../storage/keys";
+import { ladderKeysOf, transformPrefix } from "../../storage/keys";
 
 /**
  * The answer when a change is made but the files it left behind could not be removed (after
@@ -29,16 +29,21 @@ export async function removePreviousFiles(bucket: R2Bucket, previous: NamedFiles
  * a listing and a delete apiece: first each file and thumbnail, which must go (a 503 otherwise);
  * then every key a variant of each file can have (everyVariantKey) and its ladder's (named by
  * the row), after the files, so that a
- * variant stored meanwhile finds no file and removes itself (make.ts). Anything else under an
+ * variant stored meanwhile finds no file and removes itself (make.ts); then, for one upload, its
+ * file's transform copies, which no name foretells, by listing them (transformPrefix). A batch's
+ * (an album deleted with its uploads) are not listed, which would take a call per upload: its
+ * rows are gone, so the orphan sweep removes them. Anything else under an
  * upload's prefix (left by an earlier crash, or a variant that could not be removed now) is named
  * by no row: the cron job's orphan sweep removes it.
  */
 export async function removeFiles(bucket: R2Bucket, rows: UploadRow[]): Promise<void> {
   await deleteObjects(bucket, rows.flatMap(keysOf)).catch((error) => Promise.reject(notRemoved(error)));
   const derived = rows.flatMap((row) => [...everyVariantKey(row), ...ladderKeysOf(row)]);
-  await deleteObjects(bucket, derived).catch((error) =>
-    console.error(JSON.stringify({ uploads: rows.map((row) => row.id), removeVariants: String(error) })),
-  );
+  await deleteObjects(bucket, derived)
+    .then(() => (rows.length === 1 ? deletePrefix(bucket, transformPrefix(rows[0]!.objectKey)) : undefined))
+    .catch((error) =>
+      console.error(JSON.stringify({ uploads: rows.map((row) => row.id), removeVariants: String(error) })),
+    );
 }
 
 /**

@@ -11,6 +11,9 @@ export interface ServingFacts {
   width: number | null;
   /** Served whole: no variants (src/uploads/variants/plan.ts). */
   animated: boolean;
+  /** The owner's focal point, what `gravity=auto` crops around (src/uploads/transforms); null for none. */
+  focalX: number | null;
+  focalY: number | null;
   size: number;
   etag: string;
   thumbKey: string | null;
@@ -35,7 +38,7 @@ export interface ServingRecord extends ServingFacts {
 }
 
 /** Changes whenever the record's shape does, so records of another shape are never read. */
-const RECORD_VERSION = 3;
+const RECORD_VERSION = 4;
 
 /**
  * How long a record is used after its database read. Only bounds how long a record outlives a
@@ -50,6 +53,8 @@ export const factsOf = (row: UploadRow): ServingFacts => ({
   mime: row.mime,
   width: row.width,
   animated: row.animated,
+  focalX: row.focalX,
+  focalY: row.focalY,
   size: row.size,
   etag: row.etag,
   thumbKey: row.thumbKey,

@@ -1,5 +1,5 @@
 import type { Env } from "../../env";
-import type { Turn } from "./variant-locks";
+import type { CopyCap, Turn } from "./variant-locks";
 
 /** The locks of one upload's variants, as the making of a variant takes them under a lease. */
 export interface UploadVariantLocks {
@@ -12,6 +12,10 @@ export interface UploadVariantLocks {
   fail(name: string, lease: number, message: string, options?: { file?: string; forMs?: number }): Promise<void>;
   /** The time a poster of `file` at `at` ms is made at: `at`, or the nearest kept one past `max` times. */
   posterTime(file: string, at: number, max: number): Promise<number>;
+  /** Records a stored transform copy; answers the copies to delete to keep within `cap` (variant-locks.ts). */
+  keepCopy(key: string, bytes: number, prefix: string, cap: CopyCap): Promise<string[]>;
+  /** A stored transform copy was served at `at`. */
+  touchCopy(key: string, at: number): Promise<void>;
 }
 
 /**
@@ -35,6 +39,8 @@ export function variantLocks(env: Env, uploadId: string): UploadVariantLocks {
     release: (name, lease) => stub.release(name, lease),
     fail: (name, lease, message, options) => stub.fail(name, lease, message, options),
     posterTime: (file, at, max) => stub.posterTime(file, at, max),
+    keepCopy: (key, bytes, prefix, cap) => stub.keepCopy(key, bytes, prefix, cap),
+    touchCopy: (key, at) => stub.touchCopy(key, at),
   };
 }
 

@@ -8,6 +8,9 @@ import { storedFile } from "../../storage/stored-file";
 import { markAnimated } from "../../storage/uploads";
 import type { Variant, VariantSource } from "./plan";
 import type { ServiceShare, UploadVariantLocks } from "./lock-stubs";
+import type { CopyCap } from "./variant-locks";
+import { transformPrefix } from "../../storage/keys";
+import { deleteObjects } from "../../storage/objects";
 
 export interface VariantDeps {
   db: Database;
@@ -20,6 +23,8 @@ export interface VariantDeps {
   charge(): Promise<void>;
   /** The requesting client's network: it holds at most one slot of the service share at a time. */
   client: string;
+  /** The transform copies one upload may keep (variant-locks.ts keepCopy). */
+  copyCap: CopyCap;
 }
 
 /**
@@ -113,6 +118,7 @@ function lastingFailure(error: unknown, file: string): { message: string; file?:
  */
 async function makeVariant(deps: VariantDeps, source: VariantSource, variant: Variant, fail: Fail): Promise<Outcome> {
   let made: Awaited<ReturnType<typeof variantBytes>>;
+  let stored: R2Object | null = null;
   const held: { slot: { release(): Promise<void> } | null } = { slot: null };
   // The service is called only within its share for variants, one slot per making.
   const media: MediaService = {
@@ -142,7 +148,7 @@ async function makeVariant(deps: VariantDeps, source: VariantSource, variant: Va
       );
       return made;
     }
-    await deps.bucket.put(variant.key, made.body, { httpMetadata: { contentType: variant.mime } });
+    stored = await deps.bucket.put(variant.key, made.body, { httpMetadata: { contentType: variant.mime } });
   } finally {
     await held.slot?.release().catch(() => {});
   }
@@ -150,6 +156,7 @@ async function makeVariant(deps: VariantDeps, source: VariantSource, variant: Va
     await deps.bucket.delete(variant.key);
     return "source gone";
   }
+  if (variant.transform) await keepWithinCap(deps, source, variant.key, stored?.size ?? 0);
   return made.engine === "worker" ? "made-worker" : "made-service";
 }
 
@@ -170,9 +177,31 @@ async function variantBytes(deps: VariantDeps, source: VariantSource, variant: V
   if (image?.animated) return "original";
   const sniffed = image?.format ?? format;
   if (!sniffed || !isImageFormat(sniffed)) throw new Error(`upload ${source.id} is an image of type ${source.mime}`);
+  if (variant.transform) {
+    // Cut, padded or blurred by sharp on the media service: the Worker's codecs only resize.
+    await deps.charge();
+    const file = await storedFile(deps.bucket, source.objectKey);
+    const call = { operation: "imageTransform", format: sniffed, transform: variant.transform } as const;
+    const copy = await deps.media.call(call, file.body, file.size);
+    return { body: copy.body, engine: "service" as const };
+  }
   const job = { kind: "variant", width: variant.width, to: variant.encoding } as const;
   await deps.charge();
   return renderImage(deps, { key: source.objectKey, format: sniffed }, job, image);
+}
+
+/**
+ * Records a transform copy just stored in its upload's index and deletes the copies that no
+ * longer fit the cap (the least recently served). A failure leaves the copy stored and unrecorded
+ * (the next copy's keepCopy counts what the index has): logged, never the request's error.
+ */
+async function keepWithinCap(deps: VariantDeps, source: VariantSource, key: string, bytes: number) {
+  try {
+    const evicted = await deps.locks.keepCopy(key, bytes, transformPrefix(source.objectKey), deps.copyCap);
+    if (evicted.length) await deleteObjects(deps.bucket, evicted);
+  } catch (error) {
+    console.error(JSON.stringify({ upload: source.id, keepCopy: String(error) }));
+  }
 }
 
 /** The media service's refusal as the client sees it: the file cannot be made smaller, or not now. */

@@ -1,4 +1,5 @@
 import type { VariantEncoding } from "../../../container/src/contract";
+import type { ImageTransform } from "../../../container/src/transform-contract";
 import { badRequest } from "../../errors";
 import { posterKey, variantKey } from "../../storage/keys";
 import type { UploadRow } from "../../model/schema";
@@ -7,7 +8,7 @@ import { chooseEncoding, VARIANT_WIDTHS, type VariantOptions } from "./options";
 /** What a variant is made of: the upload's current file, as a row or a serving record names it. */
 export type VariantSource = Pick<UploadRow, "id" | "type" | "mime" | "objectKey" | "width" | "animated">;
 
-const ENCODINGS: Record<VariantEncoding, { mime: string; ext: string }> = {
+export const ENCODINGS: Record<VariantEncoding, { mime: string; ext: string }> = {
   avif: { mime: "image/avif", ext: "avif" },
   webp: { mime: "image/webp", ext: "webp" },
   jpeg: { mime: "image/jpeg", ext: "jpg" },
@@ -26,7 +27,7 @@ export function everyVariantKey(source: Pick<UploadRow, "objectKey" | "width">):
 }
 
 /** The stored formats a variant can be written in as they are. */
-const WRITABLE: Record<string, VariantEncoding> = {
+export const WRITABLE: Record<string, VariantEncoding> = {
   "image/avif": "avif",
   "image/webp": "webp",
   "image/jpeg": "jpeg",
@@ -51,6 +52,8 @@ export interface Variant {
   negotiated: boolean;
   /** A video's poster at this time (ms), rather than at its first frame. */
   at?: number;
+  /** An image transform (src/uploads/transforms): made by the media service as it says. */
+  transform?: ImageTransform;
 }
 
 /**

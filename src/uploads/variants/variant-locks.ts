@@ -27,6 +27,19 @@ const LEASE = "lease:";
 const FAILED = "failed:";
 const ISSUED = "issued";
 const POSTERS = "posters:";
+const COPY = "copy:";
+
+/** A stored transform copy as the index has it: its size, and when it was last served (ms). */
+interface StoredCopy {
+  bytes: number;
+  usedAt: number;
+}
+
+/** How many transform copies, and how many of their bytes, one upload may keep. */
+export interface CopyCap {
+  copies: number;
+  bytes: number;
+}
 
 /**
  * One per upload: the leases that make each of its variants once, however many requests ask for
@@ -132,6 +145,41 @@ export class VariantLocks extends DurableObject<Env> {
       return at;
     }
     return times.reduce((best, time) => (Math.abs(time - at) < Math.abs(best - at) ? time : best));
+  }
+
+  /**
+   * Records copy `key` (`bytes` long), just stored, and answers the copies to delete so that the
+   * upload keeps at most `cap`: the least recently used first, never `key` itself. Entries of an
+   * earlier file (not under `prefix`, the current file's) are forgotten: that file's copies went
+   * with it. An entry whose object is gone (removed with its focal point) counts until it goes.
+   */
+  async keepCopy(key: string, bytes: number, prefix: string, cap: CopyCap): Promise<string[]> {
+    const now = Date.now();
+    await this.ctx.storage.put<StoredCopy>(COPY + key, { bytes, usedAt: now });
+    const entries = [...(await this.ctx.storage.list<StoredCopy>({ prefix: COPY })).entries()];
+    const stale = entries.filter(([name]) => !name.startsWith(COPY + prefix)).map(([name]) => name);
+    const kept = entries.filter(([name]) => name.startsWith(COPY + prefix));
+    kept.sort(([, a], [, b]) => a.usedAt - b.usedAt);
+    let count = kept.length;
+    let total = kept.reduce((sum, [, copy]) => sum + copy.bytes, 0);
+    const evicted: string[] = [];
+    for (const [name, copy] of kept) {
+      if (count <= cap.copies && total <= cap.bytes) break;
+      if (name === COPY + key) continue;
+      evicted.push(name);
+      count--;
+      total -= copy.bytes;
+    }
+    for (let i = 0; i < stale.length + evicted.length; i += 128) {
+      await this.ctx.storage.delete([...stale, ...evicted].slice(i, i + 128));
+    }
+    return evicted.map((name) => name.slice(COPY.length));
+  }
+
+  /** Copy `key` was served at `at`: the last to go. A key the index does not hold is left alone. */
+  async touchCopy(key: string, at: number): Promise<void> {
+    const copy = await this.ctx.storage.get<StoredCopy>(COPY + key);
+    if (copy && copy.usedAt < at) await this.ctx.storage.put<StoredCopy>(COPY + key, { ...copy, usedAt: at });
   }
 
   private async lease(name: string, until: number, holder?: string): Promise<number> {
