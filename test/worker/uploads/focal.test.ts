@@ -132,6 +132,28 @@ describe("focal points", () => {
     expect(await objectKeyOf(fresh)).toBe(key);
   });
 
+  it("moved, leaves gravity=auto cropping around the new point only, even where a record of the old one was", async () => {
+    const account = await newAccount("focal");
+    const photo = await fixture("gps/DSCN0010.jpg");
+    const made = await upload(account.full, photo, { allow_duplicate: "1", focal: "0.1,0.5" });
+    const { id } = made.body.data;
+    const crop = async () => {
+      const res = await request(`/i/${id}?w=160&h=160&fit=cover&f=png`);
+      expect(res.status).toBe(200);
+      return Buffer.from(await res.arrayBuffer());
+    };
+    const copies = async () =>
+      (await env.FILES.list({ prefix: `uploads/${id}/v/` })).objects.map((o) => o.key).filter((k) => k.includes("/x-"));
+    const left = await crop();
+    // Served twice: the second from the record the first left.
+    expect((await crop()).equals(left)).toBe(true);
+    expect(await copies()).toEqual([expect.stringContaining("-g0.1x0.5-")]);
+    await patchUpload(account.full, id, { focal: "0.9,0.5" });
+    const right = await crop();
+    expect(right.equals(left)).toBe(false);
+    expect(await copies()).toEqual([expect.stringContaining("-g0.9x0.5-")]);
+  });
+
   it("moved on an upload changed in place, removes only the copies cropped around the old point", async () => {
     const account = await newAccount("focal");
     // View-limited: not served plainly, so changed in place.
