@@ -1,5 +1,5 @@
 import type { Database } from "../storage/db";
-import { ensureSigningSecret, rotateSigningSecret, type SigningSecret } from "../storage/signing-secrets";
+import * as stored from "../storage/signing-secrets";
 import { isoTimestamp } from "../time";
 
 /**
@@ -8,10 +8,10 @@ import { isoTimestamp } from "../time";
  * at once by a rotation, so that a secret that leaked stops every URL it signed.
  */
 
-const present = (made: SigningSecret) => ({ secret: made.secret, created_at: isoTimestamp(made.createdAt) });
+const present = (made: stored.SigningSecret) => ({ secret: made.secret, created_at: isoTimestamp(made.createdAt) });
 
 export const readSigningSecret = async (db: Database, accountId: string, now: number) =>
-  present(await ensureSigningSecret(db, accountId, now));
+  present(await stored.ensureSigningSecret(db, accountId, now));
 
-export const replaceSigningSecret = async (db: Database, accountId: string, now: number) =>
-  present(await rotateSigningSecret(db, accountId, now));
+export const rotateSigningSecret = async (db: Database, accountId: string, now: number) =>
+  present(await stored.rotateSigningSecret(db, accountId, now));

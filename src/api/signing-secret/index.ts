@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { readSigningSecret, replaceSigningSecret } from "../../accounts/signing-secret";
+import { readSigningSecret, rotateSigningSecret } from "../../accounts/signing-secret";
 import type { AppEnv } from "../../env";
 import { identifyCaller, requireKey } from "../../http/auth";
 import { accountSession } from "../../http/d1-sessions";
@@ -24,6 +24,6 @@ export const signingSecretRoutes = routeGroup(identifyCaller, rateLimits("api"),
   )
   .all("/signing-secret", methodNotAllowed("GET"))
   .post("/signing-secret/rotate", describeSigningSecretRotate, requireKey("full"), async (c) =>
-    answer(c, await replaceSigningSecret(c.var.db, c.var.caller.accountId, c.var.now())),
+    answer(c, await rotateSigningSecret(c.var.db, c.var.caller.accountId, c.var.now())),
   )
   .all("/signing-secret/rotate", methodNotAllowed("POST"));
