@@ -1,5 +1,4 @@
 import { ApiError, notFound } from "../errors";
-import { focalOnVideo } from "./create";
 import { assertAcceptableText } from "../moderation/moderate";
 import { hashPassword } from "./access/passwords";
 import type { UploadRow } from "../model/schema";
@@ -14,7 +13,14 @@ import { filesIndexable } from "../model/policy";
 import { copyFiles } from "./serving/move-files";
 import { removePreviousFiles } from "./serving/previous-files";
 import type { Stores } from "../storage/stores";
-import { focalColumns, focalOf, movesFocalPoint, removeCopiesAtPoint, type FocalPoint } from "./transforms/focal";
+import {
+  focalColumns,
+  focalOf,
+  focalOnVideo,
+  movesFocalPoint,
+  removeCopiesAtPoint,
+  type FocalPoint,
+} from "./transforms/focal";
 
 interface UploadChange extends Pick<UploadMetaPatch, "visibility" | "title" | "description"> {
   /** A new password, or null to remove it. */

@@ -15,7 +15,7 @@ import type { Visibility } from "../model/visibility";
 import type { StagedFile } from "./intake/staged-file";
 import { cancelMediaJob, planMediaJob, processingPlanned } from "./media-jobs/jobs";
 import { thumbnailInline } from "./inline-thumbnail";
-import { focalColumns, type FocalPoint } from "./transforms/focal";
+import { focalColumns, focalOnVideo, type FocalPoint } from "./transforms/focal";
 
 export interface UploadOptions {
   expiresIn: number | null;
@@ -50,9 +50,6 @@ export function fileColumns(file: StagedFile) {
     contentHash: file.sha256,
   };
 }
-
-/** A focal point is an image's: a video's posters are never cropped around one. */
-export const focalOnVideo = () => unprocessable("focal: a focal point is for images; a video cannot have one.");
 
 const flaggedContent = () => unprocessable("This content was previously flagged and cannot be uploaded.");
 

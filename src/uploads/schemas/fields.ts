@@ -91,7 +91,7 @@ const FRACTION = /^\s*(0(\.\d+)?|1(\.0+)?|\.\d+)\s*$/;
 const FOCAL_WORDS = "must be x,y with x and y fractions from 0 to 1 (e.g. 0.3,0.6), or none";
 
 /** `x,y` as a point, or null for `none`; undefined when it is neither. */
-function focalOf(text: string): { x: number; y: number } | null | undefined {
+function pointOf(text: string): { x: number; y: number } | null | undefined {
   if (/^\s*(none)?\s*$/i.test(text)) return null;
   const [x, y, ...rest] = text.split(",");
   if (rest.length || x === undefined || y === undefined || !FRACTION.test(x) || !FRACTION.test(y)) return undefined;
@@ -112,7 +112,7 @@ export const focalField = z
   .transform((value, context) => {
     if (value === null) return null;
     if (typeof value !== "string") return { x: roundFraction(value.x), y: roundFraction(value.y) };
-    const point = focalOf(value);
+    const point = pointOf(value);
     if (point === undefined) context.addIssue({ code: "custom", message: FOCAL_WORDS });
     return point ?? null;
   })

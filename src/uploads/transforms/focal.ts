@@ -1,3 +1,4 @@
+import { unprocessable } from "../../errors";
 import { deleteObjects } from "../../storage/objects";
 import { transformPrefix } from "../../storage/keys";
 import type { UploadRow } from "../../model/schema";
@@ -16,6 +17,9 @@ export interface FocalPoint {
  * file goes.
  */
 const LISTED_COPIES = 1000;
+
+/** A focal point is an image's: a video's posters are frames, never crops around one. */
+export const focalOnVideo = () => unprocessable("focal: a focal point is for images; a video cannot have one.");
 
 /** The upload's focal point, or null for none. */
 export const focalOf = (row: Pick<UploadRow, "focalX" | "focalY">): FocalPoint | null =>
