@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { transformKey, transformPrefix, variantKey } from "../../../src/storage/keys";
 import { transformName } from "../../../src/uploads/transforms/name";
+import { b64, createdTus, patch } from "../tus-requests";
 import { DEAD_SERVICE, fixture, json, newAccount, patchUpload, request, uniquePng, upload } from "../helpers";
 
 /**
@@ -95,6 +96,29 @@ describe("focal points", () => {
     expect(refused.isError).toBe(true);
     expect(refused.content[0]!.text).toContain("fractions from 0 to 1");
     expect((await tool(account.full, "update_upload", { id, focal: null })).structuredContent.focal).toBeNull();
+  });
+
+  it("is taken from tus Upload-Metadata, kept with the upload's options to its last byte", async () => {
+    const account = await newAccount("focal");
+    const png = await uniquePng("focal-tus");
+    const refused = await request("/api/tus", {
+      method: "POST",
+      key: account.full,
+      headers: {
+        "Tus-Resumable": "1.0.0",
+        "Upload-Length": String(png.length),
+        "Upload-Metadata": `focal ${b64("2,0")}`,
+      },
+    });
+    expect(refused.status).toBe(422);
+    const path = await createdTus(account.full, {
+      "Upload-Length": String(png.length),
+      "Upload-Metadata": `focal ${b64("0.25,0.75")}`,
+    });
+    const finished = await patch(account.full, path, 0, png);
+    expect(finished.status).toBe(204);
+    const id = finished.headers.get("X-Upload-Id")!;
+    expect((await json(request(`/api/${id}`, { key: account.full }))).body.data.focal).toEqual({ x: 0.25, y: 0.75 });
   });
 
   it("is an image's: a video's is refused on upload and on PATCH", async () => {
