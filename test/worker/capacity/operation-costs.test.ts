@@ -164,6 +164,13 @@ describe("operation costs", () => {
     await measure("src?w=160 GET, stored, record remembered", (bindings) =>
       call(bindings, `${pathOf(changed.src)}?w=160`, variant),
     );
+    // A transform: always made on the media service, recorded in the upload's cap, then read (its
+    // use recorded after the response, once per 10 minutes per copy and isolate).
+    const transform = `${pathOf(changed.src)}?w=160&h=160&fit=cover&g=center`;
+    await measure("src transform GET (w, h, fit), made on the media service", (bindings) =>
+      call(bindings, transform, variant),
+    );
+    await measure("src transform GET, stored, record remembered", (bindings) => call(bindings, transform, variant));
 
     const jobId = await rearmedJob(finished.id);
     await measure(

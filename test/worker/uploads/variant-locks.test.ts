@@ -81,3 +81,41 @@ describe("posters' times", () => {
     expect(await stub.posterTime("uploads/x/b.mp4", 4200, 3)).toBe(4200);
   });
 });
+
+/**
+ * The index of an upload's transform copies (`copy:{key}`): what keepCopy evicts to keep the
+ * cap, by last use, whatever became of the objects.
+ */
+describe("transform copies' index", () => {
+  const prefix = "uploads/u/v/a.jpg/x-";
+  const cap = { copies: 2, bytes: 1000 };
+
+  it("evicts the least recently used past the count or the bytes, never the copy just kept", async () => {
+    const stub = env.VARIANT_LOCKS.get(env.VARIANT_LOCKS.idFromName(`copies-${crypto.randomUUID()}`));
+    await runInDurableObject(stub, async (locks: VariantLocks, state) => {
+      // Last uses set here: the clock does not move within one call.
+      const used = (key: string, usedAt: number) => state.storage.put(`copy:${prefix}${key}`, { bytes: 100, usedAt });
+      expect(await locks.keepCopy(`${prefix}a`, 100, prefix, cap)).toEqual([]);
+      await used("a", 1);
+      expect(await locks.keepCopy(`${prefix}b`, 100, prefix, cap)).toEqual([]);
+      await used("b", 2);
+      await locks.touchCopy(`${prefix}a`, 3);
+      expect(await locks.keepCopy(`${prefix}c`, 100, prefix, cap)).toEqual([`${prefix}b`]);
+      // A copy over the bytes alone stays, and the others go.
+      expect(await locks.keepCopy(`${prefix}d`, 5000, prefix, cap)).toEqual([`${prefix}a`, `${prefix}c`]);
+      expect([...(await state.storage.list({ prefix: "copy:" })).keys()]).toEqual([`copy:${prefix}d`]);
+      // A key not in the index is not touched into it.
+      await locks.touchCopy(`${prefix}zz`, 9);
+      expect(await state.storage.get(`copy:${prefix}zz`)).toBeUndefined();
+    });
+  });
+
+  it("forgets an earlier file's copies on the next keep", async () => {
+    const stub = env.VARIANT_LOCKS.get(env.VARIANT_LOCKS.idFromName(`copies-${crypto.randomUUID()}`));
+    await stub.keepCopy("uploads/u/v/old.jpg/x-a", 100, "uploads/u/v/old.jpg/x-", cap);
+    expect(await stub.keepCopy(`${prefix}a`, 100, prefix, cap)).toEqual([]);
+    await runInDurableObject(stub, async (_locks: VariantLocks, state) => {
+      expect([...(await state.storage.list({ prefix: "copy:" })).keys()]).toEqual([`copy:${prefix}a`]);
+    });
+  });
+});
