@@ -9,6 +9,7 @@ import { chevereto } from "./compat/chevereto";
 import { lsky } from "./compat/lsky";
 import { openApiRoute } from "./openapi/document";
 import { pieces } from "./pieces";
+import { signingSecretRoutes } from "./signing-secret";
 import { tusCreation, tusUploads } from "./tus";
 import { uploads } from "./uploads";
 import { webhookRoutes } from "./webhooks";
@@ -44,4 +45,5 @@ export const api = new Hono<AppEnv>()
   .route("/", tusUploads)
   .route("/", albumRoutes)
   .route("/", webhookRoutes)
+  .route("/", signingSecretRoutes)
   .route("/", uploads);

@@ -97,8 +97,9 @@ export const UPLOAD_TOOLS = [
     name: "update_upload",
     title: "Change an upload",
     description:
-      "Changes an upload's title, description, visibility, password, view limit or expiry; only the fields " +
-      "given change. null (or an empty text) removes a title, description, password, view limit or expiry. " +
+      "Changes an upload's title, description, visibility, password, view limit, expiry or focal point; only " +
+      "the fields given change. null (or an empty text) removes a title, description, password, view limit, " +
+      "expiry or focal point. " +
       "Needs the full key.",
     input: z.object({
       id,
@@ -108,6 +109,14 @@ export const UPLOAD_TOOLS = [
       password: z.string().nullable().optional(),
       max_views: z.number().int().nullable().optional().describe("A new view limit; the count starts afresh."),
       expires_in: z.number().int().nullable().optional().describe("Seconds from now until deletion."),
+      focal: z
+        .string()
+        .nullable()
+        .optional()
+        .describe(
+          "The focal point gravity=auto crops around: x,y as fractions of the width and height from the top left " +
+            "(e.g. 0.3,0.6); null or none removes it. Images only.",
+        ),
     }),
     output: uploadOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -74,7 +74,16 @@ export async function listUploads(db: Database, accountId: string, now: number, 
 export type UploadMetaPatch = Partial<
   Pick<
     UploadRow,
-    "visibility" | "title" | "description" | "passwordHash" | "maxViews" | "views" | "expiresAt" | "dedupHash"
+    | "visibility"
+    | "title"
+    | "description"
+    | "passwordHash"
+    | "maxViews"
+    | "views"
+    | "expiresAt"
+    | "dedupHash"
+    | "focalX"
+    | "focalY"
   >
 >;
 

@@ -13,6 +13,14 @@ import { filesIndexable } from "../model/policy";
 import { copyFiles } from "./serving/move-files";
 import { removePreviousFiles } from "./serving/previous-files";
 import type { Stores } from "../storage/stores";
+import {
+  focalColumns,
+  focalOf,
+  focalOnVideo,
+  movesFocalPoint,
+  removeCopiesAtPoint,
+  type FocalPoint,
+} from "./transforms/focal";
 
 interface UploadChange extends Pick<UploadMetaPatch, "visibility" | "title" | "description"> {
   /** A new password, or null to remove it. */
@@ -21,14 +29,21 @@ interface UploadChange extends Pick<UploadMetaPatch, "visibility" | "title" | "d
   max_views?: number | null;
   /** Seconds from now until the upload is deleted, or null for never. */
   expires_in?: number | null;
+  /** A new focal point, or null to remove it. */
+  focal?: FocalPoint | null;
 }
 
 /** Tries before a change that keeps meeting concurrent replaces or media jobs gives up. */
 const ATTEMPTS = 3;
 
-/** Whether the patch changes how the upload's files are served: locked, view-limited, indexable. */
+/**
+ * Whether the patch changes how the upload's files are served: locked, view-limited, indexable;
+ * or moves its focal point, which a record may hold (what `gravity=auto` crops around): a record
+ * of the old one would crop around it again.
+ */
 const changesServing = (row: UploadRow, patch: UploadMetaPatch) =>
   patch.passwordHash !== undefined ||
+  movesFocalPoint(row, patch) ||
   // Files are cached until the upload expires (immutableUntil): a new expiry needs new keys.
   patch.expiresAt !== undefined ||
   patch.maxViews !== undefined ||
@@ -43,22 +58,25 @@ const changesServing = (row: UploadRow, patch: UploadMetaPatch) =>
  * never move anything.
  */
 export async function changeUpload(deps: Stores, accountId: string, id: string, change: UploadChange) {
-  const { password, max_views, expires_in, ...text } = change;
+  const { password, max_views, expires_in, focal, ...text } = change;
   await assertAcceptableText(deps.db, { title: text.title, description: text.description });
   const patch: UploadMetaPatch = { ...text };
   if (password !== undefined) patch.passwordHash = password === null ? null : await hashPassword(password);
   if (max_views !== undefined) Object.assign(patch, { maxViews: max_views, views: 0 });
   if (expires_in !== undefined) Object.assign(patch, expiryPatch(expires_in, deps.now()));
+  if (focal !== undefined) Object.assign(patch, focalColumns(focal));
 
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const current = await findOwnedServingUpload(deps.db, accountId, id, deps.now());
     if (!current) throw notFound("No upload with that id on this account.");
+    if (focal) assertMayHaveFocalPoint(current.row);
     if (!changesServing(current.row, patch))
       return found(await updateUploadMeta(deps, accountId, id, patch, deps.now()));
     if (!current.plain) {
       const row = await updateUploadMetaUnlessPlain(deps, accountId, id, patch, deps.now());
-      if (row) return row;
-      continue;
+      if (!row) continue;
+      await removeCopiesAtOldPoint(deps.bucket, current.row, row);
+      return row;
     }
     const moved = await copyFiles(deps.bucket, current.row);
     const row = await moveUploadFiles(deps, accountId, id, current.row, moved.files, patch, deps.now());
@@ -72,6 +90,24 @@ export async function changeUpload(deps: Stores, accountId: string, id: string, 
   throw new ApiError(
     409,
     "The upload kept changing while it was being changed (a replace or a conversion). Try again.",
+  );
+}
+
+function assertMayHaveFocalPoint(row: UploadRow) {
+  if (row.type === "video") throw focalOnVideo();
+}
+
+/**
+ * The copies cropped around a focal point the change moved, of an upload changed in place (one
+ * not served plainly, so no record holds the old point; a moved upload's copies went with its
+ * previous file). Removed before the answer, as a change's previous files are; a failure leaves
+ * them to the orphan sweep once the file goes, and is logged, not answered: the change is made.
+ */
+async function removeCopiesAtOldPoint(bucket: R2Bucket, before: UploadRow, after: UploadRow) {
+  const old = focalOf(before);
+  if (!old || !movesFocalPoint(before, after)) return;
+  await removeCopiesAtPoint(bucket, after.objectKey, old).catch((error) =>
+    console.error(JSON.stringify({ upload: after.id, removeCopiesAtPoint: String(error) })),
   );
 }
 

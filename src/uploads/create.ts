@@ -15,6 +15,7 @@ import type { Visibility } from "../model/visibility";
 import type { StagedFile } from "./intake/staged-file";
 import { cancelMediaJob, planMediaJob, processingPlanned } from "./media-jobs/jobs";
 import { thumbnailInline } from "./inline-thumbnail";
+import { focalColumns, focalOnVideo, type FocalPoint } from "./transforms/focal";
 
 export interface UploadOptions {
   expiresIn: number | null;
@@ -26,6 +27,8 @@ export interface UploadOptions {
   /** Already hashed (access/passwords.ts). */
   passwordHash: string | null;
   maxViews: number | null;
+  /** What `gravity=auto` crops around; an image's only. */
+  focal: FocalPoint | null;
 }
 
 type CreateResult =
@@ -101,6 +104,7 @@ export async function createUpload(
   if (checks.flagged) throw flaggedContent();
   if (checks.duplicate) return { duplicate: true, row: checks.duplicate };
   if (checks.usage) assertWithinQuota(usageAgainst(checks.usage, quotas), file.size);
+  if (options.focal && file.media.type === "video") throw focalOnVideo();
 
   const now = deps.now();
   const deleteToken = randomBase62(32);
@@ -125,8 +129,7 @@ export async function createUpload(
     ...processingPlanned(job !== null, now),
     duration: null,
     ladder: null,
-    focalX: null,
-    focalY: null,
+    ...focalColumns(options.focal),
     placeholder: null,
     color: null,
     createdAt: now,

@@ -77,6 +77,7 @@ async function uploadOptionsOf(
     description: fields.description ?? null,
     passwordHash: fields.password ? await hashPassword(fields.password) : (passwordHash ?? null),
     maxViews: fields.max_views ?? null,
+    focal: fields.focal ?? null,
   };
 }
 

@@ -4,6 +4,7 @@ import { deleteLink, uploadLinks } from "./public-urls";
 import { signUrl } from "./access/signed-links";
 import { locked, signedPlayback } from "../model/policy";
 import { playbackLinks } from "./streaming/playback";
+import { focalOf } from "./transforms/focal";
 
 /** How to sign a locked upload's links: the secret, and the time they count from. */
 export interface Signing {
@@ -107,6 +108,7 @@ export async function presentUpload(row: UploadRow, origin: string, signing: Sig
     expires_at: row.expiresAt === null ? null : isoTimestamp(row.expiresAt),
     created_at: isoTimestamp(row.createdAt),
     processing: presentProcessing(row),
+    focal: focalOf(row),
     ...(await ladderFields(row, origin, signing)),
   };
 }

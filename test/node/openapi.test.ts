@@ -290,6 +290,14 @@ describe("real responses match the document", () => {
     await expectDocumented(uploadKey, "/webhooks", "get", 401);
   });
 
+  it("the signing secret: read, rotated, and refused to the upload-only key", async () => {
+    const send = (path: string, method: string, key = account.full) =>
+      fetch(`${server.api}${path}`, { method, headers: { "X-API-Key": key } });
+    await expectDocumented(await send("/signing-secret", "GET"), "/signing-secret", "get", 200);
+    await expectDocumented(await send("/signing-secret/rotate", "POST"), "/signing-secret/rotate", "post", 200);
+    await expectDocumented(await send("/signing-secret", "GET", account.upload), "/signing-secret", "get", 401);
+  });
+
   it("delete", async () => {
     const res = await fetch(`${server.api}/${id}`, { method: "DELETE", headers: auth() });
     await expectDocumented(res, "/{id}", "delete", 200);

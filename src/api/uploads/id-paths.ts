@@ -20,10 +20,18 @@ function otherSegment(fixed: string[]): string {
 }
 
 /** At /api/{id}: the API's fixed paths of one segment. */
-export const OTHER_ID_PARAM = otherSegment(["albums", "chunk", "openapi.json", "tus", "usage", "webhooks"]);
+export const OTHER_ID_PARAM = otherSegment([
+  "albums",
+  "chunk",
+  "openapi.json",
+  "signing-secret",
+  "tus",
+  "usage",
+  "webhooks",
+]);
 
 /**
  * At /api/{id}/replace: the fixed paths of two segments that start with a name (/albums/{id},
- * /tus/{id}, /webhooks/{id}).
+ * /signing-secret/rotate, /tus/{id}, /webhooks/{id}).
  */
-export const OTHER_ID_BEFORE_REPLACE = otherSegment(["albums", "tus", "webhooks"]);
+export const OTHER_ID_BEFORE_REPLACE = otherSegment(["albums", "signing-secret", "tus", "webhooks"]);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { roundFraction } from "../../../container/src/transform-contract";
 import { EXPIRES_IN_MAX, EXPIRES_IN_MIN } from "../../model/spec-limits";
 import { VISIBILITIES } from "../../model/visibility";
 import { isXmlText } from "../../model/xml-text";
@@ -84,3 +85,40 @@ export const albumIdField = z
   .string()
   .trim()
   .regex(ID_PATTERN, { message: "must be an album id (10 letters and digits)" });
+
+/** A fraction of a side, as a focal point is written: 0 to 1, at most 3 places kept (roundFraction). */
+const FRACTION = /^\s*(0(\.\d+)?|1(\.0+)?|\.\d+)\s*$/;
+const FOCAL_WORDS = "must be x,y with x and y fractions from 0 to 1 (e.g. 0.3,0.6), or none";
+
+/** `x,y` as a point, or null for `none`; undefined when it is neither. */
+function pointOf(text: string): { x: number; y: number } | null | undefined {
+  if (/^\s*(none)?\s*$/i.test(text)) return null;
+  const [x, y, ...rest] = text.split(",");
+  if (rest.length || x === undefined || y === undefined || !FRACTION.test(x) || !FRACTION.test(y)) return undefined;
+  return { x: roundFraction(Number(x)), y: roundFraction(Number(y)) };
+}
+
+/**
+ * Extension: the upload's focal point, what `gravity=auto` crops around: `x,y` as fractions of
+ * the upright image's width and height (0,0 its top left), kept to 3 places; `none`, an empty
+ * value or null removes it. A JSON body may send the `{x, y}` answers carry, too.
+ */
+export const focalField = z
+  .union([
+    z.string().max(64),
+    z.null(),
+    z.object({ x: z.number().min(0).max(1), y: z.number().min(0).max(1) }, { message: FOCAL_WORDS }),
+  ])
+  .transform((value, context) => {
+    if (value === null) return null;
+    if (typeof value !== "string") return { x: roundFraction(value.x), y: roundFraction(value.y) };
+    const point = pointOf(value);
+    if (point === undefined) context.addIssue({ code: "custom", message: FOCAL_WORDS });
+    return point ?? null;
+  })
+  .meta({
+    description:
+      "Extension: the focal point `gravity=auto` crops around, as `x,y` fractions of the image's width and " +
+      "height from its top left (e.g. `0.3,0.6`, kept to 3 places); `none` or an empty value removes it. " +
+      "Images only (a video's is a 422). Changing it removes the copies cropped around the old one.",
+  });

@@ -6,6 +6,7 @@ import {
   booleanField,
   clearableText,
   expiresInField,
+  focalField,
   maxViewsField,
   passwordField,
   visibilityField,
@@ -88,6 +89,13 @@ export const OPTION_FIELDS = {
     hint:
       "The id of one of the account's albums: the upload is added at its end. The upload-only key may name only " +
       "an album that accepts uploads.",
+  },
+  focal: {
+    field: focalField,
+    type: "text",
+    hint:
+      "The focal point gravity=auto crops around: x,y as fractions of the width and height from the top left " +
+      "(e.g. 0.3,0.6), or none. Images only.",
   },
 } satisfies Record<string, OptionField>;
 

@@ -2,7 +2,15 @@ import { z } from "zod";
 import { parseOrThrow, unprocessable } from "../../errors";
 import { DESCRIPTION_MAX, EXPIRES_IN_MAX, EXPIRES_IN_MIN, TITLE_MAX } from "../../model/spec-limits";
 import { MAX_ALBUM_IDS_PER_REQUEST } from "../albums/albums";
-import { booleanField, clearableText, expiresInField, maxViewsField, passwordField, visibilityField } from "./fields";
+import {
+  booleanField,
+  clearableText,
+  expiresInField,
+  focalField,
+  maxViewsField,
+  passwordField,
+  visibilityField,
+} from "./fields";
 import { OPTION_FIELDS, type OptionField, optionalFields } from "./option-fields";
 
 /**
@@ -64,6 +72,7 @@ export const changeBody = z.object({
         "Extension: seconds from now until automatic deletion, " +
         `${EXPIRES_IN_MIN} to ${EXPIRES_IN_MAX}. An empty value or null removes the expiry.`,
     }),
+  focal: focalField.optional(),
 });
 
 export const albumPasswordField = passwordField.meta({

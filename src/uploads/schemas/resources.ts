@@ -90,6 +90,14 @@ export const uploadSchema = z
     expires_at: timestamp.nullable(),
     created_at: timestamp,
     processing: processingSchema,
+    focal: z
+      .object({ x: z.number().min(0).max(1), y: z.number().min(0).max(1) })
+      .nullable()
+      .meta({
+        description:
+          "Extension: the focal point `gravity=auto` crops around, as fractions of the image's width and height " +
+          "from its top left; null for none (then what matters in the image is found).",
+      }),
     duration: z
       .number()
       .nullable()

@@ -23,6 +23,7 @@ describe("GET /api (list)", () => {
         "description",
         "direct",
         "expires_at",
+        "focal",
         "height",
         "id",
         "locked",

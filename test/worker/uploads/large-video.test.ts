@@ -36,6 +36,7 @@ it("converts a 200 MB video", async () => {
       description: null,
       passwordHash: null,
       maxViews: null,
+      focal: null,
     },
   });
   expect(created.duplicate).toBe(false);
