@@ -143,7 +143,7 @@ export const moveUploadFiles = (
 
 export type ProcessedFile = Pick<
   UploadRow,
-  "objectKey" | "mime" | "size" | "etag" | "width" | "height" | "thumbKey" | "duration"
+  "objectKey" | "mime" | "size" | "etag" | "width" | "height" | "thumbKey" | "duration" | "placeholder" | "color"
 >;
 
 /** The upload in any state, expired included (for its page, which answers 410 once expired). */
@@ -176,6 +176,8 @@ type ReplacedFile = Pick<
   | "height"
   | "animated"
   | "thumbKey"
+  | "placeholder"
+  | "color"
   | "contentHash"
   | "dedupHash"
   | "keepOriginal"

@@ -15,6 +15,7 @@ import type { Visibility } from "../model/visibility";
 import type { StagedFile } from "./intake/staged-file";
 import { cancelMediaJob, planMediaJob, processingPlanned } from "./media-jobs/jobs";
 import { thumbnailInline } from "./inline-thumbnail";
+import { NO_PLACEHOLDER_YET } from "./placeholders";
 
 export interface UploadOptions {
   expiresIn: number | null;
@@ -44,6 +45,8 @@ export function fileColumns(file: StagedFile) {
     height: file.image?.height ?? null,
     animated: file.animated,
     thumbKey: null,
+    // Made with the thumbnail, of the thumbnail: a new file starts without either.
+    ...NO_PLACEHOLDER_YET,
     contentHash: file.sha256,
   };
 }
@@ -104,7 +107,8 @@ export async function createUpload(
 
   const now = deps.now();
   const deleteToken = randomBase62(32);
-  const thumbKey = await thumbnailInline(deps, id, file, options.keepOriginal);
+  const thumbnail = await thumbnailInline(deps, id, file, options.keepOriginal);
+  const thumbKey = thumbnail?.thumbKey ?? null;
   const job = thumbKey === null ? planMediaJob(deps, id, file.key) : null;
   const row: UploadRow = {
     id,
@@ -127,8 +131,7 @@ export async function createUpload(
     ladder: null,
     focalX: null,
     focalY: null,
-    placeholder: null,
-    color: null,
+    ...(thumbnail?.placeholder ?? NO_PLACEHOLDER_YET),
     createdAt: now,
     updatedAt: now,
   };

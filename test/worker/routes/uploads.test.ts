@@ -35,6 +35,8 @@ describe("GET /api (list)", () => {
         "size",
         "src",
         "thumb",
+        "placeholder",
+        "color",
         "title",
         "type",
         "visibility",
