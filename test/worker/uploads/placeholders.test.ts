@@ -109,4 +109,27 @@ describe("placeholders", () => {
     expectPlaceholder(data);
     expect(data.placeholder).not.toBe(body.data.placeholder);
   });
+
+  it("are painted behind the image on its page, the album's grid and the gallery, within the pages' CSP", async () => {
+    const account = await newAccount();
+    const album = (
+      await json(request("/api/albums", { key: account.full, method: "POST", json: { visibility: "public" } }))
+    ).body.data.id;
+    const bytes = await fixture("orientation/landscape_2.jpg");
+    const { body } = await upload(account.full, bytes, { visibility: "public", album });
+    const { color } = body.data;
+    const painted = new RegExp(
+      `<img [^>]*data-placeholder style="background:${color} url\\(data:image/png;base64,[A-Za-z0-9+/=]+\\) `,
+    );
+    for (const path of [`/v/${body.data.id}`, `/a/${album}`, "/gallery"]) {
+      const res = await request(path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get("Content-Security-Policy"), path).toContain("img-src 'self' data:;");
+      const page = await res.text();
+      expect(page, path).toMatch(painted);
+      expect(page, path).toContain('<script src="/assets/page.js" defer></script>');
+    }
+    // The embed page runs no script to take it away: none there.
+    expect(await (await request(`/e/${body.data.id}`)).text()).not.toContain("data-placeholder");
+  });
 });
