@@ -28,5 +28,6 @@ export function placeholderDataUrl(placeholder: string): string {
 export function placeholderPaint(row: Pick<UploadRow, "placeholder" | "color">) {
   if (!row.placeholder) return "";
   const color = row.color ?? "transparent";
-  return html` data-placeholder style="background:${color} url(${placeholderDataUrl(row.placeholder)}) 0 0/100% 100% no-repeat"`;
+  const url = placeholderDataUrl(row.placeholder);
+  return html` data-placeholder style="background:${color} url(${url}) 0 0/100% 100% no-repeat"`;
 }
