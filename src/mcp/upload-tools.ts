@@ -4,7 +4,7 @@ import { unrestricted } from "../model/policy";
 import { VISIBILITIES } from "../model/visibility";
 import { changeUpload } from "../uploads/change";
 import { presentUpload } from "../uploads/present";
-import { getOwnedUpload, listPage } from "../uploads/read";
+import { getOwnedUpload, listPage, readOwnedUpload } from "../uploads/read";
 import { removeOwnedUpload } from "../uploads/remove";
 import { assertExpiryAllowed, changeBody, parseUploadFields } from "../uploads/schemas/requests";
 import type { UploadRow } from "../model/schema";
@@ -91,7 +91,7 @@ export const UPLOAD_TOOLS = [
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     key: "full",
     run: async ({ id }, request) =>
-      present(request, await getOwnedUpload(request.deps, request.call.caller.accountId, id)),
+      present(request, await readOwnedUpload(request.deps, request.call.caller.accountId, id)),
   }),
   tool({
     name: "update_upload",

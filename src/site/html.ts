@@ -38,7 +38,8 @@ ${options.body}
 </html>`;
 
 /**
- * Pages load nothing but our own media and our own script (no inline script). No cache keeps
+ * Pages load nothing but our own media and our own script (no inline script), and the `data:`
+ * images their inline styles paint placeholders with (placeholder-paint.ts). No cache keeps
  * them: a page shows the upload as it is now (deleted, locked, used up) and may carry a signed
  * link. No other site may frame them, except the embed page (EMBED_HEADERS).
  */
@@ -46,7 +47,7 @@ export const PAGE_HEADERS = {
   "Content-Type": "text/html; charset=utf-8",
   "Cache-Control": NO_STORE,
   "Content-Security-Policy":
-    "default-src 'none'; img-src 'self'; media-src 'self'; script-src 'self'; " +
+    "default-src 'none'; img-src 'self' data:; media-src 'self'; script-src 'self'; " +
     "style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
   "X-Content-Type-Options": "nosniff",
   "Referrer-Policy": "no-referrer",
@@ -60,7 +61,7 @@ export const PAGE_HEADERS = {
 export const VIDEO_PAGE_HEADERS = {
   ...PAGE_HEADERS,
   "Content-Security-Policy":
-    "default-src 'none'; img-src 'self'; media-src 'self' blob:; connect-src 'self'; script-src 'self'; " +
+    "default-src 'none'; img-src 'self' data:; media-src 'self' blob:; connect-src 'self'; script-src 'self'; " +
     "style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
 };
 

@@ -53,7 +53,7 @@ async function gallery(c: Context<AppEnv>, number: number) {
   const origin = publicOrigin(c);
   const links = pageLinks(number, last, (n) => `/gallery?page=${n}`);
   const head = html`<link rel="alternate" type="application/atom+xml" title="Newest public uploads" href="/feed.atom">
-${links.head}`;
+${links.head}<script src="/assets/page.js" defer></script>`;
   const tiles = rows.map((row) => uploadTile(origin, row));
   const body = html`<main><h1>Public uploads</h1>
 <p>Page ${number} of ${last}, newest first. <a href="/gallery/albums">Public albums</a></p>

@@ -23,6 +23,7 @@ import { albumOembed } from "./album-pages";
 import PAGE_SCRIPT from "./browser/page.js";
 import PLAYER_SCRIPT from "./browser/player.js";
 import { HLS_PATH, HLS_SCRIPT, PLAYER_STYLE } from "./player";
+import { placeholderPaint } from "./placeholder-paint";
 import { playbackLinks } from "../uploads/streaming/playback";
 import { previewTags, uploadTitle } from "./previews";
 import { pageImageSources } from "./responsive-images";
@@ -72,17 +73,19 @@ function mediaElement(
   playback: Playback | null = null,
 ) {
   const size = row.width && row.height ? html` width="${row.width}" height="${row.height}"` : "";
+  // Not on the embed page (`fill`): it runs no script, and so could not take it away once loaded.
+  const paint = fill ? "" : placeholderPaint(row);
   if (row.type === "video") {
     const posterAttribute = poster ? html` poster="${poster}"` : "";
     // With a ladder, player.js plays it, so the MP4 is not fetched first (a view-limited
     // upload's would spend a view of its own); without the script, a click plays the MP4.
     const storyboard = playback?.storyboard ? html` data-storyboard="${playback.storyboard}"` : "";
     const ladder = playback ? html` preload="none" data-hls="${playback.hls}"${storyboard}` : html` preload="metadata"`;
-    return html`<video controls playsinline${ladder}${posterAttribute}${size} src="${src}"></video>`;
+    return html`<video controls playsinline${ladder}${posterAttribute}${size}${paint} src="${src}"></video>`;
   }
   const sources = pageImageSources(row, src, fill);
   const responsive = sources ? html` srcset="${sources.srcset}" sizes="${sources.sizes}"` : "";
-  return html`<img src="${src}"${responsive}${size} alt="${title}">`;
+  return html`<img src="${src}"${responsive}${size}${paint} alt="${title}">`;
 }
 
 type Playback = NonNullable<ReturnType<typeof playbackLinks>>;

@@ -6,6 +6,7 @@ import { albumUrl } from "../uploads/albums/albums";
 import { uploadLinks } from "../uploads/public-urls";
 import type { Markup } from "./html";
 import { thumbnailSize, visitorText } from "./previews";
+import { placeholderPaint } from "./placeholder-paint";
 import { tileImageSources } from "./responsive-images";
 
 /**
@@ -42,7 +43,8 @@ function picture(origin: string, row: UploadRow, alt: string): Markup | null {
   const sizeAttributes = size ? html` width="${size.width}" height="${size.height}"` : "";
   const sources = size && tileImageSources(row, links.src, { url: links.thumb, width: size.width });
   const responsive = sources ? html` srcset="${sources.srcset}" sizes="${sources.sizes}"` : "";
-  return html`<img src="${links.thumb}"${responsive} alt="${alt}" loading="lazy"${sizeAttributes}>`;
+  const paint = placeholderPaint(row);
+  return html`<img src="${links.thumb}"${responsive} alt="${alt}" loading="lazy"${sizeAttributes}${paint}>`;
 }
 
 /** An upload's tile: its thumbnail (or why there is none) and title, linking to its page. */

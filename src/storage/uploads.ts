@@ -152,7 +152,7 @@ export const moveUploadFiles = (
 
 export type ProcessedFile = Pick<
   UploadRow,
-  "objectKey" | "mime" | "size" | "etag" | "width" | "height" | "thumbKey" | "duration"
+  "objectKey" | "mime" | "size" | "etag" | "width" | "height" | "thumbKey" | "duration" | "placeholder" | "color"
 >;
 
 /** The upload in any state, expired included (for its page, which answers 410 once expired). */
@@ -185,6 +185,8 @@ type ReplacedFile = Pick<
   | "height"
   | "animated"
   | "thumbKey"
+  | "placeholder"
+  | "color"
   | "contentHash"
   | "dedupHash"
   | "keepOriginal"

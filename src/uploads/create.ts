@@ -16,6 +16,7 @@ import type { StagedFile } from "./intake/staged-file";
 import { cancelMediaJob, planMediaJob, processingPlanned } from "./media-jobs/jobs";
 import { thumbnailInline } from "./inline-thumbnail";
 import { focalColumns, focalOnVideo, type FocalPoint } from "./transforms/focal";
+import { NO_PLACEHOLDER_YET } from "./placeholders";
 
 export interface UploadOptions {
   expiresIn: number | null;
@@ -47,6 +48,8 @@ export function fileColumns(file: StagedFile) {
     height: file.image?.height ?? null,
     animated: file.animated,
     thumbKey: null,
+    // Made with the thumbnail, of the thumbnail: a new file starts without either.
+    ...NO_PLACEHOLDER_YET,
     contentHash: file.sha256,
   };
 }
@@ -108,7 +111,8 @@ export async function createUpload(
 
   const now = deps.now();
   const deleteToken = randomBase62(32);
-  const thumbKey = await thumbnailInline(deps, id, file, options.keepOriginal);
+  const thumbnail = await thumbnailInline(deps, id, file, options.keepOriginal);
+  const thumbKey = thumbnail?.thumbKey ?? null;
   const job = thumbKey === null ? planMediaJob(deps, id, file.key) : null;
   const row: UploadRow = {
     id,
@@ -130,8 +134,7 @@ export async function createUpload(
     duration: null,
     ladder: null,
     ...focalColumns(options.focal),
-    placeholder: null,
-    color: null,
+    ...(thumbnail?.placeholder ?? NO_PLACEHOLDER_YET),
     createdAt: now,
     updatedAt: now,
   };

@@ -7,6 +7,8 @@ import type { StagedFile } from "./intake/staged-file";
 import type { Stores } from "../storage/stores";
 import { THUMB_WIDTH } from "../model/spec-limits";
 import { webpPlan } from "../media/image/webp-plan";
+import type { PlaceholderColumns } from "../storage/upload-placeholders";
+import { placeholderFromPixels } from "./placeholders";
 
 /**
  * A small image's thumbnail, made in its upload's own request: all a media job would do for
@@ -21,13 +23,16 @@ import { webpPlan } from "../media/image/webp-plan";
 const INLINE_MAX_BYTES = KEPT_BYTES;
 const INLINE_MAX_PIXELS = 1_000_000;
 
-/** The thumbnail's key once written, or null when the media job is to make it. */
+/**
+ * The thumbnail's key once written, with its placeholder (made of the pixels just encoded), or
+ * null when the media job is to make them.
+ */
 export async function thumbnailInline(
   deps: Stores,
   uploadId: string,
   file: StagedFile,
   keepOriginal: boolean,
-): Promise<string | null> {
+): Promise<{ thumbKey: string; placeholder: PlaceholderColumns } | null> {
   const { image, media } = file;
   if (!image || media.type !== "image" || file.size > INLINE_MAX_BYTES) return null;
   if (image.storedWidth * image.storedHeight > INLINE_MAX_PIXELS) return null;
@@ -41,7 +46,7 @@ export async function thumbnailInline(
     if (!result) return null;
     const thumbKey = newObjectKey(uploadId, "webp");
     await deps.bucket.put(thumbKey, result.bytes, { httpMetadata: { contentType: "image/webp" } });
-    return thumbKey;
+    return { thumbKey, placeholder: placeholderFromPixels(uploadId, result.pixels) };
   } catch (error) {
     console.log(JSON.stringify({ upload: uploadId, inlineThumbnail: String(error) }));
     return null;

@@ -98,6 +98,9 @@ export async function presentUpload(row: UploadRow, origin: string, signing: Sig
     id: row.id,
     type: row.type,
     ...(await links(row, origin, signing)),
+    // '' records a thumbnail that gave none (uploads/placeholders.ts): no placeholder either way.
+    placeholder: row.placeholder || null,
+    color: row.placeholder ? row.color : null,
     width: row.width,
     height: row.height,
     size: row.size,

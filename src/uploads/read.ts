@@ -3,6 +3,7 @@ import { notFound } from "../errors";
 import { findOwnedUpload, listUploads } from "../storage/uploads";
 import type { Stores } from "../storage/stores";
 import { pageMeta } from "./pagination";
+import { withPlaceholder } from "./placeholders";
 
 /** One page of the account's uploads, newest first (a page past the last one is empty). */
 export async function listPage(deps: Stores, accountId: string, page: number) {
@@ -14,4 +15,9 @@ export async function getOwnedUpload(deps: Stores, accountId: string, id: string
   const row = await findOwnedUpload(deps.db, accountId, id, deps.now());
   if (!row) throw notFound("No upload with that id on this account.");
   return row;
+}
+
+/** The upload as a single read answers it: with its placeholder made now if it had none yet. */
+export async function readOwnedUpload(deps: Stores, accountId: string, id: string) {
+  return withPlaceholder(deps, await getOwnedUpload(deps, accountId, id));
 }

@@ -14,7 +14,7 @@ import { validate } from "../../http/validation";
 import { settingsOf } from "../../settings";
 import { changeUpload } from "../../uploads/change";
 import { presentUpload } from "../../uploads/present";
-import { getOwnedUpload, listPage } from "../../uploads/read";
+import { listPage, readOwnedUpload } from "../../uploads/read";
 import { removeOwnedUpload } from "../../uploads/remove";
 import { DELETED } from "../../uploads/schemas/resources";
 import { assertExpiryAllowed, changeBody } from "../../uploads/schemas/requests";
@@ -39,7 +39,7 @@ const deps = requestStores;
 /** One upload's operations, the same for a well-formed id and for one no upload can have. */
 type OneUpload = Context<AppEnv, "/:id">;
 const getOne = async (c: OneUpload) => {
-  const row = await getOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
+  const row = await readOwnedUpload(deps(c), c.var.caller.accountId, c.req.param("id"));
   const data = await presentUpload(row, publicOrigin(c), linkSigning(c));
   return envelope(c, uploadItemResponseSchema, { msg: "success", data });
 };

@@ -96,7 +96,7 @@ const CODEC_MEMORY: Record<Codec, (pixels: number, input: number) => number> = {
   resize: (pixels) => Math.max(1.1 * MiB, 28 * pixels + 4 * MiB),
 };
 
-const codecMemoryModel = (codec: Codec, pixels: number, input = 0) => CODEC_MEMORY[codec](pixels, input);
+export const codecMemoryModel = (codec: Codec, pixels: number, input = 0) => CODEC_MEMORY[codec](pixels, input);
 
 /**
  * The wasm-bindgen codecs (png, resize) keep their one instance for the isolate's life, so what

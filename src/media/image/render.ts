@@ -3,6 +3,7 @@ import { storedFile, storedHead } from "../../storage/stored-file";
 import { readImageHeader } from "../image-header";
 import { HEADER_LIMIT, isAnimated } from "../image-info";
 import type { MediaService } from "../service";
+import type { Pixels } from "./codecs";
 import { sniff } from "../sniff";
 import type { ImageJob, SourceImage } from "./budget";
 import { renderInWorker } from "./worker-engine";
@@ -13,6 +14,8 @@ interface ImageOutput {
   width: number | null;
   height: number | null;
   engine: "worker" | "service";
+  /** The Worker's output as pixels too (the service's is only bytes). */
+  pixels?: Pixels;
 }
 
 interface RenderDeps {
@@ -85,7 +88,10 @@ export async function renderImage(
         const object = await storedFile(deps.bucket, key);
         return new Uint8Array(await object.arrayBuffer());
       });
-      if (result) return { body: result.bytes, width: result.width, height: result.height, engine: "worker" };
+      if (result) {
+        const { bytes: body, width, height, pixels } = result;
+        return { body, width, height, engine: "worker", pixels };
+      }
       if (plan.where === "service") log(key, job, plan.reason);
     } catch (error) {
       log(key, job, `the Worker's codecs failed: ${String(error)}`);

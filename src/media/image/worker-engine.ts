@@ -7,13 +7,15 @@ import {
   type SourceImage,
   type WorkerPlan,
 } from "./budget";
-import { codecMemory, decode, dropIdleCodecs, encodeWebp } from "./codecs";
+import { codecMemory, decode, dropIdleCodecs, encodeWebp, type Pixels } from "./codecs";
 import { applyOrientation, resize, shrinkByFactor } from "./pixels";
 
 interface RenderedImage {
   bytes: Uint8Array;
   width: number;
   height: number;
+  /** What was encoded: a thumbnail's placeholder is made of these, not of a second decode. */
+  pixels: Pixels;
 }
 
 /** Thumbnails and WebP variants alike; the media service uses the same. */
@@ -70,5 +72,5 @@ export async function renderUncounted(image: SourceImage, job: ImageJob, bytes: 
   // Turned upright after any scaling, on the fewest pixels.
   pixels = applyOrientation(pixels, image.orientation);
   const quality = job.kind === "webp" ? (job.quality as number) : THUMBNAIL_QUALITY;
-  return { bytes: await encodeWebp(pixels, quality), width: pixels.width, height: pixels.height };
+  return { bytes: await encodeWebp(pixels, quality), width: pixels.width, height: pixels.height, pixels };
 }

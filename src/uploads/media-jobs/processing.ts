@@ -10,6 +10,7 @@ import type { ProcessedFile } from "../../storage/uploads";
 import type { Stores } from "../../storage/stores";
 import { THUMB_WIDTH } from "../../model/spec-limits";
 import { OPTIMISE_MIN_SAVING, webpPlan } from "../../media/image/webp-plan";
+import { NO_PLACEHOLDER_YET, placeholderFromPixels, placeholderFromStored, placeholderFromWebp } from "../placeholders";
 
 /** The stores, and the media service that does the work too large for the Worker. */
 export interface MediaDeps extends Stores {
@@ -52,6 +53,7 @@ async function processVideo(
   const objectKey = newObjectKey(upload.id, format);
   const stored = await putNewFile(deps.bucket, objectKey, video.body, mime, written);
   let thumbKey: string | null = null;
+  let placeholder = NO_PLACEHOLDER_YET;
   if (thumbnail === "not sent") {
     const output = await storedFile(deps.bucket, objectKey);
     const frame = await deps.media
@@ -60,13 +62,17 @@ async function processVideo(
     if (frame) {
       thumbKey = newObjectKey(upload.id, "webp");
       await putNewFile(deps.bucket, thumbKey, frame.body, "image/webp", written);
+      // The frame came as a stream, now stored: read back, a few KiB.
+      placeholder = await placeholderFromStored(deps.bucket, upload.id, thumbKey);
     }
   } else if (thumbnail?.length) {
     thumbKey = newObjectKey(upload.id, "webp");
     await putNewFile(deps.bucket, thumbKey, thumbnail, "image/webp", written);
+    placeholder = await placeholderFromWebp(upload.id, thumbnail);
   }
   const { width, height, duration } = video;
-  return { objectKey, mime, size: stored.size, etag: stored.httpEtag, width, height, thumbKey, duration };
+  const file = { objectKey, mime, size: stored.size, etag: stored.httpEtag, width, height, duration };
+  return { ...file, thumbKey, ...placeholder };
 }
 
 /** A video without a decodable first frame still gets its converted file, just no thumbnail. */
@@ -108,7 +114,7 @@ async function processImage(
   const format = sniffedFormat(upload, isImageFormat);
   const image = describeImage(head.bytes, head.size);
   const plan = webpPlan(upload, image);
-  let file: Omit<ProcessedFile, "thumbKey"> = upload;
+  let file: Omit<ProcessedFile, "thumbKey" | "placeholder" | "color"> = upload;
   let fileFormat: ImageFormat = format;
   let fileImage = image;
   if (plan) {
@@ -131,6 +137,10 @@ async function processImage(
   const thumb = await renderImage(deps, { key: file.objectKey, format: fileFormat }, thumbJob, fileImage);
   const thumbKey = newObjectKey(upload.id, "webp");
   await putNewFile(deps.bucket, thumbKey, thumb.body, "image/webp", written);
+  // Of the pixels the Worker just encoded, else of the service's thumbnail read back (a few KiB).
+  const placeholder = thumb.pixels
+    ? placeholderFromPixels(upload.id, thumb.pixels)
+    : await placeholderFromStored(deps.bucket, upload.id, thumbKey);
   const { objectKey, mime, size, etag, width, height, duration } = file;
-  return { objectKey, mime, size, etag, width, height, thumbKey, duration };
+  return { objectKey, mime, size, etag, width, height, thumbKey, duration, ...placeholder };
 }

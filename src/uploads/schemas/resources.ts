@@ -80,6 +80,20 @@ export const uploadSchema = z
     }),
     direct: url.meta({ description: "The upload's page." }),
     thumb: url.nullable().meta({ description: "WebP thumbnail 280 px wide; null until made." }),
+    placeholder: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          "A ThumbHash of the thumbnail (base64, about 25 bytes; https://evanw.github.io/thumbhash/): a blurred " +
+          "sketch to paint where the image will be until it loads (thumbHashToDataURL of npm's thumbhash). Null " +
+          "until made (with the thumbnail, or on the next read of an older upload) and when it cannot be.",
+      }),
+    color: z
+      .string()
+      .regex(/^#[0-9a-f]{6}$/)
+      .nullable()
+      .meta({ description: "The thumbnail's average colour, `#rrggbb`; null whenever `placeholder` is." }),
     width: z.number().int().nullable(),
     height: z.number().int().nullable(),
     size: z.number().int(),

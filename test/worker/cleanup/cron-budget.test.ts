@@ -125,7 +125,8 @@ it("makes fewer than 1,000 subrequests in a run whose every sweep is at its limi
     for (let i = 0; i < keys.length; i += 250)
       await Promise.all(keys.slice(i, i + 250).map((k) => env.FILES.put(k, "x")));
   };
-  // Expired uploads with a file, a thumbnail and a variant each.
+  // Expired uploads with a file, a thumbnail and a variant each, and no placeholder (as many as the
+  // backfill takes: its reads of their thumbnails and its one batch of writes).
   const expired = Array.from({ length: CRON_LIMITS.expiredUploads }, (_, i) => `zzExp${String(i).padStart(5, "0")}`);
   for (const id of expired)
     await env.DB.prepare(

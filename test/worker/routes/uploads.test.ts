@@ -36,6 +36,8 @@ describe("GET /api (list)", () => {
         "size",
         "src",
         "thumb",
+        "placeholder",
+        "color",
         "title",
         "type",
         "visibility",

@@ -99,6 +99,9 @@ describe("video uploads", () => {
     expect(thumb.res.headers.get("Content-Type")).toBe("image/webp");
     const thumbInfo = readImageHeader("webp", thumb.bytes);
     expect("width" in thumbInfo && thumbInfo.width).toBe(Math.min(280, data.width));
+    // The poster's placeholder comes with it (src/uploads/placeholders.ts).
+    expect(data.placeholder).toEqual(expect.any(String));
+    expect(data.color).toMatch(/^#[0-9a-f]{6}$/);
     // Only the converted file, its thumbnail and the ladder made of it remain.
     const objects = await objectsOf(uploaded.id);
     expect(objects.filter((key) => !key.includes("/hls-")).sort()).toEqual(
@@ -119,7 +122,7 @@ describe("video uploads", () => {
     expect(hasLocation(original)).toBe(true);
     const uploaded = await uploadWith(account, original);
     const { body } = await json(request(`/api/${uploaded.id}`, { key: account.full }));
-    expect(body.data).toMatchObject({ width: 240, height: 320 });
+    expect(body.data).toMatchObject({ width: 240, height: 320, placeholder: expect.any(String) });
     expect(body.data.path).toMatch(/\.mp4$/);
     expect(body.data.path).not.toBe(uploaded.path);
     const { bytes } = await bytesOf(request(body.data.src));
