@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { transformKey, transformPrefix, variantKey } from "../../../src/storage/keys";
+import { transformKey, variantKey } from "../../../src/storage/keys";
 import { transformName } from "../../../src/uploads/transforms/name";
 import { b64, createdTus, patch } from "../tus-requests";
 import { DEAD_SERVICE, fixture, json, newAccount, patchUpload, request, uniquePng, upload } from "../helpers";
