@@ -73,6 +73,9 @@ async function cut(job: Job, image: Sharp, upright: ImageSize, box: ImageSize, g
       ? image.resize({ ...box, fit: "cover", position: POSITIONS[gravity] })
       : cutAt(image, upright, box, gravity);
   }
+  const scaled = coverSize(upright, box);
+  // The box has the image's aspect: nothing is cut, nothing to look for.
+  if (scaled.width === box.width && scaled.height === box.height) return image.resize({ ...box, fit: "fill" });
   const point = await salientPoint(job, image, upright, box);
   // smartcrop failed (salience.ts logged why): libvips' own attention strategy still finds something.
   if (point === null) return image.resize({ ...box, fit: "cover", position: sharp.strategy.attention });
@@ -83,11 +86,7 @@ async function cut(job: Job, image: Sharp, upright: ImageSize, box: ImageSize, g
 function cutAt(image: Sharp, upright: ImageSize, box: ImageSize, point: GravityPoint): Sharp {
   // sharp has no point gravity: scale to cover, then take the box centred on the point, moved
   // back inside the image where the point is nearer an edge than half the box.
-  const scale = Math.max(box.width / upright.width, box.height / upright.height);
-  const scaled = {
-    width: Math.max(box.width, Math.round(upright.width * scale)),
-    height: Math.max(box.height, Math.round(upright.height * scale)),
-  };
+  const scaled = coverSize(upright, box);
   const start = (point: number, side: number, span: number) =>
     Math.min(side - span, Math.max(0, Math.round(point * side - span / 2)));
   return image.resize({ ...scaled, fit: "fill" }).extract({
@@ -96,6 +95,15 @@ function cutAt(image: Sharp, upright: ImageSize, box: ImageSize, point: GravityP
     width: box.width,
     height: box.height,
   });
+}
+
+/** The image's size scaled to cover `box`: one side the box's, the other at least the box's. */
+function coverSize(upright: ImageSize, box: ImageSize): ImageSize {
+  const scale = Math.max(box.width / upright.width, box.height / upright.height);
+  return {
+    width: Math.max(box.width, Math.round(upright.width * scale)),
+    height: Math.max(box.height, Math.round(upright.height * scale)),
+  };
 }
 
 /** Contained in `box`, the rest filled with the background, the image placed at the gravity. */

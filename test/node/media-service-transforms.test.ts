@@ -79,6 +79,8 @@ describe("fits", () => {
         smartcropCut(p, width, height),
       );
     }
+    // The photo's own aspect: nothing to cut, so no search.
+    await expectLike("width=400&height=300&fit=cover&gravity=attention", (p) => p.resize(400, 300));
   });
 
   it("crop cuts as cover, but keeps a side smaller than the box rather than enlarging", async () => {
