@@ -36,14 +36,9 @@ interface UploadChange extends Pick<UploadMetaPatch, "visibility" | "title" | "d
 /** Tries before a change that keeps meeting concurrent replaces or media jobs gives up. */
 const ATTEMPTS = 3;
 
-/**
- * Whether the patch changes how the upload's files are served: locked, view-limited, indexable;
- * or moves its focal point, which a record may hold (what `gravity=auto` crops around): a record
- * of the old one would crop around it again.
- */
+/** Whether the patch changes how the upload's files are served: locked, view-limited, indexable. */
 const changesServing = (row: UploadRow, patch: UploadMetaPatch) =>
   patch.passwordHash !== undefined ||
-  movesFocalPoint(row, patch) ||
   // Files are cached until the upload expires (immutableUntil): a new expiry needs new keys.
   patch.expiresAt !== undefined ||
   patch.maxViews !== undefined ||
@@ -70,8 +65,11 @@ export async function changeUpload(deps: Stores, accountId: string, id: string, 
     const current = await findOwnedServingUpload(deps.db, accountId, id, deps.now());
     if (!current) throw notFound("No upload with that id on this account.");
     if (focal) assertMayHaveFocalPoint(current.row);
-    if (!changesServing(current.row, patch))
-      return found(await updateUploadMeta(deps, accountId, id, patch, deps.now()));
+    if (!changesServing(current.row, patch)) {
+      const row = found(await updateUploadMeta(deps, accountId, id, patch, deps.now()));
+      await removeCopiesAtOldPoint(deps.bucket, current.row, row);
+      return row;
+    }
     if (!current.plain) {
       const row = await updateUploadMetaUnlessPlain(deps, accountId, id, patch, deps.now());
       if (!row) continue;
@@ -84,6 +82,7 @@ export async function changeUpload(deps: Stores, accountId: string, id: string, 
       await moved.discard();
       continue;
     }
+    // The old point's copies went with the previous file's variants.
     await removePreviousFiles(deps.bucket, current.row);
     return row;
   }
@@ -98,10 +97,12 @@ function assertMayHaveFocalPoint(row: UploadRow) {
 }
 
 /**
- * The copies cropped around a focal point the change moved, of an upload changed in place (one
- * not served plainly, so no record holds the old point; a moved upload's copies went with its
- * previous file). Removed before the answer, as a change's previous files are; a failure leaves
- * them to the orphan sweep once the file goes, and is logged, not answered: the change is made.
+ * The copies cropped around a focal point the change moved, of an upload changed in place. A
+ * focal point never moves the file: only the copies cut around it change, and a serving record
+ * that still holds the old point serves such a copy only while it is stored (a copy it does not
+ * find is planned again from the row, at the new point). Removed before the answer, as a change's
+ * previous files are; a failure is logged, not answered (the change is made), and leaves them to
+ * the cap, which deletes the least recently served first.
  */
 async function removeCopiesAtOldPoint(bucket: R2Bucket, before: UploadRow, after: UploadRow) {
   const old = focalOf(before);

@@ -18,6 +18,7 @@ describe("settings", () => {
       expiresInMax: 31_536_000,
       edgeMaxBodyBytes: 100_000_000,
       quotas: { bytes: null, uploads: null },
+      transformCopyCap: { copies: 200, bytes: 64 * 1024 * 1024 },
       media: { serviceUrl: "", secret: "", retryBaseMs: 60_000, videoSecondsPerDay: 3600 },
       links: { dnsResolverUrl: "https://cloudflare-dns.com/dns-query", allowLoopback: false, timeoutMs: 120_000 },
       limits: {

@@ -15,7 +15,7 @@ export interface VariantAnswerDeps extends ServingDeps {
 export type Found = { outcome: Exclude<Outcome, "original" | "source gone">; ms?: number };
 
 /**
- * How a face serves what answerVariant decides: the upload's current file, or a variant, each
+ * How a face serves what answerCopy decides: the upload's current file, or a variant, each
  * null when that object is not stored (it was replaced or moved meanwhile).
  */
 export interface VariantOutlet<R> {
@@ -24,23 +24,35 @@ export interface VariantOutlet<R> {
 }
 
 /**
- * `src?w=` of upload `id`: the one place that decides what a variant request is served. The file
- * itself where a variant would be no smaller or would lose what the file is (plan.ts; an animation
- * found only at making, make.ts); a stored variant; or a variant made now, once however many
- * requests ask, while this one waits. A stored variant of a plainly served upload is answered from
- * its record alone; anything else is decided on the database's row, so a deleted or converting
- * upload gets the answer its src would get, and a locked or view-limited one a 403 (it has no
- * variants: admission.ts).
+ * One kind of copy request (a plain variant, a transform: transforms/answer.ts) as answerCopy
+ * answers it: the copy it calls for, planned from a serving record or from the database's row.
  */
-export async function answerVariant<R>(
+export interface CopyRequest {
+  /** Whether a record may answer it (a signed transform's signature is checked on the row). */
+  recordAnswers: boolean;
+  /** The copy the file's facts call for; with `row`, planned on the database's row. */
+  plan(facts: ServingFacts, row?: UploadRow): Promise<Variant | "original"> | Variant | "original";
+  /** What the row must pass before anything of it is served (a signature), beyond having variants. */
+  admit?(row: UploadRow): Promise<void>;
+}
+
+/**
+ * A copy of upload `id` (a variant or a transform): the one place that decides what a copy
+ * request is served. The file itself where a copy would be no smaller or would lose what the file
+ * is (plan.ts; an animation found only at making, make.ts); a stored copy; or a copy made now,
+ * once however many requests ask, while this one waits. A stored copy of a plainly served upload
+ * is answered from its record alone; anything else is decided on the database's row, so a deleted
+ * or converting upload gets the answer its src would get, and a locked or view-limited one a 403
+ * (it has no variants: admission.ts).
+ */
+export async function answerCopy<R>(
   deps: VariantAnswerDeps,
   id: string,
-  options: VariantOptions,
-  accept: string | undefined,
+  request: CopyRequest,
   outlet: VariantOutlet<R>,
 ): Promise<R> {
-  const record = await deps.records.recall(id, deps.now());
-  const planned = record && planVariant(record, options, accept);
+  const record = request.recordAnswers ? await deps.records.recall(id, deps.now()) : null;
+  const planned = record && (await request.plan(record));
   const fast =
     planned &&
     (planned === "original"
@@ -48,22 +60,41 @@ export async function answerVariant<R>(
       : await outlet.variant(record, planned, { outcome: "stored" }));
   if (fast) return fast;
   return fromCurrentUpload(deps, id, record !== null, async (row) => {
+    await request.admit?.(row);
     assertConverted(row);
     assertHasVariants(row);
     const facts = factsOf(row);
-    const variant = planVariant(facts, await posterBounds(deps, row, options), accept);
-    if (variant === "original") return outlet.original(facts);
-    // Looked for already, unless the record named another file.
-    const lookedFor = planned && planned !== "original" && planned.key === variant.key;
-    const stored = lookedFor ? null : await outlet.variant(facts, variant, { outcome: "stored" });
+    const copy = await request.plan(facts, row);
+    if (copy === "original") return outlet.original(facts);
+    // Looked for already, unless the record named another file (or focal point).
+    const lookedFor = planned && planned !== "original" && planned.key === copy.key;
+    const stored = lookedFor ? null : await outlet.variant(facts, copy, { outcome: "stored" });
     if (stored) return stored;
     const started = Date.now();
-    const outcome = await ensureVariant(deps.making(row.id), facts, variant);
+    const outcome = await ensureVariant(deps.making(row.id), facts, copy);
     if (outcome === "source gone") return null;
     if (outcome === "original") return outlet.original(facts);
-    return outlet.variant(facts, variant, { outcome, ms: Date.now() - started });
+    return outlet.variant(facts, copy, { outcome, ms: Date.now() - started });
   });
 }
+
+/** `src?w=` and `thumb?t=` of upload `id`: a plain variant or a poster, as answerCopy answers it. */
+export const answerVariant = <R>(
+  deps: VariantAnswerDeps,
+  id: string,
+  options: VariantOptions,
+  accept: string | undefined,
+  outlet: VariantOutlet<R>,
+): Promise<R> =>
+  answerCopy(
+    deps,
+    id,
+    {
+      recordAnswers: true,
+      plan: async (facts, row) => planVariant(facts, row ? await posterBounds(deps, row, options) : options, accept),
+    },
+    outlet,
+  );
 
 /**
  * A poster's time within the video (its last tenth of a second at most, when its duration is
