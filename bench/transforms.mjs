@@ -1,19 +1,21 @@
 // Transforms (`src?w=&h=&fit=&gravity=`), part of `npm run bench -- variants`, on the media service
 // the suite started:
-// - each fit, and gravity=auto (sharp's attention strategy), on the suite's 12 MP photo at 800x450:
-//   the time of a copy through the service (POST /image/transform, the photo's bytes in, WebP out)
-//   against sharp doing the same operation in-process on the same machine, and its bytes and SSIM
-//   against a plain 800 px wide resize at the same WebP quality (each SSIM against sharp's
-//   lossless output of the same operation);
-// - what chooses a crop around what matters: sharp's attention against smartcrop (npm) run on the
-//   decoded RGBA pixels, as the Worker would hold them: the time each takes, and whether each
-//   keeps a photo's salient object (a box found by eye and by its colour) inside its crop.
+// - each fit, and gravity=auto (smartcrop over a 256 px prescale, container/src/salience.ts), on the
+//   suite's 12 MP photo at 800x450: the time of a copy through the service (POST /image/transform,
+//   the photo's bytes in, WebP out) against sharp (and smartcrop) doing the same operation
+//   in-process on the same machine, and its bytes and SSIM against a plain 800 px wide resize at
+//   the same WebP quality (each SSIM against sharp's lossless output of the same operation);
+// - what chooses a crop around what matters: the service's gravity=auto (smartcrop) against
+//   sharp's attention strategy (libvips, what the service used before), from the same decoded
+//   RGBA: the time each takes, and whether each keeps a photo's salient object (a box found by eye
+//   and by its colour) inside its crop. The service's crop is the region smartcrop finds
+//   in-process (test/support/smart-crop.ts), checked against the service's own copy (SSIM).
 //   BENCH_TRANSFORM_RUNS  timed copies of each operation, each way (default 5)
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import sharp from "sharp";
-import smartcrop from "smartcrop";
 import { ssim } from "ssim.js";
+import { smartcropCut, smartcropRegion } from "../test/support/smart-crop.ts";
 import { fixed, median, ROOT, table } from "./lib.mjs";
 
 const RUNS = Math.max(1, Number(process.env.BENCH_TRANSFORM_RUNS || 5));
@@ -42,7 +44,7 @@ const OPERATIONS = [
   {
     name: "cover, gravity=auto",
     query: "width=800&height=450&fit=cover&gravity=attention",
-    sharp: (p) => p.resize({ ...BOX, fit: "cover", position: sharp.strategy.attention }),
+    sharp: (p) => smartcropCut(p, BOX.width, BOX.height),
   },
 ];
 
@@ -112,8 +114,10 @@ async function operationRow(media, photo, operation) {
     if (res.status !== 200) throw new Error(`${operation.name}: the service answered ${res.status} ${body}`);
     return body;
   });
-  const local = await timed(() => operation.sharp(sharp(photo).rotate()).webp({ quality: QUALITY }).toBuffer());
-  const reference = await rgba(operation.sharp(sharp(photo).rotate()));
+  const local = await timed(async () =>
+    (await operation.sharp(sharp(photo).rotate())).webp({ quality: QUALITY }).toBuffer(),
+  );
+  const reference = await rgba(await operation.sharp(sharp(photo).rotate()));
   const size = await sharp(service.bytes).metadata();
   return {
     name: operation.name,
@@ -127,27 +131,6 @@ async function operationRow(media, photo, operation) {
   };
 }
 
-/** A nearest-neighbour resample of RGBA: what smartcrop's prescale needs, in plain JS as a Worker would. */
-function resample(image, width, height) {
-  const w = Math.max(1, Math.floor(width));
-  const h = Math.max(1, Math.floor(height));
-  const data = new Uint8ClampedArray(w * h * 4);
-  for (let y = 0; y < h; y++) {
-    const row = Math.floor((y * image.height) / h) * image.width;
-    for (let x = 0; x < w; x++) {
-      const from = (row + Math.floor((x * image.width) / w)) * 4;
-      data.set(image.data.subarray(from, from + 4), (y * w + x) * 4);
-    }
-  }
-  return { width: w, height: h, data };
-}
-
-const SMARTCROP_PIXELS = {
-  open: async (image) => image,
-  resample: async (image, width, height) => resample(image, width, height),
-  getData: async (image) => new smartcrop.ImgData(image.width, image.height, image.data),
-};
-
 /** The share of the box inside the crop, 0 to 1. */
 function kept([x0, y0, x1, y1], crop) {
   const w = Math.max(0, Math.min(x1, crop.x + crop.width) - Math.max(x0, crop.x));
@@ -158,7 +141,7 @@ function kept([x0, y0, x1, y1], crop) {
 /** sharp's attention crop of `shape` as a box of the upright image, and its time from raw pixels. */
 async function attentionCrop(pixels, [width, height]) {
   const start = performance.now();
-  const { info } = await sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: 4 } })
+  const { info } = await rawSharp(pixels)
     .resize({ width, height, fit: "cover", position: sharp.strategy.attention })
     .raw()
     .toBuffer({ resolveWithObject: true });
@@ -174,37 +157,73 @@ async function attentionCrop(pixels, [width, height]) {
   return { crop, ms };
 }
 
-async function smartCrop(pixels, [width, height]) {
+const rawSharp = (pixels) => sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: 4 } });
+
+/**
+ * The service's gravity=auto crop of `shape`: the copy it makes (timed, HTTP to PNG out), the
+ * region smartcrop finds in-process from the same file as the service does (its time: sharp's
+ * prescale from the file and the analysis, what the service adds to a cut) and the SSIM of the
+ * service's copy against sharp's cut of that region (1 when both found the same).
+ */
+async function serviceCrop(media, input, [width, height]) {
   const start = performance.now();
-  const { topCrop } = await smartcrop.crop(pixels, { width, height, imageOperations: SMARTCROP_PIXELS });
-  return { crop: topCrop, ms: performance.now() - start };
+  const query = `format=${input.format}&width=${width}&height=${height}&fit=cover&gravity=attention`;
+  const res = await fetch(`${media.url}/image/transform?${query}&background=ffffffff&to=png`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${media.secret}` },
+    body: input.bytes,
+  });
+  const copy = Buffer.from(await res.arrayBuffer());
+  if (res.status !== 200)
+    throw new Error(`gravity=auto ${width}x${height}: the service answered ${res.status} ${copy}`);
+  const serviceMs = performance.now() - start;
+  const analysis = performance.now();
+  const region = await smartcropRegion(sharp(input.bytes).rotate(), width, height);
+  const ms = performance.now() - analysis;
+  const cut = await smartcropCut(sharp(input.bytes).rotate(), width, height);
+  const same = ssim(await rgba(sharp(copy)), await rgba(cut)).mssim;
+  const crop = {
+    x: Math.round(region.left),
+    y: Math.round(region.top),
+    width: Math.round(region.width),
+    height: Math.round(region.height),
+  };
+  return { crop, ms, serviceMs, same };
 }
 
-/** The upright pixels of a SALIENT photo, decoded by sharp (or by the service's libheif for HEIC). */
+/**
+ * A SALIENT photo's upright RGBA and what the service is sent: its JPEG, or for the HEIC its
+ * decoded pixels (by the service's own libheif) as a PNG, so each call does not spend seconds
+ * decoding HEVC.
+ */
 async function salientSource(photo, derived, decodeHeic) {
-  if (photo.derived) return sharp(derived).rotate();
-  if (!photo.heic) return sharp(path.join(ROOT, photo.file)).rotate();
+  if (!photo.heic) {
+    const bytes = photo.derived ? derived : await readFile(path.join(ROOT, photo.file));
+    return { pixels: await rgba(sharp(bytes).rotate()), input: { format: "jpeg", bytes } };
+  }
   const image = await decodeHeic(await readFile(path.join(ROOT, "test/fixtures/heic/IMG_5195.HEIC")));
-  return sharp(image.data, { raw: { width: image.width, height: image.height, channels: image.channels } });
+  const decoded = sharp(image.data, { raw: { width: image.width, height: image.height, channels: image.channels } });
+  const pixels = await rgba(decoded);
+  const bytes = await rawSharp(pixels).png({ compressionLevel: 1 }).toBuffer();
+  return { pixels, input: { format: "png", bytes } };
 }
 
-async function salienceRows(derived, decodeHeic) {
+async function salienceRows(media, derived, decodeHeic) {
   const rows = [];
   for (const photo of SALIENT) {
-    const source = await salientSource(photo, derived, decodeHeic);
-    const pixels = await rgba(source);
+    const { pixels, input } = await salientSource(photo, derived, decodeHeic);
     // The first run of each warms its code (smartcrop's JIT, libvips' operations): timed again after.
-    await smartCrop(pixels, SHAPES[0]);
+    await serviceCrop(media, input, SHAPES[0]);
     await attentionCrop(pixels, SHAPES[0]);
     for (const shape of SHAPES) {
       const attention = await attentionCrop(pixels, shape);
-      const smart = await smartCrop(pixels, shape);
+      const auto = await serviceCrop(media, input, shape);
       rows.push({
         photo: photo.name,
         size: `${pixels.width}x${pixels.height}`,
         shape: `${shape[0]}x${shape[1]}`,
         attention: { ...attention, kept: kept(photo.box, attention.crop) },
-        smartcrop: { ...smart, kept: kept(photo.box, smart.crop) },
+        auto: { ...auto, kept: kept(photo.box, auto.crop) },
       });
     }
   }
@@ -222,8 +241,8 @@ export async function transformFigures(media, photo, decodeHeic, log) {
     operations.push(await operationRow(media, photo, operation));
   }
   const plain = operations[0];
-  log("  transforms: attention against smartcrop");
-  const salience = await salienceRows(photo, decodeHeic);
+  log("  transforms: the service's gravity=auto (smartcrop) against sharp's attention");
+  const salience = await salienceRows(media, photo, decodeHeic);
   const report = [
     table(
       `Transforms of the 12 MP photo (3000x4000) to ${BOX.width}x${BOX.height}, WebP quality ${QUALITY}: median ms ` +
@@ -244,9 +263,12 @@ export async function transformFigures(media, photo, decodeHeic, log) {
       operations,
     ),
     table(
-      "gravity=auto: sharp's attention (libvips, from the decoded pixels to the cropped pixels, as the service " +
-        "does it) against smartcrop 2.0.5 on the same RGBA (prescaled in JS to 256 px, as the Worker could): ms " +
-        "(after one warm-up run), the crop in the upright image, and the share of the salient object's box it keeps",
+      "gravity=auto: the media service's (smartcrop 2.0.5 over sharp's 256 px prescale, then cut like a point) " +
+        "against sharp's attention strategy (libvips), from the same decoded RGBA, after one warm-up run: " +
+        "attention's ms (decoded pixels to cropped pixels); smartcrop's ms in-process as the service runs it " +
+        "(sharp's prescale from the file, and the analysis: what the service adds to a cut); the service's ms for the whole copy (HTTP, decode, crop, PNG out; " +
+        "IMG_5195 sent as its decoded pixels in a PNG); each crop in the upright image, the share of the salient " +
+        "object's box it keeps, and the SSIM of the service's copy against sharp's cut of smartcrop's region",
       [
         ["photo", (r) => r.photo],
         ["size", (r) => r.size],
@@ -254,9 +276,11 @@ export async function transformFigures(media, photo, decodeHeic, log) {
         ["attention ms", (r) => fixed(1)(r.attention.ms)],
         ["attention crop", (r) => box(r.attention.crop)],
         ["kept", (r) => share(r.attention.kept)],
-        ["smartcrop ms", (r) => fixed(1)(r.smartcrop.ms)],
-        ["smartcrop crop", (r) => box(r.smartcrop.crop)],
-        ["kept ", (r) => share(r.smartcrop.kept)],
+        ["smartcrop ms", (r) => fixed(1)(r.auto.ms)],
+        ["service ms", (r) => fixed(0)(r.auto.serviceMs)],
+        ["auto crop", (r) => box(r.auto.crop)],
+        ["kept ", (r) => share(r.auto.kept)],
+        ["SSIM", (r) => fixed(4)(r.auto.same)],
       ],
       salience,
     ),

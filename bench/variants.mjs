@@ -11,8 +11,8 @@
 // IMG_5195.HEIC (a real 2566x3313 iPhone photo) decoded, upscaled with lanczos3 to 3000x4000
 // (cropping about 3% of its width to keep its aspect) and saved as a JPEG at quality 92. Its
 // 640 px figures are close to a camera photo's; its original is smaller than a camera's, since
-// upscaled pixels hold less detail than a sensor's. Transforms (each fit, gravity=auto, and
-// sharp's attention against smartcrop) are measured by bench/transforms.mjs, described there.
+// upscaled pixels hold less detail than a sensor's. Transforms (each fit, gravity=auto, and the
+// service's smartcrop against sharp's attention) are measured by bench/transforms.mjs, described there.
 //   BENCH_VARIANT_RUNS  later requests of each variant, each with a src GET and the bare R2 GETs (default 100)
 import { readFile } from "node:fs/promises";
 import path from "node:path";

@@ -3,7 +3,14 @@ import sharp, { type OutputInfo, type Sharp } from "sharp";
 import type { ImageFormat } from "./contract";
 import { asJobError, decode, type ImageSize, uprightSize, VARIANT_ENCODERS, write } from "./image";
 import { type Job, timeLeft } from "./run";
-import { type Gravity, type ImageTransform, MAX_TRANSFORM_PIXELS, MAX_TRANSFORM_SIDE } from "./transform-contract";
+import { salientPoint } from "./salience";
+import {
+  type Gravity,
+  type GravityPoint,
+  type ImageTransform,
+  MAX_TRANSFORM_PIXELS,
+  MAX_TRANSFORM_SIDE,
+} from "./transform-contract";
 
 /**
  * A transform (transform-contract.ts) as one sharp pipeline over the upright first frame: the fit
@@ -24,7 +31,7 @@ export async function imageTransform(
   return write(job, VARIANT_ENCODERS[transform.to](blurred, shaped.width, choices), output);
 }
 
-/** sharp's names of the named gravities; `attention` is one of its strategies. */
+/** sharp's names of the named gravities (`attention` is found by salience.ts). */
 const POSITIONS = { center: "centre", top: "north", bottom: "south", left: "west", right: "east" } as const;
 
 /** The pipeline resized, cut or padded as the transform's fit says, and the output's width. */
@@ -50,7 +57,7 @@ async function shape(
   }
   if (fit === "pad") return { image: await pad(job, image, { width, height }, transform), width };
   const box = fit === "crop" ? cropBox(upright, { width, height }) : { width, height };
-  return { image: cut(image, upright, box, transform.gravity), width: box.width };
+  return { image: await cut(job, image, upright, box, transform.gravity), width: box.width };
 }
 
 /** crop's box: cover's, but a side of the image smaller than the box's stays as it is (never enlarged). */
@@ -60,26 +67,43 @@ function cropBox(upright: ImageSize, box: ImageSize): ImageSize {
 }
 
 /** Scaled to cover `box` exactly, the overflow cut at the gravity. */
-function cut(image: Sharp, upright: ImageSize, box: ImageSize, gravity: Gravity): Sharp {
-  if (typeof gravity === "string") {
-    const position = gravity === "attention" ? sharp.strategy.attention : POSITIONS[gravity];
-    return image.resize({ ...box, fit: "cover", position });
+async function cut(job: Job, image: Sharp, upright: ImageSize, box: ImageSize, gravity: Gravity): Promise<Sharp> {
+  if (gravity !== "attention") {
+    return typeof gravity === "string"
+      ? image.resize({ ...box, fit: "cover", position: POSITIONS[gravity] })
+      : cutAt(image, upright, box, gravity);
   }
+  const scaled = coverSize(upright, box);
+  // The box has the image's aspect: nothing is cut, nothing to look for.
+  if (scaled.width === box.width && scaled.height === box.height) return image.resize({ ...box, fit: "fill" });
+  const point = await salientPoint(job, image, upright, box);
+  // smartcrop failed (salience.ts logged why): libvips' own attention strategy still finds something.
+  if (point === null) return image.resize({ ...box, fit: "cover", position: sharp.strategy.attention });
+  return cutAt(image, upright, box, point);
+}
+
+/** Scaled to cover `box` exactly, the overflow cut around a point. */
+function cutAt(image: Sharp, upright: ImageSize, box: ImageSize, point: GravityPoint): Sharp {
   // sharp has no point gravity: scale to cover, then take the box centred on the point, moved
   // back inside the image where the point is nearer an edge than half the box.
-  const scale = Math.max(box.width / upright.width, box.height / upright.height);
-  const scaled = {
-    width: Math.max(box.width, Math.round(upright.width * scale)),
-    height: Math.max(box.height, Math.round(upright.height * scale)),
-  };
+  const scaled = coverSize(upright, box);
   const start = (point: number, side: number, span: number) =>
     Math.min(side - span, Math.max(0, Math.round(point * side - span / 2)));
   return image.resize({ ...scaled, fit: "fill" }).extract({
-    left: start(gravity.x, scaled.width, box.width),
-    top: start(gravity.y, scaled.height, box.height),
+    left: start(point.x, scaled.width, box.width),
+    top: start(point.y, scaled.height, box.height),
     width: box.width,
     height: box.height,
   });
+}
+
+/** The image's size scaled to cover `box`: one side the box's, the other at least the box's. */
+function coverSize(upright: ImageSize, box: ImageSize): ImageSize {
+  const scale = Math.max(box.width / upright.width, box.height / upright.height);
+  return {
+    width: Math.max(box.width, Math.round(upright.width * scale)),
+    height: Math.max(box.height, Math.round(upright.height * scale)),
+  };
 }
 
 /** Contained in `box`, the rest filled with the background, the image placed at the gravity. */
