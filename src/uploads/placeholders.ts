@@ -27,8 +27,9 @@ function logged(uploadId: string, error: unknown) {
 }
 
 /** From the thumbnail's pixels, where the Worker has just made them. */
-export function placeholderFromPixels(uploadId: string, pixels: Pixels): PlaceholderColumns {
+export function placeholderFromPixels(uploadId: string, pixels: Pixels | undefined): PlaceholderColumns {
   try {
+    if (!pixels) throw new Error("the thumbnail's pixels were not kept");
     return placeholderOfPixels(pixels);
   } catch (error) {
     logged(uploadId, error);

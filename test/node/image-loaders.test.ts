@@ -3,7 +3,7 @@ import sharp from "sharp";
 import { describe, expect, it } from "vitest";
 import { VARIANT_WIDTHS } from "../../src/uploads/variants/options";
 import { docSections } from "../support/doc-examples";
-import { fixture, uploadFile, useMediaTestBed } from "./server";
+import { fetchCopy, fixture, uploadFile, useMediaTestBed } from "./server";
 
 /**
  * The `next/image` loader and the `@nuxt/image` provider docs/clients.md shows, each run as it
@@ -51,7 +51,7 @@ async function uploadedSrc() {
 /** What `url` serves: its status, type and size. */
 async function served(url: string) {
   // WebP where the format is left to Accept: quicker to make than AVIF.
-  const res = await fetch(url, { headers: { Accept: "image/webp,*/*" } });
+  const res = await fetchCopy(url, { headers: { Accept: "image/webp,*/*" } });
   const bytes = Buffer.from(await res.arrayBuffer());
   if (res.status !== 200) return { url, status: res.status, body: bytes.toString() };
   const { width, height, format } = await sharp(bytes).metadata();

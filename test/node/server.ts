@@ -323,3 +323,18 @@ export async function processedUpload<T extends { thumb: string | null }>(
   }
   throw new Error(`upload ${id} was not processed`);
 }
+
+/**
+ * A sized copy (a variant or a transform) from a shared server, fetched again while the server says
+ * 503 with Retry-After, as a reader would: the shared media service's share for variants is bounded
+ * (src/uploads/variants/make.ts), and other files' tests may hold it for a few seconds.
+ */
+export async function fetchCopy(url: string, init?: RequestInit): Promise<Response> {
+  for (let tries = 1; ; tries++) {
+    const res = await fetch(url, init);
+    const retryAfter = res.headers.get("Retry-After");
+    if (res.status !== 503 || retryAfter === null || tries >= 6) return res;
+    await res.arrayBuffer();
+    await new Promise((resolve) => setTimeout(resolve, Math.min(Number(retryAfter), 10) * 1000));
+  }
+}

@@ -2,7 +2,7 @@ import sharp, { type Sharp } from "sharp";
 import { ssim } from "ssim.js";
 import { describe, expect, it } from "vitest";
 import { smartcropCut } from "../support/smart-crop";
-import { fixture, uploadFile, useMediaTestBed } from "./server";
+import { fetchCopy, fixture, uploadFile, useMediaTestBed } from "./server";
 
 /**
  * A transform asked of `src` end to end (the Worker's options, plan and making, the media
@@ -31,7 +31,7 @@ describe("src?w=&h=&fit=...", () => {
       ["w=480&h=160&fit=cover", (p) => smartcropCut(p, 480, 160)],
     ];
     for (const [query, reference] of cases) {
-      const answer = await fetch(`${data.src}?${query}&f=png`);
+      const answer = await fetchCopy(`${data.src}?${query}&f=png`);
       expect(answer.status, query).toBe(200);
       expect(answer.headers.get("Server-Timing"), query).toMatch(/made-service/);
       const got = await rgba(sharp(Buffer.from(await answer.arrayBuffer())));

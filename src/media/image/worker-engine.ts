@@ -14,8 +14,11 @@ interface RenderedImage {
   bytes: Uint8Array;
   width: number;
   height: number;
-  /** What was encoded: a thumbnail's placeholder is made of these, not of a second decode. */
-  pixels: Pixels;
+  /**
+   * What was encoded, for a thumbnail only: its placeholder is made of these, not of a second
+   * decode. Never a larger image's, whose pixels would outlive the memory reserved for them.
+   */
+  pixels?: Pixels;
 }
 
 /** Thumbnails and WebP variants alike; the media service uses the same. */
@@ -72,5 +75,7 @@ export async function renderUncounted(image: SourceImage, job: ImageJob, bytes: 
   // Turned upright after any scaling, on the fewest pixels.
   pixels = applyOrientation(pixels, image.orientation);
   const quality = job.kind === "webp" ? (job.quality as number) : THUMBNAIL_QUALITY;
-  return { bytes: await encodeWebp(pixels, quality), width: pixels.width, height: pixels.height, pixels };
+  const encoded = await encodeWebp(pixels, quality);
+  const kept = job.kind === "thumbnail" ? pixels : undefined;
+  return { bytes: encoded, width: pixels.width, height: pixels.height, pixels: kept };
 }
