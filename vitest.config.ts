@@ -268,7 +268,7 @@ export default defineConfig(async () => {
       // played in real time): on two cores, four files at a time keep both busy (three left a
       // sixth of them idle once the video ladders' tests came: fresh clones took 482 s with three, 450
       // and 466 s with four).
-      maxWorkers: 5,
+      maxWorkers: 4,
       sequence: { sequencer: LongFilesFirst },
       projects: [
         workerProject(migrations, "worker", ["test/worker/**/*.test.ts"], {
