@@ -74,6 +74,7 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/media/strip-pieces.test.ts",
   "test/worker/media/container-path.test.ts",
   "test/worker/media/ladder-answer.test.ts",
+  "test/worker/media/placeholder.test.ts",
   "test/worker/uploads/policy.test.ts",
   "test/worker/uploads/signed-links.test.ts",
   "test/worker/uploads/variant-keys.test.ts",
