@@ -49,15 +49,15 @@ it.each([
 /**
  * The answer to a request refused before its body was read. The dev proxy may close the connection
  * once it has answered, while the client is still sending the body; Node's fetch then loses the
- * answer ("terminated", the socket's other side closed: once in a full run on a loaded machine).
- * That is a client meeting an early answer, not the refusal failing: one resend. Deployed, no such
- * proxy stands between the client and the Worker.
+ * answer ("terminated", the socket's other side closed: once in a full run on a loaded machine,
+ * and once twice in a row). That is a client meeting an early answer, not the refusal failing: up
+ * to two resends. Deployed, no such proxy stands between the client and the Worker.
  */
-async function refusedAnswer(send: () => Promise<Response>): Promise<Response> {
+async function refusedAnswer(send: () => Promise<Response>, resends = 2): Promise<Response> {
   try {
     return await send();
   } catch (error) {
-    if (!(error instanceof TypeError && error.message === "terminated")) throw error;
-    return send();
+    if (!(error instanceof TypeError && error.message === "terminated") || resends === 0) throw error;
+    return refusedAnswer(send, resends - 1);
   }
 }
