@@ -242,15 +242,17 @@ export async function run(ctx, log) {
         let answer = "";
         for (let attempt = 0; attempt < 15 && json?.type !== "success"; attempt++) {
           if (attempt) await sleep(2000);
-          const res = await fetch(done, { headers: { "X-API-Key": key, "Tus-Resumable": "1.0.0" } }).catch((error) => ({
-            status: 0,
-            text: async () => String(error),
-          }));
-          const text = await res.text();
-          answer = `${res.status} ${text.slice(0, 160)}`;
+          // A Worker killed mid-answer ends the body too ("terminated"): that is no answer, asked again.
           try {
+            const res = await fetch(done, {
+              headers: { "X-API-Key": key, "Tus-Resumable": "1.0.0" },
+              signal: AbortSignal.timeout(30_000),
+            });
+            const text = await res.text();
+            answer = `${res.status} ${text.slice(0, 160)}`;
             json = res.status === 200 ? JSON.parse(text) : null;
-          } catch {
+          } catch (error) {
+            answer = `no answer: ${String(error).slice(0, 160)}`;
             json = null;
           }
         }
@@ -342,10 +344,14 @@ export async function run(ctx, log) {
     [0.6, "media"],
     [0.8, "worker"],
   ];
+  // Set when the load ends early (a client's error): no fault after it may start a server that the
+  // bench's cleanup has already passed, which would keep this process alive for ever.
+  let stopping = false;
   const faultRun = (async () => {
     const start = Date.now();
     for (const [share, what] of schedule) {
       await sleep(Math.max(0, start + share * SECONDS * 1000 - Date.now()));
+      if (stopping) return;
       const at = Date.now();
       if (what === "media") {
         killMedia();
@@ -366,11 +372,34 @@ export async function run(ctx, log) {
     }
   })();
 
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async () => {
-      while (Date.now() < deadline) await pick()();
-    }),
-  );
+  // What each client is waiting on, so a client that never comes back is named, not just waited on.
+  const opNames = ["png", "video", "pieces", "tus", "get", "patch", "corrupt", "delete"];
+  const busy = Array.from({ length: CLIENTS }, () => null);
+  const watchdog = setInterval(() => {
+    const late = Date.now() - deadline;
+    if (late < 60_000) return;
+    const stuck = busy.map((b, i) => b && `client ${i}: ${b.name} for ${Math.round((Date.now() - b.since) / 1000)} s`);
+    log(`soak: ${Math.round(late / 1000)} s past the load's end, still waiting on ${stuck.filter(Boolean).join("; ")}`);
+  }, 30_000);
+  try {
+    await Promise.all(
+      busy.map(async (_, client) => {
+        while (Date.now() < deadline && !stopping) {
+          const op = pick();
+          busy[client] = { name: opNames[ops.findIndex(([, fn]) => fn === op)], since: Date.now() };
+          await op();
+        }
+        busy[client] = null;
+      }),
+    );
+  } catch (error) {
+    stopping = true;
+    clearInterval(cronTimer);
+    clearInterval(sampler);
+    throw error;
+  } finally {
+    clearInterval(watchdog);
+  }
   await faultRun;
   log(`soak: load done, ${requests.total} requests; waiting for media jobs`);
 
