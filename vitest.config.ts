@@ -66,6 +66,7 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/http/body-blocks.test.ts",
   "test/worker/http/multipart.test.ts",
   "test/worker/http/base64.test.ts",
+  "test/worker/http/route-group.test.ts",
   "test/worker/media/sniff.test.ts",
   "test/worker/media/crc32.test.ts",
   "test/worker/media/jpeg-metadata.test.ts",

@@ -4,6 +4,7 @@ import type { AppEnv } from "../env";
 import { NO_STORE } from "../http/cache-control";
 import { apiSession } from "../http/d1-sessions";
 import { methodNotAllowed } from "../http/method-not-allowed";
+import { mountGroups } from "../http/route-group";
 import { albumRoutes } from "./albums";
 import { chevereto } from "./compat/chevereto";
 import { lsky } from "./compat/lsky";
@@ -34,16 +35,20 @@ export const api = new Hono<AppEnv>()
   .all("/openapi.json", methodNotAllowed("GET"))
   // Every other request, an operation's or an unknown path's.
   .use(noStore)
-  .use(apiSession)
-  // The groups' paths do not overlap (an id is matched by its shape: uploads/id-paths.ts), so their
-  // order only sets the order of the document's paths.
-  // Ways in that other tools speak (Chevereto's /1/upload, Lsky Pro's /v1/upload).
-  .route("/", chevereto)
-  .route("/", lsky)
-  .route("/", pieces)
-  .route("/", tusCreation)
-  .route("/", tusUploads)
-  .route("/", albumRoutes)
-  .route("/", webhookRoutes)
-  .route("/", signingSecretRoutes)
-  .route("/", uploads);
+  .use(apiSession);
+
+// The groups' paths do not overlap (an id is matched by its shape: uploads/id-paths.ts), so their
+// order only sets the order of the document's paths. First, the ways in that other tools speak
+// (Chevereto's /1/upload, Lsky Pro's /v1/upload).
+mountGroups(
+  api,
+  chevereto,
+  lsky,
+  pieces,
+  tusCreation,
+  tusUploads,
+  albumRoutes,
+  webhookRoutes,
+  signingSecretRoutes,
+  uploads,
+);
