@@ -2,9 +2,12 @@ import { shownInAlbums } from "../../model/policy";
 import type { AlbumRow, UploadRow } from "../../model/schema";
 import { albumCoverRows } from "../../storage/album-pages";
 import { albumUploadsPage, countAlbumUploads } from "../../storage/album-uploads";
-import { countPublicAlbums, findAlbum, publicAlbumsPage } from "../../storage/albums";
+import { findAlbum, publicAlbumsPage } from "../../storage/albums";
+import { publicAlbumTotal } from "../../storage/listing-totals";
 import type { Stores } from "../../storage/stores";
-import { lastPage } from "../pagination";
+import { pageWithNext } from "../cursors";
+import { lastPage, pageStart, type PageAsked } from "../pagination";
+import { albumOrderKey, albumOrderOf } from "./lists";
 
 /**
  * What the public routes read of albums: an album's page (its uploads as visitors may see them,
@@ -28,20 +31,23 @@ export async function albumForPage(deps: Stores, id: string): Promise<AlbumForPa
   return (await findAlbum(deps.db, id)) ?? null;
 }
 
-/** Page `number` (from 1) of the uploads the album's page shows, in its order, and its last page. */
-export async function albumPageUploads(deps: Stores, albumId: string, number: number) {
+/**
+ * A page of the uploads the album's page shows, in its order, by number (from 1) or by the cursor
+ * of the page before it: the uploads, the page's number, how many there are and the last page,
+ * and the cursor of the next page (null: none follows).
+ */
+export async function albumPageUploads(deps: Stores, albumId: string, asked: PageAsked) {
   const now = deps.now();
   const only = shownInAlbums.where(now);
-  const [uploads, total] = await Promise.all([
-    albumUploadsPage(deps.db, albumId, {
-      now,
-      only,
-      limit: ALBUM_PAGE_SIZE,
-      offset: (number - 1) * ALBUM_PAGE_SIZE,
-    }),
+  const listing = `album-page:${albumId}`;
+  const { page, start } = pageStart(asked, listing, ALBUM_PAGE_SIZE, albumOrderKey);
+  const [rows, total] = await Promise.all([
+    albumUploadsPage(deps.db, albumId, { now, only, limit: ALBUM_PAGE_SIZE + 1, ...start }),
     countAlbumUploads(deps.db, albumId, now, only),
   ]);
-  return { uploads, total, last: lastPage(total, ALBUM_PAGE_SIZE) };
+  const next = pageWithNext(rows, ALBUM_PAGE_SIZE, { listing, page: page + 1, keyOf: albumOrderOf });
+  const uploads = next.rows.map((row) => row.upload);
+  return { uploads, number: page, total, last: lastPage(total, ALBUM_PAGE_SIZE), next: next.nextCursor };
 }
 
 /** Each album's cover as visitors may see it (src/storage/album-pages.ts), by album id. */
@@ -67,14 +73,14 @@ async function publicAlbums(deps: Stores, limit: number, offset: number) {
 export async function albumGalleryPage(deps: Stores, number: number) {
   const [albums, total] = await Promise.all([
     publicAlbums(deps, ALBUM_GALLERY_PAGE_SIZE, (number - 1) * ALBUM_GALLERY_PAGE_SIZE),
-    countPublicAlbums(deps.db),
+    publicAlbumTotal(deps.db),
   ]);
   return { albums, last: lastPage(total, ALBUM_GALLERY_PAGE_SIZE) };
 }
 
 /** How many sitemap pages the public albums fill (none when there is none). */
 export const albumSitemapPages = async (deps: Stores) =>
-  Math.ceil((await countPublicAlbums(deps.db)) / SITEMAP_PAGE_URLS);
+  Math.ceil((await publicAlbumTotal(deps.db)) / SITEMAP_PAGE_URLS);
 
 /** The public albums of album sitemap page `number` (from 1). */
 export const albumSitemapPage = async (deps: Stores, number: number) =>
