@@ -89,8 +89,9 @@ describe("albums: create, read, list, change", () => {
     expect(first.status).toBe(200);
     expect(first.body.type).toBe("success");
     expect(first.body.data, JSON.stringify(first.body.data[0])).toHaveLength(50);
-    expect(first.body.meta).toEqual({ current_page: 1, last_page: 2, total: 51 });
+    expect(first.body.meta).toEqual({ current_page: 1, last_page: 2, total: 51, next_cursor: expect.any(String) });
     const second = await call(account.full, "/albums?page=2");
+    expect((await call(account.full, `/albums?cursor=${first.body.meta.next_cursor}`)).body).toEqual(second.body);
     const all = [...first.body.data, ...second.body.data].map((a: { id: string }) => a.id);
     expect(all).toEqual([...ids].reverse());
     expect((await call(account.full, "/albums?page=9")).body.data).toEqual([]);
@@ -245,7 +246,7 @@ describe("albums: their uploads", () => {
     expect(second.body.data.upload_count).toBe(3);
     expect(await albumOrder(account, id)).toEqual([b, a, c]);
     const page = await call(account.full, `/albums/${id}/uploads`);
-    expect(page.body.meta).toEqual({ current_page: 1, last_page: 1, total: 3 });
+    expect(page.body.meta).toEqual({ current_page: 1, last_page: 1, total: 3, next_cursor: null });
     expect(page.body.data[0]).toEqual((await call(account.full, `/${b}`)).body.data);
   });
 
