@@ -25,8 +25,10 @@ const expiredUnswept = (now: number) =>
 export const accountUploadTotal = (db: Database, accountId: string, now: number) =>
   db
     .select({
-      total: sql<number>`max(0, ${accounts.uploadsUsed} - (select count(*) from ${uploads}
-        where ${uploads.accountId} = ${accounts.id} and ${expiredUnswept(now)}))`.mapWith(Number),
+      // Columns named with their tables: drizzle leaves them bare in a query of one table.
+      total: sql<number>`max(0, "accounts"."uploads_used" - (select count(*) from "uploads"
+        where "uploads"."account_id" = "accounts"."id" and "uploads"."expires_at" is not null
+        and "uploads"."files_removed_at" is null and "uploads"."expires_at" <= ${now}))`.mapWith(Number),
     })
     .from(accounts)
     .where(eq(accounts.id, accountId));
