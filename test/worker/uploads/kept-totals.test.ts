@@ -38,10 +38,13 @@ describe("kept totals", () => {
     const s = clockedApp({}, start);
     const account = await newAccount();
     const steps: string[] = [];
-    const check = async (step: string) => {
+    // `api`: GET /api's total too. Not at a clock a month on: the rate limiter (shared with the files
+    // that run after this one) would remember requests from then.
+    const check = async (step: string, api = true) => {
       steps.push(step);
       const truth = await counted(account.id, s.clock.now);
       expect(await kept(account.id, s.clock.now), step).toEqual(truth);
+      if (!api) return;
       const list = (await (await s.call("/api", { key: account.full })).json()) as any;
       expect(list.meta.total, step).toBe(truth.account);
     };
@@ -86,16 +89,6 @@ describe("kept totals", () => {
     await check("deleted");
     await request(`/admin/uploads/${flagged.id}/flag`, { admin: true, method: "POST", json: {} });
     await check("flagged");
-    s.clock.now = start + 61_000;
-    await check("expired, not swept");
-    await scheduledInline(env, () => s.clock.now);
-    expect((await db.select().from(uploads).where(eq(uploads.id, expiring.id)))[0]?.filesRemovedAt).not.toBeNull();
-    await check("swept");
-    s.clock.now = start + 31 * 24 * 3600_000;
-    await scheduledInline(env, () => s.clock.now);
-    expect(await db.select().from(uploads).where(eq(uploads.id, expiring.id))).toEqual([]);
-    await check("forgotten");
-
     const made = await album("POST", "", { visibility: "public" });
     await album("POST", "", {});
     await check("albums made");
@@ -104,6 +97,16 @@ describe("kept totals", () => {
     await album("PATCH", `/${made.data.id}`, { visibility: "public" });
     await album("DELETE", `/${made.data.id}`);
     await check("album deleted");
+    s.clock.now = start + 61_000;
+    await check("expired, not swept");
+    await scheduledInline(env, () => s.clock.now);
+    expect((await db.select().from(uploads).where(eq(uploads.id, expiring.id)))[0]?.filesRemovedAt).not.toBeNull();
+    await check("swept");
+    s.clock.now = start + 31 * 24 * 3600_000;
+    await scheduledInline(env, () => s.clock.now);
+    expect(await db.select().from(uploads).where(eq(uploads.id, expiring.id))).toEqual([]);
+    await check("forgotten", false);
+
     expect(steps).toHaveLength(14);
   });
 });
