@@ -16,16 +16,7 @@ import { uploadLinks } from "../uploads/public-urls";
 import { page, PAGE_HEADERS } from "./html";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import { visitorText } from "./previews";
-import {
-  albumTile,
-  albumVisitorText,
-  GRID_STYLE,
-  pageAskedOf,
-  pageLinks,
-  pageNumber,
-  pageQuery,
-  uploadTile,
-} from "./tiles";
+import { albumTile, albumVisitorText, GRID_STYLE, pageAskedOf, pageLinks, pageQuery, uploadTile } from "./tiles";
 import type { PageAsked } from "../uploads/pagination";
 import { xml } from "./xml";
 
@@ -79,10 +70,11 @@ ${links.nav}</main>`;
 }
 
 /** The gallery of public albums: each by its cover, newest first; a locked one by no more than its page shows. */
-async function albumGallery(c: Context<AppEnv>, number: number) {
-  const { albums, last } = await albumGalleryPage(requestStores(c), number);
+async function albumGallery(c: Context<AppEnv>, asked: PageAsked) {
+  const { albums, number, last, next } = await albumGalleryPage(requestStores(c), asked);
   const origin = publicOrigin(c);
-  const links = pageLinks(number, last, (n) => `/gallery/albums?page=${n}`);
+  const onward = next && `/gallery/albums?after=${encodeURIComponent(next)}`;
+  const links = pageLinks(number, last, (n) => `/gallery/albums?page=${n}`, { next: onward });
   const tiles = albums.map(({ album, cover }) => albumTile(origin, album, cover));
   const body = html`<main><h1>Public albums</h1>
 <p>Page ${number} of ${last}, newest first. <a href="/gallery">Public uploads</a></p>
@@ -216,8 +208,8 @@ export const listings = new Hono<AppEnv>()
   })
   .all("/gallery", methodNotAllowed("GET"))
   .get("/gallery/albums", (c) => {
-    const number = pageNumber(c.req.query("page"));
-    return listing(c, `/gallery/albums?page=${number}`, () => albumGallery(c, number));
+    const asked = pageAskedOf((name) => c.req.query(name));
+    return listing(c, `/gallery/albums?${pageQuery(asked)}`, () => albumGallery(c, asked));
   })
   .all("/gallery/albums", methodNotAllowed("GET"))
   .get("/sitemap.xml", (c) => listing(c, "/sitemap.xml", () => sitemapIndex(c)))
