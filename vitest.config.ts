@@ -76,6 +76,7 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/media/ladder-answer.test.ts",
   "test/worker/media/placeholder.test.ts",
   "test/worker/uploads/policy.test.ts",
+  "test/worker/uploads/compiled-statements.test.ts",
   "test/worker/uploads/signed-links.test.ts",
   "test/worker/uploads/variant-keys.test.ts",
   "test/worker/uploads/transform-options.test.ts",

@@ -74,15 +74,17 @@ async function start(ctx, name, options) {
  * The service on a fresh database, with one account; resolves { url, fullKey, uploadKey, pid, stop, output }:
  * pid is wrangler dev's (workerd runs below it), stop() ends it before the run's cleanup does,
  * output() is the tail of its log (at `logLevel`: "info" lists every request with its status).
- * `script` runs another entry point with the service's bindings (a counting wrapper of it).
+ * `script` runs another entry point with the service's bindings (a counting wrapper of it);
+ * `inspectorPort` is its devtools port (by default a free one), for a profile.
  */
-export async function startService(ctx, { vars = {}, logLevel, script } = {}) {
+export async function startService(ctx, { vars = {}, logLevel, script, inspectorPort } = {}) {
   const adminToken = randomBytes(24).toString("hex");
   // Load runs with one key would meet the rate limits; the limits suite switches them on itself.
   const server = await start(ctx, "service", {
     vars: { ADMIN_TOKEN: adminToken, RATE_LIMITS: "off", ...vars },
     logLevel,
     script,
+    inspectorPort,
   });
   const account = await createAccount({ origin: server.url, adminToken, name: "bench" });
   return {

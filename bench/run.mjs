@@ -25,6 +25,7 @@ const SUITES = {
   limits: () => import("./limits.mjs"),
   hostile: () => import("./hostile.mjs"),
   scale: () => import("./scale.mjs"),
+  profile: () => import("./profile.mjs"),
   soak: () => import("./soak.mjs"),
   fuzz: () => import("./fuzz.mjs"),
   webhooks: () => import("./webhooks.mjs"),

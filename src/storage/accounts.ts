@@ -1,6 +1,7 @@
 import { and, eq, exists, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Database } from "./db";
+import { compiled } from "./compiled";
 import type { KeyKind } from "../model/key-kinds";
 import { accounts, apiKeys, ipBans } from "../model/schema";
 
@@ -37,26 +38,41 @@ export async function replaceKey(db: Database, accountId: string, kind: KeyKind,
   return rows.length > 0;
 }
 
-/**
- * The key's account, with the request address's ban read in the same statement: every API
- * request resolves its key, and uploads then need the ban without another round trip.
- */
-export async function findKeyOwner(db: Database, keyHash: string, ip: string): Promise<KeyOwner | null> {
-  const fullKey = alias(apiKeys, "full_key");
-  const ipBan = db.select({ ip: ipBans.ip }).from(ipBans).where(eq(ipBans.ip, ip));
-  const row = await db
+const fullKey = alias(apiKeys, "full_key");
+
+const keyOwnerQuery = compiled<{ keyHash: string; ip: string }>((db, p) =>
+  db
     .select({
-      accountId: apiKeys.accountId,
-      kind: apiKeys.kind,
-      bannedAt: accounts.bannedAt,
-      ipBanned: sql<number>`${exists(ipBan)}`,
-      fullKeyHash: fullKey.keyHash,
+      accountId: sql<string>`${apiKeys.accountId}`.as("accountId"),
+      kind: sql<string>`${apiKeys.kind}`.as("kind"),
+      bannedAt: sql<number | null>`${accounts.bannedAt}`.as("bannedAt"),
+      ipBanned: sql<number>`${exists(
+        db
+          .select({ ip: ipBans.ip })
+          .from(ipBans)
+          .where(eq(ipBans.ip, p("ip"))),
+      )}`.as("ipBanned"),
+      fullKeyHash: sql<string>`${fullKey.keyHash}`.as("fullKeyHash"),
     })
     .from(apiKeys)
     .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
     .innerJoin(fullKey, and(eq(fullKey.accountId, apiKeys.accountId), eq(fullKey.kind, "full")))
-    .where(eq(apiKeys.keyHash, keyHash))
-    .get();
+    .where(eq(apiKeys.keyHash, p("keyHash"))),
+);
+
+/**
+ * The key's account, with the request address's ban read in the same statement: every API
+ * request resolves its key, and uploads then need the ban without another round trip. Written
+ * once per isolate (compiled.ts).
+ */
+export async function findKeyOwner(db: Database, keyHash: string, ip: string): Promise<KeyOwner | null> {
+  const row = await keyOwnerQuery(db, { keyHash, ip }).get<{
+    accountId: string;
+    kind: KeyKind;
+    bannedAt: number | null;
+    ipBanned: number;
+    fullKeyHash: string;
+  }>();
   return row
     ? {
         accountId: row.accountId,

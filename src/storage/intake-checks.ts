@@ -2,7 +2,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "./db";
 import { flagOf, listBlockedTerms } from "./moderation";
 import type { BlockedTermRow, UploadRow } from "../model/schema";
-import { duplicateOf } from "./uploads";
+import { duplicateOf, duplicateRow } from "./uploads";
 import { usageOf, type AccountUsage } from "./usage";
 
 interface IntakeChecks {
@@ -34,7 +34,7 @@ export async function readIntakeChecks(
   const results = (await db.batch(queries)) as unknown[][];
   const flagged = results.shift()!.length > 0;
   const usage = results.shift()![0] as AccountUsage | undefined;
-  const duplicate = check.duplicate ? (results.shift()![0] as UploadRow | undefined) : undefined;
+  const duplicate = check.duplicate ? duplicateRow(results.shift() as Record<string, unknown>[]) : undefined;
   const terms = check.blockedTerms ? (results.shift() as BlockedTermRow[]).map((t) => t.normalized) : [];
   return { flagged, duplicate, blockedTerms: terms, usage };
 }

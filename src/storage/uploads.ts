@@ -1,27 +1,47 @@
 import { and, asc, desc, eq, getTableColumns, inArray, isNull, not, sql, type SQL } from "drizzle-orm";
 import { listed, live, servedPlain, unrestricted, usedUp, viewLimited } from "../model/policy";
 import type { Database } from "./db";
+import { compiled, placeholdersOf, rowFromDriver } from "./compiled";
 import { newestAfter, skipped, type NewestKey, type PageStart } from "./keyset";
 import { accountUploadTotal } from "./listing-totals";
-import { uploads, type NewUploadRow, type UploadRow } from "../model/schema";
+import { uploads, type UploadRow } from "../model/schema";
 import type { Outbox } from "./stores";
 import { batchWithEvents, changedJustBefore, uploadEvents } from "./webhook-outbox";
 
-/** Inserts the row, returning its id; none when the account's dedup slot for that content is already taken. */
-export const uploadInsert = (db: Database, row: NewUploadRow) =>
-  db.insert(uploads).values(row).onConflictDoNothing().returning({ id: uploads.id });
+const insertUpload = compiled<UploadRow>((db, p) =>
+  db.insert(uploads).values(placeholdersOf(uploads, p)).onConflictDoNothing().returning({ id: uploads.id }),
+);
 
-/** The account's oldest live, non-expiring upload of exactly these bytes, as a list of at most one row. */
-export const duplicateOf = (db: Database, accountId: string, contentHash: string) =>
+/**
+ * Inserts the whole row, returning its id; none when the account's dedup slot for that content is
+ * already taken. Written once per isolate (compiled.ts): every upload makes one.
+ */
+export const uploadInsert = (db: Database, row: UploadRow) => insertUpload(db, row).all<{ id: string }>();
+
+const duplicateQuery = compiled<{ accountId: string; contentHash: string }>((db, p) =>
   db
     .select()
     .from(uploads)
-    .where(and(eq(uploads.accountId, accountId), eq(uploads.contentHash, contentHash), isNull(uploads.expiresAt)))
+    .where(
+      and(eq(uploads.accountId, p("accountId")), eq(uploads.contentHash, p("contentHash")), isNull(uploads.expiresAt)),
+    )
     .orderBy(asc(uploads.createdAt))
-    .limit(1);
+    .limit(1),
+);
+
+/**
+ * The account's oldest live, non-expiring upload of exactly these bytes, as a list of at most one
+ * raw row (read it with duplicateRow). Written once per isolate (compiled.ts): most uploads ask.
+ */
+export const duplicateOf = (db: Database, accountId: string, contentHash: string) =>
+  duplicateQuery(db, { accountId, contentHash }).all();
+
+/** The upload in duplicateOf's answer, if any. */
+export const duplicateRow = (rows: Record<string, unknown>[]): UploadRow | undefined =>
+  rows[0] ? rowFromDriver(uploads, rows[0]) : undefined;
 
 export async function findDuplicate(db: Database, accountId: string, contentHash: string) {
-  return (await duplicateOf(db, accountId, contentHash))[0];
+  return duplicateRow(await duplicateOf(db, accountId, contentHash));
 }
 
 export async function findUpload(db: Database, id: string, now: number): Promise<UploadRow | undefined> {

@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, isNull, lt, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import type { Database } from "./db";
+import { compiled } from "./compiled";
 import { accounts, uploads } from "../model/schema";
 
 /**
@@ -38,7 +39,7 @@ export async function readUsage(db: Database, accountId: string): Promise<Accoun
 }
 
 /** SQL: whether `used + more` stays within the account's quota `own`, or the default when it has none. */
-function fits(own: AnyColumn, fallback: number | null, used: SQL) {
+function fits(own: AnyColumn, fallback: unknown, used: SQL) {
   const quota = sql`coalesce(${own}, ${fallback})`;
   return sql`(${quota} IS NULL OR ${quota} < 0 OR ${used} <= ${quota})`;
 }
@@ -56,25 +57,47 @@ export function isQuotaViolation(error: unknown): boolean {
   return false;
 }
 
+const chargeStatement = compiled<{
+  accountId: string;
+  uploadId: string;
+  size: number;
+  defaultBytes: number | null;
+  defaultUploads: number | null;
+}>((db, p) => {
+  const allowed = sql`${fits(accounts.quotaBytes, p("defaultBytes"), sql`${accounts.bytesUsed} + ${p("size")}`)}
+    AND ${fits(accounts.quotaUploads, p("defaultUploads"), sql`${accounts.uploadsUsed} + 1`)}`;
+  return db
+    .update(accounts)
+    .set({
+      bytesUsed: sql`CASE WHEN ${allowed} THEN ${accounts.bytesUsed} + ${p("size")} END`,
+      uploadsUsed: sql`${accounts.uploadsUsed} + 1`,
+    })
+    .where(
+      and(
+        eq(accounts.id, p("accountId")),
+        sql`EXISTS (SELECT 1 FROM ${uploads} WHERE ${uploads.id} = ${p("uploadId")})`,
+      ),
+    );
+});
+
 /**
  * Charges the account for a new upload of `size` bytes, if its row `uploadId` exists (it was
  * inserted earlier in the same batch, not lost to a duplicate); past either quota it fails the
- * batch (QUOTA_VIOLATION). One statement: concurrent charges are serialised by D1.
+ * batch (QUOTA_VIOLATION). One statement: concurrent charges are serialised by D1. Written once
+ * per isolate (compiled.ts): every upload makes one.
  */
 export const chargeNewUpload = (
   db: Database,
   input: { accountId: string; uploadId: string; size: number; defaults: DefaultQuotas },
 ) => {
   const { accountId, uploadId, size, defaults } = input;
-  const allowed = sql`${fits(accounts.quotaBytes, defaults.bytes, sql`${accounts.bytesUsed} + ${size}`)}
-    AND ${fits(accounts.quotaUploads, defaults.uploads, sql`${accounts.uploadsUsed} + 1`)}`;
-  return db
-    .update(accounts)
-    .set({
-      bytesUsed: sql`CASE WHEN ${allowed} THEN ${accounts.bytesUsed} + ${size} END`,
-      uploadsUsed: sql`${accounts.uploadsUsed} + 1`,
-    })
-    .where(and(eq(accounts.id, accountId), sql`EXISTS (SELECT 1 FROM ${uploads} WHERE ${uploads.id} = ${uploadId})`));
+  return chargeStatement(db, {
+    accountId,
+    uploadId,
+    size,
+    defaultBytes: defaults.bytes,
+    defaultUploads: defaults.uploads,
+  }).run();
 };
 
 /**

@@ -1,4 +1,3 @@
-import { eq } from "drizzle-orm";
 import { randomBase62, sha256Hex } from "../crypto";
 import { unprocessable } from "../errors";
 import { assertFreeOfTerms, textToModerate } from "../moderation/moderate";
@@ -7,8 +6,8 @@ import { chargeNewUpload, isQuotaViolation, type DefaultQuotas } from "../storag
 import { readUsageAnswer, assertWithinQuota, refusedCharge, usageAgainst } from "../accounts/quotas";
 import { writeUploadWithJob } from "../storage/media-jobs";
 import { isFlaggedContent } from "../storage/moderation";
-import { uploads, type UploadRow } from "../model/schema";
-import { uploadEvents } from "../storage/webhook-outbox";
+import type { UploadRow } from "../model/schema";
+import { oneUploadEvents } from "../storage/webhook-outbox";
 import { findDuplicate, uploadInsert } from "../storage/uploads";
 import type { Stores } from "../storage/stores";
 import type { Visibility } from "../model/visibility";
@@ -67,9 +66,8 @@ export async function assertNotFlagged(deps: Stores, file: StagedFile) {
  * new: a row with it exists only if this insert made it (a duplicate's insert makes none).
  */
 const creationEvents = (deps: Stores, id: string, ready: boolean, now: number) => {
-  const made = eq(uploads.id, id);
-  const created = uploadEvents(deps.db, "upload.created", made, now);
-  return ready ? [created, uploadEvents(deps.db, "upload.ready", made, now)] : [created];
+  const created = oneUploadEvents(deps.db, "upload.created", id, now);
+  return ready ? [created, oneUploadEvents(deps.db, "upload.ready", id, now)] : [created];
 };
 
 /** Upload ids: 10 base62 characters (about 59 bits), short enough for share links. */

@@ -29,9 +29,10 @@ function tooMany(budgets: BudgetState[]) {
 }
 
 /**
- * Draws `cost` on the budgets of `key` (a key's object, or the one a rule set is kept in), then on
- * the client network's; a request refused by either uses neither (429). The X-RateLimit headers
- * are set from these budgets when `headers` is on. Returns the bookmark `key` keeps.
+ * Draws `cost` on the budgets of `key` (a key's object, or the one a rule set is kept in) and on
+ * the client network's at once (two objects, one round trip's wait); a request refused by either
+ * uses neither (429): what the other took is given back. The X-RateLimit headers are set from
+ * these budgets when `headers` is on. Returns the bookmark `key` keeps.
  */
 export async function drawOn(
   c: Context<AppEnv>,
@@ -41,17 +42,22 @@ export async function drawOn(
 ) {
   const { cost = 1, headers = true } = options;
   const now = c.var.now();
-  const taken = await key.take(rules.key, now, cost);
-  let budgets = taken.budgets;
-  let allowed = taken.allowed;
-  if (allowed && rules.ip.length) {
-    const ip = await networkLimiter(c.env, clientNetwork(c)).take(rules.ip, now, cost);
-    if (!ip.allowed) {
-      allowed = false;
+  const network = rules.ip.length ? networkLimiter(c.env, clientNetwork(c)) : null;
+  const [taken, ip] = await Promise.all([key.take(rules.key, now, cost), network?.take(rules.ip, now, cost)]);
+  const allowed = taken.allowed && (ip?.allowed ?? true);
+  let budgets = [...taken.budgets, ...(ip?.budgets ?? [])];
+  if (!allowed) {
+    // Only a refused draw takes nothing; the other side's is returned, and shown as returned.
+    const returned = new Set<BudgetState>();
+    if (taken.allowed) {
       await key.giveBack(rules.key, now, cost);
-      budgets = budgets.map((b) => ({ ...b, remaining: b.remaining + cost }));
+      for (const b of taken.budgets) returned.add(b);
     }
-    budgets = [...budgets, ...ip.budgets];
+    if (ip?.allowed && network) {
+      await network.giveBack(rules.ip, now, cost);
+      for (const b of ip.budgets) returned.add(b);
+    }
+    budgets = budgets.map((b) => (returned.has(b) ? { ...b, remaining: b.remaining + cost } : b));
   }
   if (headers) setHeaders(c, budgets);
   if (!allowed) throw tooMany(budgets);

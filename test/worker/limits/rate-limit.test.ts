@@ -159,6 +159,21 @@ describe("per day", () => {
     expect(elsewhere.status).toBe(200);
     expect(elsewhere.remaining).toBe("15"); // 20 a minute, 4 used from the first IP, this one
   });
+
+  it("draws on the key and the IP at once, and a key's refusals use none of the IP's budget", async () => {
+    const s = service({ RATE_LIMIT_IP_PER_DAY: "30" });
+    const [spent, other] = [(await newAccount()).full, (await newAccount()).full];
+    const ip = "203.0.113.21";
+    const statuses = [];
+    for (let i = 0; i < 25; i++) statuses.push((await list(s, spent, ip)).status);
+    expect(statuses.filter((x) => x === 200)).toHaveLength(20);
+    expect(statuses.slice(20)).toEqual([429, 429, 429, 429, 429]);
+    // The IP gave 20 of its 30 to the first key, none to the 5 refusals: 10 left for another key.
+    const more = [];
+    for (let i = 0; i < 11; i++) more.push((await list(s, other, ip)).status);
+    expect(more.slice(0, 10)).toEqual(Array(10).fill(200));
+    expect(more[10]).toBe(429);
+  });
 });
 
 describe("pieces", () => {
