@@ -7,7 +7,9 @@ import { unprocessable } from "../errors";
  * the page it leads to (so that page still says where it stands without counting), and the sort
  * key of the last row before that page, which the page is read after through the listing's
  * index: a page anywhere in a long list reads only its own rows, where `page` reads every row it
- * skips. base64url of a JSON array, so that clients pass it on as it is rather than build one.
+ * skips. base64url of a JSON array: opaque, so clients pass it on as given rather than build
+ * one. Not signed: it says no more than the page before it showed, and a made-up one can only
+ * start the caller's own list somewhere (or number its page wrongly, for that caller alone).
  */
 export interface Cursor<K> {
   page: number;
@@ -25,6 +27,7 @@ export const newestKeyOf = (row: { createdAt: number; id: string }) => [row.crea
 
 const TOKEN = /^[A-Za-z0-9_-]{1,512}$/;
 
+/** The token of a place in `listing` (its names and keys are ASCII: ids are base62, so btoa takes them). */
 export function cursorToken(listing: string, page: number, key: KeyParts): string {
   return btoa(JSON.stringify([listing, page, ...key]))
     .replaceAll("+", "-")

@@ -2,12 +2,12 @@ import { PAGE_SIZE } from "../model/spec-limits";
 import { notFound } from "../errors";
 import { findOwnedUpload, listUploads } from "../storage/uploads";
 import type { Stores } from "../storage/stores";
-
-/** The cursors of GET /api (the account's uploads). */
-const UPLOADS_LISTING = "uploads";
 import { newestKey, newestKeyOf, pageWithNext } from "./cursors";
 import { pageMeta, pageStart, type PageAsked } from "./pagination";
 import { withPlaceholder } from "./placeholders";
+
+/** The cursors of GET /api (the account's uploads). */
+const UPLOADS_LISTING = "uploads";
 
 /**
  * One page of the account's uploads, newest first (a page past the last one is empty), by number
