@@ -9,12 +9,35 @@ import { listPageMetaSchema, uploadSchema } from "../uploads/schemas/resources";
  * and are the source of the OpenAPI document (openapi/document.ts), so the two cannot drift apart.
  */
 
-export const listQuery = z.object({
-  page: wholeNumber(1, Number.MAX_SAFE_INTEGER)
-    .optional()
-    .default(1)
-    .meta({ description: "Page number, from 1. A page past last_page returns an empty data array." }),
-});
+/**
+ * A list's query: the spec's `page`, or (extension) the `cursor` a list answer's next_cursor gave,
+ * which reads only its page however deep it is. Both at once is a 422: neither may quietly win.
+ */
+export const listQuery = z
+  .object({
+    page: wholeNumber(1, Number.MAX_SAFE_INTEGER)
+      .optional()
+      .meta({
+        description:
+          "Page number, from 1 (default 1). A page past last_page returns an empty data array. " +
+          "A deep page reads every row before it; meta.next_cursor reads only its own.",
+      }),
+    cursor: z
+      .string()
+      .optional()
+      .meta({
+        description:
+          "Extension: the meta.next_cursor of the previous page, to read the next one however deep it is. " +
+          "Not with page.",
+      }),
+  })
+  .refine((query) => query.page === undefined || query.cursor === undefined, {
+    message: "page and cursor: give one or the other, not both.",
+  });
+
+/** Which page a list query asks for. */
+export const pageAsked = (query: z.output<typeof listQuery>) =>
+  query.cursor === undefined ? { page: query.page ?? 1 } : { cursor: query.cursor };
 
 /** GET, PATCH and replace of /api/{id}, and a finished tus upload: the upload as it now is. */
 export const uploadItemResponseSchema = z

@@ -1,19 +1,13 @@
 import { z } from "zod";
 import { parseOrThrow } from "../errors";
 import { VISIBILITIES } from "../model/visibility";
-import {
-  addToAlbum,
-  type Album,
-  createAlbum,
-  listAlbums,
-  MAX_ALBUM_IDS_PER_REQUEST,
-  presentAlbum,
-} from "../uploads/albums/albums";
+import { addToAlbum, type Album, createAlbum, MAX_ALBUM_IDS_PER_REQUEST, presentAlbum } from "../uploads/albums/albums";
+import { listAlbums } from "../uploads/albums/lists";
 import { albumCreateBody, albumUploadsBody } from "../uploads/schemas/requests";
 import { signingOf } from "../uploads/pipeline";
 import { albumListOutput, albumOutput } from "./outputs";
 import { tool, type ToolRequest } from "./tool-definition";
-import { pageInput } from "./tool-inputs";
+import { pageAsked, pageInput } from "./tool-inputs";
 import { toolResult } from "./tool-results";
 
 /** The album as GET /api/albums/{id} answers it. */
@@ -30,8 +24,8 @@ export const ALBUM_TOOLS = [
     output: albumListOutput,
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     key: "full",
-    run: async ({ page }, { deps, call }) => {
-      const { rows, meta } = await listAlbums(deps, call.caller.accountId, page ?? 1);
+    run: async (input, { deps, call }) => {
+      const { rows, meta } = await listAlbums(deps, call.caller.accountId, pageAsked(input));
       const data = await Promise.all(rows.map((row) => presentAlbum(row, call.origin, signingOf(deps, call))));
       return toolResult({ data, meta });
     },

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { unprocessable } from "../errors";
+import type { PageAsked } from "../uploads/pagination";
 import {
   inReadingOrder,
   OPTION_FIELDS,
@@ -12,8 +14,21 @@ import {
  * are then checked by the same schemas as the API's requests (src/uploads/schemas).
  */
 
-/** A listing tool's input: which page of 50. */
-export const pageInput = z.object({ page: z.number().int().min(1).optional().describe("Page number, from 1.") });
+/** A listing tool's input: which page of 50, by number or by the cursor the previous page gave. */
+export const pageInput = z.object({
+  page: z.number().int().min(1).optional().describe("Page number, from 1."),
+  cursor: z
+    .string()
+    .optional()
+    .describe("The meta.next_cursor of the previous page: the next page, read alone however deep. Not with page."),
+});
+
+/** Which page a listing tool's input asks for (both page and cursor: refused, as the API refuses them). */
+export function pageAsked({ page, cursor }: z.output<typeof pageInput>): PageAsked {
+  if (cursor === undefined) return { page: page ?? 1 };
+  if (page !== undefined) throw unprocessable("page and cursor: give one or the other, not both.");
+  return { cursor };
+}
 
 export const id = z.string().min(1).max(64).describe("The upload's id, as an upload or list answer gives it.");
 export const url = z.string().min(1).max(2048).describe("A public http(s) link to an image or video (up to 200 MB).");

@@ -13,7 +13,7 @@ import { replaceFrom, signingOf, uploadFrom } from "../uploads/pipeline";
 import { decodeInlineFile, INLINE_FILE_BYTES, LARGER_FILES } from "./inline-file";
 import { deletedOutput, listOutput, uploadOutput, uploadResultOutput, variantsOutput } from "./outputs";
 import { tool, type ToolRequest } from "./tool-definition";
-import { asFields, id, pageInput, uploadOptions, url } from "./tool-inputs";
+import { asFields, id, pageAsked, pageInput, uploadOptions, url } from "./tool-inputs";
 import { thumbnailContent, toolResult } from "./tool-results";
 
 /** The upload as GET /api/{id} answers it, with its thumbnail as an image when it has one. */
@@ -76,8 +76,8 @@ export const UPLOAD_TOOLS = [
     output: listOutput,
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     key: "full",
-    run: async ({ page }, { deps, call }) => {
-      const { rows, meta } = await listPage(deps, call.caller.accountId, page ?? 1);
+    run: async (input, { deps, call }) => {
+      const { rows, meta } = await listPage(deps, call.caller.accountId, pageAsked(input));
       const data = await Promise.all(rows.map((row) => presentUpload(row, call.origin, signingOf(deps, call))));
       return toolResult({ data, meta });
     },

@@ -154,6 +154,17 @@ export const uploads = sqliteTable(
     // Flagging takes down every copy of the same bytes, whoever uploaded them.
     index("uploads_content_hash").on(t.contentHash),
     index("uploads_expires").on(t.expiresAt).where(sql`expires_at IS NOT NULL`),
+    /*
+     * Expiry's lag in the kept totals (src/storage/listing-totals.ts): the uploads past their
+     * expires_at whose files the sweep has not removed yet, still counted by accounts.uploads_used
+     * and listing_totals, found without reading any other row.
+     */
+    index("uploads_account_expiring")
+      .on(t.accountId, t.expiresAt)
+      .where(sql`expires_at IS NOT NULL AND files_removed_at IS NULL`),
+    index("uploads_public_expiring")
+      .on(t.expiresAt)
+      .where(sql`visibility = 'public' AND expires_at IS NOT NULL AND files_removed_at IS NULL`),
     // The gallery, sitemap and feed: public uploads, newest first.
     index("uploads_public_created").on(t.createdAt, t.id).where(sql`visibility = 'public'`),
     // The cron job's backfill of placeholders: uploads with a thumbnail and none yet.
@@ -162,6 +173,18 @@ export const uploads = sqliteTable(
 );
 
 export type UploadRow = typeof uploads.$inferSelect;
+
+/**
+ * Totals of the site's listings, kept by triggers on `uploads` and `albums` (migration 0023) in
+ * the same transaction as every change to what they count, so no code path can forget one:
+ * "uploads", the public uploads whose files are stored and which are not used up (the gallery's
+ * and sitemap's uploads before expiry's lag, src/storage/listing-totals.ts), and "albums", the
+ * public albums.
+ */
+export const listingTotals = sqliteTable("listing_totals", {
+  listing: text("listing", { enum: ["uploads", "albums"] }).primaryKey(),
+  total: integer("total").notNull().default(0),
+});
 export type NewUploadRow = typeof uploads.$inferInsert;
 
 const JOB_STATUSES = ["pending", "running", "done", "failed"] as const;

@@ -18,7 +18,8 @@ import { passwordForm, refusedPassword } from "./password-form";
 import { albumOembedAnswer, type OembedRequest } from "./oembed";
 import { albumPreviewTags } from "./previews";
 import { shareOptions } from "./share-options";
-import { albumVisitorText, GRID_STYLE, pageLinks, pageNumber, uploadTile } from "./tiles";
+import { albumVisitorText, GRID_STYLE, pageAskedOf, pageLinks, uploadTile } from "./tiles";
+import type { PageAsked } from "../uploads/pagination";
 
 /**
  * An album's page, /a/{id}: its title, description and uploads as tiles (each as its own page
@@ -47,13 +48,13 @@ const isLocked = (album: AlbumRow) => album.passwordHash !== null;
  * The album's page `number`. `signed` is the query (exp and sig) that opened a locked album:
  * its page links carry it.
  */
-async function albumPage(c: Context<AppEnv>, album: AlbumRow, number: number, signed: string | null) {
+async function albumPage(c: Context<AppEnv>, album: AlbumRow, asked: PageAsked, signed: string | null) {
   const deps = requestStores(c);
   const origin = publicOrigin(c);
   const url = albumUrl(origin, album.id);
   const locked = isLocked(album);
-  const [{ uploads, total, last }, cover] = await Promise.all([
-    albumPageUploads(deps, album.id, number),
+  const [{ uploads, number, total, last, next }, cover] = await Promise.all([
+    albumPageUploads(deps, album.id, asked),
     locked ? null : albumCover(deps, album.id),
   ]);
   const title = album.title ?? "Untitled album";
@@ -66,10 +67,11 @@ async function albumPage(c: Context<AppEnv>, album: AlbumRow, number: number, si
         cover && { row: cover, links: uploadLinks(origin, cover) },
         { oembed, site: new URL(origin).host },
       );
-  const links = pageLinks(number, last, (n) => `/a/${album.id}?${signed ? `${signed}&` : ""}page=${n}`, [
-    "Previous",
-    "Next",
-  ]);
+  const query = (part: string) => `/a/${album.id}?${signed ? `${signed}&` : ""}${part}`;
+  const links = pageLinks(number, last, (n) => query(`page=${n}`), {
+    labels: ["Previous", "Next"],
+    next: next && query(`after=${encodeURIComponent(next)}`),
+  });
   const head = html`${indexable ? "" : NOINDEX}
 ${cards}${links.head}<script src="/assets/page.js" defer></script>`;
   const count = html`${total} upload${total === 1 ? "" : "s"}${last > 1 ? html`, page ${number} of ${last}` : ""}.`;
@@ -110,13 +112,13 @@ export async function albumOembed(c: Context<AppEnv>, request: OembedRequest) {
 export const albumPages = new Hono<AppEnv>()
   .get("/a/:id", async (c) => {
     const album = await visibleAlbum(c);
-    const number = pageNumber(c.req.query("page"));
-    if (!isLocked(album)) return albumPage(c, album, number, null);
+    const asked = pageAskedOf((name) => c.req.query(name));
+    if (!isLocked(album)) return albumPage(c, album, asked, null);
     const url = new URL(c.req.url);
     const check = await checkAlbumUrl(settingsOf(c.env).linkSigningSecret, url, c.var.now(), album.passwordHash!);
     if (check === "valid") {
       const signed = `exp=${url.searchParams.get("exp")}&sig=${url.searchParams.get("sig")}`;
-      return albumPage(c, album, number, signed);
+      return albumPage(c, album, asked, signed);
     }
     return passwordForm(c, "album", 200, check === "expired" ? "The link has expired: enter the password again." : "");
   })
@@ -126,6 +128,6 @@ export const albumPages = new Hono<AppEnv>()
     if (!isLocked(album)) return c.redirect(`/a/${album.id}`, 303);
     const refused = await refusedPassword(c, "album", `album:${album.id}`, album.passwordHash!);
     if (refused) return refused;
-    return albumPage(c, album, 1, await signedQuery(c, album));
+    return albumPage(c, album, { page: 1 }, await signedQuery(c, album));
   })
   .all("/a/:id", methodNotAllowed("GET", "POST"));

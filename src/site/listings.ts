@@ -16,7 +16,8 @@ import { uploadLinks } from "../uploads/public-urls";
 import { page, PAGE_HEADERS } from "./html";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import { visitorText } from "./previews";
-import { albumTile, albumVisitorText, GRID_STYLE, pageLinks, pageNumber, uploadTile } from "./tiles";
+import { albumTile, albumVisitorText, GRID_STYLE, pageAskedOf, pageLinks, pageQuery, uploadTile } from "./tiles";
+import type { PageAsked } from "../uploads/pagination";
 import { xml } from "./xml";
 
 /**
@@ -48,10 +49,11 @@ function listing(c: Context<AppEnv>, path: string, make: () => Promise<Response>
   });
 }
 
-async function gallery(c: Context<AppEnv>, number: number) {
-  const { uploads: rows, last } = await galleryPage(requestStores(c), number);
+async function gallery(c: Context<AppEnv>, asked: PageAsked) {
+  const { uploads: rows, number, last, next } = await galleryPage(requestStores(c), asked);
   const origin = publicOrigin(c);
-  const links = pageLinks(number, last, (n) => `/gallery?page=${n}`);
+  const onward = next && `/gallery?after=${encodeURIComponent(next)}`;
+  const links = pageLinks(number, last, (n) => `/gallery?page=${n}`, { next: onward });
   const head = html`<link rel="alternate" type="application/atom+xml" title="Newest public uploads" href="/feed.atom">
 ${links.head}<script src="/assets/page.js" defer></script>`;
   const tiles = rows.map((row) => uploadTile(origin, row));
@@ -68,10 +70,11 @@ ${links.nav}</main>`;
 }
 
 /** The gallery of public albums: each by its cover, newest first; a locked one by no more than its page shows. */
-async function albumGallery(c: Context<AppEnv>, number: number) {
-  const { albums, last } = await albumGalleryPage(requestStores(c), number);
+async function albumGallery(c: Context<AppEnv>, asked: PageAsked) {
+  const { albums, number, last, next } = await albumGalleryPage(requestStores(c), asked);
   const origin = publicOrigin(c);
-  const links = pageLinks(number, last, (n) => `/gallery/albums?page=${n}`);
+  const onward = next && `/gallery/albums?after=${encodeURIComponent(next)}`;
+  const links = pageLinks(number, last, (n) => `/gallery/albums?page=${n}`, { next: onward });
   const tiles = albums.map(({ album, cover }) => albumTile(origin, album, cover));
   const body = html`<main><h1>Public albums</h1>
 <p>Page ${number} of ${last}, newest first. <a href="/gallery">Public uploads</a></p>
@@ -200,13 +203,13 @@ const ALBUM_SITEMAP_PAGE = "/:page{sitemap-albums-[1-9][0-9]{0,6}\\.xml}";
 
 export const listings = new Hono<AppEnv>()
   .get("/gallery", (c) => {
-    const number = pageNumber(c.req.query("page"));
-    return listing(c, `/gallery?page=${number}`, () => gallery(c, number));
+    const asked = pageAskedOf((name) => c.req.query(name));
+    return listing(c, `/gallery?${pageQuery(asked)}`, () => gallery(c, asked));
   })
   .all("/gallery", methodNotAllowed("GET"))
   .get("/gallery/albums", (c) => {
-    const number = pageNumber(c.req.query("page"));
-    return listing(c, `/gallery/albums?page=${number}`, () => albumGallery(c, number));
+    const asked = pageAskedOf((name) => c.req.query(name));
+    return listing(c, `/gallery/albums?${pageQuery(asked)}`, () => albumGallery(c, asked));
   })
   .all("/gallery/albums", methodNotAllowed("GET"))
   .get("/sitemap.xml", (c) => listing(c, "/sitemap.xml", () => sitemapIndex(c)))

@@ -3,6 +3,7 @@ import { badRequest } from "../errors";
 import { awaitsConversion, locked, unrestricted, viewLimited } from "../model/policy";
 import type { AlbumRow, UploadRow } from "../model/schema";
 import { albumUrl } from "../uploads/albums/albums";
+import type { PageAsked } from "../uploads/pagination";
 import { uploadLinks } from "../uploads/public-urls";
 import type { Markup } from "./html";
 import { thumbnailSize, visitorText } from "./previews";
@@ -30,6 +31,21 @@ export function pageNumber(raw: string | undefined): number {
   if (!/^[1-9]\d{0,6}$/.test(raw)) throw badRequest("page must be a whole number of at least 1.");
   return Number(raw);
 }
+
+/**
+ * The page a listing's URL asks for: `?page=N`, or `?after=` with the cursor its previous page
+ * linked onward with (read by the listing; neither: page 1; both: 400).
+ */
+export function pageAskedOf(query: (name: string) => string | undefined): PageAsked {
+  const after = query("after");
+  if (after === undefined) return { page: pageNumber(query("page")) };
+  if (query("page") !== undefined) throw badRequest("page and after: give one or the other, not both.");
+  return { cursor: after };
+}
+
+/** The part of a listing's URL that says which page it is: what its cached copy is kept under. */
+export const pageQuery = (asked: PageAsked) =>
+  "page" in asked ? `page=${asked.page}` : `after=${encodeURIComponent(asked.cursor)}`;
 
 /** What a tile without a thumbnail says instead. */
 const noThumbnail = (row: UploadRow) =>
@@ -74,15 +90,22 @@ export const GRID_STYLE =
 
 /**
  * The links to the pages before and after page `number` of `last`: in the body (`nav`) and in
- * the head (`head`). `href` makes a page's URL.
+ * the head (`head`). `href` makes a page's URL; `next`, when given, is the next page's (by cursor:
+ * null when none follows), so walking onward reads only the pages walked.
  */
-export function pageLinks(number: number, last: number, href: (n: number) => string, labels = ["Newer", "Older"]) {
+export function pageLinks(
+  number: number,
+  last: number,
+  href: (n: number) => string,
+  { labels = ["Newer", "Older"], next }: { labels?: string[]; next?: string | null } = {},
+) {
   const before = Math.min(number - 1, last);
+  const after = next === undefined ? (number < last ? href(number + 1) : null) : next;
   const nav = html`<nav aria-label="Pages">${
     number > 1 ? html`<a rel="prev" href="${href(before)}">${labels[0]}</a>` : html`<span></span>`
-  }${number < last ? html`<a rel="next" href="${href(number + 1)}">${labels[1]}</a>` : html`<span></span>`}</nav>`;
+  }${after ? html`<a rel="next" href="${after}">${labels[1]}</a>` : html`<span></span>`}</nav>`;
   const head = html`${number > 1 ? html`<link rel="prev" href="${href(before)}">` : ""}${
-    number < last ? html`<link rel="next" href="${href(number + 1)}">` : ""
+    after ? html`<link rel="next" href="${after}">` : ""
   }`;
   return { nav, head };
 }

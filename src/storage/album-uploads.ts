@@ -1,9 +1,10 @@
 import { and, asc, count, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { live } from "../model/policy";
-import { albums, albumUploads, uploads, type UploadRow } from "../model/schema";
+import { albums, albumUploads, uploads } from "../model/schema";
 import type { PageOf } from "./albums";
 import type { Database } from "./db";
+import { skipped } from "./keyset";
 import type { Outbox } from "./stores";
 import { albumEvents, batchWithEvents, changedJustBefore } from "./webhook-outbox";
 
@@ -145,18 +146,25 @@ const inAlbum = (albumId: string, now: number, only?: SQL) =>
 export async function albumUploadsPage(
   db: Database,
   albumId: string,
-  page: PageOf & { now: number; only?: SQL },
-): Promise<UploadRow[]> {
-  const rows = await db
-    .select({ upload: uploads })
+  page: PageOf<AlbumOrderKey> & { now: number; only?: SQL },
+) {
+  const after =
+    "after" in page
+      ? sql`(${albumUploads.position}, ${albumUploads.addedAt}, ${albumUploads.uploadId})
+        > (${page.after[0]}, ${page.after[1]}, ${page.after[2]})`
+      : undefined;
+  return db
+    .select({ upload: uploads, position: albumUploads.position, addedAt: albumUploads.addedAt })
     .from(albumUploads)
     .innerJoin(uploads, eq(uploads.id, albumUploads.uploadId))
-    .where(inAlbum(albumId, page.now, page.only))
+    .where(and(inAlbum(albumId, page.now, page.only), after))
     .orderBy(asc(albumUploads.position), asc(albumUploads.addedAt), asc(albumUploads.uploadId))
     .limit(page.limit)
-    .offset(page.offset);
-  return rows.map((row) => row.upload);
+    .offset(skipped(page));
 }
+
+/** An upload's place in its album's order: position, when added, its id (the order's ties). */
+export type AlbumOrderKey = readonly [position: number, addedAt: number, uploadId: string];
 
 /** How many live uploads the album holds (narrowed by `only` as in albumUploadsPage). */
 export async function countAlbumUploads(db: Database, albumId: string, now: number, only?: SQL) {

@@ -2,6 +2,7 @@ import { and, count, desc, eq, sql } from "drizzle-orm";
 import { live } from "../model/policy";
 import { albums, uploads, type AlbumRow, type UploadRow } from "../model/schema";
 import type { Database } from "./db";
+import { newestAfter, skipped, type NewestKey, type PageStart } from "./keyset";
 import type { Outbox } from "./stores";
 import { albumEvents, batchWithEvents } from "./webhook-outbox";
 
@@ -30,10 +31,8 @@ export interface AlbumWithFacts {
   cover: AlbumCover | null;
 }
 
-export interface PageOf {
-  limit: number;
-  offset: number;
-}
+/** A page of a listing: at most `limit` rows from `start`. */
+export type PageOf<K = NewestKey> = { limit: number } & PageStart<K>;
 
 /** How many of the album's uploads are live, as a column of a query on `albums`. */
 const liveUploadCount = (now: number) =>
@@ -133,15 +132,18 @@ export async function findOwnedAlbum(
   return row && withFacts(row);
 }
 
-/** One page of the account's albums, newest first, and how many it has (one batch). */
+/**
+ * One page of the account's albums, newest first, and how many it has (one batch; the count reads
+ * an index entry per album of the account, whose albums are few beside its uploads).
+ */
 export async function listAlbumsOf(db: Database, accountId: string, now: number, page: PageOf) {
   const mine = eq(albums.accountId, accountId);
   const [rows, totals] = await db.batch([
     albumsWithFacts(db, now)
-      .where(mine)
+      .where(and(mine, newestAfter(albums.createdAt, albums.id, page)))
       .orderBy(desc(albums.createdAt), desc(albums.id))
       .limit(page.limit)
-      .offset(page.offset),
+      .offset(skipped(page)),
     db.select({ total: count() }).from(albums).where(mine),
   ]);
   return { rows: rows.map(withFacts), total: totals[0]?.total ?? 0 };
@@ -153,16 +155,11 @@ export async function listAlbumsOf(db: Database, accountId: string, now: number,
  */
 export async function publicAlbumsPage(db: Database, now: number, page: PageOf): Promise<AlbumWithFacts[]> {
   const rows = await albumsWithFacts(db, now)
-    .where(eq(albums.visibility, "public"))
+    .where(and(eq(albums.visibility, "public"), newestAfter(albums.createdAt, albums.id, page)))
     .orderBy(desc(albums.createdAt), desc(albums.id))
     .limit(page.limit)
-    .offset(page.offset);
+    .offset(skipped(page));
   return rows.map(withFacts);
-}
-
-export async function countPublicAlbums(db: Database): Promise<number> {
-  const [row] = await db.select({ n: count() }).from(albums).where(eq(albums.visibility, "public"));
-  return row?.n ?? 0;
 }
 
 /**

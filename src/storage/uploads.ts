@@ -1,7 +1,9 @@
-import { and, asc, count, desc, eq, getTableColumns, inArray, isNull, not, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, isNull, not, sql, type SQL } from "drizzle-orm";
 import { listed, live, servedPlain, unrestricted, usedUp, viewLimited } from "../model/policy";
 import type { Database } from "./db";
 import { compiled, placeholdersOf, rowFromDriver } from "./compiled";
+import { newestAfter, skipped, type NewestKey, type PageStart } from "./keyset";
+import { accountUploadTotal } from "./listing-totals";
 import { uploads, type UploadRow } from "../model/schema";
 import type { Outbox } from "./stores";
 import { batchWithEvents, changedJustBefore, uploadEvents } from "./webhook-outbox";
@@ -76,17 +78,27 @@ export async function findOwnedUpload(db: Database, accountId: string, id: strin
     .get();
 }
 
-export async function listUploads(db: Database, accountId: string, now: number, offset: number, limit: number) {
-  const where = and(eq(uploads.accountId, accountId), live.where(now));
+/**
+ * Up to `limit` of the account's live uploads, newest first, from `start`, and how many it has
+ * (kept, not counted: src/storage/listing-totals.ts). One batch; the page is read through
+ * uploads_account_created, a keyset start reading no row before it.
+ */
+export async function listUploads(
+  db: Database,
+  accountId: string,
+  now: number,
+  start: PageStart<NewestKey>,
+  limit: number,
+) {
   const [rows, totals] = await db.batch([
     db
       .select()
       .from(uploads)
-      .where(where)
+      .where(and(eq(uploads.accountId, accountId), live.where(now), newestAfter(uploads.createdAt, uploads.id, start)))
       .orderBy(desc(uploads.createdAt), desc(uploads.id))
       .limit(limit)
-      .offset(offset),
-    db.select({ total: count() }).from(uploads).where(where),
+      .offset(skipped(start)),
+    accountUploadTotal(db, accountId, now),
   ]);
   return { rows, total: totals[0]?.total ?? 0 };
 }
@@ -262,17 +274,12 @@ export async function takeView(db: Database, id: string) {
 }
 
 /** Listed uploads (listed in src/model/policy.ts), newest first: the gallery, the sitemap and the feed. */
-export function listedUploads(db: Database, now: number, limit: number, offset = 0) {
+export function listedUploads(db: Database, now: number, limit: number, start: PageStart<NewestKey> = { offset: 0 }) {
   return db
     .select()
     .from(uploads)
-    .where(listed.where(now))
+    .where(and(listed.where(now), newestAfter(uploads.createdAt, uploads.id, start)))
     .orderBy(desc(uploads.createdAt), desc(uploads.id))
     .limit(limit)
-    .offset(offset);
-}
-
-export async function countListedUploads(db: Database, now: number): Promise<number> {
-  const [row] = await db.select({ n: count() }).from(uploads).where(listed.where(now));
-  return row?.n ?? 0;
+    .offset(skipped(start));
 }

@@ -61,7 +61,7 @@ describe("the published npm client against the service", () => {
     const listed = await full.list();
     expect(listed.data.map((u) => u.id)).toEqual([upload.id]);
     expect(listed.data[0]?.src).toBe(upload.src);
-    expect(listed.meta).toEqual({ current_page: 1, last_page: 1, total: 1 });
+    expect(listed.meta).toEqual({ current_page: 1, last_page: 1, total: 1, next_cursor: null });
 
     await full.delete(upload.id);
     const after = await full.list();

@@ -12,17 +12,16 @@ import { validate } from "../../http/validation";
 import { requestStores } from "../../deps";
 import {
   addToAlbum,
-  albumUploadsOf,
   changeAlbum,
   createAlbum,
   getOwnedAlbum,
-  listAlbums,
   orderAlbum,
   presentAlbum,
   removeAlbum,
   takeFromAlbum,
   type Album,
 } from "../../uploads/albums/albums";
+import { albumUploadsOf, listAlbums } from "../../uploads/albums/lists";
 import { presentUpload } from "../../uploads/present";
 import {
   describeAlbumAdd,
@@ -37,7 +36,7 @@ import {
 } from "./openapi";
 import { albumCreateBody, albumUploadsBody } from "../../uploads/schemas/requests";
 import { envelope } from "../envelope";
-import { listQuery, listResponseSchema } from "../schemas";
+import { listQuery, listResponseSchema, pageAsked } from "../schemas";
 import {
   albumChangeBody,
   albumDeleteQuery,
@@ -67,7 +66,7 @@ export const albumRoutes = routeGroup(identifyCaller, rateLimits("api"), account
     return answer(c, await createAlbum(deps(c), account(c), fields));
   })
   .get("/albums", describeAlbumList, requireKey("full"), validate("query", listQuery), async (c) => {
-    const { rows, meta } = await listAlbums(deps(c), account(c), c.req.valid("query").page);
+    const { rows, meta } = await listAlbums(deps(c), account(c), pageAsked(c.req.valid("query")));
     const origin = publicOrigin(c);
     const data = await Promise.all(rows.map((row) => presentAlbum(row, origin, linkSigning(c))));
     return envelope(c, albumListResponseSchema, { data, meta });
@@ -93,7 +92,12 @@ export const albumRoutes = routeGroup(identifyCaller, rateLimits("api"), account
   .all("/albums/:id", methodNotAllowed("GET", "PATCH", "DELETE"))
 
   .get("/albums/:id/uploads", describeAlbumUploads, requireKey("full"), validate("query", listQuery), async (c) => {
-    const { rows, meta } = await albumUploadsOf(deps(c), account(c), c.req.param("id"), c.req.valid("query").page);
+    const { rows, meta } = await albumUploadsOf(
+      deps(c),
+      account(c),
+      c.req.param("id"),
+      pageAsked(c.req.valid("query")),
+    );
     const origin = publicOrigin(c);
     const data = await Promise.all(rows.map((row) => presentUpload(row, origin, linkSigning(c))));
     return envelope(c, listResponseSchema, { data, meta });

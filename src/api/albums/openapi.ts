@@ -31,9 +31,14 @@ export const describeAlbumCreate = describeRoute({
 export const describeAlbumList = describeRoute({
   summary: "List albums, newest first",
   operationId: "listAlbums",
-  description: "Extension. The account's albums, 50 a page.",
+  description: "Extension. The account's albums, 50 a page, by `page` or by the `cursor` a page gave (as GET /).",
   parameters: queryParameters(listQuery),
-  responses: { 200: json(albumListResponseSchema), 401: fullKey, 422: error("Invalid page."), 429: throttled },
+  responses: {
+    200: json(albumListResponseSchema),
+    401: fullKey,
+    422: error("Invalid page or cursor, or both given."),
+    429: throttled,
+  },
 });
 
 export const describeAlbumGet = describeRoute({
@@ -78,13 +83,15 @@ export const describeAlbumDelete = describeRoute({
 export const describeAlbumUploads = describeRoute({
   summary: "List an album's uploads, in its order",
   operationId: "listAlbumUploads",
-  description: "Extension. 50 a page, presented as GET / presents uploads; expired uploads are left out.",
+  description:
+    "Extension. 50 a page, presented as GET / presents uploads; expired uploads are left out. By `page` or by " +
+    "the `cursor` a page gave (as GET /; a cursor of another album's list is a 422).",
   parameters: queryParameters(listQuery),
   responses: {
     200: json(listResponseSchema),
     401: fullKey,
     404: noSuchAlbum,
-    422: error("Invalid page."),
+    422: error("Invalid page or cursor, or both given."),
     429: throttled,
   },
 });

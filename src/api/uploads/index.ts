@@ -19,7 +19,7 @@ import { removeOwnedUpload } from "../../uploads/remove";
 import { DELETED } from "../../uploads/schemas/resources";
 import { assertExpiryAllowed, changeBody } from "../../uploads/schemas/requests";
 import { envelope } from "../envelope";
-import { listQuery, listResponseSchema, uploadItemResponseSchema } from "../schemas";
+import { listQuery, listResponseSchema, pageAsked, uploadItemResponseSchema } from "../schemas";
 import { OTHER_ID_BEFORE_REPLACE, OTHER_ID_PARAM, UPLOAD_ID_PARAM } from "./id-paths";
 import {
   describeChange,
@@ -64,8 +64,7 @@ const replaceOne = (c: OneUpload) => handleReplace(c, deps(c));
 export const uploads = routeGroup(identifyCaller, rateLimits("api"), accountSession)
   .post("/", describeUpload, requireKey("any"), plainTextUrl, (c) => handleUpload(c, deps(c)))
   .get("/", describeList, requireKey("full"), validate("query", listQuery), async (c) => {
-    const { page } = c.req.valid("query");
-    const { rows, meta } = await listPage(deps(c), c.var.caller.accountId, page);
+    const { rows, meta } = await listPage(deps(c), c.var.caller.accountId, pageAsked(c.req.valid("query")));
     const origin = publicOrigin(c);
     const data = await Promise.all(rows.map((row) => presentUpload(row, origin, linkSigning(c))));
     return envelope(c, listResponseSchema, { data, meta });

@@ -86,11 +86,14 @@ export const describeUpload = describeRoute({
 export const describeList = describeRoute({
   summary: "List uploads, newest first",
   operationId: "list",
+  description:
+    "By `page`, as the spec says (a deep page reads every upload before it), or (extension) by `cursor`: the " +
+    "`meta.next_cursor` of the page before, which reads only its own page however deep. Both at once is a 422.",
   parameters: queryParameters(listQuery),
   responses: {
     200: json(listResponseSchema),
     401: fullKey,
-    422: error("Invalid page."),
+    422: error("Invalid page or cursor (one of another list, or made up), or both given."),
     429: throttled,
   },
 });

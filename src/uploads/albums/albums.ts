@@ -1,6 +1,5 @@
 import { randomBase62 } from "../../crypto";
 import { notFound, unprocessable } from "../../errors";
-import { PAGE_SIZE } from "../../model/spec-limits";
 import type { KeyKind } from "../../model/key-kinds";
 import type { AlbumRow } from "../../model/schema";
 import type { Visibility } from "../../model/visibility";
@@ -9,7 +8,6 @@ import {
   addUploadsToAlbum,
   albumMembers,
   albumUploadsPage,
-  countAlbumUploads,
   ownedLiveUploadIds,
   deleteAlbumUpload,
   reorderAlbum,
@@ -19,7 +17,6 @@ import {
   deleteAlbumRow,
   findOwnedAlbum,
   insertAlbum,
-  listAlbumsOf,
   ownsAlbum,
   updateAlbum,
   type AlbumPatch,
@@ -28,7 +25,6 @@ import {
 import { ID_BATCH } from "../../storage/db";
 import type { Stores } from "../../storage/stores";
 import { hashPassword } from "../access/passwords";
-import { pageMeta } from "../pagination";
 import { removeOwnedUploads } from "../remove";
 import { presentThumb, type Signing } from "../present";
 import { isoTimestamp } from "../../time";
@@ -91,29 +87,6 @@ export async function getOwnedAlbum(deps: Stores, accountId: string, id: string)
   const found = await findOwnedAlbum(deps.db, accountId, id, deps.now());
   if (!found) throw noSuchAlbum();
   return found;
-}
-
-/** One page of the account's albums, newest first, with the meta of GET /api's list. */
-export async function listAlbums(deps: Stores, accountId: string, page: number) {
-  const { rows, total } = await listAlbumsOf(deps.db, accountId, deps.now(), {
-    limit: ALBUMS_PAGE_SIZE,
-    offset: (page - 1) * ALBUMS_PAGE_SIZE,
-  });
-  return { rows, meta: pageMeta(page, total, ALBUMS_PAGE_SIZE) };
-}
-
-/**
- * One page of the album's live uploads in its order (PAGE_SIZE, as GET /api), with that list's
- * meta; a page past the last is empty.
- */
-export async function albumUploadsOf(deps: Stores, accountId: string, id: string, page: number) {
-  await getOwnedAlbum(deps, accountId, id);
-  const now = deps.now();
-  const [rows, total] = await Promise.all([
-    albumUploadsPage(deps.db, id, { limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE, now }),
-    countAlbumUploads(deps.db, id, now),
-  ]);
-  return { rows, meta: pageMeta(page, total, PAGE_SIZE) };
 }
 
 /** A cover must be one of the album's live uploads. */
@@ -188,7 +161,7 @@ export async function removeAlbum(
     uploadsDeleted = await removeOwnedUploads(
       deps,
       accountId,
-      rows.map((row) => row.id),
+      rows.map((row) => row.upload.id),
       "album",
     );
     const left = uploadCount - rows.length;

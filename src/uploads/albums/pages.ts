@@ -2,9 +2,12 @@ import { shownInAlbums } from "../../model/policy";
 import type { AlbumRow, UploadRow } from "../../model/schema";
 import { albumCoverRows } from "../../storage/album-pages";
 import { albumUploadsPage, countAlbumUploads } from "../../storage/album-uploads";
-import { countPublicAlbums, findAlbum, publicAlbumsPage } from "../../storage/albums";
+import { findAlbum, publicAlbumsPage, type PageOf } from "../../storage/albums";
+import { publicAlbumTotal } from "../../storage/listing-totals";
 import type { Stores } from "../../storage/stores";
-import { lastPage } from "../pagination";
+import { newestKey, newestKeyOf, pageWithNext } from "../cursors";
+import { lastPage, pageStart, type PageAsked } from "../pagination";
+import { albumOrderKey, albumOrderOf } from "./lists";
 
 /**
  * What the public routes read of albums: an album's page (its uploads as visitors may see them,
@@ -28,20 +31,23 @@ export async function albumForPage(deps: Stores, id: string): Promise<AlbumForPa
   return (await findAlbum(deps.db, id)) ?? null;
 }
 
-/** Page `number` (from 1) of the uploads the album's page shows, in its order, and its last page. */
-export async function albumPageUploads(deps: Stores, albumId: string, number: number) {
+/**
+ * A page of the uploads the album's page shows, in its order, by number (from 1) or by the cursor
+ * of the page before it: the uploads, the page's number, how many there are and the last page,
+ * and the cursor of the next page (null: none follows).
+ */
+export async function albumPageUploads(deps: Stores, albumId: string, asked: PageAsked) {
   const now = deps.now();
   const only = shownInAlbums.where(now);
-  const [uploads, total] = await Promise.all([
-    albumUploadsPage(deps.db, albumId, {
-      now,
-      only,
-      limit: ALBUM_PAGE_SIZE,
-      offset: (number - 1) * ALBUM_PAGE_SIZE,
-    }),
+  const listing = `album-page:${albumId}`;
+  const { page, start } = pageStart(asked, listing, ALBUM_PAGE_SIZE, albumOrderKey);
+  const [rows, total] = await Promise.all([
+    albumUploadsPage(deps.db, albumId, { now, only, limit: ALBUM_PAGE_SIZE + 1, ...start }),
     countAlbumUploads(deps.db, albumId, now, only),
   ]);
-  return { uploads, total, last: lastPage(total, ALBUM_PAGE_SIZE) };
+  const next = pageWithNext(rows, ALBUM_PAGE_SIZE, { listing, page: page + 1, keyOf: albumOrderOf });
+  const uploads = next.rows.map((row) => row.upload);
+  return { uploads, number: page, total, last: lastPage(total, ALBUM_PAGE_SIZE), next: next.nextCursor };
 }
 
 /** Each album's cover as visitors may see it (src/storage/album-pages.ts), by album id. */
@@ -53,8 +59,8 @@ export const albumCover = async (deps: Stores, albumId: string): Promise<UploadR
   (await albumCovers(deps, [albumId])).get(albumId) ?? null;
 
 /** Public albums, newest first, with their covers. */
-async function publicAlbums(deps: Stores, limit: number, offset: number) {
-  const rows = await publicAlbumsPage(deps.db, deps.now(), { limit, offset });
+async function publicAlbums(deps: Stores, page: PageOf) {
+  const rows = await publicAlbumsPage(deps.db, deps.now(), page);
   const list = rows.map((row) => row.album);
   const covers = await albumCovers(
     deps,
@@ -63,18 +69,27 @@ async function publicAlbums(deps: Stores, limit: number, offset: number) {
   return list.map((album) => ({ album, cover: covers.get(album.id) ?? null }));
 }
 
-/** Page `number` of the gallery of public albums, and its last page. */
-export async function albumGalleryPage(deps: Stores, number: number) {
-  const [albums, total] = await Promise.all([
-    publicAlbums(deps, ALBUM_GALLERY_PAGE_SIZE, (number - 1) * ALBUM_GALLERY_PAGE_SIZE),
-    countPublicAlbums(deps.db),
+/**
+ * A page of the gallery of public albums, by number or by the cursor of the page before it, its
+ * number, its last page, and the cursor of the next (null: none follows).
+ */
+export async function albumGalleryPage(deps: Stores, asked: PageAsked) {
+  const { page, start } = pageStart(asked, "album-gallery", ALBUM_GALLERY_PAGE_SIZE, newestKey);
+  const [rows, total] = await Promise.all([
+    publicAlbums(deps, { limit: ALBUM_GALLERY_PAGE_SIZE + 1, ...start }),
+    publicAlbumTotal(deps.db),
   ]);
-  return { albums, last: lastPage(total, ALBUM_GALLERY_PAGE_SIZE) };
+  const next = pageWithNext(rows, ALBUM_GALLERY_PAGE_SIZE, {
+    listing: "album-gallery",
+    page: page + 1,
+    keyOf: (row) => newestKeyOf(row.album),
+  });
+  return { albums: next.rows, number: page, last: lastPage(total, ALBUM_GALLERY_PAGE_SIZE), next: next.nextCursor };
 }
 
 /** How many sitemap pages the public albums fill (none when there is none). */
 export const albumSitemapPages = async (deps: Stores) =>
-  Math.ceil((await countPublicAlbums(deps.db)) / SITEMAP_PAGE_URLS);
+  Math.ceil((await publicAlbumTotal(deps.db)) / SITEMAP_PAGE_URLS);
 
 /** The public albums of album sitemap page `number` (from 1). */
 export const albumSitemapPage = async (deps: Stores, number: number) =>
@@ -83,4 +98,4 @@ export const albumSitemapPage = async (deps: Stores, number: number) =>
   ).map((row) => row.album);
 
 /** The feed's public albums: the newest, with their covers. */
-export const feedAlbums = (deps: Stores) => publicAlbums(deps, FEED_ENTRIES, 0);
+export const feedAlbums = (deps: Stores) => publicAlbums(deps, { limit: FEED_ENTRIES, offset: 0 });

@@ -158,6 +158,14 @@ export const listPageMetaSchema = z.object({
   current_page: z.number().int(),
   last_page: z.number().int(),
   total: z.number().int(),
+  next_cursor: z
+    .string()
+    .nullable()
+    .meta({
+      description:
+        "Extension: pass as `cursor` for the next page, read without reading the pages before it; " +
+        "null on the last page.",
+    }),
 });
 
 export const albumSchema = z

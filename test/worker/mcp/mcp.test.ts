@@ -201,3 +201,41 @@ describe("/mcp rate limits", () => {
     expect(statuses.slice(5)).toEqual([429, 429]);
   });
 });
+
+describe("/mcp list tools by cursor", () => {
+  const call = async (key: string, name: string, args: Record<string, unknown>) =>
+    (
+      await reply<{ result: { isError?: boolean; content: { text: string }[]; structuredContent?: any } }>(
+        await post(message("tools/call", { name, arguments: args }), { key }),
+      )
+    ).result;
+
+  it("hands out next_cursor and reads the next page by it, as the API does; with page too, a tool error", async () => {
+    const account = await newAccount();
+    await env.DB.prepare(
+      `INSERT INTO uploads (id, account_id, type, object_key, mime, size, etag, content_hash, delete_token_hash,
+        created_at, updated_at)
+       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 52)
+       SELECT ?1 || printf('%02d', i), ?2, 'image', 'k', 'image/png', 1, 'e', 'h', 'd', 1700000000000 + i, 1 FROM n`,
+    )
+      .bind(`mcp-cursor-${account.id.slice(0, 6)}-`, account.id)
+      .run();
+    await env.DB.prepare("UPDATE accounts SET uploads_used = 52 WHERE id = ?").bind(account.id).run();
+    const first = await call(account.full, "list_uploads", {});
+    expect(first.structuredContent.meta).toMatchObject({ current_page: 1, last_page: 2, total: 52 });
+    const cursor = first.structuredContent.meta.next_cursor as string;
+    const byCursor = await call(account.full, "list_uploads", { cursor });
+    const byPage = await call(account.full, "list_uploads", { page: 2 });
+    expect(byCursor.structuredContent).toEqual(byPage.structuredContent);
+    expect(byCursor.structuredContent.data).toHaveLength(2);
+    expect(byCursor.structuredContent.meta).toEqual({ current_page: 2, last_page: 2, total: 52, next_cursor: null });
+    for (const args of [{ cursor, page: 2 }, { cursor: "nonsense" }]) {
+      const refused = await call(account.full, "list_uploads", args);
+      expect(refused.isError, JSON.stringify(args)).toBe(true);
+      expect(refused.content[0]!.text).toMatch(/422/);
+    }
+    const albums = await call(account.full, "list_albums", {});
+    expect(albums.structuredContent.meta.next_cursor).toBeNull();
+    expect((await call(account.full, "list_albums", { cursor })).isError).toBe(true);
+  });
+});

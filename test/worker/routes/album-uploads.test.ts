@@ -285,7 +285,7 @@ describe("the MCP album tools", () => {
     expect(added.structuredContent).toMatchObject({ id: album.id, upload_count: 1 });
     const listed = await tool(account.full, "list_albums", {});
     expect(listed.structuredContent.data.map((a: { id: string }) => a.id)).toEqual([album.id]);
-    expect(listed.structuredContent.meta).toEqual({ current_page: 1, last_page: 1, total: 1 });
+    expect(listed.structuredContent.meta).toEqual({ current_page: 1, last_page: 1, total: 1, next_cursor: null });
     const stranger = await newAccount();
     const theirs = await tool(stranger.full, "add_to_album", { album: album.id, uploads: [u] });
     expect(theirs.isError).toBe(true);

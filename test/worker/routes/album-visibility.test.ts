@@ -248,11 +248,14 @@ describe("an album shows no upload its visitor could not see on its own", () => 
   it("in the gallery of albums, the sitemap and the feed", async () => {
     const s = site();
     const pages: string[] = [];
-    for (let n = 1; ; n++) {
-      const text = await (await s.get(`/gallery/albums?page=${n}`)).text();
+    // Walked as a crawler walks it: onward by each page's next link (a cursor, `?after=`).
+    for (let path: string | undefined = "/gallery/albums"; path; ) {
+      const text = await (await s.get(path)).text();
       pages.push(text);
-      if (!text.includes('rel="next"')) break;
+      path = /<a rel="next" href="([^"]+)"/.exec(text)?.[1]?.replaceAll("&amp;", "&");
+      if (path) expect(path).toMatch(/^\/gallery\/albums\?after=[\w-]+$/);
     }
+    expect(pages.length).toBeGreaterThan(1);
     const gallery = pages.join("\n");
     const sitemap = await (await s.get("/sitemap-albums-1.xml")).text();
     const atom = await (await s.get("/feed.atom")).text();
@@ -334,10 +337,17 @@ describe("an album's page", () => {
     const one = await (await request(`/a/${albumId}`)).text();
     expect(shown(one)).toEqual(ids.slice(0, 48));
     expect(one).toContain("50 uploads, page 1 of 2.");
-    expect(one).toContain(`<a rel="next" href="/a/${albumId}?page=2">Next</a>`);
-    const two = await (await request(`/a/${albumId}?page=2`)).text();
+    // Onward by cursor (the page after the last one shown, read alone), back by number.
+    const onward = new RegExp(`<a rel="next" href="(/a/${albumId}\\?after=[\\w-]+)">Next</a>`).exec(one)?.[1];
+    expect(onward, one).toBeDefined();
+    const two = await (await request(onward!)).text();
     expect(shown(two)).toEqual(ids.slice(48));
+    expect(two).toContain("50 uploads, page 2 of 2.");
     expect(two).toContain(`<a rel="prev" href="/a/${albumId}?page=1">Previous</a>`);
+    expect(two).not.toContain('rel="next"');
+    expect(shown(await (await request(`/a/${albumId}?page=2`)).text())).toEqual(ids.slice(48));
+    // Another album's cursor is not this one's.
+    expect((await request(onward!.replace(albumId, base.album.id))).status).toBe(422);
     expect(shown(await (await request(`/a/${albumId}?page=3`)).text())).toEqual([]);
     for (const bad of ["0", "x", "1.5"]) expect((await request(`/a/${albumId}?page=${bad}`)).status).toBe(400);
   });

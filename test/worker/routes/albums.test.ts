@@ -89,8 +89,9 @@ describe("albums: create, read, list, change", () => {
     expect(first.status).toBe(200);
     expect(first.body.type).toBe("success");
     expect(first.body.data, JSON.stringify(first.body.data[0])).toHaveLength(50);
-    expect(first.body.meta).toEqual({ current_page: 1, last_page: 2, total: 51 });
+    expect(first.body.meta).toEqual({ current_page: 1, last_page: 2, total: 51, next_cursor: expect.any(String) });
     const second = await call(account.full, "/albums?page=2");
+    expect((await call(account.full, `/albums?cursor=${first.body.meta.next_cursor}`)).body).toEqual(second.body);
     const all = [...first.body.data, ...second.body.data].map((a: { id: string }) => a.id);
     expect(all).toEqual([...ids].reverse());
     expect((await call(account.full, "/albums?page=9")).body.data).toEqual([]);
@@ -230,6 +231,46 @@ describe("albums: keys, other accounts, unknown ids", () => {
 });
 
 describe("albums: their uploads", () => {
+  it("pages an album's uploads by cursor in its order, ties broken as the order breaks them", async () => {
+    const account = await newAccount();
+    const id = await newAlbum(account);
+    const prefix = `cur-${id}-`;
+    // 60 uploads; their places tie in pairs (same position, same time added), so only the id orders each pair,
+    // and page 1 ends inside one.
+    await env.DB.batch([
+      env.DB.prepare(
+        `INSERT INTO uploads (id, account_id, type, object_key, mime, size, etag, content_hash, delete_token_hash,
+          created_at, updated_at)
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60)
+         SELECT ?1 || printf('%02d', i), ?2, 'image', 'k', 'image/png', 1, 'e', 'h', 'd', 1700000000000 + i, 1 FROM n`,
+      ).bind(prefix, account.id),
+      env.DB.prepare(
+        `INSERT INTO album_uploads (album_id, upload_id, position, added_at)
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60)
+         SELECT ?1, ?2 || printf('%02d', i), (61 - i) / 2, 1700000000000 FROM n`,
+      ).bind(id, prefix),
+    ]);
+    const byPage = [
+      ...(await call(account.full, `/albums/${id}/uploads`)).body.data,
+      ...(await call(account.full, `/albums/${id}/uploads?page=2`)).body.data,
+    ].map((u: { id: string }) => u.id);
+    const first = await call(account.full, `/albums/${id}/uploads`);
+    expect(first.body.meta).toEqual({ current_page: 1, last_page: 2, total: 60, next_cursor: expect.any(String) });
+    const second = await call(account.full, `/albums/${id}/uploads?cursor=${first.body.meta.next_cursor}`);
+    expect(second.body.meta).toEqual({ current_page: 2, last_page: 2, total: 60, next_cursor: null });
+    const byCursor = [...first.body.data, ...second.body.data].map((u: { id: string }) => u.id);
+    expect(byCursor).toEqual(byPage);
+    expect(new Set(byCursor).size).toBe(60);
+    // Position (the album's order), then the id within a tie.
+    expect(byCursor.slice(0, 4)).toEqual([`${prefix}60`, `${prefix}58`, `${prefix}59`, `${prefix}56`]);
+    // Another album's cursor, and the account's own list's, are not this list's.
+    const other = await newAlbum(account);
+    const refused = await call(account.full, `/albums/${other}/uploads?cursor=${first.body.meta.next_cursor}`);
+    expect(refused.status).toBe(422);
+    const own = (await call(account.full, "")).body.meta.next_cursor as string;
+    expect((await call(account.full, `/albums/${id}/uploads?cursor=${own}`)).status).toBe(422);
+  });
+
   it("adds uploads at the end in the order given, ignores ones already in, and lists them in order", async () => {
     const account = await newAccount();
     const id = await newAlbum(account);
@@ -245,7 +286,7 @@ describe("albums: their uploads", () => {
     expect(second.body.data.upload_count).toBe(3);
     expect(await albumOrder(account, id)).toEqual([b, a, c]);
     const page = await call(account.full, `/albums/${id}/uploads`);
-    expect(page.body.meta).toEqual({ current_page: 1, last_page: 1, total: 3 });
+    expect(page.body.meta).toEqual({ current_page: 1, last_page: 1, total: 3, next_cursor: null });
     expect(page.body.data[0]).toEqual((await call(account.full, `/${b}`)).body.data);
   });
 

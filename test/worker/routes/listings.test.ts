@@ -121,11 +121,19 @@ describe("the public listings", () => {
     const first = await (await s.get("/gallery")).text();
     expect(idsIn(first)).toHaveLength(GALLERY_PAGE_SIZE);
     expect(idsIn(first)[0]).toBe(made.at(-1));
-    expect(first).toContain('<a rel="next" href="/gallery?page=2">Older</a>');
-    const second = await (await s.get("/gallery?page=2")).text();
+    // Onward by cursor: the next page reads only its own rows however deep it is.
+    const onward = /<a rel="next" href="(\/gallery\?after=[\w-]+)">Older<\/a>/.exec(first)?.[1];
+    expect(onward, first).toBeDefined();
+    expect(first).toContain(`<link rel="next" href="${onward}">`);
+    const second = await (await s.get(onward!)).text();
     expect(idsIn(second)).toHaveLength(1);
     expect(second).toContain('<a rel="prev" href="/gallery?page=1">Newer</a>');
+    expect(second).toContain(`Page 2 of 2`);
     expect(second).not.toContain('rel="next"');
+    // By number it is the same page.
+    expect(idsIn(await (await s.get("/gallery?page=2")).text())).toEqual(idsIn(second));
+    expect((await json(s.get(`${onward}&page=2`))).status).toBe(400);
+    expect((await json(s.get("/gallery?after=nonsense"))).status).toBe(422);
     expect(idsIn(await (await s.get("/gallery?page=9")).text())).toEqual([]);
     for (const bad of ["0", "-1", "x", "1.5"]) {
       expect(await json(s.get(`/gallery?page=${bad}`)), bad).toMatchObject({ status: 400, body: { type: "error" } });

@@ -14,7 +14,7 @@ describe("GET /api (list)", () => {
     expect(first.status).toBe(200);
     expect(first.body.type).toBe("success");
     expect(first.body.data).toHaveLength(50);
-    expect(first.body.meta).toEqual({ current_page: 1, last_page: 2, total: 51 });
+    expect(first.body.meta).toEqual({ current_page: 1, last_page: 2, total: 51, next_cursor: expect.any(String) });
     expect(first.body.data[0].id).toBe(ids[50]);
     const item = first.body.data[0];
     expect(Object.keys(item).sort()).toEqual(
@@ -49,9 +49,70 @@ describe("GET /api (list)", () => {
     expect(item.processing).toEqual({ state: "ready", percent: 100, error: null, updated_at: item.created_at });
     const second = await json(request("/api?page=2", { key: account.full }));
     expect(second.body.data.map((u: { id: string }) => u.id)).toEqual([ids[0]]);
-    expect(second.body.meta).toEqual({ current_page: 2, last_page: 2, total: 51 });
+    expect(second.body.meta).toEqual({ current_page: 2, last_page: 2, total: 51, next_cursor: null });
     const all = [...first.body.data, ...second.body.data].map((u: { id: string }) => u.id);
     expect(all).toEqual([...ids].reverse());
+    // The cursor leads to the same page as its number, and says which it is.
+    const onward = await json(request(`/api?cursor=${first.body.meta.next_cursor}`, { key: account.full }));
+    expect(onward.body).toEqual(second.body);
+  });
+
+  it("pages by cursor through uploads made in the same millisecond, and refuses a cursor not its own", async () => {
+    const account = await newAccount();
+    const other = await newAccount();
+    const at = Date.now();
+    // 120 rows with one created_at: only the id orders them, and each page must go on where the last stopped.
+    await env.DB.prepare(
+      `INSERT INTO uploads (id, account_id, type, object_key, mime, size, etag, content_hash, delete_token_hash,
+        created_at, updated_at)
+       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 120)
+       SELECT ?1 || printf('%03d', i), ?2, 'image', 'k', 'image/png', 1, 'e', 'h', 'd', ?3, ?3 FROM n`,
+    )
+      .bind(`same-ms-${account.id.slice(0, 8)}-`, account.id, at)
+      .run();
+    await env.DB.prepare("UPDATE accounts SET uploads_used = uploads_used + 120 WHERE id = ?").bind(account.id).run();
+    const seen: string[] = [];
+    let url = "/api";
+    const pages: unknown[] = [];
+    for (;;) {
+      const res = await json(request(url, { key: account.full }));
+      expect(res.status).toBe(200);
+      seen.push(...res.body.data.map((u: { id: string }) => u.id));
+      pages.push(res.body.meta);
+      if (!res.body.meta.next_cursor) break;
+      url = `/api?cursor=${res.body.meta.next_cursor}`;
+    }
+    expect(seen).toHaveLength(120);
+    expect(new Set(seen).size).toBe(120);
+    expect(seen).toEqual([...seen].sort().reverse());
+    expect(pages).toEqual([
+      { current_page: 1, last_page: 3, total: 120, next_cursor: expect.any(String) },
+      { current_page: 2, last_page: 3, total: 120, next_cursor: expect.any(String) },
+      { current_page: 3, last_page: 3, total: 120, next_cursor: null },
+    ]);
+    // Another account's cursor is only a place in a list: it reads this account's uploads after it.
+    expect((await json(request(url, { key: other.full }))).body.data).toEqual([]);
+    const albums = await json(request("/api/albums", { key: account.full }));
+    expect(albums.body.meta.next_cursor).toBeNull();
+    const album = await json(request("/api/albums", { key: account.full, method: "POST", json: {} }));
+    const albumCursor = Buffer.from(JSON.stringify([`album:${album.body.data.id}`, 2, 0, 0, "x"])).toString(
+      "base64url",
+    );
+    const cursor = url.slice("/api?cursor=".length);
+    for (const bad of [
+      `cursor=${albumCursor}`,
+      "cursor=",
+      "cursor=x",
+      "cursor=%%%",
+      `cursor=${Buffer.from('["uploads",1,0,"x"]').toString("base64url")}`,
+      `cursor=${Buffer.from('["uploads",2,"0","x"]').toString("base64url")}`,
+      `cursor=${"A".repeat(600)}`,
+      `page=2&cursor=${cursor}`,
+    ]) {
+      const res = await json(request(`/api?${bad}`, { key: account.full }));
+      expect(res.status, bad).toBe(422);
+      expect(res.body.type, bad).toBe("error");
+    }
   });
 
   it("answers a page past the last with an empty list, and a page below 1 with 422", async () => {
@@ -59,7 +120,11 @@ describe("GET /api (list)", () => {
     await upload(account.full, await uniquePng("past-last"));
     const past = await json(request("/api?page=7", { key: account.full }));
     expect(past.status).toBe(200);
-    expect(past.body).toEqual({ type: "success", data: [], meta: { current_page: 7, last_page: 1, total: 1 } });
+    expect(past.body).toEqual({
+      type: "success",
+      data: [],
+      meta: { current_page: 7, last_page: 1, total: 1, next_cursor: null },
+    });
     for (const page of ["0", "-1", "1.5", "abc", ""]) {
       const res = await json(request(`/api?page=${page}`, { key: account.full }));
       expect(res.status, page).toBe(422);
@@ -70,7 +135,11 @@ describe("GET /api (list)", () => {
   it("lists an empty account as one empty page", async () => {
     const account = await newAccount();
     const res = await json(request("/api", { key: account.full }));
-    expect(res.body).toEqual({ type: "success", data: [], meta: { current_page: 1, last_page: 1, total: 0 } });
+    expect(res.body).toEqual({
+      type: "success",
+      data: [],
+      meta: { current_page: 1, last_page: 1, total: 0, next_cursor: null },
+    });
   });
 
   it("shows only the account's own uploads", async () => {
