@@ -47,7 +47,10 @@ function cut(query: { sql: string; params: unknown[] }): CutText {
   return { strings: Object.assign(strings, { raw: strings }) as unknown as TemplateStringsArray, params };
 }
 
-/** A parameter's value: as given, or as its column stores it (NULL stays NULL, which drizzle's own filling does not keep). */
+/**
+ * A parameter's value: as given, or as its column stores it (NULL stays NULL, which drizzle's own
+ * filling of placeholders does not keep: a JSON column would store the text "null").
+ */
 function bind(param: CutText["params"][number], values: Record<string, unknown>) {
   if (!("name" in param)) return param.value;
   const value = values[param.name];

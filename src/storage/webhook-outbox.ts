@@ -1,12 +1,12 @@
-import { and, eq, getTableColumns, gte, lt, sql, type SQL } from "drizzle-orm";
+import { and, eq, gte, lt, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { randomBase62 } from "../crypto";
 import { albums, uploads } from "../model/schema";
 import type { WebhookEventType } from "../model/webhook-events";
 import { webhookDeliveries, webhookEvents } from "../model/webhook-schema";
 import type { Database } from "./db";
 import { compiled, type StatementWriter } from "./compiled";
+import { rowJson } from "./row-json";
 
 /*
  * The outbox of webhook events: each event is written by statements that run in the same D1
@@ -40,45 +40,6 @@ export const changedJustBefore = sql`changes() > 0`;
 
 /** Whatever batchWithEvents runs: drizzle statements and events. */
 export type BatchEntry = BatchItem<"sqlite"> | EventStatements;
-
-/**
- * D1 takes at most 32 arguments to an SQL function (D1 limits, "Maximum arguments per SQL
- * function": https://developers.cloudflare.com/d1/platform/limits/), which the local runtime does
- * not hold to: a row's fields go into objects of at most this many, merged by json_patch.
- */
-export const MAX_FUNCTION_ARGUMENTS = 32;
-
-/**
- * `table`'s row as a JSON object of its fields by their TypeScript names (read back by
- * rowFromJson). json_patch leaves out a field whose value is NULL, which rowFromJson reads as null.
- * The text depends on nothing but the table, so it is written once per isolate, as one raw chunk:
- * built from dozens of chunks, it cost drizzle about 0.5 ms in every statement that held it.
- */
-function rowJson(table: SQLiteTable, tableName: string): SQL {
-  const key = `${tableName}`;
-  const known = rowJsonTexts.get(key);
-  if (known) return sql.raw(known);
-  const pairs = Object.entries(getTableColumns(table)).map(
-    ([field, column]) => `'${field}', "${tableName}"."${column.name}"`,
-  );
-  const perObject = MAX_FUNCTION_ARGUMENTS / 2;
-  const objects: string[] = [];
-  for (let i = 0; i < pairs.length; i += perObject)
-    objects.push(`json_object(${pairs.slice(i, i + perObject).join(", ")})`);
-  const text = objects.reduce((merged, next) => `json_patch(${merged}, ${next})`);
-  rowJsonTexts.set(key, text);
-  return sql.raw(text);
-}
-const rowJsonTexts = new Map<string, string>();
-
-/** A row captured by rowJson, with each field as drizzle maps it (booleans from 0 and 1). */
-export function rowFromJson<T extends SQLiteTable>(table: T, json: string): T["$inferSelect"] {
-  const raw = JSON.parse(json) as Record<string, unknown>;
-  const row: Record<string, unknown> = {};
-  for (const [key, column] of Object.entries(getTableColumns(table)))
-    row[key] = raw[key] === null || raw[key] === undefined ? null : column.mapFromDriverValue(raw[key]);
-  return row as T["$inferSelect"];
-}
 
 /**
  * The columns of a new delivery of the event read from `webhook_events` to `endpointId` (an SQL
@@ -121,7 +82,10 @@ interface EventValues {
   detail: unknown;
 }
 
-/** Inserts the events of `v.type` about each row of `table` that `where` picks, when its account has an endpoint taking them. */
+/**
+ * Inserts the events of `v.type` about each row of `table` that `where` picks, when its account
+ * has an endpoint taking them.
+ */
 const insertEvents = (db: Database | StatementWriter, table: Subjects, where: SQL, v: EventValues) =>
   db.insert(webhookEvents).select(
     db

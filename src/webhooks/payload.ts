@@ -1,6 +1,6 @@
 import { albums, uploads } from "../model/schema";
 import type { WebhookEventRow } from "../model/webhook-schema";
-import { rowFromJson } from "../storage/webhook-outbox";
+import { rowFromJson } from "../storage/row-json";
 import type { AlbumCover } from "../storage/albums";
 import { presentAlbum } from "../uploads/albums/albums";
 import { presentUpload } from "../uploads/present";

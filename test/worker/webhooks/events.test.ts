@@ -4,7 +4,7 @@ import { storesOf } from "../../../src/deps";
 import { albums, uploads } from "../../../src/model/schema";
 import { database } from "../../../src/storage/db";
 import { findUploadInAnyState, moveUploadFiles, updateUploadMeta } from "../../../src/storage/uploads";
-import { rowFromJson } from "../../../src/storage/webhook-outbox";
+import { rowFromJson } from "../../../src/storage/row-json";
 import { sweepExpiredUploads } from "../../../src/uploads/cleanup/expired-uploads";
 import {
   DEAD_SERVICE,

@@ -4,14 +4,8 @@ import { describe, expect, it } from "vitest";
 import { albums, uploads } from "../../../src/model/schema";
 import { webhookEndpoints } from "../../../src/model/webhook-schema";
 import { database } from "../../../src/storage/db";
-import {
-  albumEvents,
-  batchWithEvents,
-  MAX_FUNCTION_ARGUMENTS,
-  rowFromJson,
-  uploadEvents,
-  type DeliveryKey,
-} from "../../../src/storage/webhook-outbox";
+import { MAX_FUNCTION_ARGUMENTS, rowFromJson } from "../../../src/storage/row-json";
+import { albumEvents, batchWithEvents, uploadEvents, type DeliveryKey } from "../../../src/storage/webhook-outbox";
 import { newAccount, upload, uniquePng } from "../helpers";
 
 const db = database(env.DB);
