@@ -76,33 +76,42 @@ interface Subjects {
  */
 interface EventValues {
   prefix: unknown;
-  type: unknown;
+  /** One event of each type about each row, in this order (their ids sort the same way). */
+  types: readonly unknown[];
   now: unknown;
   /** The event's detail as JSON text, or null. */
   detail: unknown;
 }
 
+/** The run's types as a table `t`: each type, and its place `n`, which its events' ids carry. */
+const typesTable = (types: readonly unknown[]) =>
+  sql`(${sql.join(
+    types.map((type, n) => sql`SELECT ${sql.raw(`'${n}'`)} AS n, ${type} AS type`),
+    sql` UNION ALL `,
+  )}) t`;
+
 /**
- * Inserts the events of `v.type` about each row of `table` that `where` picks, when its account
+ * Inserts the events of `v.types` about each row of `table` that `where` picks, when its account
  * has an endpoint taking them.
  */
 const insertEvents = (db: Database | StatementWriter, table: Subjects, where: SQL, v: EventValues) =>
   db.insert(webhookEvents).select(
     db
       .select({
-        id: sql<string>`${v.prefix} || ${table.id}`.as("id"),
+        id: sql<string>`${v.prefix} || t.n || ${table.id}`.as("id"),
         accountId: sql<string>`${table.accountId}`.as("account_id"),
-        type: sql<string>`${v.type}`.as("type"),
+        type: sql<string>`t.type`.as("type"),
         subject: sql<string>`${table.subject}`.as("subject"),
         detail: sql<string | null>`${v.detail}`.as("detail"),
         createdAt: sql<number>`${v.now}`.as("created_at"),
       })
       .from(table.from)
+      .innerJoin(typesTable(v.types), sql`1`)
       .where(
         and(
           where,
           sql`EXISTS (SELECT 1 FROM webhook_endpoints ep
-            WHERE ep.account_id = ${table.accountId} AND ${takes(sql`${v.type}`)})`,
+            WHERE ep.account_id = ${table.accountId} AND ${takes(sql`t.type`)})`,
         ),
       ),
   );
@@ -131,9 +140,13 @@ const insertDeliveries = (db: Database | StatementWriter, v: EventValues) =>
     });
 
 /** A new run's values: its own prefix of event ids. */
-const valuesOf = (type: WebhookEventType, now: number, detail: Record<string, unknown> | null): EventValues => ({
+const valuesOf = (
+  types: readonly WebhookEventType[],
+  now: number,
+  detail: Record<string, unknown> | null,
+): EventValues => ({
   prefix: `msg_${randomBase62(12)}`,
-  type,
+  types,
   now,
   detail: detail ? JSON.stringify(detail) : null,
 });
@@ -150,7 +163,7 @@ function eventsAbout(
   now: number,
   detail: Record<string, unknown> | null,
 ): EventStatements {
-  const v = valuesOf(type, now, detail);
+  const v = valuesOf([type], now, detail);
   return { kind: "events", statements: [insertEvents(db, table, where, v), insertDeliveries(db, v)] };
 }
 
@@ -170,26 +183,42 @@ export const uploadEvents = (
   detail: Record<string, unknown> | null = null,
 ) => eventsAbout(db, uploadSubjects(), type, where, now, detail);
 
-type RunValues = { [K in keyof EventValues | "id"]: unknown };
-const oneUploadsEvents = compiled<RunValues>((db, p) =>
-  insertEvents(db, uploadSubjects(), eq(uploads.id, p("id")), {
-    prefix: p("prefix"),
-    type: p("type"),
-    now: p("now"),
-    detail: p("detail"),
-  }),
-);
-const runsDeliveries = compiled<RunValues>((db, p) =>
-  insertDeliveries(db, { prefix: p("prefix"), type: p("type"), now: p("now"), detail: p("detail") }),
-);
+type RunValues = Record<string, unknown>;
+/** The names of a run's `count` types among its values. */
+const typeNames = (count: number) => Array.from({ length: count }, (_, n) => `type${n}`);
+const placeheld = (p: (name: string) => unknown, count: number): EventValues => ({
+  prefix: p("prefix"),
+  types: typeNames(count).map(p),
+  now: p("now"),
+  detail: p("detail"),
+});
+/** Compiled per number of types: an upload made ready in its request has two (created, ready). */
+const oneUploadStatements = [1, 2].map((count) => ({
+  events: compiled<RunValues>((db, p) =>
+    insertEvents(db, uploadSubjects(), eq(uploads.id, p("id")), placeheld(p, count)),
+  ),
+  deliveries: compiled<RunValues>((db, p) => insertDeliveries(db, placeheld(p, count))),
+}));
 
 /**
- * uploadEvents about the one upload `id`, from statements written once per isolate (compiled.ts):
- * the events of every upload made, on the hot path of the smallest uploads.
+ * uploadEvents about the one upload `id`, one of each of `types` (one or two), from statements
+ * written once per isolate (compiled.ts), in one pair of statements: the events of every upload
+ * made, on the hot path of the smallest uploads.
  */
-export function oneUploadEvents(db: Database, type: WebhookEventType, id: string, now: number): EventStatements {
-  const values = { ...valuesOf(type, now, null), id };
-  return { kind: "events", statements: [oneUploadsEvents(db, values).run(), runsDeliveries(db, values).all()] };
+export function oneUploadEvents(
+  db: Database,
+  types: readonly WebhookEventType[],
+  id: string,
+  now: number,
+): EventStatements {
+  const statements = oneUploadStatements[types.length - 1];
+  if (!statements) throw new Error(`no statements for ${types.length} event types`);
+  const v = valuesOf(types, now, null);
+  const values: RunValues = { id, prefix: v.prefix, now: v.now, detail: v.detail };
+  typeNames(types.length).forEach((name, n) => {
+    values[name] = types[n];
+  });
+  return { kind: "events", statements: [statements.events(db, values).run(), statements.deliveries(db, values).all()] };
 }
 
 /**

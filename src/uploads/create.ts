@@ -65,10 +65,8 @@ export async function assertNotFlagged(deps: Stores, file: StagedFile) {
  * is left to make (no media job), so that every upload reaches ready or failed once. The id is
  * new: a row with it exists only if this insert made it (a duplicate's insert makes none).
  */
-const creationEvents = (deps: Stores, id: string, ready: boolean, now: number) => {
-  const created = oneUploadEvents(deps.db, "upload.created", id, now);
-  return ready ? [created, oneUploadEvents(deps.db, "upload.ready", id, now)] : [created];
-};
+const creationEvents = (deps: Stores, id: string, ready: boolean, now: number) =>
+  oneUploadEvents(deps.db, ready ? ["upload.created", "upload.ready"] : ["upload.created"], id, now);
 
 /** Upload ids: 10 base62 characters (about 59 bits), short enough for share links. */
 export const newUploadId = () => randomBase62(10);
@@ -144,7 +142,7 @@ export async function createUpload(
     job,
     uploadInsert(db, row),
     charge,
-    ...creationEvents(deps, id, job === null, now),
+    creationEvents(deps, id, job === null, now),
   ).catch(async (error) => {
     await dropThumbnail();
     // Another upload of the account took the room since the check above.
