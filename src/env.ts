@@ -8,6 +8,15 @@ import type { Database } from "./storage/db";
  */
 export type Env = Cloudflare.Env;
 
+/**
+ * An account's last D1 write, as its full key's limiter keeps it (src/http/d1-sessions.ts): the
+ * latest bookmark noted, and whether a write is under way that has not noted its own yet.
+ */
+export interface LastWrite {
+  bookmark: string | null;
+  pending: boolean;
+}
+
 export type AppEnv = {
   Bindings: Env;
   Variables: {
@@ -18,7 +27,7 @@ export type AppEnv = {
     /** Set by identifyCaller (src/http/auth.ts) for the API's operations. */
     caller: Caller;
     /** The account's last write as its full key's limiter had it, when the rate limits read it. */
-    lastWrite?: string | null;
+    lastWrite?: LastWrite;
     /** The clock of rate limits (tests inject their own). */
     now: () => number;
   };
