@@ -8,15 +8,6 @@ import type { Database } from "./storage/db";
  */
 export type Env = Cloudflare.Env;
 
-/**
- * An account's last D1 write, as its full key's limiter keeps it (src/http/d1-sessions.ts): the
- * latest bookmark noted, and whether a write is under way that has not noted its own yet.
- */
-export interface LastWrite {
-  bookmark: string | null;
-  pending: boolean;
-}
-
 export type AppEnv = {
   Bindings: Env;
   Variables: {
@@ -27,7 +18,7 @@ export type AppEnv = {
     /** Set by identifyCaller (src/http/auth.ts) for the API's operations. */
     caller: Caller;
     /** The account's last write as its full key's limiter had it, when the rate limits read it. */
-    lastWrite?: LastWrite;
+    lastWrite?: string | null;
     /** The clock of rate limits (tests inject their own). */
     now: () => number;
   };

@@ -1,10 +1,8 @@
-import type { Context, Next } from "hono";
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { badRequest } from "../errors";
 import { keyLimiter } from "../limits/limiters";
-import type { RateLimiter } from "../limits/rate-limiter";
-import { randomBase62 } from "../crypto";
 import { afterResponse } from "./after-response";
 import { database } from "../storage/db";
 
@@ -13,8 +11,7 @@ import { database } from "../storage/db";
  * replica has caught up with the latest of two bookmarks: the one the client sends back in
  * `X-D1-Bookmark`, and the one noted with its account's full key after the account's last write
  * (so clients that never send the header still read their own writes, with or without rate
- * limits); while a write of the account is under way, it runs on the primary. With neither
- * bookmark, a read starts on the primary. The API key is always looked up on the
+ * limits). With neither, a read starts on the primary. The API key is always looked up on the
  * primary. Every API answer carries the bookmark its session reached.
  *
  * `first-primary` sends only a session's first query to the primary; later ones may run on a
@@ -71,42 +68,25 @@ export const apiSession = createMiddleware<AppEnv>(async (c, next) => {
 /**
  * An API operation's session, once identifyCaller knows the account. Its last write is noted in
  * its full key's Durable Object (src/limits/rate-limiter.ts), whatever RATE_LIMITS says. A read
- * runs from the later of that and the client's bookmark, or on the primary while a write of the
- * account has yet to note its own (the primary has every committed write); it notes where it got
- * to only when nothing was, so later ones need not go to the primary, and never when the client
- * sent a bookmark (one from the far future would hold back every later read).
+ * runs from the later of that and the client's bookmark. A write is noted before its answer, so
+ * the account's next read sees it; a read is noted only when nothing was, so later ones need not
+ * go to the primary, and never when the client sent a bookmark (one from the far future would
+ * hold back every later read).
  */
 export const accountSession = createMiddleware<AppEnv>(async (c, next) => {
   const account = keyLimiter(c.env, c.var.caller.fullKeyHash);
-  if (!isRead(c)) return writeOf(c, account, next);
-  const sent = sentBookmark(c);
-  // The rate limits read it already, from the same object, unless they are off.
-  const known = c.var.lastWrite ?? (await account.lastWrite(c.var.now()));
-  const start = known.pending ? null : later(sent, known.bookmark);
-  useSession(c, c.env.DB.withSession(start ?? "first-primary"));
+  const read = isRead(c);
+  const sent = read ? sentBookmark(c) : null;
+  // The rate limits read it already, from the same object, unless they are off (null: none noted).
+  const known = c.var.lastWrite;
+  const noted = !read ? null : known !== undefined ? known : await account.notedBookmark();
+  if (read) useSession(c, c.env.DB.withSession(later(sent, noted) ?? "first-primary"));
   await next();
   const reached = c.var.session.getBookmark();
-  if (reached && !known.pending && known.bookmark === null && sent === null)
-    afterResponse(c, "bookmark", account.noteBookmark(reached));
+  if (!reached) return;
+  if (!read) await account.noteBookmark(reached);
+  else if (noted === null && sent === null) afterResponse(c, "bookmark", account.noteBookmark(reached));
 });
-
-/**
- * A write: noted as under way beside the request's own work (so it costs the answer no wait of
- * its own), then with the bookmark it reached after the answer. Until then the account's reads go
- * to the primary, so its next read sees it whichever comes first. If the object cannot be told
- * first, the bookmark is noted before the answer instead, as the only way its reads find it.
- */
-async function writeOf(c: Context<AppEnv>, account: DurableObjectStub<RateLimiter>, next: Next) {
-  const id = randomBase62(16);
-  const marked = account.noteWriting(id, c.var.now()).then(
-    () => true,
-    () => false,
-  );
-  await next();
-  const reached = c.var.session.getBookmark();
-  if (await marked) afterResponse(c, "bookmark", account.noteBookmark(reached, id));
-  else if (reached) await account.noteBookmark(reached);
-}
 
 /**
  * For a way in whose reads must see every write made before the request (a tus upload's offset,

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Env, LastWrite } from "../env";
+import type { Env } from "../env";
 import { counted, waitFor, type GuessRule, type Tally } from "./backoff";
 import { decide, refund, type Rule } from "./gcra";
 
@@ -12,8 +12,8 @@ export interface BudgetState {
 interface TakeResult {
   allowed: boolean;
   budgets: BudgetState[];
-  /** The account's last write noted here (a full key's object), read in the same call. */
-  lastWrite: LastWrite;
+  /** The latest D1 bookmark noted here (a full key's: its account's last write), if any. */
+  bookmark: string | null;
 }
 
 /** A guess let through by `guess`, to settle once its outcome is known. */
@@ -22,13 +22,6 @@ interface GuessTicket {
 }
 
 type GuessResult = { allowed: true; ticket: GuessTicket } | { allowed: false; retryAfterMs: number };
-
-/**
- * How long a write noted as under way holds its account's reads on the primary when its request
- * never notes its bookmark (a Worker that stopped): well past the 30 s in which work after the
- * answer, where the bookmark is noted, is cut.
- */
-const PENDING_WRITE_MS = 5 * 60_000;
 
 /**
  * One per API key, one per client IP and one per locked upload. Each holds the GCRA state of its
@@ -48,7 +41,6 @@ export class RateLimiter extends DurableObject<Env> {
     ctx.storage.sql.exec(
       "CREATE TABLE IF NOT EXISTS bookmark (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL)",
     );
-    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS writes_pending (id TEXT PRIMARY KEY, since REAL NOT NULL)");
   }
 
   /** The latest D1 bookmark noted here, if any. */
@@ -57,30 +49,16 @@ export class RateLimiter extends DurableObject<Env> {
     return row?.value ?? null;
   }
 
-  /** The account's last write: its latest bookmark, and whether a write under way has yet to note its own. */
-  lastWrite(now: number): LastWrite {
-    this.ctx.storage.sql.exec("DELETE FROM writes_pending WHERE since < ?", now - PENDING_WRITE_MS);
-    const pending = this.ctx.storage.sql.exec("SELECT 1 FROM writes_pending LIMIT 1").toArray().length > 0;
-    return { bookmark: this.notedBookmark(), pending };
-  }
-
-  /** A write `id` is under way: the account's reads go to the primary until it notes its bookmark. */
-  noteWriting(id: string, now: number): void {
-    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO writes_pending (id, since) VALUES (?, ?)", id, now);
-  }
-
   /**
-   * Keeps the later of the stored and the given D1 bookmark, and ends the write `writeId` that
-   * reached it, if given. Bookmarks sort by age, so writes noted out of order still leave the latest.
+   * Keeps the later of the stored and the given D1 bookmark. Bookmarks sort by age, so writes
+   * noted out of order still leave the latest.
    */
-  noteBookmark(bookmark: string | null, writeId?: string): void {
-    if (bookmark)
-      this.ctx.storage.sql.exec(
-        "INSERT INTO bookmark (id, value) VALUES (1, ?) " +
-          "ON CONFLICT(id) DO UPDATE SET value = excluded.value WHERE excluded.value > bookmark.value",
-        bookmark,
-      );
-    if (writeId) this.ctx.storage.sql.exec("DELETE FROM writes_pending WHERE id = ?", writeId);
+  noteBookmark(bookmark: string): void {
+    this.ctx.storage.sql.exec(
+      "INSERT INTO bookmark (id, value) VALUES (1, ?) " +
+        "ON CONFLICT(id) DO UPDATE SET value = excluded.value WHERE excluded.value > bookmark.value",
+      bookmark,
+    );
   }
 
   private tat(name: string): number | null {
@@ -110,7 +88,7 @@ export class RateLimiter extends DurableObject<Env> {
         retryAfterMs: decision.retryAfterMs,
       })),
       // Read in the same call, so an API read need not ask this object a second time.
-      lastWrite: this.lastWrite(now),
+      bookmark: this.notedBookmark(),
     };
   }
 

@@ -32,7 +32,7 @@ function tooMany(budgets: BudgetState[]) {
  * Draws `cost` on the budgets of `key` (a key's object, or the one a rule set is kept in) and on
  * the client network's at once (two objects, one round trip's wait); a request refused by either
  * uses neither (429): what the other took is given back. The X-RateLimit headers are set from
- * these budgets when `headers` is on. Returns the last write `key` keeps.
+ * these budgets when `headers` is on. Returns the bookmark `key` keeps.
  */
 export async function drawOn(
   c: Context<AppEnv>,
@@ -61,7 +61,7 @@ export async function drawOn(
   }
   if (headers) setHeaders(c, budgets);
   if (!allowed) throw tooMany(budgets);
-  return taken.lastWrite;
+  return taken.bookmark;
 }
 
 /** A request with a missing or invalid key, against its client network's budget of those. */

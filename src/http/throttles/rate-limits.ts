@@ -24,7 +24,7 @@ export async function drawRateLimits(c: Context<AppEnv>, budget: Budget, cost = 
   const { caller } = c.var;
   if (!limits.enabled) return;
   const rules = rulesFor(limits, budget, caller.kind);
-  const lastWrite = await drawOn(c, keyLimiter(c.env, caller.keyHash), rules, { cost });
+  const bookmark = await drawOn(c, keyLimiter(c.env, caller.keyHash), rules, { cost });
   // A full key's object also keeps its account's last write: the D1 session need not ask again.
-  if (caller.keyHash === caller.fullKeyHash) c.set("lastWrite", lastWrite);
+  if (caller.keyHash === caller.fullKeyHash) c.set("lastWrite", bookmark);
 }

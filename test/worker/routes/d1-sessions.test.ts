@@ -78,13 +78,10 @@ function replicatedDb() {
   return { db, ran, freeze: () => (frozen = true) };
 }
 
-async function limiterOf<T>(fullKey: string, use: (limiter: RateLimiter) => T) {
+async function notedBookmark(fullKey: string) {
   const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${await hashKey(fullKey)}`));
-  return runInDurableObject(stub, use);
+  return runInDurableObject(stub, (limiter: RateLimiter) => limiter.notedBookmark());
 }
-
-const notedBookmark = (fullKey: string) => limiterOf(fullKey, (limiter) => limiter.notedBookmark());
-const lastWrite = (fullKey: string, now: number) => limiterOf(fullKey, (limiter) => limiter.lastWrite(now));
 
 describe("D1 read replication", () => {
   it("writes run on the primary and note their bookmark with the account's full key, whichever key wrote", async () => {
@@ -252,40 +249,6 @@ describe("D1 read replication", () => {
     expect(read.status).toBe(200);
     expect(read.headers.get("X-RateLimit-Limit")).toBeNull();
     expect(starts).toEqual(["first-primary", written]);
-  });
-
-  it("while a write of the account is under way, its reads go to the primary; once noted, to its bookmark", async () => {
-    for (const limits of ["on", "off"]) {
-      const account = await newAccount();
-      const { db, starts } = recordingDb();
-      const app = clockedApp({ DB: db, RATE_LIMITS: limits });
-      const body = uploadForm(await uniquePng(`sessions-pending-${limits}`));
-      const uploaded = await app.call("/api", { method: "POST", key: account.full, body });
-      const { id } = ((await uploaded.json()) as any).data;
-      const written = uploaded.headers.get("X-D1-Bookmark")!;
-      // Its after-answer work noted the bookmark and ended its mark: nothing is under way.
-      expect(await lastWrite(account.full, app.clock.now)).toEqual({ bookmark: written, pending: false });
-
-      // Another write, marked but not yet noted (its answer is out, its after-answer work is not done).
-      await limiterOf(account.full, (limiter) => limiter.noteWriting("w-under-way", app.clock.now));
-      starts.length = 0;
-      expect((await app.call(`/api/${id}`, { key: account.full })).status).toBe(200);
-      expect(starts).toEqual(["first-primary", "first-primary"]);
-
-      // Noted: reads start from the bookmark again.
-      await limiterOf(account.full, (limiter) => limiter.noteBookmark(written, "w-under-way"));
-      starts.length = 0;
-      expect((await app.call(`/api/${id}`, { key: account.full })).status).toBe(200);
-      expect(starts).toEqual(["first-primary", written]);
-    }
-  });
-
-  it("forgets a write's mark that its request never ended, after five minutes", async () => {
-    const account = await newAccount();
-    const now = Date.now();
-    await limiterOf(account.full, (limiter) => limiter.noteWriting("w-lost", now));
-    expect(await lastWrite(account.full, now + 4 * 60_000)).toMatchObject({ pending: true });
-    expect(await lastWrite(account.full, now + 5 * 60_000 + 1)).toMatchObject({ pending: false });
   });
 
   it("lets browsers send and read the bookmark header", async () => {
