@@ -26,6 +26,7 @@ const SUITES = {
   hostile: () => import("./hostile.mjs"),
   scale: () => import("./scale.mjs"),
   profile: () => import("./profile.mjs"),
+  listings: () => import("./listings.mjs"),
   soak: () => import("./soak.mjs"),
   fuzz: () => import("./fuzz.mjs"),
   webhooks: () => import("./webhooks.mjs"),
