@@ -86,7 +86,6 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/uploads/locks.test.ts",
   "test/worker/uploads/replace.test.ts",
   "test/worker/uploads/expiry.test.ts",
-  "test/worker/uploads/kept-totals.test.ts",
   "test/worker/uploads/media-calls.test.ts",
   "test/worker/uploads/password-throttle.test.ts",
   "test/worker/uploads/piece-scan.test.ts",

@@ -12,6 +12,9 @@ import { clockedApp, newAccount, request, scheduledInline, uniquePng, uploadForm
  * an upload passes through: made (public or not, expiring, view-limited), changed, used up,
  * expired and not yet swept, swept, deleted, flagged, replaced, forgotten; and public albums made,
  * changed and deleted. A kept total must say exactly what the count said, at every step.
+ * It runs in a runtime of its own (not SHARED_RUNTIME_TESTS): the gallery's totals are the whole
+ * database's, and files that sweep expiry with their clocks moved a month on leave uploads whose
+ * files are removed before, by the real clock, they expire, a state no deployed clock makes.
  */
 
 const db = database(env.DB);
