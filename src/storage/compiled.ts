@@ -32,6 +32,8 @@ interface Written {
  */
 interface CutText {
   strings: TemplateStringsArray;
+  /** The whole text, as D1 prepares it. */
+  text: string;
   params: ({ name: string; encoder?: DriverValueEncoder<unknown, unknown> } | { value: unknown })[];
 }
 
@@ -44,7 +46,8 @@ function cut(query: { sql: string; params: unknown[] }): CutText {
     if (is(param, Param) && is(param.value, Placeholder)) return { name: param.value.name, encoder: param.encoder };
     return { value: param };
   });
-  return { strings: Object.assign(strings, { raw: strings }) as unknown as TemplateStringsArray, params };
+  const template = Object.assign(strings, { raw: strings }) as unknown as TemplateStringsArray;
+  return { strings: template, text: query.sql, params };
 }
 
 /**
@@ -87,7 +90,7 @@ export function compiled<V extends Record<string, unknown>>(
   return (db, values) => {
     text ??= cut(build(writer, (name) => sql.placeholder(name)).toSQL());
     const query = sql(text.strings, ...text.params.map((param) => bind(param, values)));
-    const written = text.strings.join("?");
+    const written = text.text;
     return {
       all: <T>() => batchable(db.all<T>(query), db, written),
       get: <T>() => batchable(db.get<T>(query), db, written),
