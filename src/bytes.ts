@@ -33,3 +33,9 @@ export const u64be = (b: Uint8Array, at: number) => u32be(b, at) * 2 ** 32 + u32
 
 /** Bytes as Latin-1 text: four-character codes, signatures, identifiers. */
 export const ascii = (b: Uint8Array, at: number, length: number) => String.fromCharCode(...b.subarray(at, at + length));
+
+/** Unpadded base64url of a binary string (one byte a character, as btoa takes): for URLs. */
+export const base64Url = (binary: string) => btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+
+/** The binary string of unpadded base64url; throws as atob does on what is not base64. */
+export const fromBase64Url = (text: string) => atob(text.replaceAll("-", "+").replaceAll("_", "/"));

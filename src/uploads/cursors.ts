@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { base64Url, fromBase64Url } from "../bytes";
 import { unprocessable } from "../errors";
 
 /**
@@ -29,16 +30,13 @@ const TOKEN = /^[A-Za-z0-9_-]{1,512}$/;
 
 /** The token of a place in `listing` (its names and keys are ASCII: ids are base62, so btoa takes them). */
 export function cursorToken(listing: string, page: number, key: KeyParts): string {
-  return btoa(JSON.stringify([listing, page, ...key]))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replace(/=+$/, "");
+  return base64Url(JSON.stringify([listing, page, ...key]));
 }
 
 function decode(token: string): unknown {
   if (!TOKEN.test(token)) return undefined;
   try {
-    return JSON.parse(atob(token.replaceAll("-", "+").replaceAll("_", "/")));
+    return JSON.parse(fromBase64Url(token));
   } catch {
     return undefined;
   }

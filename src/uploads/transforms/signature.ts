@@ -1,3 +1,4 @@
+import { base64Url } from "../../bytes";
 /**
  * Signed transform URLs: `s` is the unpadded base64url HMAC-SHA256, under the upload's owner's
  * signing secret, of the URL's path and query as sent, up to `&s=` (which must come last). Signing
@@ -16,10 +17,7 @@ export async function transformSignature(secret: string, message: string): Promi
     "sign",
   ]);
   const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(message)));
-  return btoa(String.fromCharCode(...mac))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replace(/=+$/, "");
+  return base64Url(String.fromCharCode(...mac));
 }
 
 /**
