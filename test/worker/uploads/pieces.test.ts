@@ -1,4 +1,5 @@
 import { env } from "cloudflare:workers";
+import { toHex } from "../../../src/crypto";
 import { describe, expect, it } from "vitest";
 import { MiB, PIECE_BYTES } from "../../../src/model/spec-limits";
 import { storesOf } from "../../../src/deps";
@@ -54,15 +55,11 @@ function finish(key: string, sessionId: string, fields: Record<string, string> =
 const split = (bytes: Uint8Array, size: number) =>
   Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
 
-async function sha256(data: Uint8Array | ReadableStream) {
-  if (data instanceof Uint8Array)
-    return [...new Uint8Array(await crypto.subtle.digest("SHA-256", data))]
-      .map((b) => b.toString(16).padStart(2, "0"))
-      .join("");
-  const digest = new crypto.DigestStream("SHA-256");
-  await data.pipeTo(digest);
-  return [...new Uint8Array(await digest.digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
+/**
+ * Hashed whole: reading a file of local R2 whole and hashing it costs less CPU than piping it
+ * through a DigestStream (about 170 against 290 ms for 8 MiB).
+ */
+const sha256 = async (data: Uint8Array) => toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", data)));
 
 async function sendAll(account: TestAccount, sessionId: string, pieces: Uint8Array[]) {
   for (const [index, piece] of pieces.entries()) {
@@ -119,7 +116,7 @@ describe("POST /api/chunk", () => {
     expect(done.status, JSON.stringify(done.body)).toBe(200);
     expect(done.body.data.size).toBe(original.length);
     const file = await request(new URL(done.body.data.src).pathname);
-    expect(await sha256(file.body!)).toBe(await sha256(original));
+    expect(await sha256(new Uint8Array(await file.arrayBuffer()))).toBe(await sha256(original));
   });
 
   it("says which pieces are missing, and finishes once they are sent", async () => {
