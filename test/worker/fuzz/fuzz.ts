@@ -89,8 +89,12 @@ export interface StoredState {
   objects: string[];
 }
 
-async function count(table: string): Promise<number> {
-  return (await env.DB.prepare(`SELECT count(*) AS n FROM ${table}`).first<{ n: number }>())!.n;
+/** The rows of each table, counted in one round trip to D1 (a check runs after every case). */
+async function counts(tables: string[]): Promise<number[]> {
+  const results = await env.DB.batch<{ n: number }>(
+    tables.map((table) => env.DB.prepare(`SELECT count(*) AS n FROM ${table}`)),
+  );
+  return results.map((result) => result.results[0]!.n);
 }
 
 async function objectKeys(): Promise<string[]> {
@@ -106,13 +110,8 @@ async function objectKeys(): Promise<string[]> {
 
 /** Everything a request could leave behind: rows of uploads, jobs, piece sessions and their pieces, and objects. */
 export async function storedState(): Promise<StoredState> {
-  return {
-    uploads: await count("uploads"),
-    jobs: await count("media_jobs"),
-    sessions: await count("chunk_sessions"),
-    pieces: await count("chunk_pieces"),
-    objects: await objectKeys(),
-  };
+  const [uploads, jobs, sessions, pieces] = await counts(["uploads", "media_jobs", "chunk_sessions", "chunk_pieces"]);
+  return { uploads: uploads!, jobs: jobs!, sessions: sessions!, pieces: pieces!, objects: await objectKeys() };
 }
 
 /** A refused request leaves storage exactly as it was. */
