@@ -157,7 +157,8 @@ export async function portInUse(port) {
  * on wrangler's command line, which `ps` shows to every user, so a real secret goes in .dev.vars.
  * `inspectorPort` is the devtools port; by default a free one, so that a server started by a test
  * or a benchmark never collides with another `wrangler dev` (whose default is 9229). `script`
- * runs another entry point (a test's wrapper of the Worker) with the config's bindings.
+ * runs another entry point (a test's wrapper of the Worker) with the config's bindings. `env` adds
+ * to wrangler's environment (the tests' servers turn off its local dashboards with it).
  */
 export async function startServer({
   port,
@@ -167,6 +168,7 @@ export async function startServer({
   script,
   cwd = ROOT,
   vars = {},
+  env = {},
   migrate = true,
   log = false,
   logLevel = log ? "info" : "warn",
@@ -199,7 +201,7 @@ export async function startServer({
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   const child = spawn(process.execPath, args, {
     cwd,
-    env: quietEnv(),
+    env: { ...quietEnv(), ...env },
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
   });
