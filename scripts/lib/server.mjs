@@ -13,6 +13,9 @@ const WRANGLER = path.join(path.dirname(require.resolve("wrangler/package.json")
 
 const quietEnv = () => ({
   ...process.env,
+  // V8's compiled code of wrangler's 15 MB bundle, kept on disk by Node and reused while the file
+  // and Node are unchanged: each wrangler process after the first compiles about 0.5 s less.
+  NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.join(ROOT, "node_modules", ".cache", "node-compile"),
   WRANGLER_SEND_METRICS: "false",
   CLOUDFLARE_CF_FETCH_ENABLED: "false",
   // wrangler dev is interactive on a TTY; these keep it a plain background process.
