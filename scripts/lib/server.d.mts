@@ -35,6 +35,8 @@ export interface StartServerOptions {
    * every user of the machine can read: a real secret goes in .dev.vars instead (scripts/dev.mjs).
    */
   vars?: Record<string, string>;
+  /** Added to wrangler's environment (its own settings, such as X_LOCAL_OBSERVABILITY). */
+  env?: Record<string, string>;
   migrate?: boolean;
   log?: boolean;
   readyPath?: string;

@@ -13,6 +13,9 @@ const WRANGLER = path.join(path.dirname(require.resolve("wrangler/package.json")
 
 const quietEnv = () => ({
   ...process.env,
+  // V8's compiled code of wrangler's 15 MB bundle, kept on disk by Node and reused while the file
+  // and Node are unchanged: each wrangler process after the first compiles about 0.5 s less.
+  NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.join(ROOT, "node_modules", ".cache", "node-compile"),
   WRANGLER_SEND_METRICS: "false",
   CLOUDFLARE_CF_FETCH_ENABLED: "false",
   // wrangler dev is interactive on a TTY; these keep it a plain background process.
@@ -157,7 +160,8 @@ export async function portInUse(port) {
  * on wrangler's command line, which `ps` shows to every user, so a real secret goes in .dev.vars.
  * `inspectorPort` is the devtools port; by default a free one, so that a server started by a test
  * or a benchmark never collides with another `wrangler dev` (whose default is 9229). `script`
- * runs another entry point (a test's wrapper of the Worker) with the config's bindings.
+ * runs another entry point (a test's wrapper of the Worker) with the config's bindings. `env` adds
+ * to wrangler's environment (the tests' servers turn off its local dashboards with it).
  */
 export async function startServer({
   port,
@@ -167,6 +171,7 @@ export async function startServer({
   script,
   cwd = ROOT,
   vars = {},
+  env = {},
   migrate = true,
   log = false,
   logLevel = log ? "info" : "warn",
@@ -199,7 +204,7 @@ export async function startServer({
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   const child = spawn(process.execPath, args, {
     cwd,
-    env: quietEnv(),
+    env: { ...quietEnv(), ...env },
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
   });

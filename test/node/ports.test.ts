@@ -1,31 +1,22 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { rmSync } from "node:fs";
-import net from "node:net";
 import path from "node:path";
-import { afterAll, expect, it } from "vitest";
+import { expect, inject, it } from "vitest";
 import { claim, PORT_CLAIMS, portInUse, ROOT } from "../../scripts/lib/server.mjs";
-import { startTestServer, type TestServer } from "./server";
+import { sharedTestServer } from "./server";
 
 /**
  * `npm test` while `npm run dev` (or any other wrangler dev) is open: that one holds the devtools
  * port 9229. Every server a test starts must take free ports of its own, the devtools one included.
+ * The run's global setup holds 9229 (unless another process does) before it starts the shared
+ * servers, and until the run ends: every server of the run starts beside a holder of it, and the
+ * shared one checked here needs no start of its own (a `wrangler dev` costs about 10 s of CPU).
  */
-let holder: net.Server | undefined;
-let server: TestServer | undefined;
-
-afterAll(async () => {
-  await server?.stop();
-  await new Promise((resolve) => (holder ? holder.close(resolve) : resolve(undefined)));
-});
-
 it("starts a test server while another process holds the usual devtools port", async () => {
-  if (!(await portInUse(9229))) {
-    holder = net.createServer();
-    await new Promise<void>((resolve, reject) => holder!.once("error", reject).listen(9229, "127.0.0.1", resolve));
-  }
+  expect(inject("devtoolsPortHeld")).toBe(true);
   expect(await portInUse(9229)).toBe(true);
-  server = await startTestServer();
+  const server = await sharedTestServer();
   expect((await fetch(`${server.api}/openapi.json`)).status).toBe(200);
 });
 
