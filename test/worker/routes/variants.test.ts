@@ -50,8 +50,8 @@ const variant = (src: string, query: string, accept = AVIF_AND_WEBP, init: Call 
   request(`${src}?${query}`, { ...init, headers: { Accept: accept, ...init.headers } });
 
 /**
- * An IPv4 address of its own network (an IPv6 one counts as its /64), a new one each call: this
- * file has its own runtime, so counting cannot collide as random ones could (1 in 65,536).
+ * An IPv4 address of its own network (an IPv6 one counts as its /64), a new one each call: no
+ * other file sends from 198.18.0.0/15, so counting cannot collide as random ones could (1 in 65,536).
  */
 let addresses = 0;
 const ipOf = () => {
