@@ -29,15 +29,16 @@ function ownAddress() {
   return `100.${64 + (n >> 16)}.${(n >> 8) & 255}.${n & 255}`;
 }
 
-/** The address of the requests that name none. */
-const ADDRESS = ownAddress();
-
-/** An app whose clock the test moves, with the given limits. */
+/**
+ * An app whose clock the test moves, with the given limits; its requests that name no address
+ * come from one of its own, so that no other test's (run before it in any order) count there.
+ */
 function service(limits: Record<string, string> = {}) {
   const app = clockedApp({ ...SPEC_LIMITS, ...limits });
   const clock = app.clock;
+  const address = ownAddress();
   async function call(path: string, { ip, ...init }: Call = {}) {
-    const res = await app.call(path, { ip: ip ?? ADDRESS, ...init });
+    const res = await app.call(path, { ip: ip ?? address, ...init });
     return {
       status: res.status,
       body: (await res.json()) as any,
