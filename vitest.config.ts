@@ -52,14 +52,22 @@ const ISOLATE_MEMORY_TESTS = [
 
 /**
  * Files that share their workerd with the files run before them in the same pool worker
- * (`isolate: false`): unit tests, and route tests that upload only to accounts of their own, whose
- * answers nothing another file left can change. A workerd of its own costs a file about 5 s of
- * CPU (starting it, loading the Worker's modules), longer than most of their tests. The other
- * files keep one workerd each: they fill the isolate's memory, make large uploads whose jobs
- * outlive them, count the whole bucket or whole tables before and after, list every public
- * upload, leave strays on purpose, count per client network from a fixed address under the real
- * limits, read once-per-isolate state, or change global state (moderation). docs/testing.md says
- * more.
+ * (`isolate: false`): unit tests, and route tests whose checks are of what they made themselves
+ * (uploads of accounts of their own, objects stored since they began, limiter counts from
+ * addresses no other file or test sends from), whose answers nothing another file left can
+ * change. A workerd of its own costs a file about 4-5 s of CPU (starting it, loading the Worker's
+ * modules), longer than most of their tests. The other files keep one workerd each: they read
+ * the isolate's memory account or its codecs' memory, which earlier files' decodes grow and their
+ * media jobs hold (worker-engine, image-budget, the fuzz files' canary; and the files that make
+ * large decodes in the Worker or need its room for their own checks: placeholders, image,
+ * variants, transforms; in one shared run with them, placeholders' thumbnails went to the media
+ * service); list the public uploads and expect their own at the top
+ * (listings, listings-xml, listings-caching) or count them (kept-totals) or load 200,000 rows
+ * (listing-rows); change global state (moderation's blocked terms and flagged bytes); run the
+ * cron over every account's jobs and count the runners it starts (media-job-runner), or over
+ * every account's usage and strays (cron-budget); make large uploads whose jobs outlive them
+ * (large-video); leave strays on purpose (the crash-step walks); or time their work against
+ * wall-clock bounds (strip-memory). docs/testing.md says more.
  */
 const SHARED_RUNTIME_TESTS = [
   "test/worker/net/address.test.ts",
@@ -132,6 +140,12 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/uploads/pipeline.test.ts",
   "test/worker/uploads/tus-stored-options.test.ts",
   "test/worker/routes/site.test.ts",
+  "test/worker/uploads/video-location.test.ts",
+  "test/worker/uploads/huge-structures.test.ts",
+  "test/worker/uploads/image-limits.test.ts",
+  "test/worker/limits/rate-limit.test.ts",
+  "test/worker/routes/album-visibility.test.ts",
+  "test/worker/uploads/ladder-phase.test.ts",
 ];
 
 /**

@@ -260,3 +260,29 @@ export async function strayObjects(): Promise<string[]> {
   const ids = new Set((await env.DB.prepare("SELECT id FROM uploads").all<{ id: string }>()).results.map((r) => r.id));
   return keys.filter((key) => !ids.has(key.split("/")[1]!));
 }
+
+/**
+ * Objects stored since `since` (a `Date.now()` taken before the requests) and still there, less
+ * those of other accounts' uploads (of every upload, without `account`): what a refused request of
+ * `account` must not leave, checked
+ * without counting the whole bucket. Files sharing a workerd (`SHARED_RUNTIME_TESTS`) run after
+ * others whose media jobs may still be writing their own uploads' variants; anything else stored
+ * since (a stray under uploads/, pieces under chunks/, an object of this account's uploads) counts.
+ */
+export async function storedSince(since: number, account?: { id: string }): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await env.FILES.list({ cursor });
+    keys.push(...page.objects.filter((o) => o.uploaded.getTime() >= since).map((o) => o.key));
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  const others = new Set(
+    (
+      await env.DB.prepare("SELECT id FROM uploads WHERE account_id != ?")
+        .bind(account?.id ?? "")
+        .all<{ id: string }>()
+    ).results.map((r) => r.id),
+  );
+  return keys.filter((key) => !(key.startsWith("uploads/") && others.has(key.split("/")[1]!)));
+}

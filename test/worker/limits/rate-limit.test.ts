@@ -18,12 +18,27 @@ const SPEC_LIMITS = {
   RATE_LIMIT_BAD_KEY_PER_MINUTE: "10",
 };
 
-/** An app whose clock the test moves, with the given limits. */
+/**
+ * An IPv4 address (its own network) that no other file sends from: drawn at random from the
+ * shared address space, 100.64.0.0/10, which no other test uses as a client's. The limiters keep
+ * their counts per network in Durable Objects that outlive this file in a shared runtime
+ * (SHARED_RUNTIME_TESTS), so the counts these tests check must start from addresses of their own.
+ */
+function ownAddress() {
+  const n = crypto.getRandomValues(new Uint32Array(1))[0]! & 0x3fffff;
+  return `100.${64 + (n >> 16)}.${(n >> 8) & 255}.${n & 255}`;
+}
+
+/**
+ * An app whose clock the test moves, with the given limits; its requests that name no address
+ * come from one of its own, so that no other test's (run before it in any order) count there.
+ */
 function service(limits: Record<string, string> = {}) {
   const app = clockedApp({ ...SPEC_LIMITS, ...limits });
   const clock = app.clock;
+  const address = ownAddress();
   async function call(path: string, { ip, ...init }: Call = {}) {
-    const res = await app.call(path, { ip: ip ?? "198.51.100.7", ...init });
+    const res = await app.call(path, { ip: ip ?? address, ...init });
     return {
       status: res.status,
       body: (await res.json()) as any,
@@ -151,11 +166,12 @@ describe("per day", () => {
     const s = service({ RATE_LIMIT_IP_PER_DAY: "10" });
     const keys = [(await newAccount()).full, (await newAccount()).full, (await newAccount()).full];
     const statuses = [];
-    for (let i = 0; i < 15; i++) statuses.push((await list(s, keys[i % 3]!, "203.0.113.9")).status);
+    const ip = ownAddress();
+    for (let i = 0; i < 15; i++) statuses.push((await list(s, keys[i % 3]!, ip)).status);
     expect(statuses.filter((x) => x === 200)).toHaveLength(10);
     expect(statuses.slice(10)).toEqual([429, 429, 429, 429, 429]);
     // The same keys from another IP: their minute budgets were not drawn on by the refusals.
-    const elsewhere = await list(s, keys[0]!, "203.0.113.10");
+    const elsewhere = await list(s, keys[0]!, ownAddress());
     expect(elsewhere.status).toBe(200);
     expect(elsewhere.remaining).toBe("15"); // 20 a minute, 4 used from the first IP, this one
   });
@@ -163,7 +179,7 @@ describe("per day", () => {
   it("draws on the key and the IP at once, and a key's refusals use none of the IP's budget", async () => {
     const s = service({ RATE_LIMIT_IP_PER_DAY: "30" });
     const [spent, other] = [(await newAccount()).full, (await newAccount()).full];
-    const ip = "203.0.113.21";
+    const ip = ownAddress();
     const statuses = [];
     for (let i = 0; i < 25; i++) statuses.push((await list(s, spent, ip)).status);
     expect(statuses.filter((x) => x === 200)).toHaveLength(20);
@@ -246,12 +262,13 @@ describe("bytes of pieces", () => {
     const s = service({ RATE_LIMIT_PIECE_BYTES_PER_DAY: "1000", RATE_LIMIT_IP_PIECE_BYTES_PER_DAY: "1500" });
     const a = await newAccount();
     const b = await newAccount();
-    expect((await send(s, a.upload, newUploadId(), 0, 800, "203.0.113.60")).status).toBe(200);
-    const refused = await send(s, b.upload, newUploadId(), 0, 800, "203.0.113.60");
+    const ip = ownAddress();
+    expect((await send(s, a.upload, newUploadId(), 0, 800, ip)).status).toBe(200);
+    const refused = await send(s, b.upload, newUploadId(), 0, 800, ip);
     expect(refused).toMatchObject({ status: 429 });
     expect(refused.body.errors).toMatch(/1500 bytes of pieces per day/);
     // b's own budget was given back: all 1000 bytes of it from another IP.
-    expect((await send(s, b.upload, newUploadId(), 0, 1000, "203.0.113.61")).status).toBe(200);
+    expect((await send(s, b.upload, newUploadId(), 0, 1000, ownAddress())).status).toBe(200);
   });
 
   it("are not charged for a piece that is refused for another reason", async () => {
@@ -275,13 +292,14 @@ describe("bytes of pieces", () => {
 describe("requests without a valid key", () => {
   it("are throttled per IP, so keys cannot be guessed at speed", async () => {
     const s = service({ RATE_LIMIT_BAD_KEY_PER_MINUTE: "5" });
-    for (let i = 0; i < 5; i++) expect((await list(s, `fk_guess${i}`, "192.0.2.50")).status).toBe(401);
-    const throttled = await list(s, "fk_guess", "192.0.2.50");
+    const ip = ownAddress();
+    for (let i = 0; i < 5; i++) expect((await list(s, `fk_guess${i}`, ip)).status).toBe(401);
+    const throttled = await list(s, "fk_guess", ip);
     expect(throttled).toMatchObject({ status: 429, retryAfter: "12" });
-    expect((await list(s, "", "192.0.2.50")).status).toBe(429);
-    expect((await list(s, "fk_guess", "192.0.2.51")).status).toBe(401);
+    expect((await list(s, "", ip)).status).toBe(429);
+    expect((await list(s, "fk_guess", ownAddress())).status).toBe(401);
     // A real key from the throttled IP is not held back.
-    expect((await list(s, (await newAccount()).full, "192.0.2.50")).status).toBe(200);
+    expect((await list(s, (await newAccount()).full, ip)).status).toBe(200);
   });
 
   it("count an IPv6 client by its /64", async () => {

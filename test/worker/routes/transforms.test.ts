@@ -9,7 +9,16 @@ import { transformSignature } from "../../../src/uploads/transforms/signature";
 import { gravityMark } from "../../../src/uploads/transforms/name";
 import { ihdr, pngChunk, pngFile, prng } from "../../support/build";
 import { countingBindings, emptyCosts } from "../capacity/counting-bindings";
-import { type Call, fixture, newAccount, nextMillisecond, request, type TestAccount, upload } from "../helpers";
+import {
+  type Call,
+  fixture,
+  newAccount,
+  nextMillisecond,
+  ownNetwork,
+  request,
+  type TestAccount,
+  upload,
+} from "../helpers";
 
 const AVIF_AND_WEBP = "image/avif,image/webp,*/*";
 
@@ -23,9 +32,8 @@ async function uploaded(file: Uint8Array, fields: Record<string, string> = {}, a
 const get = (src: string, query: string, init: Call = {}) =>
   request(`${src}?${query}`, { ...init, headers: { Accept: AVIF_AND_WEBP, ...init.headers } });
 
-/** An IPv4 address of its own network per call: this file has its own runtime. */
-let addresses = 0;
-const ipOf = () => `198.19.${++addresses >> 8}.${addresses & 255}`;
+/** An address of its own network (an IPv6 /64) per call: no other file's requests count against it. */
+const ipOf = () => `${ownNetwork()}::1`;
 
 const timing = (res: Response) => /desc="([^"]+)"/.exec(res.headers.get("Server-Timing") ?? "")?.[1];
 
