@@ -45,14 +45,15 @@ const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /**
  * A state-changing request must come from the service's own pages: its Origin is the service's
- * (browsers send one with every POST), or, from a browser that sent none, Sec-Fetch-Site says
- * same-origin. Anything else is a 403 before any cookie is looked at.
+ * (browsers send one with every POST), or, where the browser sent none or "null" (a form posted
+ * from a page whose referrer policy hides it), Sec-Fetch-Site says same-origin (a header no page
+ * can set). Anything else is a 403 before any cookie is looked at.
  */
 export const sameOriginOnly = createMiddleware<AppEnv>(async (c, next) => {
   if (!SAFE.has(c.req.method)) {
     const origin = c.req.header("Origin");
     const fetchSite = c.req.header("Sec-Fetch-Site");
-    const same = origin !== undefined ? origin === publicOrigin(c) : fetchSite === "same-origin";
+    const same = origin && origin !== "null" ? origin === publicOrigin(c) : fetchSite === "same-origin";
     if (!same) throw forbidden("This request did not come from this service's pages.");
   }
   await next();

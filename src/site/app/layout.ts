@@ -13,10 +13,15 @@ import { type Markup, NOINDEX, page, PAGE_HEADERS } from "../html";
 export { WEBAUTHN_SCRIPT };
 export const WEBAUTHN_PATH = "/assets/simplewebauthn-browser.js";
 
-/** The dashboard's pages: the site's headers, and their scripts may call the service's own JSON. */
+/**
+ * The dashboard's pages: the site's headers, and their scripts may call the service's own JSON.
+ * Their own forms' posts carry the page's origin (same-origin), which the check of every
+ * state-changing request reads; no other site is told the page's address.
+ */
 export const DASHBOARD_HEADERS = {
   ...PAGE_HEADERS,
   "Content-Security-Policy": `${PAGE_HEADERS["Content-Security-Policy"]}; connect-src 'self'`,
+  "Referrer-Policy": "same-origin",
 };
 
 const STYLE = `
