@@ -47,9 +47,9 @@ export const sweepsOrphans = (scheduledTime: number) =>
 /**
  * Every minute: re-drive media jobs that failed, crashed or never ran, remove the files of
  * expired uploads, discard piece sessions left unfinished for 2 hours, reconcile the usage counters
- * of accounts not checked for a day, make the placeholders of uploads that have none yet, remove expired sign-in challenges, sessions
- * and links, and
- * (every fifth run) remove files nothing points at after a grace period, each within CRON_LIMITS.
+ * of accounts not checked for a day, make the placeholders of uploads that have none yet, remove
+ * expired sign-in challenges, sessions and links, and (every fifth run) remove files nothing points
+ * at after a grace period, each within CRON_LIMITS.
  * One failing does not stop the others.
  */
 export async function scheduled(env: Env, now: () => number = Date.now, { orphans = true } = {}): Promise<void> {

@@ -24,6 +24,7 @@ export const dashboard = new Hono<AppEnv>()
   .get("/app", async (c) => {
     const name = await accountName(c.var.db, c.var.caller.accountId);
     const body = html`<h1>${name}</h1>
-<p>Signed in. <a href="/upload">Upload files</a>, or manage <a href="/app/security">your passkeys and sessions</a>.</p>`;
+<p>Signed in. <a href="/upload">Upload files</a>, or manage
+<a href="/app/security">your passkeys and sessions</a>.</p>`;
     return dashboardPage(c, { title: name, body, csrfToken: c.var.signIn.csrfToken });
   });

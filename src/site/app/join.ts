@@ -28,11 +28,15 @@ export const joinRoutes = new Hono<AppEnv>()
       return dashboardPage(c, { title: "Link not usable", body, status: error.status === 410 ? 410 : 404 });
     }
     const invite = link.kind === "invite";
+    const what = invite
+      ? "This invite makes your account, signed in with a passkey: no password."
+      : "This link adds a passkey to your account and signs you in with it.";
+    const accountField = html`<label for="account_name">Account name</label>
+<input type="text" id="account_name" name="account_name" required maxlength="100" value="${link.name ?? ""}">`;
     const body = html`<h1>${invite ? "Create your account" : "Add a passkey"}</h1>
-<p>${invite ? "This invite makes your account, signed in with a passkey: no password." : "This link adds a passkey to your account and signs you in with it."}
-It works once, until ${new Date(link.expiresAt).toUTCString()}.</p>
+<p>${what} It works once, until ${new Date(link.expiresAt).toUTCString()}.</p>
 <form>
-${invite ? html`<label for="account_name">Account name</label><input type="text" id="account_name" name="account_name" required maxlength="100" value="${link.name ?? ""}">` : ""}
+${invite ? accountField : ""}
 <label for="passkey_name">Name for this passkey</label>
 <input type="text" id="passkey_name" name="passkey_name" required maxlength="100" value="This device">
 <p><button type="submit" data-passkey="register" data-endpoint="/app/join/${token}">Create passkey</button></p>

@@ -29,7 +29,8 @@ header.app{display:flex;gap:1rem;align-items:baseline;flex-wrap:wrap;border-bott
 header.app nav{display:flex;gap:1rem;flex-wrap:wrap}
 header.app form{margin-left:auto}
 table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.4rem;border-bottom:1px solid #eee}
-label{display:block;margin:.75rem 0 .25rem;font-weight:600}input[type=text]{font:inherit;padding:.4rem;width:100%;max-width:24rem}
+label{display:block;margin:.75rem 0 .25rem;font-weight:600}
+input[type=text]{font:inherit;padding:.4rem;width:100%;max-width:24rem}
 [data-passkey-status]{color:#a00;min-height:1.5em}
 button:focus-visible,a:focus-visible,input:focus-visible{outline:3px solid #0645ad;outline-offset:2px}`;
 

@@ -24,13 +24,15 @@ export const securityRoutes = new Hono<AppEnv>()
       sessionsOf(c.var.db, accountId, c.var.now()),
     ]);
     const form = (action: string, label: string) =>
-      html`<form method="post" action="${action}">${csrfField(csrfToken)}<button type="submit">${label}</button></form>`;
+      html`<form method="post" action="${action}">${csrfField(csrfToken)}\
+<button type="submit">${label}</button></form>`;
     const body = html`<h1>Sign-in and sessions</h1>
 <h2>Passkeys</h2>
 <table><thead><tr><th>Name</th><th>Added</th><th>Last used</th><th></th></tr></thead><tbody>
 ${passkeys.map(
   (p) => html`<tr><td>${p.name}</td><td>${when(p.createdAt)}</td><td>${when(p.lastUsedAt)}</td>
-<td>${passkeys.length > 1 ? form(`/app/passkeys/${encodeURIComponent(p.id)}/remove`, `Remove ${p.name}`) : ""}</td></tr>`,
+<td>${passkeys.length > 1 ? form(`/app/passkeys/${encodeURIComponent(p.id)}/remove`, `Remove ${p.name}`) : ""}\
+</td></tr>`,
 )}</tbody></table>
 <form><label for="passkey_name">Name for a new passkey</label>
 <input type="text" id="passkey_name" name="passkey_name" required maxlength="100" value="Another device">
