@@ -20,7 +20,7 @@ export const ORPHAN_SWEEP_EVERY_MINUTES = 5;
  * tightest bound Cloudflare has given an invocation on the Paid plan Containers need (Workers
  * limits, "Subrequests": https://developers.cloudflare.com/workers/platform/limits/#subrequests,
  * where each D1 round trip, R2 call, Workflow call and Queue send counts one; D1 limits). With
- * every sweep at its limit, a run makes 794 (measured in test/worker/cleanup/cron-budget.test.ts):
+ * every sweep at its limit, a run makes 797 (measured in test/worker/cleanup/cron-budget.test.ts):
  * an expired upload costs 4 (its files' delete, a listing of what is left, its delete, the row with
  * its upload.expired event) and 1 more when its account has an endpoint (the event's message), a
  * piece session 6 and a stray piece prefix 3, a due media job 4 (its runner asked, then
