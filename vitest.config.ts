@@ -215,6 +215,7 @@ const QUICK = process.env.TEST_TIER === "quick";
 const BROWSER_FILE = /\/src\/site\/browser\/[^/]+\.(js|css)$/;
 const TUS_CLIENT_BUILD = "tus-js-client/dist/tus.min.js";
 const HLS_BUILD = "hls.js/dist/hls.light.min.js";
+const WEBAUTHN_BUILD = /\/@simplewebauthn\/browser\/dist\/bundle\/index\.umd\.min\.js$/;
 const browserFilesAsText = {
   name: "browser-files-as-text",
   enforce: "pre" as const,
@@ -223,7 +224,7 @@ const browserFilesAsText = {
     if (source === TUS_CLIENT_BUILD || source === HLS_BUILD)
       return `${createRequire(import.meta.url).resolve(source)}?raw`;
     const file = importer ? path.resolve(path.dirname(importer), source) : source;
-    return BROWSER_FILE.test(file) ? `${file}?raw` : null;
+    return BROWSER_FILE.test(file) || WEBAUTHN_BUILD.test(file) ? `${file}?raw` : null;
   },
 };
 

@@ -1,5 +1,6 @@
 import type { Caller } from "./accounts/callers";
 import type { Database } from "./storage/db";
+import type { SessionRow } from "./model/sign-in-schema";
 
 /**
  * The Worker's bindings, vars and secrets: generated from wrangler.toml and .dev.vars.example into
@@ -17,6 +18,8 @@ export type AppEnv = {
     session: D1DatabaseSession;
     /** Set by identifyCaller (src/http/auth.ts) for the API's operations. */
     caller: Caller;
+    /** Set by requireSignIn (src/http/signed-in.ts) for the dashboard's signed-in pages. */
+    signIn: SessionRow;
     /** The account's last write as its full key's limiter had it, when the rate limits read it. */
     lastWrite?: string | null;
     /** The clock of rate limits (tests inject their own). */

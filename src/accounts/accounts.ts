@@ -28,3 +28,10 @@ export async function setAccountBanned(db: Database, accountId: string, banned: 
   if (!(await store.setAccountBan(db, accountId, banned ? now : null))) throw notFound("No such account.");
   return { id: accountId, banned };
 }
+
+/** The account's name (a 404 when there is no such account). */
+export async function accountName(db: Database, accountId: string): Promise<string> {
+  const name = await store.findAccountName(db, accountId);
+  if (name === null) throw notFound("No such account.");
+  return name;
+}

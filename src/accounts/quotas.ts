@@ -103,7 +103,8 @@ export interface AccountQuotas extends UsageAnswer {
 }
 
 const settingOf = (own: number | null): QuotaSetting => (own === null ? null : own < 0 ? "unlimited" : own);
-const storedOf = (setting: QuotaSetting | undefined) => (setting === "unlimited" ? QUOTA_UNLIMITED : setting);
+/** A setting as accounts' columns keep it (undefined: left as it is). */
+export const storedOf = (setting: QuotaSetting | undefined) => (setting === "unlimited" ? QUOTA_UNLIMITED : setting);
 
 function accountQuotasOf(id: string, usage: AccountUsage, defaults: DefaultQuotas): AccountQuotas {
   return {

@@ -11,6 +11,7 @@ import { lsky } from "./compat/lsky";
 import { openApiRoute } from "./openapi/document";
 import { pieces } from "./pieces";
 import { signingSecretRoutes } from "./signing-secret";
+import { signInLinkRoutes } from "./sign-in-links";
 import { tusCreation, tusUploads } from "./tus";
 import { uploads } from "./uploads";
 import { webhookRoutes } from "./webhooks";
@@ -50,5 +51,6 @@ mountGroups(
   albumRoutes,
   webhookRoutes,
   signingSecretRoutes,
+  signInLinkRoutes,
   uploads,
 );

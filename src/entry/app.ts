@@ -18,6 +18,7 @@ import { files } from "../files/index";
 import { pages } from "../site/pages";
 import { listings } from "../site/listings";
 import { albumPages } from "../site/album-pages";
+import { dashboard } from "../site/app";
 
 /** Upload-only keys are meant for browsers, so the API answers cross-origin requests. */
 const apiCors = cors({
@@ -98,6 +99,7 @@ export function createApp(options: { now?: () => number } = {}) {
   app.route("/", pages);
   app.route("/", listings);
   app.route("/", albumPages);
+  app.route("/", dashboard);
 
   // Errors are kept by no cache: a 404 or 410 is about the upload as it is now, a 429 about this moment.
   app.notFound((c) => c.json(errorBody("Not found."), 404, { "Cache-Control": NO_STORE }));

@@ -117,3 +117,23 @@ export const adminTokenRule: GuessRule = {
   decayMs: HOUR,
   onSuccess: "reset",
 };
+
+/**
+ * Sign-ins to the dashboard that prove no passkey, per client network: as wrong admin tokens, 5
+ * free, then waits doubling from a second up to an hour; a sign-in that works takes back its own
+ * count only (a network's other failed attempts stay counted).
+ */
+export const signInRule: GuessRule = {
+  name: "sign-in",
+  free: 5,
+  baseMs: SECOND,
+  capMs: HOUR,
+  decayMs: HOUR,
+  onSuccess: "withdraw",
+};
+
+/**
+ * Passkey ceremonies begun per client network (each keeps a challenge in D1 for five minutes):
+ * 30 a minute, far more than a person signing in or adding passkeys needs.
+ */
+export const ceremonyRule: Rule = { name: "ceremonies-minute", limit: 30, periodMs: MINUTE };

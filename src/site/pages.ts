@@ -124,7 +124,7 @@ ${shareOptions(shareSnippets(row, urls.links, urls.embed))}</main>`;
 }
 
 /** Our own scripts change with each deploy under the same path: kept an hour. */
-const script = (c: Context<AppEnv>, source: string, cacheControl = publicFor(3600)) =>
+export const script = (c: Context<AppEnv>, source: string, cacheControl = publicFor(3600)) =>
   c.body(source, 200, {
     "Content-Type": "text/javascript; charset=utf-8",
     "Cache-Control": cacheControl,

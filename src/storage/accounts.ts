@@ -102,3 +102,9 @@ export async function unbanIp(db: Database, ip: string) {
   const rows = await db.delete(ipBans).where(eq(ipBans.ip, ip)).returning({ ip: ipBans.ip });
   return rows.length > 0;
 }
+
+/** The account's name, or null when there is no such account. */
+export async function findAccountName(db: Database, accountId: string): Promise<string | null> {
+  const row = await db.select({ name: accounts.name }).from(accounts).where(eq(accounts.id, accountId)).get();
+  return row?.name ?? null;
+}

@@ -27,6 +27,10 @@ import {
   unblockedTermResponseSchema,
 } from "./schemas";
 import { envelope } from "../envelope";
+import { signInLinkResponseSchema } from "../sign-in-links/schemas";
+import { INVITE_HOURS, makeInvite } from "../../accounts/sign-in-links";
+import { publicOrigin } from "../../http/request-info";
+import { isoTimestamp } from "../../time";
 
 const createAccountBody = z.object({ name: z.string().trim().min(1, "is required").max(100) });
 const keyBody = z.object({ kind: z.enum(KEY_KINDS, { message: "must be full or upload" }) });
@@ -41,6 +45,12 @@ const quotasBody = z
   .refine((b) => b.quota_bytes !== undefined || b.quota_uploads !== undefined, {
     message: "give quota_bytes, quota_uploads or both",
   });
+const inviteBody = z.object({
+  name: z.string().trim().min(1).max(100).optional(),
+  quota_bytes: quotaSetting.optional(),
+  quota_uploads: quotaSetting.optional(),
+  expires_in_hours: z.number().int().min(1).max(INVITE_HOURS.max).optional(),
+});
 const ipParam = z.object({
   ip: z.string().regex(/^[0-9a-fA-F:.]{2,45}$/, { message: "must be an IPv4 or IPv6 address" }),
 });
@@ -71,6 +81,14 @@ export const admin = new Hono<AppEnv>()
     return envelope(c, accountCreatedResponseSchema, { data: account }, 201);
   })
   .all("/accounts", methodNotAllowed("POST"))
+  .post("/invites", validate("json", inviteBody), async (c) => {
+    const { name, quota_bytes, quota_uploads, expires_in_hours } = c.req.valid("json");
+    const invite = { name, quotaBytes: quota_bytes, quotaUploads: quota_uploads, expiresInHours: expires_in_hours };
+    const link = await makeInvite(c.var.db, invite, c.var.now());
+    const data = { url: `${publicOrigin(c)}/app/join/${link.token}`, expires_at: isoTimestamp(link.expiresAt) };
+    return envelope(c, signInLinkResponseSchema, { msg: "success", data }, 201);
+  })
+  .all("/invites", methodNotAllowed("POST"))
   .get("/accounts/:id", async (c) => {
     const data = await getAccountQuotas(c.var.db, c.req.param("id"), settingsOf(c.env).quotas);
     return envelope(c, accountQuotasResponseSchema, { data });

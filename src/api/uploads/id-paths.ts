@@ -24,6 +24,7 @@ export const OTHER_ID_PARAM = otherSegment([
   "albums",
   "chunk",
   "openapi.json",
+  "sign-in-links",
   "signing-secret",
   "tus",
   "usage",

@@ -3,7 +3,7 @@ import type { AppEnv } from "../../env";
 import { ApiError } from "../../errors";
 import { clientNetwork } from "../request-info";
 import { settingsOf } from "../../settings";
-import { badKeyRule, pieceByteRules } from "../../limits/rules";
+import { badKeyRule, ceremonyRule, pieceByteRules } from "../../limits/rules";
 import type { Rule } from "../../limits/gcra";
 import { keyLimiter, networkLimiter } from "../../limits/limiters";
 import type { BudgetState, RateLimiter } from "../../limits/rate-limiter";
@@ -68,6 +68,14 @@ export async function drawOn(
 export async function countBadKey(c: Context<AppEnv>) {
   const { limits } = settingsOf(c.env);
   if (limits.enabled) await drawOn(c, networkLimiter(c.env, clientNetwork(c)), { key: [badKeyRule(limits)], ip: [] });
+}
+
+/**
+ * A passkey ceremony begun (its challenge kept in D1), against the client network's budget of
+ * them: on whatever RATE_LIMITS says, since anyone may begin one without a key.
+ */
+export async function drawCeremony(c: Context<AppEnv>) {
+  await drawOn(c, networkLimiter(c.env, clientNetwork(c)), { key: [ceremonyRule], ip: [] }, { headers: false });
 }
 
 /**

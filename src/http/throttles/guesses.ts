@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { clientNetwork } from "../request-info";
-import { adminTokenRule, passwordRules } from "../../limits/rules";
+import { adminTokenRule, passwordRules, signInRule } from "../../limits/rules";
 import { retryAfterSeconds } from "./budgets";
 import { limiter, networkLimiter } from "../../limits/limiters";
 
@@ -59,4 +59,22 @@ export async function throttledAdminToken(c: Context<AppEnv>, compare: () => Pro
   if (state.retryAfterMs > 0) return wait(state.retryAfterMs);
   if (state.guesses > 0) await ip.forget([adminTokenRule.name]);
   return { outcome: "right" };
+}
+
+/**
+ * A dashboard sign-in, per client network: counted as a guess before `verify` runs (so that
+ * simultaneous attempts cannot slip past the throttle together), and taken back when it proves a
+ * passkey. A waiting network gets no answer about its attempt. `verify` gives null for a wrong one.
+ */
+export async function throttledSignIn<T>(
+  c: Context<AppEnv>,
+  verify: () => Promise<T | null>,
+): Promise<{ outcome: "right"; value: T } | Exclude<Guess, { outcome: "right" }>> {
+  const ip = networkLimiter(c.env, clientNetwork(c));
+  const counted = await ip.guess([signInRule], c.var.now());
+  if (!counted.allowed) return { outcome: "wait", retryAfterSeconds: retryAfterSeconds(counted.retryAfterMs) };
+  const value = await verify();
+  if (value === null) return { outcome: "wrong" };
+  await ip.guessedRight(counted.ticket, [signInRule]);
+  return { outcome: "right", value };
 }

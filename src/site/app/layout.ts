@@ -1,0 +1,63 @@
+// The package exports only its modules, not this build: imported by its path in the installed package.
+import WEBAUTHN_SCRIPT from "../../../node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js";
+import type { Context } from "hono";
+import { html } from "hono/html";
+import type { AppEnv } from "../../env";
+import { type Markup, NOINDEX, page, PAGE_HEADERS } from "../html";
+
+/**
+ * @simplewebauthn/browser's own browser build (the `SimpleWebAuthnBrowser` global), brought in
+ * from the installed package by the Text rule. The package exports no package.json to read its
+ * version from, so its path is fixed and it is cached as our own scripts are.
+ */
+export { WEBAUTHN_SCRIPT };
+export const WEBAUTHN_PATH = "/assets/simplewebauthn-browser.js";
+
+/**
+ * The dashboard's pages: the site's headers, and their scripts may call the service's own JSON.
+ * Their own forms' posts carry the page's origin (same-origin), which the check of every
+ * state-changing request reads; no other site is told the page's address.
+ */
+export const DASHBOARD_HEADERS = {
+  ...PAGE_HEADERS,
+  "Content-Security-Policy": `${PAGE_HEADERS["Content-Security-Policy"]}; connect-src 'self'`,
+  "Referrer-Policy": "same-origin",
+};
+
+const STYLE = `
+header.app{display:flex;gap:1rem;align-items:baseline;flex-wrap:wrap;border-bottom:1px solid #ccc;padding-bottom:.5rem}
+header.app nav{display:flex;gap:1rem;flex-wrap:wrap}
+header.app form{margin-left:auto}
+table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.4rem;border-bottom:1px solid #eee}
+label{display:block;margin:.75rem 0 .25rem;font-weight:600}
+input[type=text]{font:inherit;padding:.4rem;width:100%;max-width:24rem}
+[data-passkey-status]{color:#a00;min-height:1.5em}
+button:focus-visible,a:focus-visible,input:focus-visible{outline:3px solid #0645ad;outline-offset:2px}`;
+
+const passkeyScripts = html`<script src="${WEBAUTHN_PATH}" defer></script>\
+<script src="/assets/passkeys.js" defer></script>`;
+
+/** A dashboard page; `csrfToken` (signed in) goes where the pages' scripts and forms read it. */
+export function dashboardPage(
+  c: Context<AppEnv>,
+  options: { title: string; body: Markup; csrfToken?: string; passkeys?: boolean; status?: 200 | 404 | 410 },
+) {
+  const { title, body, csrfToken, passkeys = false, status = 200 } = options;
+  const head = html`${NOINDEX}${csrfToken ? html`<meta name="csrf-token" content="${csrfToken}">` : ""}\
+${passkeys ? passkeyScripts : ""}`;
+  const nav = csrfToken
+    ? html`<nav aria-label="Dashboard"><a href="/app">Overview</a><a href="/upload">Upload</a>\
+<a href="/app/security">Sign-in and sessions</a></nav>\
+<form method="post" action="/app/sign-out"><input type="hidden" name="csrf" value="${csrfToken}">\
+<button type="submit">Sign out</button></form>`
+    : "";
+  const header = html`<header class="app"><strong>Image host</strong>${nav}</header>`;
+  return c.html(
+    page({ title, head, style: STYLE, body: html`${header}<main>${body}</main>` }),
+    status,
+    DASHBOARD_HEADERS,
+  );
+}
+
+/** The hidden field a signed-in page's plain forms carry. */
+export const csrfField = (token: string) => html`<input type="hidden" name="csrf" value="${token}">`;

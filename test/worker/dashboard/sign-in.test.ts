@@ -1,0 +1,274 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { SoftAuthenticator } from "../../support/soft-authenticator";
+import { json, newAccount, ORIGIN, request } from "../helpers";
+
+/**
+ * The dashboard's sign-in (passkeys only): invites and the account's own links register a passkey
+ * and sign in; sessions are cookies that end at sign-out or revocation; every state-changing
+ * request needs the service's Origin and the session's CSRF token. A software authenticator
+ * answers the ceremonies here; test/node/dashboard.test.ts runs them in Chromium.
+ */
+
+let nextIp = 1;
+/** A client network of its own for each test, so that no test's throttled sign-ins touch another's. */
+const newIp = () => `198.51.100.${nextIp++}`;
+
+interface Browser {
+  ip: string;
+  cookie?: string;
+  authenticator: SoftAuthenticator;
+}
+
+const browser = (): Browser => ({ ip: newIp(), authenticator: new SoftAuthenticator(ORIGIN) });
+
+async function post(b: Browser, path: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await request(path, {
+    method: "POST",
+    redirect: "manual",
+    ip: b.ip,
+    headers: { Origin: ORIGIN, ...(b.cookie ? { Cookie: b.cookie } : {}), ...headers },
+    json: body,
+  });
+  const cookie = res.headers.get("Set-Cookie");
+  if (cookie?.startsWith("__Host-session=")) b.cookie = cookie.split(";")[0];
+  const text = await res.text();
+  return { status: res.status, body: text.startsWith("{") ? JSON.parse(text) : text, headers: res.headers };
+}
+
+const page = (b: Browser, path: string) =>
+  request(path, { ip: b.ip, headers: b.cookie ? { Cookie: b.cookie } : {}, redirect: "manual" });
+
+async function invite(body: Record<string, unknown> = {}) {
+  const res = await json(request("/admin/invites", { method: "POST", admin: true, json: body }));
+  expect(res.status).toBe(201);
+  return new URL(res.body.data.url).pathname;
+}
+
+/** Registers a passkey through `path` (/app/join/{token}), as the join page's script does. */
+async function join(b: Browser, path: string, names = { passkey_name: "Laptop" }) {
+  const options = await post(b, `${path}/options`, names);
+  expect(options.status, JSON.stringify(options.body)).toBe(200);
+  return post(b, path, { ...names, response: await b.authenticator.register(options.body.data) });
+}
+
+async function signIn(b: Browser) {
+  const options = await post(b, "/app/sign-in/options", {});
+  expect(options.status).toBe(200);
+  return post(b, "/app/sign-in", { response: await b.authenticator.signIn(options.body.data) });
+}
+
+/** The CSRF token the signed-in pages carry. */
+async function csrfOf(b: Browser) {
+  const html = await (await page(b, "/app/security")).text();
+  return /name="csrf-token" content="([^"]+)"/.exec(html)![1]!;
+}
+
+describe("invites", () => {
+  it("make an account with its passkey, signed in, with the invite's name and quotas; once", async () => {
+    const path = await invite({ name: "Ada", quota_uploads: 7 });
+    const b = browser();
+    const joinPage = await page(b, path);
+    expect(joinPage.status).toBe(200);
+    expect(joinPage.headers.get("Content-Security-Policy")).toContain("connect-src 'self'");
+    expect(await joinPage.text()).toContain('value="Ada"');
+
+    const joined = await join(b, path, { passkey_name: "Laptop", account_name: "Ada Lovelace" } as never);
+    expect(joined.status, JSON.stringify(joined.body)).toBe(200);
+    expect(joined.body.data.next).toBe("/app");
+    const setCookie = joined.headers.get("Set-Cookie")!;
+    expect(setCookie).toMatch(/^__Host-session=sess_[0-9A-Za-z]{32};/);
+    expect(setCookie).toMatch(/HttpOnly/);
+    expect(setCookie).toMatch(/Secure/);
+    expect(setCookie).toMatch(/SameSite=Lax/);
+
+    const home = await page(b, "/app");
+    expect(home.status).toBe(200);
+    expect(await home.text()).toContain("Ada Lovelace");
+    const accountId = (await env.DB.prepare("SELECT account_id FROM passkeys ORDER BY created_at DESC LIMIT 1").first<{
+      account_id: string;
+    }>())!.account_id;
+    const quotas = await json(request(`/admin/accounts/${accountId}`, { admin: true }));
+    expect(quotas.body.data.quota_uploads).toBe(7);
+
+    // Used: its page and its ceremony are refused, in words, with 410.
+    expect((await page(browser(), path)).status).toBe(410);
+    const again = browser();
+    expect((await post(again, `${path}/options`, { passkey_name: "x" })).status).toBe(410);
+  });
+
+  it("are single-use even when two browsers race through one", async () => {
+    const path = await invite();
+    const [a, b] = [browser(), browser()];
+    const names = { passkey_name: "Phone", account_name: "Racer" };
+    const [oa, ob] = await Promise.all([post(a, `${path}/options`, names), post(b, `${path}/options`, names)]);
+    const [ra, rb] = await Promise.all([
+      a.authenticator.register(oa.body.data),
+      b.authenticator.register(ob.body.data),
+    ]);
+    const answers = await Promise.all([
+      post(a, path, { ...names, response: ra }),
+      post(b, path, { ...names, response: rb }),
+    ]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 410]);
+    const made = await env.DB.prepare("SELECT COUNT(*) AS n FROM accounts WHERE name = 'Racer'").first<{ n: number }>();
+    expect(made!.n).toBe(1);
+  });
+
+  it("expire, and are the operator's alone", async () => {
+    const expired = await invite({ expires_in_hours: 1 });
+    const token = expired.split("/").pop()!;
+    const hash = [...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)))]
+      .map((b) => b.toString(16).padStart(2, "0"))
+      .join("");
+    await env.DB.prepare("UPDATE sign_in_links SET expires_at = 0 WHERE token_hash = ?").bind(hash).run();
+    expect((await page(browser(), expired)).status).toBe(410);
+    expect((await page(browser(), "/app/join/sil_nosuchtoken0000000000000000000000")).status).toBe(404);
+    const refused = await request("/admin/invites", { method: "POST", json: {} });
+    expect(refused.status).toBe(401);
+    const bad = await json(request("/admin/invites", { method: "POST", admin: true, json: { expires_in_hours: 0 } }));
+    expect(bad.status).toBe(422);
+  });
+});
+
+describe("an account's own link", () => {
+  it("is made with the full key only, and adds a passkey to that account", async () => {
+    const account = await newAccount("own-link");
+    expect((await request("/api/sign-in-links", { method: "POST", key: account.upload })).status).toBe(401);
+    expect((await request("/api/sign-in-links", { method: "POST" })).status).toBe(401);
+    expect((await request("/api/sign-in-links", { key: account.full })).status).toBe(405);
+    const made = await json(request("/api/sign-in-links", { method: "POST", key: account.full }));
+    expect(made.status).toBe(201);
+    expect(made.body).toMatchObject({ type: "success", msg: "success" });
+    const b = browser();
+    expect((await join(b, new URL(made.body.data.url).pathname)).status).toBe(200);
+    const passkey = await env.DB.prepare("SELECT account_id FROM passkeys WHERE account_id = ?")
+      .bind(account.id)
+      .first();
+    expect(passkey).not.toBeNull();
+  });
+
+  it("refuses an answer made for another link's challenge", async () => {
+    const account = await newAccount("own-link");
+    const [one, two] = await Promise.all(
+      [1, 2].map(
+        async () =>
+          new URL((await json(request("/api/sign-in-links", { method: "POST", key: account.full }))).body.data.url)
+            .pathname,
+      ),
+    );
+    const b = browser();
+    const options = await post(b, `${one}/options`, { passkey_name: "x" });
+    const answer = await b.authenticator.register(options.body.data);
+    expect((await post(b, two!, { passkey_name: "x", response: answer })).status).toBe(422);
+  });
+});
+
+describe("sessions", () => {
+  async function signedUp() {
+    const b = browser();
+    expect((await join(b, await invite({ name: "Sessions" }))).status).toBe(200);
+    return b;
+  }
+
+  it("sign in with the passkey again, a new cookie each time; sign-out ends the session for every copy", async () => {
+    const b = await signedUp();
+    const first = b.cookie!;
+    const stolen = { ...b };
+    const signedIn = await signIn(b);
+    expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);
+    expect(b.cookie).not.toBe(first);
+    expect((await page(b, "/app")).status).toBe(200);
+
+    const csrf = await csrfOf(b);
+    const out = await post(b, "/app/sign-out", undefined, { "X-CSRF-Token": csrf });
+    expect(out.status).toBe(303);
+    expect(out.headers.get("Set-Cookie")).toMatch(/__Host-session=;/);
+    const afterwards = await page({ ...stolen, cookie: b.cookie }, "/app");
+    expect(afterwards.status).toBe(303);
+    expect(afterwards.headers.get("Location")).toBe("/app/sign-in");
+    // The first session (the invite's) is still its own until ended.
+    expect((await page(stolen, "/app")).status).toBe(200);
+  });
+
+  it("can be ended one by one or all others, at once", async () => {
+    const a = await signedUp();
+    const other = { ...a, ip: newIp() };
+    expect((await signIn(other)).status).toBe(200);
+    const csrf = await csrfOf(a);
+    const list = await (await page(a, "/app/security")).text();
+    const ids = [...list.matchAll(/\/app\/sessions\/([0-9A-Za-z]+)\/end/g)].map((m) => m[1]);
+    expect(ids).toHaveLength(1);
+    expect((await post(a, `/app/sessions/${ids[0]}/end`, undefined, { "X-CSRF-Token": csrf })).status).toBe(303);
+    expect((await page(other, "/app")).status).toBe(303);
+    expect((await page(a, "/app")).status).toBe(200);
+  });
+
+  it("refuse a state-changing request without the CSRF token, or from another origin", async () => {
+    const a = await signedUp();
+    const csrf = await csrfOf(a);
+    expect((await post(a, "/app/sessions/end-others", undefined)).status).toBe(403);
+    expect((await post(a, "/app/sessions/end-others", undefined, { "X-CSRF-Token": "x".repeat(32) })).status).toBe(403);
+    const foreign = await post(a, "/app/sessions/end-others", undefined, {
+      "X-CSRF-Token": csrf,
+      Origin: "https://evil.example",
+    });
+    expect(foreign.status).toBe(403);
+    expect((await post(browser(), "/app/sign-in/options", {}, { Origin: "https://evil.example" })).status).toBe(403);
+    expect((await post(a, "/app/sessions/end-others", undefined, { "X-CSRF-Token": csrf })).status).toBe(303);
+  });
+});
+
+describe("passkeys", () => {
+  it("a second is added and the first removed; the last is kept; another account's are not found", async () => {
+    const a = browser();
+    expect((await join(a, await invite({ name: "Keys" }))).status).toBe(200);
+    const csrf = await csrfOf(a);
+    const options = await post(a, "/app/passkeys/options", { passkey_name: "Phone" }, { "X-CSRF-Token": csrf });
+    expect(options.status).toBe(200);
+    const response = await a.authenticator.register(options.body.data);
+    const added = await post(a, "/app/passkeys", { passkey_name: "Phone", response }, { "X-CSRF-Token": csrf });
+    expect(added.status, JSON.stringify(added.body)).toBe(200);
+    const [laptop, phone] = a.authenticator.credentials;
+    const id = (c: typeof laptop) =>
+      btoa(String.fromCharCode(...c!.id))
+        .replaceAll("+", "-")
+        .replaceAll("/", "_")
+        .replace(/=+$/, "");
+
+    const intruder = browser();
+    expect((await join(intruder, await invite({ name: "Intruder" }))).status).toBe(200);
+    const theirs = await post(intruder, `/app/passkeys/${id(laptop)}/remove`, undefined, {
+      "X-CSRF-Token": await csrfOf(intruder),
+    });
+    expect(theirs.status).toBe(404);
+
+    expect((await post(a, `/app/passkeys/${id(laptop)}/remove`, undefined, { "X-CSRF-Token": csrf })).status).toBe(303);
+    const last = await post(a, `/app/passkeys/${id(phone)}/remove`, undefined, { "X-CSRF-Token": csrf });
+    expect(last.status).toBe(409);
+    // The removed passkey signs in no more; the other does.
+    const options2 = await post(a, "/app/sign-in/options", {});
+    expect(
+      (
+        await post(a, "/app/sign-in", {
+          response: await a.authenticator.signIn(options2.body.data, { credential: laptop }),
+        })
+      ).status,
+    ).toBe(401);
+    expect((await signIn(a)).status).toBe(200);
+  });
+
+  it("a sign-in answer is used once, and failed sign-ins from one network are throttled", async () => {
+    const a = browser();
+    expect((await join(a, await invite())).status).toBe(200);
+    const options = await post(a, "/app/sign-in/options", {});
+    const answer = await a.authenticator.signIn(options.body.data);
+    expect((await post(a, "/app/sign-in", { response: answer })).status).toBe(200);
+    expect((await post(a, "/app/sign-in", { response: answer })).status).toBe(401);
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await post(a, "/app/sign-in", { response: answer })).status);
+    expect(statuses.at(-1)).toBe(429);
+    const malformed = await post(browser(), "/app/sign-in", { response: { id: "!" } });
+    expect(malformed.status).toBe(422);
+  });
+});
