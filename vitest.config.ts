@@ -146,6 +146,7 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/limits/rate-limit.test.ts",
   "test/worker/routes/album-visibility.test.ts",
   "test/worker/uploads/ladder-phase.test.ts",
+  "test/worker/dashboard/sign-in.test.ts",
 ];
 
 /**
