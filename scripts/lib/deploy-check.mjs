@@ -26,16 +26,14 @@ function sizes(output) {
 }
 
 /**
- * Checks the Worker of `config` as a deploy would, and returns its figures: { kib, gzipKib,
- * startupMs, bindings } (bindings: each `env.NAME` the dry run lists). Throws wrangler's own
- * message when the dry run refuses (a binding's class not exported, a bad configuration), and
- * when a figure is past its limit.
+ * The Worker's startup time as `wrangler check startup` profiles it: the active time of its global
+ * scope's run. The profile samples wall time, so a machine whose cores other work holds inflates it
+ * (the same bundle measured 284 ms quiet and 1,212 ms during a full test run); what a bundle costs
+ * is its fastest run, so up to three are taken while it is past the limit.
  */
-export function checkDeploy({ config = "wrangler.toml", cwd = ROOT } = {}) {
-  const scratch = mkdtempSync(path.join(os.tmpdir(), "deploy-check-"));
-  try {
-    const dry = wrangler(["deploy", "--dry-run", NO_CONTAINERS, "--config", config, "--outdir", scratch], { cwd });
-    const bindings = [...dry.matchAll(/^env\.([A-Z0-9_]+) /gm)].map((m) => m[1]);
+function fastestStartup(config, cwd, scratch) {
+  let fastest = Number.POSITIVE_INFINITY;
+  for (let run = 0; run < 3 && fastest > MAX_STARTUP_MS; run++) {
     const startup = wrangler(
       [
         "check",
@@ -50,7 +48,24 @@ export function checkDeploy({ config = "wrangler.toml", cwd = ROOT } = {}) {
     );
     const active = /Active: ([\d.]+) ms/.exec(startup);
     if (!active) throw new Error(`no startup time in wrangler's output:\n${startup}`);
-    const figures = { ...sizes(dry), startupMs: Number(active[1]), bindings };
+    fastest = Math.min(fastest, Number(active[1]));
+  }
+  return fastest;
+}
+
+/**
+ * Checks the Worker of `config` as a deploy would, and returns its figures: { kib, gzipKib,
+ * startupMs, bindings } (bindings: each `env.NAME` the dry run lists). Throws wrangler's own
+ * message when the dry run refuses (a binding's class not exported, a bad configuration), and
+ * when a figure is past its limit.
+ */
+export function checkDeploy({ config = "wrangler.toml", cwd = ROOT } = {}) {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), "deploy-check-"));
+  try {
+    const dry = wrangler(["deploy", "--dry-run", NO_CONTAINERS, "--config", config, "--outdir", scratch], { cwd });
+    const bindings = [...dry.matchAll(/^env\.([A-Z0-9_]+) /gm)].map((m) => m[1]);
+    const startupMs = fastestStartup(config, cwd, scratch);
+    const figures = { ...sizes(dry), startupMs, bindings };
     if (figures.gzipKib > MAX_GZIP_KIB)
       throw new Error(`the Worker is ${figures.gzipKib} KiB compressed, past the ${MAX_GZIP_KIB} KiB limit`);
     if (figures.startupMs > MAX_STARTUP_MS)

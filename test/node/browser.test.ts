@@ -195,8 +195,9 @@ describe("the browser uploader", () => {
     const src = await page.$eval("#results li input", (field: Dom) => field.value);
     expect(src).toMatch(new RegExp(`^${bed.server.url}/i/[0-9A-Za-z]{10}$`));
     await page.click("#results li button[data-copy]");
+    // The button says so once the clipboard's write has resolved; read before, it may still be empty.
+    await page.waitForFunction(() => document.querySelector("#results li button[data-copy]").textContent === "Copied");
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(src);
-    expect(await page.$eval("#results li button[data-copy]", (b: Dom) => b.textContent)).toBe("Copied");
 
     // The key is remembered in this browser only, and a full key lists the account's uploads.
     expect(await page.evaluate(() => localStorage.getItem("media-host.key"))).toBe(account.full);
