@@ -1,8 +1,9 @@
-import { and, desc, eq, gt, lte, ne, sql } from "drizzle-orm";
+import { and, desc, eq, gt, ne, sql } from "drizzle-orm";
 import type { Database } from "./db";
 import { accounts, apiKeys, ipBans } from "../model/schema";
 import { sessions, type SessionRow } from "../model/sign-in-schema";
 import { claimedBy } from "./sign-in-links";
+import { deleteExpiredRows } from "./expired-rows";
 
 export type NewSession = typeof sessions.$inferInsert;
 
@@ -99,13 +100,5 @@ export async function deleteOtherSessions(db: Database, accountId: string, keep?
 }
 
 /** Sessions past their expiry, up to `limit` at a time (the cron job's sweep). */
-export async function deleteExpiredSessions(db: Database, now: number, limit: number): Promise<number> {
-  const rows = await db
-    .delete(sessions)
-    .where(
-      sql`${sessions.tokenHash} IN (SELECT ${sessions.tokenHash} FROM ${sessions}
-        WHERE ${lte(sessions.expiresAt, now)} LIMIT ${limit})`,
-    )
-    .returning({ id: sessions.id });
-  return rows.length;
-}
+export const deleteExpiredSessions = (db: Database, now: number, limit: number) =>
+  deleteExpiredRows(db, { table: sessions, key: sessions.tokenHash, expiresAt: sessions.expiresAt }, now, limit);

@@ -1,5 +1,6 @@
-import { and, eq, isNull, lte, sql } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "./db";
+import { deleteExpiredRows } from "./expired-rows";
 import { accounts, apiKeys } from "../model/schema";
 import { signInLinks, type SignInLinkRow } from "../model/sign-in-schema";
 
@@ -88,13 +89,10 @@ export function inviteAccountStatements(
 }
 
 /** Links past their expiry, used or not, up to `limit` at a time (the cron job's sweep). */
-export async function deleteExpiredSignInLinks(db: Database, now: number, limit: number): Promise<number> {
-  const rows = await db
-    .delete(signInLinks)
-    .where(
-      sql`${signInLinks.tokenHash} IN (SELECT ${signInLinks.tokenHash} FROM ${signInLinks}
-        WHERE ${lte(signInLinks.expiresAt, now)} LIMIT ${limit})`,
-    )
-    .returning({ tokenHash: signInLinks.tokenHash });
-  return rows.length;
-}
+export const deleteExpiredSignInLinks = (db: Database, now: number, limit: number) =>
+  deleteExpiredRows(
+    db,
+    { table: signInLinks, key: signInLinks.tokenHash, expiresAt: signInLinks.expiresAt },
+    now,
+    limit,
+  );

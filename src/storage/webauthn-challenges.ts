@@ -1,5 +1,6 @@
-import { and, eq, gt, lte, sql } from "drizzle-orm";
+import { and, eq, gt } from "drizzle-orm";
 import type { Database } from "./db";
+import { deleteExpiredRows } from "./expired-rows";
 import { webauthnChallenges } from "../model/sign-in-schema";
 
 export type ChallengeRow = typeof webauthnChallenges.$inferSelect;
@@ -32,13 +33,10 @@ export async function takeChallenge(
 }
 
 /** Challenges nobody answered in time, up to `limit` at a time (the cron job's sweep). */
-export async function deleteExpiredChallenges(db: Database, now: number, limit: number): Promise<number> {
-  const rows = await db
-    .delete(webauthnChallenges)
-    .where(
-      sql`${webauthnChallenges.challenge} IN (SELECT ${webauthnChallenges.challenge} FROM ${webauthnChallenges}
-        WHERE ${lte(webauthnChallenges.expiresAt, now)} LIMIT ${limit})`,
-    )
-    .returning({ challenge: webauthnChallenges.challenge });
-  return rows.length;
-}
+export const deleteExpiredChallenges = (db: Database, now: number, limit: number) =>
+  deleteExpiredRows(
+    db,
+    { table: webauthnChallenges, key: webauthnChallenges.challenge, expiresAt: webauthnChallenges.expiresAt },
+    now,
+    limit,
+  );

@@ -1,5 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { sweepSignIns } from "../../../src/accounts/sign-in-sweep";
+import { database } from "../../../src/storage/db";
 import { SoftAuthenticator } from "../../support/soft-authenticator";
 import { json, newAccount, ORIGIN, request } from "../helpers";
 
@@ -270,5 +272,36 @@ describe("passkeys", () => {
     expect(statuses.at(-1)).toBe(429);
     const malformed = await post(browser(), "/app/sign-in", { response: { id: "!" } });
     expect(malformed.status).toBe(422);
+  });
+});
+
+describe("the cron job's sign-in sweep", () => {
+  it("removes expired challenges, sessions and links, and nothing current", async () => {
+    const b = browser();
+    expect((await join(b, await invite({ name: "Swept" }))).status).toBe(200);
+    const current = await invite();
+    await post(browser(), "/app/sign-in/options", {});
+    const now = Date.now();
+    const ids = async () => ({
+      challenges: (await env.DB.prepare("SELECT challenge FROM webauthn_challenges").all()).results.length,
+      mine: await env.DB.prepare(
+        "SELECT (SELECT COUNT(*) FROM sessions WHERE user_agent = 'swept') AS sessions, " +
+          "(SELECT COUNT(*) FROM sign_in_links WHERE name = 'Swept') AS links",
+      ).first<{ sessions: number; links: number }>(),
+    });
+    const expire = (sql: string) => env.DB.prepare(sql).run();
+    await expire(
+      "UPDATE sessions SET user_agent = 'swept', expires_at = 1 WHERE id = (SELECT id FROM sessions ORDER BY created_at DESC LIMIT 1)",
+    );
+    await expire("UPDATE sign_in_links SET expires_at = 1 WHERE name = 'Swept'");
+    await expire("UPDATE webauthn_challenges SET expires_at = 1");
+    const before = await ids();
+    expect(before.mine).toEqual({ sessions: 1, links: 1 });
+    expect(await sweepSignIns({ db: database(env.DB), now: () => now }, 500)).toBeGreaterThanOrEqual(3);
+    const after = await ids();
+    expect(after.mine).toEqual({ sessions: 0, links: 0 });
+    expect(after.challenges).toBe(0);
+    // The unused, unexpired invite is still there to be used.
+    expect((await page(browser(), current)).status).toBe(200);
   });
 });
