@@ -5,8 +5,11 @@ import type { Database } from "../storage/db";
 import type { KeyKind } from "../model/key-kinds";
 import { generateKey, hashKey } from "./keys";
 
+/** A new account's id: 12 base62 characters. */
+export const newAccountId = () => randomBase62(12);
+
 export async function createAccount(db: Database, name: string, now: number) {
-  const id = randomBase62(12);
+  const id = newAccountId();
   const keys = { full: generateKey("full"), upload: generateKey("upload") };
   await store.insertAccount(db, {
     id,

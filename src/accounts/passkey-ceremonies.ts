@@ -5,7 +5,7 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from "@simplewebauthn/server";
-import { randomBase62 } from "../crypto";
+import { newAccountId } from "./accounts";
 import { unprocessable } from "../errors";
 import type { Database } from "../storage/db";
 import { findAccountName } from "../storage/accounts";
@@ -43,7 +43,7 @@ export const CHALLENGE_MS = 5 * 60_000;
 export type Registrant = { link: SignInLinkRow } | { accountId: string };
 
 const accountIdOf = (registrant: Registrant) =>
-  "link" in registrant ? (registrant.link.accountId ?? `${randomBase62(12)}`) : registrant.accountId;
+  "link" in registrant ? (registrant.link.accountId ?? newAccountId()) : registrant.accountId;
 
 export async function registrationOptions(
   db: Database,

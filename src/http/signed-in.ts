@@ -3,6 +3,7 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import { signedIn } from "../accounts/sessions";
 import type { RelyingParty } from "../accounts/passkey-ceremonies";
+import { secretsEqual } from "../crypto";
 import type { AppEnv } from "../env";
 import { ApiError, forbidden } from "../errors";
 import { clientIp, publicOrigin } from "./request-info";
@@ -85,7 +86,5 @@ async function csrfTokenMatches(c: Context<AppEnv>, expected: string): Promise<b
     const form = await c.req.parseBody();
     given = typeof form.csrf === "string" ? form.csrf : undefined;
   }
-  if (given === undefined) return false;
-  const [a, b] = [new TextEncoder().encode(given), new TextEncoder().encode(expected)];
-  return a.length === b.length && crypto.subtle.timingSafeEqual(a, b);
+  return given !== undefined && secretsEqual(given, expected);
 }

@@ -6,25 +6,14 @@
  * authenticator instead.
  */
 
+import { base64Url, fromBase64Url } from "../../src/bytes";
+import { join, latin1 } from "./build";
+
 const encoder = new TextEncoder();
 
-const b64url = (bytes: Uint8Array) =>
-  btoa(String.fromCharCode(...bytes))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replace(/=+$/, "");
-const fromB64url = (text: string) =>
-  Uint8Array.from(atob(text.replaceAll("-", "+").replaceAll("_", "/")), (c) => c.charCodeAt(0));
-
-const concat = (...parts: Uint8Array[]) => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-};
+const b64url = (bytes: Uint8Array) => base64Url(String.fromCharCode(...bytes));
+const fromB64url = (text: string) => latin1(fromBase64Url(text));
+const concat = join;
 
 /** CBOR (RFC 8949) for what an attestation holds: small maps of small ints, text and bytes. */
 function cbor(value: unknown): Uint8Array {

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sweepSignIns } from "../../../src/accounts/sign-in-sweep";
+import { base64Url } from "../../../src/bytes";
 import { database } from "../../../src/storage/db";
 import { SoftAuthenticator } from "../../support/soft-authenticator";
 import { json, newAccount, ORIGIN, request } from "../helpers";
@@ -232,11 +233,7 @@ describe("passkeys", () => {
     const added = await post(a, "/app/passkeys", { passkey_name: "Phone", response }, { "X-CSRF-Token": csrf });
     expect(added.status, JSON.stringify(added.body)).toBe(200);
     const [laptop, phone] = a.authenticator.credentials;
-    const id = (c: typeof laptop) =>
-      btoa(String.fromCharCode(...c!.id))
-        .replaceAll("+", "-")
-        .replaceAll("/", "_")
-        .replace(/=+$/, "");
+    const id = (c: typeof laptop) => base64Url(String.fromCharCode(...c!.id));
 
     const intruder = browser();
     expect((await join(intruder, await invite({ name: "Intruder" }))).status).toBe(200);
