@@ -147,6 +147,7 @@ const SHARED_RUNTIME_TESTS = [
   "test/worker/routes/album-visibility.test.ts",
   "test/worker/uploads/ladder-phase.test.ts",
   "test/worker/dashboard/sign-in.test.ts",
+  "test/worker/dashboard/dashboard.test.ts",
 ];
 
 /**

@@ -1,6 +1,13 @@
 import { ApiError, notFound } from "../errors";
 import type { Database } from "../storage/db";
-import { QUOTA_UNLIMITED, readUsage, setQuotas, type AccountUsage, type DefaultQuotas } from "../storage/usage";
+import {
+  QUOTA_UNLIMITED,
+  readUsage,
+  setQuotas,
+  uploadsByDay,
+  type AccountUsage,
+  type DefaultQuotas,
+} from "../storage/usage";
 
 /**
  * An account's usage against the quotas in force, in the shape GET /api/usage answers with
@@ -138,4 +145,32 @@ export async function getAccountQuotas(db: Database, accountId: string, defaults
   const usage = await readUsage(db, accountId);
   if (!usage) throw notFound("No such account.");
   return accountQuotasOf(accountId, usage, defaults);
+}
+
+const DAY_MS = 86_400_000;
+/** The days the usage chart shows, today among them. */
+export const USAGE_DAYS = 30;
+/** Uploads the chart reads at most: past that, its days count only the newest. */
+const USAGE_CHART_UPLOADS = 20_000;
+
+/**
+ * The last USAGE_DAYS UTC days, oldest first, each with the uploads the account made that day that
+ * it still stores, and their bytes (0 on a day with none); `complete` is false when the account
+ * made more than the chart reads, and the oldest days count fewer than they had.
+ */
+export async function usageByDay(db: Database, accountId: string, now: number) {
+  const today = Math.floor(now / DAY_MS);
+  const first = today - USAGE_DAYS + 1;
+  const found = await uploadsByDay(db, accountId, first * DAY_MS, USAGE_CHART_UPLOADS);
+  const byDay = new Map(found.days.map((d) => [d.day, d]));
+  const days = Array.from({ length: USAGE_DAYS }, (_, i) => {
+    const day = first + i;
+    const seen = byDay.get(day);
+    return {
+      date: new Date(day * DAY_MS).toISOString().slice(0, 10),
+      uploads: seen?.uploads ?? 0,
+      bytes: seen?.bytes ?? 0,
+    };
+  });
+  return { days, complete: found.complete };
 }

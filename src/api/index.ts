@@ -7,6 +7,7 @@ import { methodNotAllowed } from "../http/method-not-allowed";
 import { mountGroups } from "../http/route-group";
 import { albumRoutes } from "./albums";
 import { chevereto } from "./compat/chevereto";
+import { keyRoutes } from "./keys";
 import { lsky } from "./compat/lsky";
 import { openApiRoute } from "./openapi/document";
 import { pieces } from "./pieces";
@@ -52,5 +53,6 @@ mountGroups(
   webhookRoutes,
   signingSecretRoutes,
   signInLinkRoutes,
+  keyRoutes,
   uploads,
 );

@@ -19,6 +19,7 @@ import { pages } from "../site/pages";
 import { listings } from "../site/listings";
 import { albumPages } from "../site/album-pages";
 import { dashboard } from "../site/app";
+import { requireSignIn, sameOriginOnly } from "../http/signed-in";
 
 /** Upload-only keys are meant for browsers, so the API answers cross-origin requests. */
 const apiCors = cors({
@@ -92,6 +93,10 @@ export function createApp(options: { now?: () => number } = {}) {
   app.use("/mcp", mcpCors);
 
   app.route("/api", api);
+  // The dashboard's pages call the API as the signed-in account: the same routes, the session in
+  // place of a key, and only from the service's own pages (no CORS; Origin and CSRF checked).
+  app.use("/app/api/*", sameOriginOnly, requireSignIn("json"));
+  app.route("/app/api", api);
   app.route("/mcp", mcp);
   app.route("/.well-known/oauth-protected-resource/mcp", mcpMetadata);
   app.route("/admin", admin);

@@ -58,7 +58,7 @@ export const ipBans = sqliteTable("ip_bans", {
   createdAt: integer("created_at").notNull(),
 });
 
-const MEDIA_TYPES = ["image", "video"] as const;
+export const MEDIA_TYPES = ["image", "video"] as const;
 export const PROCESSING_STATES = ["queued", "running", "ready", "failed"] as const;
 export type ProcessingState = (typeof PROCESSING_STATES)[number];
 export type MediaType = (typeof MEDIA_TYPES)[number];

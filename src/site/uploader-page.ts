@@ -12,16 +12,16 @@ import type { Markup } from "./html";
  * /assets/uploader.js, with tus-js-client's browser build: the page itself runs no inline script.
  * A backslash at the end of a line joins it to the next: the markup has no line break there.
  */
-export const UPLOADER_BODY: Markup = html`<main>
-<h1>Upload</h1>
-<section aria-labelledby="key-heading">
+const KEY_SECTION = html`<section aria-labelledby="key-heading">
 <h2 id="key-heading">Your API key</h2>
 <p><label for="key">Full or upload-only key</label><br>
 <input id="key" type="password" autocomplete="off" spellcheck="false" size="40"></p>
 <p><label><input id="remember" type="checkbox"> Remember it in this browser</label>
 <button type="button" id="forget">Forget it</button></p>
-</section>
-<section aria-labelledby="options-heading">
+</section>`;
+
+/** The options, the files and their progress, and the account's uploads and albums. */
+export const UPLOADER_MAIN: Markup = html`<section aria-labelledby="options-heading">
 <h2 id="options-heading">Options</h2>
 <p><label for="title">Title</label><br><input id="title" maxlength="100" size="40"></p>
 <p><label for="visibility">Visibility</label><br><select id="visibility">
@@ -57,8 +57,9 @@ the album must accept uploads)</label><br>
 <h2 id="albums-heading">Your albums</h2>
 <ol id="albums-list" class="results"></ol>
 <p><button type="button" id="albums-more" hidden>More</button></p>
-</section>
-<section aria-labelledby="tools-heading">
+</section>`;
+
+const TOOLS_SECTION = html`<section aria-labelledby="tools-heading">
 <h2 id="tools-heading">Screenshot and writing tools</h2>
 <p>With your key entered above (an upload-only key is best: it can upload and nothing else):</p>
 <p><button type="button" id="sxcu">Download a ShareX uploader (.sxcu)</button></p>
@@ -73,7 +74,13 @@ the album must accept uploads)</label><br>
 <p>Tools made for Chevereto or Lsky Pro (PicGo and PicList plugins among them) work with the
 address of this site and your key, and iOS Shortcuts with a few steps: see docs/clients.md in the
 service's repository.</p>
-</section>
+</section>`;
+
+export const UPLOADER_BODY: Markup = html`<main>
+<h1>Upload</h1>
+${KEY_SECTION}
+${UPLOADER_MAIN}
+${TOOLS_SECTION}
 </main>`;
 
 /** Inlined into the page (its CSP allows inline style, not script). */

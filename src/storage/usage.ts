@@ -209,3 +209,31 @@ export function reconcileUsage(db: Database, ids: string[], now: number) {
     .where(inArray(accounts.id, ids))
     .returning({ id: accounts.id, bytesUsed: accounts.bytesUsed, uploadsUsed: accounts.uploadsUsed });
 }
+
+/**
+ * Per UTC day from `since` on: the uploads the account made that are still stored, and their
+ * bytes. At most `most` uploads are read (newest first, on uploads_account_created), so the read is
+ * bounded however many it made; `complete` says whether every one since `since` was counted.
+ */
+export async function uploadsByDay(db: Database, accountId: string, since: number, most: number) {
+  const recent = db
+    .select({ day: sql<number>`${uploads.createdAt} / 86400000`.as("day"), size: uploads.size })
+    .from(uploads)
+    .where(and(eq(uploads.accountId, accountId), sql`${uploads.createdAt} >= ${since}`, isNull(uploads.filesRemovedAt)))
+    .orderBy(sql`${uploads.createdAt} DESC`)
+    .limit(most + 1)
+    .as("recent");
+  const rows = await db
+    .select({
+      day: recent.day,
+      uploads: sql<number>`count(*)`.mapWith(Number),
+      bytes: sql<number>`sum(${recent.size})`.mapWith(Number),
+    })
+    .from(recent)
+    .groupBy(sql`day`);
+  const read = rows.reduce((n, row) => n + row.uploads, 0);
+  return {
+    days: rows.map((row) => ({ day: Number(row.day), uploads: row.uploads, bytes: row.bytes })),
+    complete: read <= most,
+  };
+}

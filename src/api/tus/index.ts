@@ -57,7 +57,8 @@ import { optionsToStore, readStoredOptions } from "./stored-options";
 
 const deps = requestStores;
 
-const tusUrl = (c: Context<AppEnv>, id: string) => `${publicOrigin(c)}/api/tus/${id}`;
+/** The upload's URL, under the path the creation came to (/api/tus, or the dashboard's /app/api/tus). */
+const tusUrl = (c: Context<AppEnv>, id: string) => `${publicOrigin(c)}${c.req.path.replace(/\/+$/, "")}/${id}`;
 
 /** A finished upload's id and file, on its tus URL's answers. */
 async function resultHeaders(c: Context<AppEnv>, upload: TusUploadRow) {

@@ -23,6 +23,7 @@ function otherSegment(fixed: string[]): string {
 export const OTHER_ID_PARAM = otherSegment([
   "albums",
   "chunk",
+  "keys",
   "openapi.json",
   "sign-in-links",
   "signing-secret",
@@ -33,6 +34,6 @@ export const OTHER_ID_PARAM = otherSegment([
 
 /**
  * At /api/{id}/replace: the fixed paths of two segments that start with a name (/albums/{id},
- * /signing-secret/rotate, /tus/{id}, /webhooks/{id}).
+ * /keys/rotate, /signing-secret/rotate, /tus/{id}, /webhooks/{id}).
  */
-export const OTHER_ID_BEFORE_REPLACE = otherSegment(["albums", "signing-secret", "tus", "webhooks"]);
+export const OTHER_ID_BEFORE_REPLACE = otherSegment(["albums", "keys", "signing-secret", "tus", "webhooks"]);

@@ -37,23 +37,50 @@ button:focus-visible,a:focus-visible,input:focus-visible{outline:3px solid #0645
 const passkeyScripts = html`<script src="${WEBAUTHN_PATH}" defer></script>\
 <script src="/assets/passkeys.js" defer></script>`;
 
+/** The dashboard's sections, in the navigation's order. */
+const SECTIONS = [
+  ["/app", "Uploads"],
+  ["/app/upload", "Upload"],
+  ["/app/albums", "Albums"],
+  ["/app/keys", "Keys"],
+  ["/app/usage", "Usage"],
+  ["/app/webhooks", "Webhooks"],
+  ["/app/security", "Sign-in and sessions"],
+] as const;
+
+/** Copy buttons and placeholders (page.js), the forms that call the API (dashboard.js). */
+const dashboardScripts = html`<script src="/assets/page.js" defer></script>\
+<script src="/assets/dashboard.js" defer></script>`;
+
 /** A dashboard page; `csrfToken` (signed in) goes where the pages' scripts and forms read it. */
 export function dashboardPage(
   c: Context<AppEnv>,
-  options: { title: string; body: Markup; csrfToken?: string; passkeys?: boolean; status?: 200 | 404 | 410 },
+  options: {
+    title: string;
+    body: Markup;
+    csrfToken?: string;
+    passkeys?: boolean;
+    /** The section of the navigation this page is, by its path. */
+    current?: string;
+    head?: Markup;
+    /** The page's own style, after the dashboard's. */
+    style?: string;
+    status?: 200 | 404 | 410 | 422;
+  },
 ) {
-  const { title, body, csrfToken, passkeys = false, status = 200 } = options;
+  const { title, body, csrfToken, passkeys = false, status = 200, current, head: extraHead, style = "" } = options;
   const head = html`${NOINDEX}${csrfToken ? html`<meta name="csrf-token" content="${csrfToken}">` : ""}\
-${passkeys ? passkeyScripts : ""}`;
+${passkeys ? passkeyScripts : ""}${csrfToken ? dashboardScripts : ""}${extraHead ?? ""}`;
   const nav = csrfToken
-    ? html`<nav aria-label="Dashboard"><a href="/app">Overview</a><a href="/upload">Upload</a>\
-<a href="/app/security">Sign-in and sessions</a></nav>\
+    ? html`<nav aria-label="Dashboard">${SECTIONS.map(
+        ([href, name]) => html`<a href="${href}"${href === current ? html` aria-current="page"` : ""}>${name}</a>`,
+      )}</nav>\
 <form method="post" action="/app/sign-out"><input type="hidden" name="csrf" value="${csrfToken}">\
 <button type="submit">Sign out</button></form>`
     : "";
   const header = html`<header class="app"><strong>Image host</strong>${nav}</header>`;
   return c.html(
-    page({ title, head, style: STYLE, body: html`${header}<main>${body}</main>` }),
+    page({ title, head, style: STYLE + style, body: html`${header}<main>${body}</main>` }),
     status,
     DASHBOARD_HEADERS,
   );

@@ -46,7 +46,13 @@ ${sessions.map(
 <td>${s.id === current ? "" : form(`/app/sessions/${s.id}/end`, "End")}</td></tr>`,
 )}</tbody></table>
 ${sessions.length > 1 ? form("/app/sessions/end-others", "End every other session") : ""}`;
-    return dashboardPage(c, { title: "Sign-in and sessions", body, csrfToken, passkeys: true });
+    return dashboardPage(c, {
+      title: "Sign-in and sessions",
+      body,
+      csrfToken,
+      passkeys: true,
+      current: "/app/security",
+    });
   })
   .use("/app/passkeys/*", sameOriginOnly, smallBody, requireSignIn("json"))
   .use("/app/passkeys", sameOriginOnly, smallBody, requireSignIn("json"))

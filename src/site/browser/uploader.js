@@ -33,30 +33,44 @@
   var STORE = "media-host.key";
   /** The page's element with this id: the page this script is made for always has it. */
   var $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
-  var keyField = /** @type {HTMLInputElement} */ ($("key")),
-    remember = /** @type {HTMLInputElement} */ ($("remember"));
+  /**
+   * Signed in (the dashboard's /app/upload, which carries the session's CSRF token): the session
+   * speaks for the account with the full key's rights, through the dashboard's /app/api, and the
+   * page has no key field or tools. Otherwise the key typed in.
+   */
+  var csrf = /** @type {HTMLMetaElement | null} */ (document.querySelector('meta[name="csrf-token"]'));
+  var API = csrf ? "/app/api" : "/api";
+  var keyField = /** @type {HTMLInputElement | null} */ (document.getElementById("key")),
+    remember = /** @type {HTMLInputElement} */ (document.getElementById("remember"));
+  var key = () => (keyField ? keyField.value.trim() : "");
+  /** @returns {Record<string, string>} */
+  var auth = () => (csrf ? { "X-CSRF-Token": csrf.content } : { "X-API-Key": key() });
+  var hasKey = () => Boolean(csrf) || key() !== "";
 
-  var saved = localStorage.getItem(STORE);
-  if (saved) {
-    keyField.value = saved;
-    remember.checked = true;
-  }
   function keep() {
-    if (remember.checked && keyField.value) localStorage.setItem(STORE, keyField.value.trim());
+    if (keyField && remember.checked && keyField.value) localStorage.setItem(STORE, keyField.value.trim());
     else localStorage.removeItem(STORE);
     updateTools();
     loadMine(1);
     loadAlbums(1);
   }
-  keyField.addEventListener("change", keep);
-  remember.addEventListener("change", keep);
-  $("forget").addEventListener("click", () => {
-    localStorage.removeItem(STORE);
-    keyField.value = "";
-    remember.checked = false;
-    keep();
-  });
-  var key = () => keyField.value.trim();
+  /** @param {HTMLInputElement} field */
+  function rememberKey(field) {
+    var saved = localStorage.getItem(STORE);
+    if (saved) {
+      field.value = saved;
+      remember.checked = true;
+    }
+    field.addEventListener("change", keep);
+    remember.addEventListener("change", keep);
+    $("forget").addEventListener("click", () => {
+      localStorage.removeItem(STORE);
+      field.value = "";
+      remember.checked = false;
+      keep();
+    });
+  }
+  if (keyField) rememberKey(keyField);
 
   /**
    * @template {keyof HTMLElementTagNameMap} K
@@ -115,7 +129,10 @@
         }, STALL_MS);
       };
       xhr.open(method, url);
-      xhr.setRequestHeader("X-API-Key", key());
+      var headers = auth();
+      Object.keys(headers).forEach((name) => {
+        xhr.setRequestHeader(name, headers[name]);
+      });
       xhr.upload.onprogress = (e) => {
         alive();
         if (onProgress && e.lengthComputable) onProgress(e.loaded, e.total);
@@ -170,7 +187,7 @@
       form.append(name, fields[name]);
     });
     form.append("uploads", file, file.name || "pasted");
-    return send("POST", "/api", form, (loaded, total) => {
+    return send("POST", API, form, (loaded, total) => {
       progress(loaded / total);
     }).then((res) => {
       if (res.status !== 200) throw failed(res);
@@ -235,8 +252,8 @@
     metadata.filename = file.name || "file";
     return new Promise((resolve, reject) => {
       var upload = new TusUpload(file, {
-        endpoint: `${location.origin}/api/tus`,
-        headers: { "X-API-Key": key() },
+        endpoint: `${location.origin}${API}/tus`,
+        headers: auth(),
         metadata: metadata,
         chunkSize: TUS_CHUNK,
         retryDelays: TUS_RETRY_DELAYS,
@@ -264,7 +281,7 @@
           var last = payload.lastResponse;
           var deleteUrl = last.getHeader("X-Upload-Delete-Url");
           var duplicate = last.getHeader("X-Upload-Duplicate") === "true";
-          fetch(/** @type {string} */ (upload.url), { headers: Object.assign({ "X-API-Key": key() }, TUS_VERSION) })
+          fetch(/** @type {string} */ (upload.url), { headers: Object.assign(auth(), TUS_VERSION) })
             .then((res) => res.json().then((body) => ({ status: res.status, body: body })))
             .then((res) => {
               if (res.status !== 200) throw failed(res);
@@ -297,7 +314,7 @@
     var status = el("span", { text: " waiting" });
     var item = el("li", {}, [el("strong", { text: file.name || "pasted file" }), status, bar]);
     $("results").prepend(item);
-    if (!key()) {
+    if (!hasKey()) {
       status.textContent = " no key: enter your API key first";
       status.className = "error";
       return Promise.resolve();
@@ -373,7 +390,7 @@
   /** What the account stores and may store (GET /api/usage, either key), shown above the files. */
   async function loadUsage() {
     var shown = $("usage");
-    var res = key() ? await fetch("/api/usage", { headers: { "X-API-Key": key() } }).catch(() => null) : null;
+    var res = hasKey() ? await fetch(`${API}/usage`, { headers: auth() }).catch(() => null) : null;
     if (!res || res.status !== 200) {
       shown.hidden = true;
       return;
@@ -395,11 +412,11 @@
     var section = $("mine"),
       list = $("mine-list");
     if (page === 1) loadUsage();
-    if (key().indexOf("fk_") !== 0) {
+    if (!isFullKey()) {
       section.hidden = true;
       return;
     }
-    var res = await fetch(`/api?page=${page}`, { headers: { "X-API-Key": key() } }).catch(() => null);
+    var res = await fetch(`${API}?page=${page}`, { headers: auth() }).catch(() => null);
     if (!res || res.status !== 200) {
       section.hidden = true;
       return;
@@ -416,7 +433,7 @@
       ]);
       remove.addEventListener("click", async () => {
         if (!confirm("Delete this upload for good?")) return;
-        var gone = await fetch(`/api/${upload.id}`, { method: "DELETE", headers: { "X-API-Key": key() } });
+        var gone = await fetch(`${API}/${upload.id}`, { method: "DELETE", headers: auth() });
         if (gone.status === 200) item.remove();
         else remove.textContent = `Could not delete (${gone.status})`;
       });
@@ -441,10 +458,10 @@
    */
   var albumPick = /** @type {HTMLSelectElement} */ ($("album"));
   var albumTyped = /** @type {HTMLInputElement} */ ($("album-id"));
-  var isFullKey = () => key().indexOf("fk_") === 0;
+  var isFullKey = () => Boolean(csrf) || key().indexOf("fk_") === 0;
   function chosenAlbum() {
     if (isFullKey()) return albumPick.value;
-    return key() ? albumTyped.value.trim() : "";
+    return hasKey() ? albumTyped.value.trim() : "";
   }
   /** The option naming `album` in the picker, added when missing. */
   function albumOption(/** @type {Album} */ album) {
@@ -462,13 +479,13 @@
   async function loadAlbums(page) {
     var section = $("albums"),
       list = $("albums-list");
-    $("album-typed").hidden = !key() || isFullKey();
+    $("album-typed").hidden = !hasKey() || isFullKey();
     if (!isFullKey()) {
       section.hidden = true;
       $("album-pick").hidden = true;
       return;
     }
-    var res = await fetch(`/api/albums?page=${page}`, { headers: { "X-API-Key": key() } }).catch(() => null);
+    var res = await fetch(`${API}/albums?page=${page}`, { headers: auth() }).catch(() => null);
     if (!res || res.status !== 200) {
       section.hidden = true;
       $("album-pick").hidden = true;
@@ -499,9 +516,9 @@
   $("album-create").addEventListener("click", async () => {
     var title = /** @type {HTMLInputElement} */ ($("album-new"));
     var said = $("album-said");
-    var res = await fetch("/api/albums", {
+    var res = await fetch(`${API}/albums`, {
       method: "POST",
-      headers: { "X-API-Key": key(), "Content-Type": "application/json" },
+      headers: Object.assign(auth(), { "Content-Type": "application/json" }),
       body: JSON.stringify(title.value.trim() ? { title: title.value.trim() } : {}),
     }).catch(() => null);
     var body = res ? await res.json().catch(() => null) : null;
@@ -539,14 +556,18 @@
     });
   }
   function updateTools() {
+    // Signed in, the page has no tools: the dashboard's keys page gives them a key.
+    if (!keyField) return;
     var typed = key() || KEY_PLACEHOLDER;
     /** @type {HTMLTextAreaElement} */ ($("snippet")).value = clientConfigs.shell(location.origin, typed);
     /** @type {HTMLTextAreaElement} */ ($("typora")).value = clientConfigs.typora(location.origin, typed);
   }
-  offerFile("sxcu", () => clientConfigs.shareX(location.origin, key()), `${location.host}.sxcu`);
-  offerFile("picgo", () => clientConfigs.picGo(location.origin, key()), "picgo-config.json");
-  offerFile("upic", () => clientConfigs.uPic(location.origin, key(), Date.now()), "uPic_hosts.json");
-  keyField.addEventListener("input", updateTools);
+  if (keyField) {
+    offerFile("sxcu", () => clientConfigs.shareX(location.origin, key()), `${location.host}.sxcu`);
+    offerFile("picgo", () => clientConfigs.picGo(location.origin, key()), "picgo-config.json");
+    offerFile("upic", () => clientConfigs.uPic(location.origin, key(), Date.now()), "uPic_hosts.json");
+    keyField.addEventListener("input", updateTools);
+  }
   updateTools();
   loadMine(1);
   loadAlbums(1);

@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { sweepSignIns } from "../../../src/accounts/sign-in-sweep";
 import { base64Url } from "../../../src/bytes";
 import { database } from "../../../src/storage/db";
-import { SoftAuthenticator } from "../../support/soft-authenticator";
-import { json, newAccount, ORIGIN, request } from "../helpers";
+import { json, newAccount, request } from "../helpers";
+import { browser, csrfOf, invite, join, newIp, page, post, signIn } from "./browser-session";
 
 /**
  * The dashboard's sign-in (passkeys only): invites and the account's own links register a passkey
@@ -12,60 +12,6 @@ import { json, newAccount, ORIGIN, request } from "../helpers";
  * request needs the service's Origin and the session's CSRF token. A software authenticator
  * answers the ceremonies here; test/node/dashboard.test.ts runs them in Chromium.
  */
-
-let nextIp = 1;
-/** A client network of its own for each test, so that no test's throttled sign-ins touch another's. */
-const newIp = () => `198.51.100.${nextIp++}`;
-
-interface Browser {
-  ip: string;
-  cookie?: string;
-  authenticator: SoftAuthenticator;
-}
-
-const browser = (): Browser => ({ ip: newIp(), authenticator: new SoftAuthenticator(ORIGIN) });
-
-async function post(b: Browser, path: string, body: unknown, headers: Record<string, string> = {}) {
-  const res = await request(path, {
-    method: "POST",
-    redirect: "manual",
-    ip: b.ip,
-    headers: { Origin: ORIGIN, ...(b.cookie ? { Cookie: b.cookie } : {}), ...headers },
-    json: body,
-  });
-  const cookie = res.headers.get("Set-Cookie");
-  if (cookie?.startsWith("__Host-session=")) b.cookie = cookie.split(";")[0];
-  const text = await res.text();
-  return { status: res.status, body: text.startsWith("{") ? JSON.parse(text) : text, headers: res.headers };
-}
-
-const page = (b: Browser, path: string) =>
-  request(path, { ip: b.ip, headers: b.cookie ? { Cookie: b.cookie } : {}, redirect: "manual" });
-
-async function invite(body: Record<string, unknown> = {}) {
-  const res = await json(request("/admin/invites", { method: "POST", admin: true, json: body }));
-  expect(res.status).toBe(201);
-  return new URL(res.body.data.url).pathname;
-}
-
-/** Registers a passkey through `path` (/app/join/{token}), as the join page's script does. */
-async function join(b: Browser, path: string, names = { passkey_name: "Laptop" }) {
-  const options = await post(b, `${path}/options`, names);
-  expect(options.status, JSON.stringify(options.body)).toBe(200);
-  return post(b, path, { ...names, response: await b.authenticator.register(options.body.data) });
-}
-
-async function signIn(b: Browser) {
-  const options = await post(b, "/app/sign-in/options", {});
-  expect(options.status).toBe(200);
-  return post(b, "/app/sign-in", { response: await b.authenticator.signIn(options.body.data) });
-}
-
-/** The CSRF token the signed-in pages carry. */
-async function csrfOf(b: Browser) {
-  const html = await (await page(b, "/app/security")).text();
-  return /name="csrf-token" content="([^"]+)"/.exec(html)![1]!;
-}
 
 describe("invites", () => {
   it("make an account with its passkey, signed in, with the invite's name and quotas; once", async () => {
