@@ -2,7 +2,18 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { INLINE_FILE_BYTES } from "../../../src/mcp/inline-file";
 import { MAX_FILE_BYTES, MAX_REQUEST_BYTES, PIECE_BYTES } from "../../../src/model/spec-limits";
-import { clockedApp, fixture, json, newAccount, ownNetwork, request, strayObjects, type TestAccount } from "../helpers";
+import {
+  clockedApp,
+  fixture,
+  json,
+  newAccount,
+  ORIGIN,
+  ownNetwork,
+  request,
+  strayObjects,
+  type TestAccount,
+} from "../helpers";
+import { browser, csrfOf, join } from "../dashboard/browser-session";
 
 /**
  * Every way in runs the same admission as POST /api: a table of the ways in (rows) against the
@@ -56,6 +67,11 @@ interface Way {
   name: string;
   /** Only the full key may use it (replace); the others take either key. */
   fullKeyOnly?: boolean;
+  /**
+   * It acts through a dashboard session, which only the full key can make (POST
+   * /api/sign-in-links) and which has the full key's rights and budgets.
+   */
+  session?: boolean;
   /** Which of the key's budgets its first request draws on. */
   budget: "api" | "pieces";
   /** Sends FILE this way, naming `album` if given. */
@@ -171,6 +187,24 @@ function piece(s: Sender, sessionId: string, bytes: Uint8Array) {
     ["chunk", bytes],
   ]);
   return s.call("/api/chunk", { method: "POST", ip: s.ip, headers: headersOf(s), body: form });
+}
+
+/**
+ * The dashboard's headers for the account whose key the sender holds: a session made through the
+ * link that key makes (signed in with a software authenticator), once per key, with the page's
+ * Origin and CSRF token. The upload-only key makes no link, so its sender has no session.
+ */
+const sessions = new Map<string, Record<string, string>>();
+async function sessionHeaders(s: Sender): Promise<Record<string, string>> {
+  const known = sessions.get(s.key);
+  if (known) return known;
+  const link = await json(request("/api/sign-in-links", { method: "POST", key: s.key }));
+  if (link.status !== 201) return { Origin: ORIGIN };
+  const b = browser();
+  expect((await join(b, new URL(link.body.data.url).pathname)).status).toBe(200);
+  const headers = { Origin: ORIGIN, Cookie: b.cookie!, "X-CSRF-Token": await csrfOf(b) };
+  sessions.set(s.key, headers);
+  return headers;
 }
 
 const WAYS: Way[] = [
@@ -318,6 +352,26 @@ const WAYS: Way[] = [
     tooBigStatus: 413,
   },
   {
+    name: "dashboard (/app/api)",
+    session: true,
+    budget: "api",
+    send: async (s, album) =>
+      envelope(
+        await s.call("/app/api", {
+          method: "POST",
+          ip: s.ip,
+          headers: await sessionHeaders(s),
+          body: formOf([...albumField("album", album), ["uploads", FILE]]),
+        }),
+      ),
+    tooBig: async (s) => {
+      const tooBig = declared(MAX_REQUEST_BYTES + 1);
+      const headers = { ...tooBig.headers, ...(await sessionHeaders(s)) };
+      return envelope(await s.call("/app/api", { method: "POST", ip: s.ip, ...tooBig, headers }));
+    },
+    tooBigStatus: 413,
+  },
+  {
     name: "replace",
     fullKeyOnly: true,
     budget: "api",
@@ -422,7 +476,13 @@ const LIMITS_ON = { RATE_LIMITS: "on" };
 describe.each(WAYS.map((way) => [way.name, way] as const))("admission: %s", (name, way) => {
   it(`${name} × key kind`, async () => {
     const { account, sender, snapshot } = await setUp(way);
-    if (way.fullKeyOnly) {
+    if (way.session) {
+      // The upload-only key makes no session: nothing is taken without one.
+      const held = await snapshot();
+      expectRefused(await way.send(sender(account.upload)), 401, "Not signed in, or the session has ended.");
+      await expectNothingStored(account, held);
+      await expectAccepted(account, await way.send(sender()));
+    } else if (way.fullKeyOnly) {
       const held = await snapshot();
       expectRefused(await way.send(sender(account.upload)), 401, KEY_KIND_REASON);
       await expectNothingStored(account, held);
