@@ -42,7 +42,7 @@ the album must accept uploads)</label><br>
 <section aria-labelledby="files-heading">
 <h2 id="files-heading">Files</h2>
 <p id="usage" aria-live="polite" hidden></p>
-<div id="drop" class="drop" tabindex="0" role="button" aria-describedby="drop-help">
+<div id="drop" class="drop" role="group" aria-labelledby="drop-help">
 <p id="drop-help">Drop images or videos here, paste them, or <label for="files" class="pick">choose files</label>.</p>
 <input id="files" type="file" multiple accept="image/*,video/*">
 </div>

@@ -371,12 +371,6 @@
     drop.classList.remove("over");
     uploadAll(Array.prototype.slice.call(/** @type {DataTransfer} */ (e.dataTransfer).files));
   });
-  drop.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" || e.key === " ") {
-      e.preventDefault();
-      $("files").click();
-    }
-  });
   document.addEventListener("paste", (e) => {
     var files = Array.prototype.slice.call((e.clipboardData && e.clipboardData.files) || []);
     if (files.length) {
