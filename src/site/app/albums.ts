@@ -11,7 +11,7 @@ import { presentUpload } from "../../uploads/present";
 import { ID_PATTERN } from "../../uploads/schemas/fields";
 import { placeholderPaint } from "../placeholder-paint";
 import { uploadTitle } from "../previews";
-import { apiForm, notFoundPage, selectOptions } from "./forms";
+import { apiForm, notFoundPage, passwordForm, selectOptions } from "./forms";
 import { dashboardPage } from "./layout";
 
 const VISIBILITY_NAMES = {
@@ -142,14 +142,7 @@ ${apiForm({
 <select id="cover" name="cover">${selectOptions(covers, shown.cover_id ?? "")}</select>`,
   submit: "Save the cover",
 })}
-${apiForm({
-  api: `PATCH /albums/${id}`,
-  heading: "Password",
-  fields: html`<p>${shown.locked ? "Its page asks for a password." : "Anyone with its link may see it."}</p>
-<label for="password">New password (empty: remove it)</label>\
-<input type="password" id="password" name="password" maxlength="128" autocomplete="new-password">`,
-  submit: shown.locked ? "Change or remove the password" : "Set the password",
-})}
+${passwordForm(`PATCH /albums/${id}`, shown.locked)}
 ${apiForm({
   api: `DELETE /albums/${id}`,
   heading: "Delete the album",

@@ -42,3 +42,14 @@ export const notFoundPage = (c: Context<AppEnv>, message: string) =>
     csrfToken: c.var.signIn.csrfToken,
     status: 404,
   });
+
+/** The password form of an upload or an album (`api`: its PATCH): set, changed, or removed when left empty. */
+export const passwordForm = (api: string, locked: boolean) =>
+  apiForm({
+    api,
+    heading: "Password",
+    fields: html`<p>${locked ? "Locked: its page asks for the password." : "Anyone with its link sees it."}</p>
+<label for="password">New password (empty: remove it)</label>\
+<input type="password" id="password" name="password" maxlength="128" autocomplete="new-password">`,
+    submit: locked ? "Change or remove the password" : "Set the password",
+  });

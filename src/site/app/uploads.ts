@@ -18,7 +18,7 @@ import type { Markup } from "../html";
 import { placeholderPaint } from "../placeholder-paint";
 import { uploadTitle } from "../previews";
 import { shareOptions, shareSnippets } from "../share-options";
-import { apiForm, notFoundPage, selectOptions } from "./forms";
+import { apiForm, notFoundPage, passwordForm, selectOptions } from "./forms";
 import { dashboardPage } from "./layout";
 
 /** The grid's query: what the search form sends. An empty field is no filter. */
@@ -190,14 +190,7 @@ ${
 }`,
   submit: "Save details",
 })}
-${apiForm({
-  api: `PATCH /${row.id}`,
-  heading: "Password",
-  fields: html`<p>${row.passwordHash ? "Locked: its page asks for the password." : "Anyone with its link sees it."}</p>
-<label for="password">New password (empty: remove it)</label>\
-<input type="password" id="password" name="password" maxlength="128" autocomplete="new-password">`,
-  submit: row.passwordHash ? "Change or remove the password" : "Set the password",
-})}
+${passwordForm(`PATCH /${row.id}`, row.passwordHash !== null)}
 ${apiForm({
   api: `PATCH /${row.id}`,
   heading: "View limit",
