@@ -31,6 +31,7 @@ const SUITES = {
   fuzz: () => import("./fuzz.mjs"),
   webhooks: () => import("./webhooks.mjs"),
   video: () => import("./video.mjs"),
+  pages: () => import("./pages.mjs"),
 };
 
 const requested = process.argv.slice(2);

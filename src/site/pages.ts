@@ -160,7 +160,7 @@ export const pages = new Hono<AppEnv>()
       "body{margin:0;max-width:none;padding:0;background:#000}" +
       "img,video{width:100vw;height:100vh;object-fit:contain;margin:0}";
     return c.html(
-      page({ title, head: NOINDEX, body: mediaElement(row, links.src, links.thumb, title, true), style }),
+      page({ title, head: NOINDEX, body: mediaElement(row, links.src, links.thumb, title, true), style, header: null }),
       200,
       EMBED_HEADERS,
     );

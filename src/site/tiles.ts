@@ -67,7 +67,8 @@ function picture(origin: string, row: UploadRow, alt: string): Markup | null {
 export function uploadTile(origin: string, row: UploadRow): Markup {
   const { title } = visitorText(row);
   const shown = picture(origin, row, title) ?? html`<span class="nothumb">${noThumbnail(row)}</span>`;
-  return html`<li><a href="${uploadLinks(origin, row).direct}">${shown}<span class="caption">${title}</span></a></li>`;
+  return html`<li style="${tileShape(row)}"><a href="${uploadLinks(origin, row).direct}">${shown}\
+<span class="caption">${title}</span></a></li>`;
 }
 
 /** An album's tile: its cover's thumbnail (none while it is locked) and title, linking to its page. */
@@ -77,16 +78,33 @@ export function albumTile(origin: string, album: AlbumRow, cover: UploadRow | nu
   const shown =
     (!isLocked && cover && picture(origin, cover, title)) ||
     html`<span class="nothumb">${isLocked ? "Password-protected" : "No preview yet"}</span>`;
-  return html`<li><a href="${albumUrl(origin, album.id)}">${shown}<span class="caption">${title}</span></a></li>`;
+  const shape = !isLocked && cover ? tileShape(cover) : "--r:1.333";
+  return html`<li style="${shape}"><a href="${albumUrl(origin, album.id)}">${shown}\
+<span class="caption">${title}</span></a></li>`;
 }
 
-export const GRID_STYLE =
-  ".grid{list-style:none;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(160px,1fr));gap:1rem}" +
-  ".grid a{display:block;text-decoration:none;color:inherit}" +
-  ".grid img{width:100%;height:auto;margin:0;border-radius:4px;background:#eee}" +
-  ".nothumb{display:flex;align-items:center;justify-content:center;aspect-ratio:4/3;background:#eee;color:#444}" +
-  ".caption{display:block;margin-top:.25rem;overflow-wrap:anywhere}" +
-  "nav{display:flex;gap:1rem;justify-content:space-between}";
+/**
+ * Grids keep each photo's shape: justified rows, as Flickr's and Google Photos' are. Each tile
+ * grows from its shape's width at ROW_HEIGHT (`--r`, its width over its height), so a row fills
+ * the line and every photo in it is as tall as the others; the last row keeps its natural size.
+ */
+const ROW_HEIGHT = 180;
+export const GRID_STYLE = `
+.grid{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:var(--gap)}
+.grid::after{content:"";flex-grow:1e6}
+.grid li{flex:var(--r,1) 1 calc(var(--r,1) * ${ROW_HEIGHT}px);min-width:0}
+.grid a{display:block;text-decoration:none;color:inherit}
+.grid img,.grid .nothumb{display:block;width:100%;height:auto;aspect-ratio:var(--r,1);object-fit:cover;margin:0;
+border-radius:var(--radius);background:var(--surface)}
+.nothumb{display:flex;align-items:center;justify-content:center;color:var(--muted)}
+.caption{display:block;margin-top:.25rem;overflow-wrap:anywhere;font-size:.9rem}
+.caption small{display:block;color:var(--muted)}`;
+
+/** A tile's shape for the justified rows: its width over its height, held between 1:4 and 4:1. */
+export function tileShape(row: Pick<UploadRow, "width" | "height">): string {
+  const ratio = row.width && row.height ? Math.min(4, Math.max(0.25, row.width / row.height)) : 1;
+  return `--r:${ratio.toFixed(3)}`;
+}
 
 /**
  * The links to the pages before and after page `number` of `last`: in the body (`nav`) and in
@@ -101,7 +119,7 @@ export function pageLinks(
 ) {
   const before = Math.min(number - 1, last);
   const after = next === undefined ? (number < last ? href(number + 1) : null) : next;
-  const nav = html`<nav aria-label="Pages">${
+  const nav = html`<nav class="pages" aria-label="Pages">${
     number > 1 ? html`<a rel="prev" href="${href(before)}">${labels[0]}</a>` : html`<span></span>`
   }${after ? html`<a rel="next" href="${after}">${labels[1]}</a>` : html`<span></span>`}</nav>`;
   const head = html`${number > 1 ? html`<link rel="prev" href="${href(before)}">` : ""}${

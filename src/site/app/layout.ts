@@ -24,15 +24,12 @@ export const DASHBOARD_HEADERS = {
   "Referrer-Policy": "same-origin",
 };
 
+/** The dashboard's own rules, on the site's design (html.ts). */
 const STYLE = `
-header.app{display:flex;gap:1rem;align-items:baseline;flex-wrap:wrap;border-bottom:1px solid #ccc;padding-bottom:.5rem}
-header.app nav{display:flex;gap:1rem;flex-wrap:wrap}
-header.app form{margin-left:auto}
-table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.4rem;border-bottom:1px solid #eee}
-label{display:block;margin:.75rem 0 .25rem;font-weight:600}
-input[type=text]{font:inherit;padding:.4rem;width:100%;max-width:24rem}
-[data-passkey-status]{color:#a00;min-height:1.5em}
-button:focus-visible,a:focus-visible,input:focus-visible{outline:3px solid #0645ad;outline-offset:2px}`;
+input[type=text],input[type=url],input[type=password],input[type=number],input[type=search],textarea{
+width:100%;max-width:32rem}
+section{margin:1.5rem 0}
+[data-passkey-status]{color:var(--danger);min-height:1.5em}`;
 
 const passkeyScripts = html`<script src="${WEBAUTHN_PATH}" defer></script>\
 <script src="/assets/passkeys.js" defer></script>`;
@@ -78,9 +75,11 @@ ${passkeys ? passkeyScripts : ""}${csrfToken ? dashboardScripts : ""}${extraHead
 <form method="post" action="/app/sign-out"><input type="hidden" name="csrf" value="${csrfToken}">\
 <button type="submit">Sign out</button></form>`
     : "";
-  const header = html`<header class="app"><strong>Image host</strong>${nav}</header>`;
+  const header = csrfToken
+    ? html`<header class="site"><a class="brand" href="/app">Image host</a>${nav}</header>`
+    : undefined;
   return c.html(
-    page({ title, head, style: STYLE + style, body: html`${header}<main>${body}</main>` }),
+    page({ title, head, style: STYLE + style, header, body: html`<main>${body}</main>` }),
     status,
     DASHBOARD_HEADERS,
   );

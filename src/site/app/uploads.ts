@@ -16,6 +16,7 @@ import { searchPage, type UploadFilters } from "../../uploads/search";
 import { ID_PATTERN } from "../../uploads/schemas/fields";
 import type { Markup } from "../html";
 import { placeholderPaint } from "../placeholder-paint";
+import { GRID_STYLE, tileShape } from "../tiles";
 import { uploadTitle } from "../previews";
 import { shareOptions, shareSnippets } from "../share-options";
 import { apiForm, notFoundPage, passwordForm, selectOptions } from "./forms";
@@ -37,39 +38,22 @@ const filtersOf = (query: z.output<typeof gridQuery>): UploadFilters => ({
   album: query.album || undefined,
 });
 
-/** Height a row of the grid aims at (px); each tile is as wide as its shape makes it at that height. */
-const ROW_HEIGHT = 180;
-
-/**
- * A tile of the grid, as wide as its photo's shape: a justified row (flex-grow by aspect ratio)
- * keeps every photo whole, its placeholder painted until it loads.
- */
+/** A tile of the grid, as the gallery's are (each photo its own shape), with its marks. */
 async function gridTile(row: UploadRow, origin: string, signing: ReturnType<typeof linkSigning>): Promise<Markup> {
   const { thumb } = await presentUpload(row, origin, signing);
-  const ratio = row.width && row.height ? Math.min(4, Math.max(0.25, row.width / row.height)) : 1;
   const title = uploadTitle(row);
   const picture = thumb
-    ? html`<img src="${thumb}" alt="" loading="lazy" style="aspect-ratio:${ratio}"${placeholderPaint(row)}>`
-    : html`<span class="nothumb" style="aspect-ratio:${ratio}">${row.type === "video" ? "Video" : "No preview"}</span>`;
-  const marks = [row.visibility, row.passwordHash ? "locked" : null, row.type === "video" ? "video" : null].filter(
-    Boolean,
-  );
-  return html`<li style="--r:${ratio.toFixed(3)}"><a href="/app/uploads/${row.id}">${picture}\
-<span class="caption">${title}<small>${marks.join(" · ")}</small></span></a></li>`;
+    ? html`<img src="${thumb}" alt="" loading="lazy"${placeholderPaint(row)}>`
+    : html`<span class="nothumb">${row.type === "video" ? "Video" : "No preview"}</span>`;
+  const marks = [row.visibility, row.passwordHash ? "locked" : null, row.type === "video" ? "video" : null];
+  return html`<li style="${tileShape(row)}"><a href="/app/uploads/${row.id}">${picture}\
+<span class="caption">${title}<small>${marks.filter(Boolean).join(" · ")}</small></span></a></li>`;
 }
 
-export const GRID_STYLE = `
-.jgrid{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:var(--gap)}
-.jgrid::after{content:"";flex-grow:1e6}
-.jgrid li{flex:var(--r) 1 calc(var(--r) * ${ROW_HEIGHT}px);min-width:0}
-.jgrid a{display:block;text-decoration:none;color:inherit;border-radius:var(--radius)}
-.jgrid img,.jgrid .nothumb{display:block;width:100%;height:auto;object-fit:cover;margin:0;
-border-radius:var(--radius);background:var(--surface)}
-.jgrid .nothumb{display:flex;align-items:center;justify-content:center;color:var(--muted)}
-.caption{display:flex;flex-direction:column;padding:.25rem 0;overflow-wrap:anywhere;font-size:.9rem}
-.caption small{color:var(--muted)}
+const UPLOADS_STYLE = `${GRID_STYLE}
 form.search{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end}
-form.search label{margin:0}`;
+form.search p{margin:0}form.search input{width:14rem}
+.upload img{max-height:60vh;width:auto;cursor:crosshair}`;
 
 const NONE_YET = html`No uploads yet: <a href="/app/upload">upload some</a>.`;
 const VISIBILITY_CHOICES = {
@@ -138,7 +122,7 @@ ${selectOptions(visibilityNames, query.visibility ?? "")}</select></p>
 ${problem ? html`<p class="problem" role="alert">${problem}</p>` : ""}
 ${
   tiles.length
-    ? html`<ul class="jgrid" aria-label="Uploads">${tiles}</ul>`
+    ? html`<ul class="grid" aria-label="Uploads">${tiles}</ul>`
     : html`<p>${problem ? "" : found.page > 1 || filters.size ? "Nothing more matches." : NONE_YET}</p>`
 }
 <nav aria-label="Pages" class="pages">${found.page > 1 ? html`<a href="/app?${filters}">First page</a>` : ""}\
@@ -148,7 +132,7 @@ ${next ? html`<a rel="next" href="${next}">More</a>` : ""}</nav>`;
       body,
       csrfToken: c.var.signIn.csrfToken,
       current: "/app",
-      style: GRID_STYLE,
+      style: UPLOADS_STYLE,
       status: problem ? 422 : 200,
     });
   })
@@ -223,5 +207,5 @@ ${apiForm({
   confirm: "Delete this upload for good?",
   next: "/app",
 })}`;
-    return dashboardPage(c, { title, body, csrfToken: c.var.signIn.csrfToken, current: "/app" });
+    return dashboardPage(c, { title, body, csrfToken: c.var.signIn.csrfToken, current: "/app", style: UPLOADS_STYLE });
   });
