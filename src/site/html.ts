@@ -1,4 +1,4 @@
-import { html } from "hono/html";
+import { html, raw } from "hono/html";
 import { NO_STORE } from "../http/cache-control";
 
 /**
@@ -51,7 +51,11 @@ export const SITE_HEADER: Markup = html`<header class="site"><a class="brand" hr
 <nav aria-label="Site"><a href="/gallery">Gallery</a><a href="/gallery/albums">Albums</a><a href="/upload">Upload</a>\
 <a href="/app">Dashboard</a></nav></header>`;
 
-/** A complete, self-contained HTML page; `title` is plain text. `header: null` leaves it out (the embed). */
+/**
+ * A complete, self-contained HTML page; `title` is plain text. `header: null` leaves it out (the
+ * embed). The styles are the service's own constants, put in as they are: escaped, a quote in
+ * them (`content:""`, a font's name) would be an entity, which CSS does not read.
+ */
 export const page = (options: {
   title: string;
   head?: Markup;
@@ -65,8 +69,8 @@ export const page = (options: {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${options.title}</title>
 ${options.head ?? ""}
-<style>${DESIGN}
-${options.style ?? ""}
+<style>${raw(DESIGN)}
+${raw(options.style ?? "")}
 </style>
 </head>
 <body>

@@ -98,7 +98,8 @@ export const GRID_STYLE = `
 border-radius:var(--radius);background:var(--surface)}
 .nothumb{display:flex;align-items:center;justify-content:center;color:var(--muted)}
 .caption{display:block;margin-top:.25rem;overflow-wrap:anywhere;font-size:.9rem}
-.caption small{display:block;color:var(--muted)}`;
+.caption small{display:block;color:var(--muted)}
+@media (max-width:560px){.grid li{flex-basis:calc(var(--r,1) * ${ROW_HEIGHT / 2}px)}}`;
 
 /** A tile's shape for the justified rows: its width over its height, held between 1:4 and 4:1. */
 export function tileShape(row: Pick<UploadRow, "width" | "height">): string {
