@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { database } from "../../../src/storage/db";
 import { searchUploads } from "../../../src/storage/upload-search";
 import { json, newAccount, nextMillisecond, ORIGIN, request, type TestAccount, uniquePng, upload } from "../helpers";
+import { hookUrl } from "../webhooks/endpoint-rows";
 import { type Browser, browser, csrfOf, join } from "./browser-session";
 
 /**
@@ -242,6 +243,26 @@ describe("the dashboard's pages", () => {
     expect(own).toContain(`data-api="DELETE /${made.id}"`);
     const usage = await (await pageOf(s, "/app/usage")).text();
     expect(usage).toMatch(/<rect [^>]*height="[1-9]\d*"><title>\d{4}-\d\d-\d\d: 1 uploads/);
+  });
+});
+
+describe("the webhooks pages", () => {
+  it("make an endpoint through /app/api, show its secret's answer once, list it and its page", async () => {
+    const s = await signedIn();
+    const made = await json(
+      appApi(s, "/webhooks", { method: "POST", json: { url: hookUrl("dashboard"), description: "Mine" } }),
+    );
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    expect(made.body.data.secret).toMatch(/^whsec_/);
+    const list = await (await pageOf(s, "/app/webhooks")).text();
+    expect(list).toContain(`/app/webhooks/${made.body.data.id}`);
+    expect(list).not.toContain(made.body.data.secret);
+    const one = await pageOf(s, `/app/webhooks/${made.body.data.id}`);
+    expect(one.status).toBe(200);
+    const text = await one.text();
+    expect(text).toContain(`data-api="POST /webhooks/${made.body.data.id}/test"`);
+    expect(text).toContain(`data-api="POST /webhooks/${made.body.data.id}/rotate"`);
+    expect(text).not.toContain(made.body.data.secret);
   });
 });
 
