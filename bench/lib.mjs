@@ -369,3 +369,22 @@ export function median(values) {
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
+
+/**
+ * A virtual authenticator in the page's browser (the DevTools protocol's WebAuthn domain) that
+ * holds passkeys and says the user is present and verified: the dashboard's sign-in, unattended.
+ */
+export async function addVirtualAuthenticator(page) {
+  const cdp = await page.createCDPSession();
+  await cdp.send("WebAuthn.enable");
+  await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+}

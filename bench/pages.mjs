@@ -5,7 +5,7 @@
 // and the scripts it loads).
 import chromium from "@sparticuz/chromium";
 import puppeteer from "puppeteer-core";
-import { fixed, makePng, median, startService, table, upload } from "./lib.mjs";
+import { addVirtualAuthenticator, fixed, makePng, median, startService, table, upload } from "./lib.mjs";
 
 export const description = "Dashboard pages in Chromium: sign-in to first paint, a grid of 1,000 uploads, CSS and JS";
 export const settings = "1,000 uploads of one account, Chromium at 1280x800";
@@ -29,22 +29,6 @@ async function fill(service, count, log) {
     }
   };
   await Promise.all(Array.from({ length: 8 }, one));
-}
-
-/** A virtual authenticator that holds passkeys and says the user is present and verified. */
-async function authenticator(page) {
-  const cdp = await page.createCDPSession();
-  await cdp.send("WebAuthn.enable");
-  await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: {
-      protocol: "ctap2",
-      transport: "internal",
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
 }
 
 /** The page's first contentful paint, as an epoch time (ms). */
@@ -102,7 +86,7 @@ export async function run(ctx, log) {
   ctx.defer(() => browser.close());
   const page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 800 });
-  await authenticator(page);
+  await addVirtualAuthenticator(page);
   const link = await (
     await fetch(`${service.url}/api/sign-in-links`, { method: "POST", headers: { "X-API-Key": service.fullKey } })
   ).json();

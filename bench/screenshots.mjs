@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import chromium from "@sparticuz/chromium";
 import puppeteer from "puppeteer-core";
-import { createContext, mediaTools, ROOT, startMedia, startService } from "./lib.mjs";
+import { addVirtualAuthenticator, createContext, mediaTools, ROOT, startMedia, startService } from "./lib.mjs";
 
 const OUT = path.join(ROOT, "docs", "screenshots");
 const PHOTOS = [
@@ -60,18 +60,7 @@ try {
   const browser = await puppeteer.launch({ executablePath: await chromium.executablePath(), args: chromium.args });
   ctx.defer(() => browser.close());
   const page = await browser.newPage();
-  const cdp = await page.createCDPSession();
-  await cdp.send("WebAuthn.enable");
-  await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: {
-      protocol: "ctap2",
-      transport: "internal",
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
+  await addVirtualAuthenticator(page);
   const link = await api("POST", "/sign-in-links");
   await page.goto(`${origin}${new URL(link.url).pathname}`, { waitUntil: "load" });
   await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click("button[data-passkey=register]")]);
