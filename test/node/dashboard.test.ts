@@ -141,7 +141,7 @@ describe("the dashboard's passkeys, in Chromium", () => {
 });
 
 /** What the callbacks run in the page see (this project's types are the Workers', not the DOM's). */
-declare const document: any, window: any;
+declare const document: any, window: any, DataTransfer: any, DragEvent: any;
 
 /** axe-core's browser build, run in the page (its CSP bypassed for it alone). */
 const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
@@ -179,7 +179,7 @@ async function retype(page: Page, selector: string, text: string) {
 }
 
 describe("the dashboard's pages, in Chromium", () => {
-  it("keys, upload, an upload changed, an album made and ordered by keyboard: each seen through the API; no serious axe finding", async () => {
+  it("keys, upload, an upload changed, an album made and ordered by keyboard and by drag and drop: each seen through the API; no serious axe finding", async () => {
     const page = await browser.newPage();
     await page.setBypassCSP(true);
     const errors: string[] = [];
@@ -271,6 +271,28 @@ describe("the dashboard's pages, in Chromium", () => {
     await page.keyboard.up("Alt");
     await page.waitForFunction(() => document.getElementById("order-said")?.textContent === "Order saved.");
     expect(await order()).toEqual([older, newer]);
+    // And back by drag and drop (the drag's events as the browser sends them): the upload now first
+    // dragged past the middle of the one after it.
+    await page.$eval("#order-said", (p: any) => {
+      p.textContent = "";
+    });
+    await page.evaluate(
+      (from: string, to: string) => {
+        const source = document.querySelector(`ol[data-order] li[data-id="${from}"]`);
+        const target = document.querySelector(`ol[data-order] li[data-id="${to}"]`);
+        const box = target.getBoundingClientRect();
+        const transfer = new DataTransfer();
+        const at = { bubbles: true, cancelable: true, dataTransfer: transfer };
+        source.dispatchEvent(new DragEvent("dragstart", at));
+        target.dispatchEvent(new DragEvent("dragover", { ...at, clientX: box.right - 2, clientY: box.bottom - 2 }));
+        target.dispatchEvent(new DragEvent("drop", at));
+        source.dispatchEvent(new DragEvent("dragend", at));
+      },
+      older,
+      newer,
+    );
+    await page.waitForFunction(() => document.getElementById("order-said")?.textContent === "Order saved.");
+    expect(await order()).toEqual([newer, older]);
     await page.select("#cover", newer);
     await submitThrough(page, "form:has(#cover) button[type=submit]");
     expect((await api(`/albums/${albumId}`, key)).body.data.cover_id).toBe(newer);
@@ -294,6 +316,8 @@ describe("the dashboard's pages, in Chromium", () => {
       await page.goto(`${origin}${path}`, { waitUntil: "load" });
       problems[path] = await accessibilityProblems(page);
     }
+    await clickThrough(page, "header form button");
+    problems.signIn = await accessibilityProblems(page);
     expect(Object.fromEntries(Object.entries(problems).filter(([, found]) => found.length))).toEqual({});
     expect(errors).toEqual([]);
     await page.close();
