@@ -3,7 +3,6 @@ import { html } from "hono/html";
 import { requestStores } from "../../deps";
 import type { AppEnv } from "../../env";
 import { linkSigning, publicOrigin } from "../../http/request-info";
-import { requireSignIn } from "../../http/signed-in";
 import type { UploadRow } from "../../model/schema";
 import { albumUrl, getOwnedAlbum, presentAlbum } from "../../uploads/albums/albums";
 import { albumUploadsOf, listAlbums } from "../../uploads/albums/lists";
@@ -12,7 +11,7 @@ import { ID_PATTERN } from "../../uploads/schemas/fields";
 import { placeholderPaint } from "../placeholder-paint";
 import { uploadTitle } from "../previews";
 import { apiForm, notFoundPage, passwordForm, selectOptions } from "./forms";
-import { dashboardPage } from "./layout";
+import { dashboardPage, signedInPage } from "./layout";
 
 const VISIBILITY_NAMES = {
   unlisted: "Unlisted: anyone with the link",
@@ -64,8 +63,8 @@ ${thumb ? html`<img src="${thumb}" alt="" loading="lazy"${placeholderPaint(row)}
 
 /** /app/albums and /app/albums/{id}: the account's albums, each to change, order and share. */
 export const albumRoutes = new Hono<AppEnv>()
-  .use("/app/albums", requireSignIn("page"))
-  .use("/app/albums/*", requireSignIn("page"))
+  .use("/app/albums", ...signedInPage)
+  .use("/app/albums/*", ...signedInPage)
   .get("/app/albums", async (c) => {
     const origin = publicOrigin(c);
     const { rows } = await listAlbums(requestStores(c), c.var.caller.accountId, { page: 1 });

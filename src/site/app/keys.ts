@@ -1,9 +1,8 @@
 import { Hono } from "hono";
 import { html } from "hono/html";
 import type { AppEnv } from "../../env";
-import { requireSignIn } from "../../http/signed-in";
 import { apiForm } from "./forms";
-import { dashboardPage } from "./layout";
+import { dashboardPage, signedInPage } from "./layout";
 
 /**
  * /app/keys: the account's two keys. The service keeps only their hashes, so a key is shown once,
@@ -35,7 +34,7 @@ const newKey = html`<section id="new-key" aria-labelledby="new-key-heading" hidd
 <label for="shell">Flameshot, or any shell</label><textarea id="shell" data-config="shell" rows="3" readonly></textarea>
 </section>`;
 
-export const keyRoutes = new Hono<AppEnv>().use("/app/keys", requireSignIn("page")).get("/app/keys", (c) => {
+export const keyRoutes = new Hono<AppEnv>().use("/app/keys", ...signedInPage).get("/app/keys", (c) => {
   const body = html`<h1>Keys</h1>
 <p>Tools and scripts use a key; this dashboard does not need one. The full key may do everything
 the API allows; the upload-only key may only upload, which is what a screenshot tool should hold.</p>

@@ -3,6 +3,8 @@ import WEBAUTHN_SCRIPT from "../../../node_modules/@simplewebauthn/browser/dist/
 import type { Context } from "hono";
 import { html } from "hono/html";
 import type { AppEnv } from "../../env";
+import { requireSignIn } from "../../http/signed-in";
+import { rateLimits } from "../../http/throttles/rate-limits";
 import { type Markup, NOINDEX, page, PAGE_HEADERS } from "../html";
 
 /**
@@ -33,6 +35,12 @@ section{margin:1.5rem 0}
 
 const passkeyScripts = html`<script src="${WEBAUTHN_PATH}" defer></script>\
 <script src="/assets/passkeys.js" defer></script>`;
+
+/**
+ * What every signed-in page runs first: the session (or the sign-in page), then the account's API
+ * budget, which the page's reads draw on as the API's would (a search reads up to 1,000 rows).
+ */
+export const signedInPage = [requireSignIn("page"), rateLimits("api")] as const;
 
 /** The dashboard's sections, in the navigation's order. */
 const SECTIONS = [

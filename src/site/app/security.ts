@@ -9,13 +9,13 @@ import { relyingParty, requireSignIn, sameOriginOnly } from "../../http/signed-i
 import { drawCeremony } from "../../http/throttles/budgets";
 import { isoTimestamp } from "../../time";
 import { readNames, readRegistration } from "./ceremony-fields";
-import { csrfField, dashboardPage } from "./layout";
+import { csrfField, dashboardPage, signedInPage } from "./layout";
 
 const when = (ms: number | null) => (ms === null ? "never" : isoTimestamp(ms).replace("T", " ").slice(0, 16));
 
 /** /app/security: the account's passkeys and sessions, each to add or end. */
 export const securityRoutes = new Hono<AppEnv>()
-  .use("/app/security", requireSignIn("page"))
+  .use("/app/security", ...signedInPage)
   .get("/app/security", async (c) => {
     const { accountId } = c.var.caller;
     const { csrfToken, id: current } = c.var.signIn;

@@ -1,15 +1,14 @@
 import { Hono } from "hono";
 import { html } from "hono/html";
 import type { AppEnv } from "../../env";
-import { requireSignIn } from "../../http/signed-in";
 import { TUS_CLIENT_PATH, UPLOADER_MAIN, UPLOADER_STYLE } from "../uploader-page";
-import { dashboardPage } from "./layout";
+import { dashboardPage, signedInPage } from "./layout";
 
 /**
  * /app/upload: the site's uploader, signed in. uploader.js finds the session's CSRF token in the
  * page and sends through /app/api (tus for large files too) with no key to paste.
  */
-export const uploaderRoutes = new Hono<AppEnv>().use("/app/upload", requireSignIn("page")).get("/app/upload", (c) =>
+export const uploaderRoutes = new Hono<AppEnv>().use("/app/upload", ...signedInPage).get("/app/upload", (c) =>
   dashboardPage(c, {
     title: "Upload",
     body: html`<h1>Upload</h1>${UPLOADER_MAIN}`,

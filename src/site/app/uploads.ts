@@ -4,7 +4,6 @@ import { z } from "zod";
 import { accountName } from "../../accounts/accounts";
 import { requestStores } from "../../deps";
 import type { AppEnv } from "../../env";
-import { requireSignIn } from "../../http/signed-in";
 import { linkSigning, publicOrigin } from "../../http/request-info";
 import { MEDIA_TYPES, type UploadRow } from "../../model/schema";
 import { VISIBILITIES } from "../../model/visibility";
@@ -20,7 +19,7 @@ import { GRID_STYLE, tileShape } from "../tiles";
 import { uploadTitle } from "../previews";
 import { shareOptions, shareSnippets } from "../share-options";
 import { apiForm, notFoundPage, passwordForm, selectOptions } from "./forms";
-import { dashboardPage } from "./layout";
+import { dashboardPage, signedInPage } from "./layout";
 
 /** The grid's query: what the search form sends. An empty field is no filter. */
 const gridQuery = z.object({
@@ -74,8 +73,8 @@ const visibilityNames = { "": "Any visibility", public: "Public", unlisted: "Unl
 
 /** /app and /app/uploads/{id}: the account's uploads, and each one's page. */
 export const uploadRoutes = new Hono<AppEnv>()
-  .use("/app", requireSignIn("page"))
-  .use("/app/uploads/*", requireSignIn("page"))
+  .use("/app", ...signedInPage)
+  .use("/app/uploads/*", ...signedInPage)
   .get("/app", async (c) => {
     const deps = requestStores(c);
     const { accountId } = c.var.caller;

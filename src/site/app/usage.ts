@@ -2,10 +2,9 @@ import { Hono } from "hono";
 import { html } from "hono/html";
 import { readableBytes, readUsageAnswer, usageByDay } from "../../accounts/quotas";
 import type { AppEnv } from "../../env";
-import { requireSignIn } from "../../http/signed-in";
 import { settingsOf } from "../../settings";
 import type { Markup } from "../html";
-import { dashboardPage } from "./layout";
+import { dashboardPage, signedInPage } from "./layout";
 
 /** One quota as a meter, or the figure alone when there is no limit. */
 function meter(name: string, used: number, allowed: number | null, show: (n: number) => string): Markup {
@@ -43,7 +42,7 @@ const STYLE = `.chart{width:100%;height:auto;max-width:40rem}.chart rect{fill:va
 meter{width:100%;max-width:24rem;display:block}`;
 
 /** /app/usage: what the account stores against its quotas, and what it uploaded these 30 days. */
-export const usageRoutes = new Hono<AppEnv>().use("/app/usage", requireSignIn("page")).get("/app/usage", async (c) => {
+export const usageRoutes = new Hono<AppEnv>().use("/app/usage", ...signedInPage).get("/app/usage", async (c) => {
   const { accountId } = c.var.caller;
   const [usage, recent] = await Promise.all([
     readUsageAnswer(c.var.db, accountId, settingsOf(c.env).quotas),

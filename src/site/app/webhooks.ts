@@ -2,12 +2,11 @@ import { Hono } from "hono";
 import { html } from "hono/html";
 import { requestStores } from "../../deps";
 import type { AppEnv } from "../../env";
-import { requireSignIn } from "../../http/signed-in";
 import { endpointAttempts, presentAttempt } from "../../webhooks/attempts";
 import { getOwnedEndpoint, listEndpoints, presentEndpoint } from "../../webhooks/endpoints";
 import { WEBHOOK_EVENT_TYPES } from "../../model/webhook-events";
 import { apiForm, notFoundPage } from "./forms";
-import { dashboardPage } from "./layout";
+import { dashboardPage, signedInPage } from "./layout";
 
 /** Where a new endpoint's or a rotated secret is shown, once. */
 const newSecret = html`<section id="new-key" aria-labelledby="new-key-heading" hidden>
@@ -39,8 +38,8 @@ const stateOf = (e: Endpoint) =>
 
 /** /app/webhooks and /app/webhooks/{id}: the account's endpoints, their deliveries, test and rotate. */
 export const webhookRoutes = new Hono<AppEnv>()
-  .use("/app/webhooks", requireSignIn("page"))
-  .use("/app/webhooks/*", requireSignIn("page"))
+  .use("/app/webhooks", ...signedInPage)
+  .use("/app/webhooks/*", ...signedInPage)
   .get("/app/webhooks", async (c) => {
     const rows = (await listEndpoints(requestStores(c), c.var.caller.accountId)).map(presentEndpoint);
     const body = html`<h1>Webhooks</h1>

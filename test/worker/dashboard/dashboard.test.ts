@@ -2,7 +2,17 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { database } from "../../../src/storage/db";
 import { searchUploads } from "../../../src/storage/upload-search";
-import { json, newAccount, nextMillisecond, ORIGIN, request, type TestAccount, uniquePng, upload } from "../helpers";
+import {
+  clockedApp,
+  json,
+  newAccount,
+  nextMillisecond,
+  ORIGIN,
+  request,
+  type TestAccount,
+  uniquePng,
+  upload,
+} from "../helpers";
 import { hookUrl } from "../webhooks/endpoint-rows";
 import { type Browser, browser, csrfOf, join } from "./browser-session";
 
@@ -243,6 +253,22 @@ describe("the dashboard's pages", () => {
     expect(own).toContain(`data-api="DELETE /${made.id}"`);
     const usage = await (await pageOf(s, "/app/usage")).text();
     expect(usage).toMatch(/<rect [^>]*height="[1-9]\d*"><title>\d{4}-\d\d-\d\d: 1 uploads/);
+  });
+});
+
+describe("the pages' budget", () => {
+  it("is the account's API budget: a page past it is a 429, and an API call of the key is refused too", async () => {
+    const s = await signedIn();
+    const app = clockedApp({ RATE_LIMITS: "on", RATE_LIMIT_PER_MINUTE: "2" });
+    const headers = { Cookie: s.b.cookie! };
+    expect((await app.call("/app?q=a", { ip: s.b.ip, headers })).status).toBe(200);
+    expect((await app.call("/app/usage", { ip: s.b.ip, headers })).status).toBe(200);
+    const third = await app.call("/app?q=b", { ip: s.b.ip, headers });
+    expect(third.status).toBe(429);
+    expect(third.headers.get("Retry-After")).toMatch(/^\d+$/);
+    expect((await app.call("/api/usage", { key: s.account.full, ip: s.b.ip })).status).toBe(429);
+    app.clock.now += 61_000;
+    expect((await app.call("/app", { ip: s.b.ip, headers })).status).toBe(200);
   });
 });
 
