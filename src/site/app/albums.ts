@@ -10,7 +10,7 @@ import { presentUpload } from "../../uploads/present";
 import { ID_PATTERN } from "../../uploads/schemas/fields";
 import { placeholderPaint } from "../placeholder-paint";
 import { uploadTitle } from "../previews";
-import { apiForm, notFoundPage, passwordForm, selectOptions } from "./forms";
+import { apiForm, notFoundPage, orNotFound, passwordForm, selectOptions } from "./forms";
 import { dashboardPage, signedInPage } from "./layout";
 
 const VISIBILITY_NAMES = {
@@ -95,7 +95,7 @@ ${apiForm({
     const deps = requestStores(c);
     const { accountId } = c.var.caller;
     const id = c.req.param("id");
-    const found = ID_PATTERN.test(id) ? await getOwnedAlbum(deps, accountId, id).catch(() => null) : null;
+    const found = ID_PATTERN.test(id) ? await orNotFound(getOwnedAlbum(deps, accountId, id)) : null;
     if (!found) return notFoundPage(c, "No album with that id on this account.");
     const origin = publicOrigin(c);
     const signing = linkSigning(c);

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { html } from "hono/html";
 import type { AppEnv } from "../../env";
+import { ApiError } from "../../errors";
 import type { Markup } from "../html";
 import { dashboardPage } from "./layout";
 
@@ -53,3 +54,13 @@ export const passwordForm = (api: string, locked: boolean) =>
 <input type="password" id="password" name="password" maxlength="128" autocomplete="new-password">`,
     submit: locked ? "Change or remove the password" : "Set the password",
   });
+
+/** What `read` finds, or null where it answers not found (404); any other failure is thrown on. */
+export async function orNotFound<T>(read: Promise<T>): Promise<T | null> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return null;
+    throw error;
+  }
+}

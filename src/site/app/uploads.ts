@@ -4,6 +4,7 @@ import { z } from "zod";
 import { accountName } from "../../accounts/accounts";
 import { requestStores } from "../../deps";
 import type { AppEnv } from "../../env";
+import { ApiError } from "../../errors";
 import { linkSigning, publicOrigin } from "../../http/request-info";
 import { MEDIA_TYPES, type UploadRow } from "../../model/schema";
 import { VISIBILITIES } from "../../model/visibility";
@@ -18,7 +19,7 @@ import { placeholderPaint } from "../placeholder-paint";
 import { GRID_STYLE, tileShape } from "../tiles";
 import { uploadTitle } from "../previews";
 import { shareOptions, shareSnippets } from "../share-options";
-import { apiForm, notFoundPage, passwordForm, selectOptions } from "./forms";
+import { apiForm, notFoundPage, orNotFound, passwordForm, selectOptions } from "./forms";
 import { dashboardPage, signedInPage } from "./layout";
 
 /** The grid's query: what the search form sends. An empty field is no filter. */
@@ -91,7 +92,8 @@ export const uploadRoutes = new Hono<AppEnv>()
         found = await searchPage(deps, accountId, filtersOf(query), query.after || undefined);
       } catch (error) {
         // A cursor or album that is not this account's: said on the page, as a bad filter is.
-        problem = error instanceof Error ? error.message : String(error);
+        if (!(error instanceof ApiError)) throw error;
+        problem = error.message;
       }
     }
     const origin = publicOrigin(c);
@@ -138,7 +140,7 @@ ${next ? html`<a rel="next" href="${next}">More</a>` : ""}</nav>`;
   .get("/app/uploads/:id", async (c) => {
     const deps = requestStores(c);
     const id = c.req.param("id");
-    const row = ID_PATTERN.test(id) ? await readOwnedUpload(deps, c.var.caller.accountId, id).catch(() => null) : null;
+    const row = ID_PATTERN.test(id) ? await orNotFound(readOwnedUpload(deps, c.var.caller.accountId, id)) : null;
     if (!row) return notFoundPage(c, "No upload with that id on this account.");
     const origin = publicOrigin(c);
     const shown = await presentUpload(row, origin, linkSigning(c));

@@ -5,7 +5,7 @@ import type { AppEnv } from "../../env";
 import { endpointAttempts, presentAttempt } from "../../webhooks/attempts";
 import { getOwnedEndpoint, listEndpoints, presentEndpoint } from "../../webhooks/endpoints";
 import { WEBHOOK_EVENT_TYPES } from "../../model/webhook-events";
-import { apiForm, notFoundPage } from "./forms";
+import { apiForm, notFoundPage, orNotFound } from "./forms";
 import { dashboardPage, signedInPage } from "./layout";
 
 /** Where a new endpoint's or a rotated secret is shown, once. */
@@ -66,7 +66,7 @@ ${apiForm({
     const deps = requestStores(c);
     const { accountId } = c.var.caller;
     const id = c.req.param("id");
-    const row = await getOwnedEndpoint(deps, accountId, id).catch(() => null);
+    const row = await orNotFound(getOwnedEndpoint(deps, accountId, id));
     if (!row) return notFoundPage(c, "No webhook endpoint with that id on this account.");
     const endpoint = presentEndpoint(row);
     const attempts = (await endpointAttempts(deps, accountId, id)).map(presentAttempt);
