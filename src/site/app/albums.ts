@@ -6,7 +6,7 @@ import { linkSigning, publicOrigin } from "../../http/request-info";
 import type { UploadRow } from "../../model/schema";
 import { albumUrl, getOwnedAlbum, presentAlbum } from "../../uploads/albums/albums";
 import { albumUploadsOf, listAlbums } from "../../uploads/albums/lists";
-import { presentUpload } from "../../uploads/present";
+import { presentThumb } from "../../uploads/present";
 import { ID_PATTERN } from "../../uploads/schemas/fields";
 import { placeholderPaint } from "../placeholder-paint";
 import { uploadTitle } from "../previews";
@@ -52,7 +52,7 @@ const NO_PREVIEW = html`<span class="nothumb">No preview</span>`;
 
 /** An upload in the album's order: draggable, and moved by keyboard once focused. */
 async function orderItem(albumId: string, row: UploadRow, origin: string, signing: ReturnType<typeof linkSigning>) {
-  const { thumb } = await presentUpload(row, origin, signing);
+  const thumb = await presentThumb(row, origin, signing);
   const title = uploadTitle(row);
   return html`<li data-id="${row.id}" draggable="true" tabindex="0" aria-label="${title}">\
 ${thumb ? html`<img src="${thumb}" alt="" loading="lazy"${placeholderPaint(row)}>` : NO_PREVIEW}

@@ -9,7 +9,7 @@ import { linkSigning, publicOrigin } from "../../http/request-info";
 import { MEDIA_TYPES, type UploadRow } from "../../model/schema";
 import { VISIBILITIES } from "../../model/visibility";
 import { listAlbums } from "../../uploads/albums/lists";
-import { presentUpload } from "../../uploads/present";
+import { presentThumb, presentUpload } from "../../uploads/present";
 import { uploadLinks } from "../../uploads/public-urls";
 import { readOwnedUpload } from "../../uploads/read";
 import { searchPage, type UploadFilters } from "../../uploads/search";
@@ -40,7 +40,7 @@ const filtersOf = (query: z.output<typeof gridQuery>): UploadFilters => ({
 
 /** A tile of the grid, as the gallery's are (each photo its own shape), with its marks. */
 async function gridTile(row: UploadRow, origin: string, signing: ReturnType<typeof linkSigning>): Promise<Markup> {
-  const { thumb } = await presentUpload(row, origin, signing);
+  const thumb = await presentThumb(row, origin, signing);
   const title = uploadTitle(row);
   const picture = thumb
     ? html`<img src="${thumb}" alt="" loading="lazy"${placeholderPaint(row)}>`
