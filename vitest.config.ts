@@ -40,17 +40,6 @@ async function serveFixture(request: Request): Promise<Response> {
 }
 
 /**
- * Tests that fill the isolate's memory account on purpose, or that measure where work runs (in
- * the Worker or on the media service, which depends on what the account holds): a project of
- * their own, so that no other file's requests share their isolate. (The pool now starts a workerd
- * for every test file, so they run beside the other files, each in its own.)
- */
-const ISOLATE_MEMORY_TESTS = [
-  "test/worker/limits/isolate-memory.test.ts",
-  "test/worker/capacity/operation-costs.test.ts",
-];
-
-/**
  * Files that share their workerd with the files run before them in the same pool worker
  * (`isolate: false`): unit tests, and route tests whose checks are of what they made themselves
  * (uploads of accounts of their own, objects stored since they began, limiter counts from
@@ -66,8 +55,10 @@ const ISOLATE_MEMORY_TESTS = [
  * (listing-rows); change global state (moderation's blocked terms and flagged bytes); run the
  * cron over every account's jobs and count the runners it starts (media-job-runner), or over
  * every account's usage and strays (cron-budget); make large uploads whose jobs outlive them
- * (large-video); leave strays on purpose (the crash-step walks); or time their work against
- * wall-clock bounds (strip-memory). docs/testing.md says more.
+ * (large-video); leave strays on purpose (the crash-step walks); time their work against
+ * wall-clock bounds (strip-memory); or fill the isolate's memory account on purpose, or measure
+ * where work runs, which depends on what that account holds (isolate-memory, operation-costs).
+ * docs/testing.md says more.
  */
 const SHARED_RUNTIME_TESTS = [
   "test/worker/net/address.test.ts",
@@ -292,10 +283,9 @@ export default defineConfig(async () => {
       sequence: { sequencer: LongFilesFirst },
       projects: [
         workerProject(migrations, "worker", ["test/worker/**/*.test.ts"], {
-          exclude: [...ISOLATE_MEMORY_TESTS, ...SHARED_RUNTIME_TESTS],
+          exclude: SHARED_RUNTIME_TESTS,
         }),
         workerProject(migrations, "worker-shared", SHARED_RUNTIME_TESTS, { isolate: false }),
-        workerProject(migrations, "worker-memory", ISOLATE_MEMORY_TESTS),
         {
           plugins: [browserFilesAsText],
           test: {

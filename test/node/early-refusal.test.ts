@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { createAccount, fixture, startTestServer, uploadFile, type TestAccount, type TestServer } from "./server";
+import { beforeAll, expect, it } from "vitest";
+import { createAccount, fixture, sharedTestServer, uploadFile, type TestAccount, type TestServer } from "./server";
 
 /**
  * An upload refused from its first bytes (a corrupt JPEG, a file of no accepted type) is answered
@@ -10,17 +10,15 @@ import { createAccount, fixture, startTestServer, uploadFile, type TestAccount, 
  * restarted mid-request": its dev proxy reuses the connection to the Worker that the refusal left
  * with unread bytes, and reports any failed forward that way, though the Worker never restarted
  * (workers-sdk issues 14641 and 15203). The toolchain the project pins does not; this keeps it so.
+ * On the run's shared dev server: the refusals leave the connection to its Worker as any client's
+ * would, so every file that uses that server after them would meet the same 503s.
  */
 let server: TestServer;
 let account: TestAccount;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await sharedTestServer();
   account = await createAccount(server, "early-refusal");
-});
-
-afterAll(async () => {
-  await server?.stop();
 });
 
 it.each([
