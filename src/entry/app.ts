@@ -13,7 +13,7 @@ import { randomBase62 } from "../crypto";
 import { database } from "../storage/db";
 import { admin } from "../api/admin";
 import { api } from "../api";
-import { mcp, mcpMetadata } from "../mcp";
+import { MCP_METADATA_PATH, mcp, mcpMetadata } from "../mcp";
 import { files } from "../files/index";
 import { pages } from "../site/pages";
 import { listings } from "../site/listings";
@@ -98,7 +98,7 @@ export function createApp(options: { now?: () => number } = {}) {
   app.use("/app/api/*", sameOriginOnly, requireSignIn("json"));
   app.route("/app/api", api);
   app.route("/mcp", mcp);
-  app.route("/.well-known/oauth-protected-resource/mcp", mcpMetadata);
+  app.route(MCP_METADATA_PATH, mcpMetadata);
   app.route("/admin", admin);
   app.route("/", files);
   app.route("/", pages);

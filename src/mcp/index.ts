@@ -1,9 +1,5 @@
-// First: the SDK's validator reads `location` as its module loads (see location-stand-in).
-import "../media/image/location-stand-in";
-import { createMcpHandler, getOAuthProtectedResourceMetadataUrl, McpServer } from "@modelcontextprotocol/server";
 import { Hono, type Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { requestStores } from "../deps";
 import type { AppEnv } from "../env";
 import { ApiError, tooLarge } from "../errors";
 import { bearerOrPresentedKey, identifyCallerBy } from "../http/auth";
@@ -14,7 +10,7 @@ import { publicOrigin } from "../http/request-info";
 import { drawRateLimits } from "../http/throttles/rate-limits";
 import { isolateMemory } from "../limits/isolate-memory";
 import { LARGER_FILES, MCP_BODY_BYTES } from "./inline-file";
-import { registerTools } from "./tools";
+import type { Message } from "./server";
 
 /**
  * The service as a remote MCP server (Streamable HTTP) at /mcp, for AI agents: stateless, one
@@ -24,14 +20,19 @@ import { registerTools } from "./tools";
  *
  * The same keys as the API (X-API-Key, or `Authorization: Bearer`, which agent clients send),
  * the same rate limits, and the API's own operations under the tools.
+ *
+ * The SDK and the tools (server.ts) are loaded with the first request that reaches them, not as
+ * the isolate starts: they are about a third of the Worker's code, and the SDK builds its
+ * protocol schemas as it loads, which every cold start would otherwise pay for (about 25 ms of
+ * the Worker's 300 ms measured by `wrangler check startup`), MCP or not.
  */
+let server: Promise<typeof import("./server")> | undefined;
+const loadServer = () => (server ??= import("./server"));
 
-const SERVER_INFO = { name: "media-host", version: "1.0.0" };
-const INSTRUCTIONS =
-  "Image and video hosting. Upload from a link or a small inline file, then share `src` (the permanent " +
-  "direct link) or `direct` (the share page). An upload-only key may only upload.";
+/** Where the protected-resource metadata of /mcp is served (RFC 9728: the well-known prefix, then /mcp). */
+export const MCP_METADATA_PATH = "/.well-known/oauth-protected-resource/mcp";
 
-const metadataUrl = (c: Context<AppEnv>) => getOAuthProtectedResourceMetadataUrl(new URL(`${publicOrigin(c)}/mcp`));
+const metadataUrl = (c: Context<AppEnv>) => `${publicOrigin(c)}${MCP_METADATA_PATH}`;
 
 /**
  * A missing or wrong key: the API's 401, with the challenge MCP clients read. It names the
@@ -45,9 +46,6 @@ const refuseKey = (c: Context<AppEnv>) =>
 
 const tooLargeBody = () =>
   tooLarge(`MCP request over ${MCP_BODY_BYTES / 1024 / 1024} MiB: inline files are for small images. ${LARGER_FILES}`);
-
-/** A JSON-RPC message (or a batch of them) as the route reads it; null when it is not JSON. */
-type Message = { method?: unknown } | { method?: unknown }[] | null;
 
 function parseMessage(bytes: Uint8Array): Message {
   try {
@@ -82,16 +80,10 @@ const serve = async (c: Context<AppEnv>) => {
       if (!toolCall) throw error;
       refused = error as Error;
     }
-    // "auto": JSON, as no tool sends anything before its result.
-    const handler = createMcpHandler(() => {
-      const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
-      registerTools(server, { c, deps: requestStores(c), refused });
-      return server;
-    });
     const request = bytes
       ? new Request(c.req.raw.url, { method: "POST", headers: c.req.raw.headers, body: bytes })
       : c.req.raw;
-    return await handler.fetch(request, message ? { parsedBody: message } : undefined);
+    return await (await loadServer()).answer(c, request, message, refused);
   } finally {
     memory.release();
   }

@@ -5,7 +5,7 @@
  * throws on the stand-in's undefined origin. This module makes the stand-in whole (origin "null",
  * what an opaque origin reads as, which such code knows to skip), or sets one first, so that
  * whichever of the two loads first, neither can meet half of it. Both importers, codecs.ts and
- * src/mcp/index.ts, import it before anything else (test/node/startup-order.test.ts).
+ * src/mcp/server.ts, import it before anything else (test/node/startup-order.test.ts).
  */
 const scope = globalThis as { location?: { href?: string; origin?: string } };
 if (scope.location === undefined) scope.location = { href: "", origin: "null" };
