@@ -18,7 +18,10 @@ export type AppEnv = {
     session: D1DatabaseSession;
     /** Set by identifyCaller (src/http/auth.ts) for the API's operations. */
     caller: Caller;
-    /** Set by requireSignIn (src/http/signed-in.ts) for the dashboard's signed-in pages. */
+    /**
+     * Set by requireSignIn (src/http/signed-in.ts) for the dashboard's signed-in pages; by
+     * signInIfAny (sign-out) only when there is a session.
+     */
     signIn: SessionRow;
     /** The account's last write as its full key's limiter had it, when the rate limits read it. */
     lastWrite?: string | null;

@@ -61,24 +61,45 @@ export const sameOriginOnly = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /**
+ * The request's current session, if any, with its CSRF token checked where the request changes
+ * state: in the `X-CSRF-Token` header (the pages' scripts) or the form's `csrf` field.
+ */
+async function currentSession(c: Context<AppEnv>) {
+  const found = await signedIn(c.var.db, sessionToken(c), clientIp(c), c.var.now());
+  if (found && !SAFE.has(c.req.method) && !(await csrfTokenMatches(c, found.session.csrfToken)))
+    throw forbidden("This form is out of date: reload the page and try again.");
+  return found;
+}
+
+/**
  * The signed-in account, as a full-key caller (c.var.caller) with its session (c.var.signIn); a
  * browser with no current session goes to the sign-in page (a page) or gets a 401 (anything
- * else). A state-changing request must carry the session's CSRF token too: in the
- * `X-CSRF-Token` header (the pages' scripts) or the form's `csrf` field.
+ * else). A state-changing request must carry the session's CSRF token too (currentSession).
  */
 export const requireSignIn = (answer: "page" | "json") =>
   createMiddleware<AppEnv>(async (c, next) => {
-    const found = await signedIn(c.var.db, sessionToken(c), clientIp(c), c.var.now());
+    const found = await currentSession(c);
     if (!found) {
       if (answer === "page" && SAFE.has(c.req.method)) return c.redirect("/app/sign-in", 303);
       throw new ApiError(401, "Not signed in, or the session has ended.");
     }
-    if (!SAFE.has(c.req.method) && !(await csrfTokenMatches(c, found.session.csrfToken)))
-      throw forbidden("This form is out of date: reload the page and try again.");
     c.set("caller", found.caller);
     c.set("signIn", found.session);
     await next();
   });
+
+/**
+ * Sign-out's: the session, when there still is one, as requireSignIn sets it; none (it ended,
+ * was revoked, or expired) lets the request through unsigned, since there is nothing left to end.
+ */
+export const signInIfAny = createMiddleware<AppEnv>(async (c, next) => {
+  const found = await currentSession(c);
+  if (found) {
+    c.set("caller", found.caller);
+    c.set("signIn", found.session);
+  }
+  await next();
+});
 
 async function csrfTokenMatches(c: Context<AppEnv>, expected: string): Promise<boolean> {
   let given = c.req.header("X-CSRF-Token");

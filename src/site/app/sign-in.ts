@@ -9,10 +9,10 @@ import { clientIp } from "../../http/request-info";
 import {
   clearSessionCookie,
   relyingParty,
-  requireSignIn,
   sameOriginOnly,
   sessionToken,
   setSessionCookie,
+  signInIfAny,
 } from "../../http/signed-in";
 import { drawCeremony } from "../../http/throttles/budgets";
 import { throttledSignIn } from "../../http/throttles/guesses";
@@ -57,8 +57,10 @@ or through a link it makes with its full API key (<code>POST /api/sign-in-links<
     setSessionCookie(c, session.token, session.expiresAt);
     return c.json({ type: "success" as const, data: { next: "/app" } });
   })
-  .post("/app/sign-out", sameOriginOnly, smallBody, requireSignIn("json"), async (c) => {
-    await endOwnSession(c.var.db, c.var.signIn);
+  // Signed out already (the session ended elsewhere, or expired): the cookie goes all the same, and
+  // the browser lands where a sign-out leads, rather than on a 401.
+  .post("/app/sign-out", sameOriginOnly, smallBody, signInIfAny, async (c) => {
+    if (c.var.signIn) await endOwnSession(c.var.db, c.var.signIn);
     clearSessionCookie(c);
     return c.redirect("/app/sign-in", 303);
   });

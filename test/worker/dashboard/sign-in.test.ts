@@ -130,6 +130,7 @@ describe("sessions", () => {
     expect((await page(b, "/app")).status).toBe(200);
 
     const csrf = await csrfOf(b);
+    const signedOut = b.cookie!;
     const out = await post(b, "/app/sign-out", undefined, { "X-CSRF-Token": csrf });
     expect(out.status).toBe(303);
     expect(out.headers.get("Set-Cookie")).toMatch(/__Host-session=;/);
@@ -137,6 +138,17 @@ describe("sessions", () => {
     expect(afterwards.status).toBe(303);
     expect(afterwards.headers.get("Location")).toBe("/app/sign-in");
     // The first session (the invite's) is still its own until ended.
+    expect((await page(stolen, "/app")).status).toBe(200);
+
+    // Signing out again, with the ended session's cookie (a second tab's button): there is
+    // nothing left to end, so no token is asked for, and the browser lands on the sign-in page.
+    const again = await post({ ...b, cookie: signedOut }, "/app/sign-out", undefined);
+    expect(again.status).toBe(303);
+    expect(again.headers.get("Location")).toBe("/app/sign-in");
+    expect(again.headers.get("Set-Cookie")).toMatch(/__Host-session=;/);
+    // A live session still needs its token to be ended, and only from the service's own pages.
+    expect((await post(stolen, "/app/sign-out", undefined)).status).toBe(403);
+    expect((await post(stolen, "/app/sign-out", undefined, { Origin: "https://elsewhere.example" })).status).toBe(403);
     expect((await page(stolen, "/app")).status).toBe(200);
   });
 
