@@ -1,3 +1,5 @@
+import { ascii, u32be } from "../bytes";
+
 /**
  * Image dimensions and orientation read from the header alone, so that size limits are decided
  * before any pixel is decoded. `width`/`height` are the upright display size.
@@ -67,24 +69,32 @@ export const HEADER_LIMIT = 1024 * 1024;
 const ANIMATION_HEAD_BYTES = HEADER_LIMIT;
 
 /**
+ * What a PNG's chunks, walked from the signature, say of animation: an `acTL` chunk before the
+ * first `IDAT` (an APNG), an `IDAT` first (a still image), or null when `head` ends before either.
+ * By chunk, not by searching the bytes: "acTL" inside a text chunk's data says nothing, and a
+ * walk reads a few bytes a chunk rather than the whole head.
+ */
+function pngAnimation(head: Uint8Array): "animated" | "still" | null {
+  for (let at = 8; at + 8 <= head.length; at += 12 + u32be(head, at)) {
+    const type = ascii(head, at + 4, 4);
+    if (type === "acTL") return "animated";
+    if (type === "IDAT") return "still";
+  }
+  return null;
+}
+
+/**
  * Whether `head` says enough to tell animation: a PNG's acTL comes before its image data, after
- * any other chunks (a large colour profile, text), so a head holding neither acTL nor IDAT may
- * not yet tell; past ANIMATION_HEAD_BYTES it is taken as still.
+ * any other chunks (a large colour profile, text), so a head that ends before either may not yet
+ * tell; past ANIMATION_HEAD_BYTES it is taken as still.
  */
 export const animationKnown = (format: string, head: Uint8Array) =>
-  format !== "png" ||
-  head.length >= ANIMATION_HEAD_BYTES ||
-  /acTL|IDAT/.test(new TextDecoder("latin1").decode(head.subarray(0, ANIMATION_HEAD_BYTES)));
+  format !== "png" || head.length >= ANIMATION_HEAD_BYTES || pngAnimation(head) !== null;
 
 /** An animated WebP (VP8X animation flag) or PNG (acTL before the image data). */
 export function isAnimated(format: string, head: Uint8Array): boolean {
   if (format === "gif") return true; // decided by its frames; GIF never goes to the Worker anyway
-  const text = new TextDecoder("latin1").decode(head.subarray(0, ANIMATION_HEAD_BYTES));
-  if (format === "webp") return text.slice(12, 16) === "VP8X" && (head[20]! & 0x02) !== 0;
-  if (format === "png") {
-    const actl = text.indexOf("acTL");
-    const idat = text.indexOf("IDAT");
-    return actl !== -1 && (idat === -1 || actl < idat);
-  }
+  if (format === "webp") return ascii(head, 12, 4) === "VP8X" && (head[20]! & 0x02) !== 0;
+  if (format === "png") return pngAnimation(head.subarray(0, ANIMATION_HEAD_BYTES)) === "animated";
   return false;
 }

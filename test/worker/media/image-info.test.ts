@@ -1,7 +1,26 @@
 import { describe, expect, it } from "vitest";
 import { readImageHeader } from "../../../src/media/image-header";
+import { animationKnown, isAnimated } from "../../../src/media/image-info";
 import { sniff } from "../../../src/media/sniff";
-import { join, latin1, tiffHeader, tiffIfd, tiffOfManySubIfds, u16be, u32be } from "../../support/build";
+import {
+  actl,
+  fctl,
+  ihdr,
+  join,
+  latin1,
+  ONE_PIXEL_IDAT,
+  pngChunk,
+  pngFile,
+  tiffHeader,
+  tiffIfd,
+  tiffOfManySubIfds,
+  u16be,
+  u32be,
+  VP8X_ANIMATION,
+  VP8X_EXIF,
+  vp8x,
+  webpFile,
+} from "../../support/build";
 import { fixture } from "../helpers";
 
 async function header(path: string, limit?: number) {
@@ -204,5 +223,43 @@ describe("readImageHeader", () => {
       late.set(tiffHeader(true, 2 * 1024 * 1024));
       expect(readImageHeader("tiff", late)).toEqual({ need: "more" });
     });
+  });
+});
+
+describe("animation, from the file's first bytes", () => {
+  const still = pngFile(ihdr(1, 1), ONE_PIXEL_IDAT);
+  const apng = (...before: Uint8Array[]) => pngFile(ihdr(1, 1), ...before, actl(1), fctl(0, 1, 1), ONE_PIXEL_IDAT);
+
+  it("takes a PNG as animated by an acTL chunk before its image data, however large the chunks before it", () => {
+    expect(isAnimated("png", still)).toBe(false);
+    expect(isAnimated("png", apng())).toBe(true);
+    expect(isAnimated("png", apng(pngChunk("iCCP", new Uint8Array(300_000))))).toBe(true);
+    // An acTL after the image data is not an APNG's.
+    expect(isAnimated("png", pngFile(ihdr(1, 1), ONE_PIXEL_IDAT, actl(1)))).toBe(false);
+  });
+
+  it("reads a PNG's chunks, not its bytes: the word acTL in a text chunk is not animation", () => {
+    const text = pngChunk("tEXt", latin1("Comment\0made with acTL and IDAT in mind"));
+    expect(isAnimated("png", pngFile(ihdr(1, 1), text, ONE_PIXEL_IDAT))).toBe(false);
+    expect(animationKnown("png", pngFile(ihdr(1, 1), text).subarray(0, -12))).toBe(false);
+  });
+
+  it("waits for a PNG's head to reach acTL or IDAT before it tells, and no longer than its limit", () => {
+    const file = apng(pngChunk("iCCP", new Uint8Array(300_000)));
+    const acTlAt = 8 + 25 + 12 + 300_000;
+    expect(animationKnown("png", file.subarray(0, acTlAt))).toBe(false);
+    expect(animationKnown("png", file.subarray(0, acTlAt + 8))).toBe(true);
+    // A head of 1 MiB without either is taken as a still image.
+    const long = pngFile(ihdr(1, 1), pngChunk("iCCP", new Uint8Array(2 * 1024 * 1024)));
+    expect(animationKnown("png", long.subarray(0, 1024 * 1024))).toBe(true);
+    expect(isAnimated("png", long)).toBe(false);
+    expect(animationKnown("jpg", new Uint8Array(2))).toBe(true);
+  });
+
+  it("takes a WebP as animated by its VP8X flag alone", () => {
+    expect(isAnimated("webp", webpFile(vp8x(1, 1, VP8X_ANIMATION)))).toBe(true);
+    expect(isAnimated("webp", webpFile(vp8x(1, 1, VP8X_EXIF)))).toBe(false);
+    expect(isAnimated("gif", new Uint8Array(0))).toBe(true);
+    expect(isAnimated("jpg", new Uint8Array(0))).toBe(false);
   });
 });
