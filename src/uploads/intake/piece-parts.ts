@@ -102,21 +102,24 @@ export async function storeAsPart(
  * their bytes can be read, after turning the pieces stored as objects into parts when all of
  * them can be (pieces sent before the first one). The planned offsets are written before the
  * upload is completed, so that a finish that fails after completing it leaves the session whole
- * (the object's existence says it was completed). Returns the pieces as they are then, and the
- * parts this call completed the object from (null when it did not complete it): a piece sent
- * again while it ran may have changed its row since, but not the object.
+ * (the object's existence says it was completed). Returns the pieces as they are then, the
+ * parts this call completed the object from and the object it made (both null when it did not
+ * complete it): a piece sent again while it ran may have changed its row since, but not the object.
  */
 export async function assembleParts(
   deps: Stores,
   session: PieceSessionRow,
   pieces: StoredPieceRow[],
-): Promise<{ pieces: StoredPieceRow[]; completedFrom: StoredPieceRow[] | null }> {
-  if (!session.multipartId || session.assembled) return { pieces, completedFrom: null };
+): Promise<{ pieces: StoredPieceRow[]; completedFrom: StoredPieceRow[] | null; completed: R2Object | null }> {
+  const none = { completedFrom: null, completed: null };
+  if (!session.multipartId || session.assembled) return { pieces, ...none };
   const { db, bucket } = deps;
   if (!(await bucket.head(session.objectKey!))) {
     const multipart = multipartOf(bucket, session);
     const objects = pieces.filter((piece) => !piece.partEtag);
-    if (objects.every((piece) => fitsAsPart(piece.index, piece.size, session.total))) {
+    // Read again only when pieces became parts here: with none, the rows read by the caller are
+    // as good as any read now (a piece sent again meanwhile may change its row either way).
+    if (objects.length > 0 && objects.every((piece) => fitsAsPart(piece.index, piece.size, session.total))) {
       for (const piece of objects) {
         const object = await bucket.get(piece.objectKey ?? pieceKey(session.id, piece.index));
         if (!object) throw new Error(`piece ${piece.index} of ${session.id} is missing from storage`);
@@ -130,14 +133,16 @@ export async function assembleParts(
       pieces = await piecesOf(db, session.id);
     }
     const parts = pieces.filter((piece) => piece.partEtag);
-    if (parts.length === 0) return { pieces, completedFrom: null };
+    if (parts.length === 0) return { pieces, ...none };
     await planPartOffsets(db, session.id, PIECE_BYTES);
-    await multipart.complete(parts.map((piece) => ({ partNumber: piece.partNumber!, etag: piece.partEtag! })));
+    const completed = await multipart.complete(
+      parts.map((piece) => ({ partNumber: piece.partNumber!, etag: piece.partEtag! })),
+    );
     await markAssembled(db, session.id);
-    return { pieces: await piecesOf(db, session.id), completedFrom: parts };
+    return { pieces: await piecesOf(db, session.id), completedFrom: parts, completed };
   }
   await markAssembled(db, session.id);
-  return { pieces: await piecesOf(db, session.id), completedFrom: null };
+  return { pieces: await piecesOf(db, session.id), ...none };
 }
 
 /** The stored bytes of one piece: a range of the session's completed object, or an object of its own. */

@@ -211,9 +211,10 @@ export async function claimPiecedFile(
     if (lost.length) throw missingPieces(lost, session.total);
 
     const size = pieces.reduce((sum, p) => sum + p.size, 0);
+    // The object this call completed is the one a read of it would find; one completed before is read.
     const whole =
       session.assembled && pieces.every((p) => p.objectOffset === p.index * PIECE_BYTES)
-        ? await bucket.head(session.objectKey!)
+        ? (assembled.completed ?? (await bucket.head(session.objectKey!)))
         : null;
     const reservedUploadId = session.fileUploadId!;
     const file = whole?.size === size ? { key: whole.key, size, etag: whole.httpEtag, reservedUploadId } : null;
