@@ -160,16 +160,17 @@ const isGone = (error: unknown) => /NoSuchUpload|does not exist|not found/i.test
 /**
  * Removes what a session stored: its pieces, its multipart upload and its completed object
  * (unless that is the upload's file, `keep`). A multipart upload that is no more (completed or
- * aborted) is no failure.
+ * aborted) is no failure; one the session says it assembled was completed, and is not asked.
  */
 export async function removePieceStorage(bucket: R2Bucket, session: PieceSessionRow, keep: string | null = null) {
   await deletePrefix(bucket, piecePrefix(session.id));
   if (!session.multipartId) return;
-  await multipartOf(bucket, session)
-    .abort()
-    .catch((error) => {
-      if (!isGone(error)) throw error;
-    });
+  if (!session.assembled)
+    await multipartOf(bucket, session)
+      .abort()
+      .catch((error) => {
+        if (!isGone(error)) throw error;
+      });
   if (session.objectKey !== keep) await bucket.delete(session.objectKey!);
 }
 
