@@ -11,7 +11,7 @@ export function wrangler(args: string[], options?: { cwd?: string; stdio?: "pipe
 
 export function applyMigrations(options: { stateDir: string; config?: string; cwd?: string }): void;
 
-export function applyMigrationsAsync(options: { stateDir: string; config?: string; cwd?: string }): Promise<void>;
+export function applyMigrationsAtOnce(options: { stateDir: string; config?: string; cwd?: string }): Promise<void>;
 
 /** The folder of the port claims: a file per port, holding its process's pid. */
 export const PORT_CLAIMS: string;

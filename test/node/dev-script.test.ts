@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
+import { DatabaseSync } from "node:sqlite";
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
@@ -7,6 +8,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { portSetting, startDevServer } from "../../scripts/lib/dev-server.mjs";
 import { freePort, portInUse, ROOT, type RunningServer } from "../../scripts/lib/server.mjs";
+import { migratedState } from "./server";
 
 /** `npm run dev` itself (scripts/dev.mjs): the scheduled job runs, and the parts stop together. */
 let dev: ChildProcess | undefined;
@@ -35,6 +37,21 @@ const children = (pid: number) =>
   );
 const descendants = (pid: number): number[] => children(pid).flatMap((child) => [child, ...descendants(child)]);
 const commandLine = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+/** A local state's D1 schema and its table of applied migrations, read from its SQLite file. */
+function migratedShape(stateDir: string) {
+  const dir = path.join(stateDir, "v3", "d1", "miniflare-D1DatabaseObject");
+  const file = readdirSync(dir).find((name) => name.endsWith(".sqlite") && name !== "metadata.sqlite")!;
+  const db = new DatabaseSync(path.join(dir, file), { readOnly: true });
+  try {
+    return {
+      schema: db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name").all(),
+      applied: db.prepare("SELECT id, name FROM d1_migrations ORDER BY id").all(),
+    };
+  } finally {
+    db.close();
+  }
+}
+
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
@@ -70,6 +87,15 @@ it("runs the scheduled job, and stops the media service and exits when wrangler 
   const url = /Service ready on (http:\/\/127\.0\.0\.1:(\d+))/.exec(output)!;
   expect(Number(url[2])).not.toBe(8787);
   expect((await fetch(`${url[1]}/api/openapi.json`)).status).toBe(200);
+  // wrangler's `migrations apply`, which dev runs, made what the tests' servers start from
+  // (applyMigrationsAtOnce): the same schema, the same migrations recorded as applied.
+  const template = await migratedState();
+  expect(template).not.toBeNull();
+  const shape = migratedShape(stateDir);
+  expect(shape.applied.length).toBe(
+    readdirSync(path.join(ROOT, "migrations")).filter((n) => n.endsWith(".sql")).length,
+  );
+  expect(shape).toEqual(migratedShape(template!));
   // The secrets reach wrangler by .dev.vars (and the media service by its environment), never by a
   // command line, which every user of the machine can read (ps, /proc/*/cmdline).
   const devVars = readFileSync(path.join(ROOT, ".dev.vars"), "utf8");

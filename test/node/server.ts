@@ -8,7 +8,7 @@ import { startMediaService } from "../../scripts/lib/media.mjs";
 import { GENEROUS_LIMITS } from "../support/limits";
 import { FIXTURES_DIR } from "../support/media";
 import { MEDIA_TOOLS_ENV } from "../support/tools";
-import { applyMigrationsAsync, freePort, portInUse, startServer } from "../../scripts/lib/server.mjs";
+import { applyMigrationsAtOnce, freePort, portInUse, startServer } from "../../scripts/lib/server.mjs";
 
 export const ADMIN_TOKEN = "node-test-admin-token-0123456789abcdefghij";
 
@@ -35,23 +35,29 @@ const MIGRATED = "migrated";
 
 /**
  * A state directory with the D1 migrations applied, made once for a run (test/node/global-setup.ts)
- * and copied for each server: applying them takes a wrangler process of its own, about 7 s of CPU.
+ * and copied for each server: a wrangler process of its own, about 2 s of CPU (applyMigrationsAtOnce).
  */
 export async function makeMigratedState(): Promise<{ dir: string; ready: Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "media-host-migrated-"));
-  const ready = applyMigrationsAsync({ stateDir: dir }).then(() => writeFile(path.join(dir, MIGRATED), ""));
+  const ready = applyMigrationsAtOnce({ stateDir: dir }).then(() => writeFile(path.join(dir, MIGRATED), ""));
   return { dir, ready };
+}
+
+/** The run's migrated state (or `template`) once it is complete; null when there is none. */
+export async function migratedState(template = inject("migratedState")): Promise<string | null> {
+  if (!template) return null;
+  for (const deadline = Date.now() + 60_000; !existsSync(path.join(template, MIGRATED)); ) {
+    if (Date.now() > deadline) return null;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return template;
 }
 
 /** Copies the run's migrated state (once it is complete) into stateDir; false when there is none. */
 async function copyMigratedState(stateDir: string, template?: string): Promise<boolean> {
-  template ??= inject("migratedState");
-  if (!template) return false;
-  for (const deadline = Date.now() + 60_000; !existsSync(path.join(template, MIGRATED)); ) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  await cp(template, stateDir, { recursive: true });
+  const ready = await migratedState(template);
+  if (!ready) return false;
+  await cp(ready, stateDir, { recursive: true });
   return true;
 }
 
