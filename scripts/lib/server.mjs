@@ -71,7 +71,8 @@ function migrationStatements(cwd) {
 \t\tapplied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL
 );`;
   const files = names.map(
-    (name) => `${readFileSync(path.join(dir, name), "utf8")}\nINSERT INTO "d1_migrations" (name)\nvalues ('${name}');`,
+    (name) =>
+      `${readFileSync(path.join(dir, name), "utf8")}\nINSERT INTO "d1_migrations" (name)\nvalues ('${name.replace(/'/g, "''")}');`,
   );
   return [table, ...files].join("\n");
 }
@@ -87,18 +88,21 @@ export async function applyMigrationsAtOnce({ stateDir, config = "wrangler.toml"
   const file = path.join(stateDir, "migrations.sql");
   writeFileSync(file, migrationStatements(cwd));
   const args = [WRANGLER, "d1", "execute", "DB", "--local", "--persist-to", stateDir, "--config", config];
-  await new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [...args, "--file", file, "--yes"],
-      { cwd, env: quietEnv(), maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        if (error) reject(new Error(`wrangler ${args.slice(1).join(" ")} failed:\n${stdout}${stderr}`));
-        else resolve();
-      },
-    );
-  });
-  rmSync(file);
+  try {
+    await new Promise((resolve, reject) => {
+      execFile(
+        process.execPath,
+        [...args, "--file", file, "--yes"],
+        { cwd, env: quietEnv(), maxBuffer: 16 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          if (error) reject(new Error(`wrangler ${args.slice(1).join(" ")} failed:\n${stdout}${stderr}`));
+          else resolve();
+        },
+      );
+    });
+  } finally {
+    rmSync(file, { force: true });
+  }
 }
 
 /**
