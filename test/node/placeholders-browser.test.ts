@@ -58,11 +58,15 @@ async function meanOf(png: Uint8Array) {
   return sums.map((sum) => sum / (info.width * info.height));
 }
 
+/** A held request let through, as the service would answer it. */
+const letThrough = (request: HTTPRequest) => request.continue();
+
 /**
  * Opens `url` with every request for the upload's image held (its file, variants, thumbnail), and
- * answers what the box of `selector` shows then, and once the requests are let through.
+ * answers what the box of `selector` shows then, and once the requests are let through (or
+ * answered as `release` answers them).
  */
-async function heldThenLoaded(url: string, id: string, selector: string) {
+async function heldThenLoaded(url: string, id: string, selector: string, release = letThrough) {
   const page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 800 });
   const cspErrors: string[] = [];
@@ -91,7 +95,7 @@ async function heldThenLoaded(url: string, id: string, selector: string) {
   expect(await image.evaluate((img: Dom) => img.complete && img.naturalWidth > 0)).toBe(false);
 
   holding = false;
-  for (const request of held.splice(0)) await request.continue();
+  for (const request of held.splice(0)) await release(request);
   await page.waitForFunction((img: Dom) => img.complete && img.naturalWidth > 0, { timeout: 30_000 }, image);
   await page.waitForFunction((img: Dom) => !img.hasAttribute("data-placeholder"), {}, image);
   const after = await meanOf(await image.screenshot());
@@ -133,5 +137,22 @@ describe("placeholders in a browser", () => {
       // The image itself: the same average, within its JPEG's and resampling's error.
       expect(distance(after, average), url).toBeLessThan(25);
     }
+  });
+
+  it("falls back to the file itself when its width variant cannot be made just now", async () => {
+    const { server, account } = bed;
+    const res = await uploadFile(server, account.full, await warmJpeg(), "warm.jpg");
+    expect(res.status).toBe(200);
+    const { data } = (await res.json()) as { data: { id: string; color: string } };
+    const variants: string[] = [];
+    // What a busy media service's share for variants answers (src/uploads/variants/make.ts).
+    const busy = (request: HTTPRequest) => {
+      if (!new URL(request.url()).searchParams.has("w")) return request.continue();
+      variants.push(request.url());
+      return request.respond({ status: 503, headers: { "Retry-After": "5" }, body: "busy" });
+    };
+    const { after } = await heldThenLoaded(`${server.url}/v/${data.id}`, data.id, "main img", busy);
+    expect(variants).not.toEqual([]);
+    expect(distance(after, rgb(data.color))).toBeLessThan(25);
   });
 });

@@ -1,7 +1,8 @@
 // @ts-check
 /*
  * The pages' one script, served from the site itself (/assets/page.js) so that the pages' CSP
- * allows no inline script: copy buttons for the share fields, and placeholders taken away.
+ * allows no inline script: copy buttons for the share fields, placeholders taken away, and images
+ * whose width variant failed shown from their file.
  */
 "use strict";
 
@@ -22,9 +23,30 @@ document.addEventListener(
   },
   true,
 );
-// Those loaded before this deferred script ran.
-for (const image of document.querySelectorAll("img[data-placeholder]")) {
-  if (image instanceof HTMLImageElement && image.complete && image.naturalWidth > 0) unpaint(image);
+/**
+ * A width variant is made the first time it is asked for, and answered 503 while the media service
+ * cannot make it (src/uploads/variants/make.ts): an image showing one would stay broken. Its src,
+ * the file itself, is always served; without the srcset the browser loads that instead.
+ * @param {HTMLImageElement} image
+ */
+const fallBack = (image) => {
+  image.removeAttribute("srcset");
+  image.removeAttribute("sizes");
+};
+document.addEventListener(
+  "error",
+  (event) => {
+    const target = event.target;
+    if (target instanceof HTMLImageElement && target.hasAttribute("srcset")) fallBack(target);
+  },
+  true,
+);
+// Those loaded, or broken, before this deferred script ran.
+for (const image of document.querySelectorAll("img[data-placeholder], img[srcset]")) {
+  if (!(image instanceof HTMLImageElement) || !image.complete) continue;
+  if (image.naturalWidth > 0) {
+    if (image.hasAttribute("data-placeholder")) unpaint(image);
+  } else if (image.hasAttribute("srcset")) fallBack(image);
 }
 document.addEventListener("click", async (event) => {
   /** @type {HTMLButtonElement | null} */
