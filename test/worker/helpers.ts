@@ -48,13 +48,21 @@ export async function request(target: string | Request, init: Call = {}): Promis
   return response;
 }
 
+let defaultApp: ReturnType<typeof createApp> | undefined;
+/** One app serves every request as deployed (src/entry/index.ts); a clock of the test's makes its own. */
+function appFor(now?: () => number) {
+  if (now) return createApp({ now });
+  defaultApp ??= createApp();
+  return defaultApp;
+}
+
 /** A request to the app as `request` with `app` sends it, answered before the work it leaves running. */
 export function startApp(target: string | Request, init: Call = {}) {
   const { bindings = {}, now } = init.app ?? {};
   const ctx = createExecutionContext();
   const merged = { ...env, ...bindings };
   if (!bindings.MEDIA_JOBS) merged.MEDIA_JOBS = inlineJobs(merged, now);
-  const response = createApp(now ? { now } : {}).fetch(toRequest(target, init), merged, ctx);
+  const response = appFor(now).fetch(toRequest(target, init), merged, ctx);
   return { response: Promise.resolve(response), settled: () => afterResponseWork(ctx) };
 }
 
