@@ -1,8 +1,8 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { randomFillSync } from "node:crypto";
-import chromium from "@sparticuz/chromium";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import type { Browser, Page } from "puppeteer-core";
+import { launchChromium } from "./chromium";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ihdr, ONE_PIXEL_IDAT, pngChunk, pngFile } from "../support/build";
@@ -50,11 +50,7 @@ const weights: Record<string, { bytes: number; requests: number; firstPaintMs: n
 beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
   bed = await startWithMediaService("browser");
-  browser = await puppeteer.launch({
-    executablePath: await chromium.executablePath(),
-    args: chromium.args,
-    headless: true,
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

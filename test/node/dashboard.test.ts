@@ -1,5 +1,5 @@
-import chromium from "@sparticuz/chromium";
-import puppeteer, { type Browser, type CDPSession, type Page } from "puppeteer-core";
+import type { Browser, CDPSession, Page } from "puppeteer-core";
+import { launchChromium } from "./chromium";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRequire } from "node:module";
 import { ADMIN_TOKEN, fixturePath, sharedTestServer, type TestServer } from "./server";
@@ -18,13 +18,10 @@ let origin: string;
 let browser: Browser;
 let otherBrowser: Browser;
 
-const launch = async () =>
-  puppeteer.launch({ executablePath: await chromium.executablePath(), args: chromium.args, headless: true });
-
 beforeAll(async () => {
   server = await sharedTestServer();
   origin = server.url.replace("127.0.0.1", "localhost");
-  [browser, otherBrowser] = await Promise.all([launch(), launch()]);
+  [browser, otherBrowser] = await Promise.all([launchChromium(), launchChromium()]);
 });
 
 afterAll(async () => {

@@ -1,5 +1,5 @@
-import chromium from "@sparticuz/chromium";
-import puppeteer, { type Browser, type HTTPRequest } from "puppeteer-core";
+import type { Browser, HTTPRequest } from "puppeteer-core";
+import { launchChromium } from "./chromium";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { uploadFile, useMediaTestBed } from "./server";
@@ -18,11 +18,7 @@ const bed = useMediaTestBed("placeholders-browser");
 let browser: Browser;
 
 beforeAll(async () => {
-  browser = await puppeteer.launch({
-    executablePath: await chromium.executablePath(),
-    args: chromium.args,
-    headless: true,
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

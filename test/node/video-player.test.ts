@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
-import chromium from "@sparticuz/chromium";
-import puppeteer, { type Browser, type HTTPRequest, type Page } from "puppeteer-core";
+import type { Browser, HTTPRequest, Page } from "puppeteer-core";
+import { launchChromium } from "./chromium";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { uploadFile, useMediaTestBed } from "./server";
 import { CLIP_SECONDS, framesBetween, makeClip, meanDifference } from "./video-ladder";
@@ -23,10 +23,7 @@ let clip: string;
 let video: Played;
 
 beforeAll(async () => {
-  [clip, browser] = await Promise.all([
-    makeClip(bed.dir),
-    puppeteer.launch({ executablePath: await chromium.executablePath(), args: chromium.args, headless: true }),
-  ]);
+  [clip, browser] = await Promise.all([makeClip(bed.dir), launchChromium()]);
   video = await videoWithLadder();
 });
 
