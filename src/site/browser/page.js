@@ -15,14 +15,6 @@ const unpaint = (element) => {
   element.style.background = "";
   element.removeAttribute("data-placeholder");
 };
-document.addEventListener(
-  "load",
-  (event) => {
-    const target = event.target;
-    if (target instanceof HTMLImageElement && target.hasAttribute("data-placeholder")) unpaint(target);
-  },
-  true,
-);
 /**
  * A width variant is made the first time it is asked for, and answered 503 while the media service
  * cannot make it (src/uploads/variants/make.ts): an image showing one would stay broken. Its src,
@@ -33,14 +25,24 @@ const fallBack = (image) => {
   image.removeAttribute("srcset");
   image.removeAttribute("sizes");
 };
-document.addEventListener(
-  "error",
-  (event) => {
-    const target = event.target;
-    if (target instanceof HTMLImageElement && target.hasAttribute("srcset")) fallBack(target);
-  },
-  true,
-);
+/**
+ * `handle` for an image whose `type` event comes while it has `attribute` (load and error do not
+ * bubble: they are caught on their way down).
+ * @param {"load" | "error"} type
+ * @param {string} attribute
+ * @param {(image: HTMLImageElement) => void} handle
+ */
+const onImage = (type, attribute, handle) =>
+  document.addEventListener(
+    type,
+    (event) => {
+      const target = event.target;
+      if (target instanceof HTMLImageElement && target.hasAttribute(attribute)) handle(target);
+    },
+    true,
+  );
+onImage("load", "data-placeholder", unpaint);
+onImage("error", "srcset", fallBack);
 // Those loaded, or broken, before this deferred script ran.
 for (const image of document.querySelectorAll("img[data-placeholder], img[srcset]")) {
   if (!(image instanceof HTMLImageElement) || !image.complete) continue;
