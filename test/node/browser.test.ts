@@ -192,7 +192,10 @@ describe("the browser uploader", () => {
     expect(src).toMatch(new RegExp(`^${bed.server.url}/i/[0-9A-Za-z]{10}$`));
     await page.click("#results li button[data-copy]");
     // The button says so once the clipboard's write has resolved; read before, it may still be empty.
-    await page.waitForFunction(() => document.querySelector("#results li button[data-copy]").textContent === "Copied");
+    // Watched for the change itself (it says so for 2 s only): a busy machine may draw no frame meanwhile.
+    await page.waitForFunction(() => document.querySelector("#results li button[data-copy]").textContent === "Copied", {
+      polling: "mutation",
+    });
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(src);
 
     // The key is remembered in this browser only, and a full key lists the account's uploads.
