@@ -26,3 +26,18 @@ describe("the Node the project runs on", () => {
     for (const base of bases) expect(base).toMatch(new RegExp(`^node:${pinned}-`));
   });
 });
+
+/**
+ * Miniflare's local R2 with the project's patch (patches/, applied by `npm install`'s postinstall):
+ * it reads a stored body a megabyte at a time instead of in the runtime's 4 KiB chunks.
+ * docs/testing.md, "Local R2, a megabyte at a time", says why.
+ */
+describe("the local R2 the tests and npm run dev store in", () => {
+  it("is miniflare's, with the patch for its installed version applied", () => {
+    const installed = JSON.parse(read("node_modules/miniflare/package.json")).version as string;
+    expect(read(`patches/miniflare+${installed}.patch`)).toContain("forEachBlock");
+    const bucket = read("node_modules/miniflare/dist/src/workers/r2/bucket.worker.js");
+    expect(bucket).toContain("async function forEachBlock(stream, onBlock)");
+    expect(bucket).not.toContain("value.pipeThrough(digesting)");
+  });
+});
