@@ -28,16 +28,23 @@ describe("the Node the project runs on", () => {
 });
 
 /**
- * Miniflare's local R2 with the project's patch (patches/, applied by `npm install`'s postinstall):
- * it reads a stored body a megabyte at a time instead of in the runtime's 4 KiB chunks.
+ * Miniflare with the project's patch (patches/, applied by `npm install`'s postinstall): its local
+ * R2 reads a stored body a megabyte at a time instead of in the runtime's 4 KiB chunks, and its
+ * WebSockets to workerd (the test pool's connection among them) are not compressed.
  * docs/testing.md, "Local R2, a megabyte at a time", says why.
  */
-describe("the local R2 the tests and npm run dev store in", () => {
+describe("the miniflare the tests and npm run dev run on", () => {
   it("is miniflare's, with the patch for its installed version applied", () => {
     const installed = JSON.parse(read("node_modules/miniflare/package.json")).version as string;
     expect(read(`patches/miniflare+${installed}.patch`)).toContain("forEachBlock");
     const bucket = read("node_modules/miniflare/dist/src/workers/r2/bucket.worker.js");
     expect(bucket).toContain("async function forEachBlock(stream, onBlock)");
     expect(bucket).not.toContain("value.pipeThrough(digesting)");
+  });
+
+  it("opens its WebSockets to the local runtime uncompressed", () => {
+    expect(read("node_modules/miniflare/dist/src/index.js")).toMatch(
+      /new import_ws2\.default\(url54, protocols2, \{[^}]*perMessageDeflate: false,/,
+    );
   });
 });
