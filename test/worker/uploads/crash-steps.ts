@@ -29,7 +29,7 @@ export interface Fault {
 /**
  * Whether drizzle's D1 batch is on the stack. Read from V8's call sites rather than the stack's
  * text: the test runner maps that text through the source maps of every frame, which cost about
- * a millisecond for each statement a crash walk prepares.
+ * 3 ms for each statement a crash walk prepares (consistency.test.ts: 5 s of its 51 s of CPU).
  */
 function inDrizzleBatch(): boolean {
   const original = Error.prepareStackTrace;
