@@ -29,9 +29,9 @@ describe("the Node the project runs on", () => {
 
 /**
  * Miniflare with the project's patch (patches/, applied by `npm install`'s postinstall): its local
- * R2 reads a stored body a megabyte at a time instead of in the runtime's 4 KiB chunks, and its
+ * R2 reads a stored body 64 KiB at a time instead of in the runtime's 4 KiB chunks, and its
  * WebSockets to workerd (the test pool's connection among them) are not compressed.
- * docs/testing.md, "Local R2, a megabyte at a time", says why.
+ * docs/testing.md, "Local R2, 64 KiB at a time", says why.
  */
 describe("the miniflare the tests and npm run dev run on", () => {
   it("is miniflare's, with the patch for its installed version applied", () => {
